@@ -1,0 +1,110 @@
+/**
+ * URI-R handling: the original URL of a capture, and its SURT urlkey.
+ *
+ * - URI-R from the embedded request: `Host` header + request target
+ *   (DESIGN.md "The capture record"), scheme `http` unless the capture says
+ *   the client connection was TLS.
+ * - urlkey: the Sort-friendly URI Reordering Transform (SURT) used as the
+ *   index key, in the form CDX/pywb archives use (`org,example)/path?q`).
+ */
+
+/** A URI-R that cannot be built or parsed; `message` is one line for an HTTP 400. */
+export class UriError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UriError';
+  }
+}
+
+/** Longest URI-R we accept, in characters (same order as common servers' request-line limits). */
+export const MAX_URI_LENGTH = 8192;
+
+// host or [IPv6], optional :port. No userinfo, path, spaces or other characters.
+const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/**
+ * Builds the URI-R of a capture from its embedded request.
+ *
+ * @param host the `Host` header value (`www.example.org`, `example.org:8080`, `[::1]:80`)
+ * @param target the request target: origin-form `/path?q` (RFC 7230 §5.3.1), or
+ *   absolute-form `http://host/path` naming the same host (§5.3.2)
+ * @param scheme `http` or `https` (`https` when the proxy marked the client connection as TLS)
+ * @returns the normalised URI-R (lower-case host, no default port, no fragment)
+ * @throws UriError for a Host with a path, spaces, userinfo or a bad port; a
+ *   target that is neither origin-form nor absolute-form for that host; a
+ *   result longer than {@link MAX_URI_LENGTH}.
+ */
+export function uriRFromRequest(host: string | undefined, target: string, scheme: 'http' | 'https' = 'http'): string {
+  if (!host) throw new UriError('embedded request has no Host header');
+  const m = HOST_HEADER.exec(host);
+  if (!m) throw new UriError(`Host header is not host[:port]: ${JSON.stringify(host.slice(0, 80))}`);
+  if (m[1] !== undefined && (Number(m[1]) < 1 || Number(m[1]) > 65535)) throw new UriError(`Host header port out of range: ${m[1]}`);
+  let uri: string;
+  if (target.startsWith('/')) {
+    if (target.startsWith('//')) throw new UriError('request target starts with "//"; it is not origin-form');
+    uri = `${scheme}://${host}${target}`;
+  } else if (/^https?:\/\//i.test(target)) {
+    let abs: URL;
+    try {
+      abs = new URL(target);
+    } catch {
+      throw new UriError('request target is not a valid absolute URL');
+    }
+    const own = new URL(`${scheme}://${host}/`);
+    if (abs.host !== own.host) throw new UriError(`request target names host ${abs.host}, not the Host header ${own.host}`);
+    uri = target;
+  } else {
+    throw new UriError(`request target is not origin-form (/path) or absolute-form: ${JSON.stringify(target.slice(0, 80))}`);
+  }
+  return normalizeUriR(uri);
+}
+
+/**
+ * Parses and normalises a URI-R given by a client (in a TimeGate, Memento
+ * or TimeMap address): http(s) only; host lower-cased; default port dropped;
+ * fragment dropped; path dot-segments resolved (WHATWG URL rules).
+ * A missing scheme means `http://` (as in Wayback: `/tg/example.org/`).
+ *
+ * @throws UriError when it is not an http(s) URL with a host, or is too long.
+ */
+export function normalizeUriR(input: string): string {
+  let s = input;
+  if (s.length > MAX_URI_LENGTH) throw new UriError(`URL is longer than ${MAX_URI_LENGTH} characters`);
+  // Some clients collapse "//" in paths: "/tg/http:/a.example/" means http://a.example/.
+  s = s.replace(/^(https?):\/(?!\/)/i, '$1://');
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(s)) s = 'http://' + s;
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    throw new UriError(`not a valid URL: ${JSON.stringify(input.slice(0, 80))}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UriError(`only http and https URLs are archived, not ${u.protocol}`);
+  if (!u.hostname) throw new UriError('URL has no host');
+  if (u.username || u.password) throw new UriError('URL has userinfo');
+  u.hash = '';
+  const out = u.href;
+  if (out.length > MAX_URI_LENGTH) throw new UriError(`URL is longer than ${MAX_URI_LENGTH} characters`);
+  return out;
+}
+
+/**
+ * The SURT urlkey of a URI-R, as CDX indexes write it:
+ * `http://www.Example.org:80/a/b?x=1` → `org,example,www)/a/b?x=1`.
+ *
+ * Rules: scheme dropped (http and https of one host share a key, as in
+ * pywb); host lower-cased, labels reversed, comma-joined; port kept unless
+ * it is the scheme's default; path and query kept as normalised by
+ * {@link normalizeUriR} (case kept); fragment dropped. `www` is kept, so
+ * `example.org` and `www.example.org` are different resources.
+ *
+ * @throws UriError like {@link normalizeUriR}.
+ */
+export function surtUrlkey(uriR: string): string {
+  const u = new URL(normalizeUriR(uriR));
+  let host = u.hostname;
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  const key = host.startsWith('[') ? host : host.split('.').reverse().join(',');
+  const port = u.port ? ':' + u.port : '';
+  return `${key}${port})${u.pathname}${u.search}`;
+}
