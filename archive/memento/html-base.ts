@@ -1,0 +1,83 @@
+/**
+ * The base element of the default Memento (DESIGN.md "Prefer"): HTML gets
+ * `<base href="<URI-R>">` right after `<head…>`; without a head element,
+ * in front of the content (after a leading BOM, doctype and `<html…>` tag,
+ * so that the page keeps its standards mode); never when the page already
+ * has a base element. No link is rewritten.
+ *
+ * Only the first {@link SCAN_BYTES} bytes are held to decide; the rest
+ * streams through.
+ */
+
+/** How far into the body we look for `<head>` and `<base>`. */
+export const SCAN_BYTES = 64 * 1024;
+
+/** True for media types that get the base element. */
+export function isHtml(mime: string): boolean {
+  return mime === 'text/html' || mime === 'application/xhtml+xml';
+}
+
+function escapeAttr(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Where to insert in `text` (latin1 view of the prefix), or -1 for no insertion. */
+function insertionPoint(text: string): number {
+  if (text.startsWith('\xfe\xff') || text.startsWith('\xff\xfe')) return -1; // UTF-16: not ASCII-compatible
+  const headEnd = text.search(/<\/head\s*>/i);
+  const scope = headEnd >= 0 ? text.slice(0, headEnd) : text;
+  if (/<base[\s>/]/i.test(scope)) return -1;
+  const head = /<head(?:\s[^>]*)?>/i.exec(text);
+  if (head && (headEnd < 0 || head.index < headEnd)) return head.index + head[0].length;
+  // No head element: in front of the content, after BOM, doctype, comments and the html start tag.
+  const lead = /^(?:\xef\xbb\xbf)?(?:\s+|<!--[\s\S]*?-->|<!doctype[^>]*>|<\?xml[^>]*\?>|<html(?:\s[^>]*)?>)*/i.exec(text);
+  return lead ? lead[0].length : 0;
+}
+
+/** True once the prefix holds enough to decide. */
+function decided(text: string): boolean {
+  return /<\/head\s*>|<body[\s>]/i.test(text) || (/<head(?:\s[^>]*)?>/i.test(text) && /<base[\s>/]/i.test(text));
+}
+
+/**
+ * Adds the base element to an HTML body stream.
+ *
+ * @param body the HTML bytes (already free of content-coding)
+ * @param uriR the Memento's URI-R (the base href)
+ * @returns `added`: bytes inserted (0 when none), and the new body stream.
+ */
+export async function withBaseElement(body: AsyncIterable<Uint8Array>, uriR: string): Promise<{ added: number; body: AsyncIterable<Buffer> }> {
+  const it = body[Symbol.asyncIterator]();
+  const held: Buffer[] = [];
+  let heldBytes = 0;
+  let ended = false;
+  while (heldBytes < SCAN_BYTES) {
+    const r = await it.next();
+    if (r.done) {
+      ended = true;
+      break;
+    }
+    const b = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+    held.push(b);
+    heldBytes += b.length;
+    if (decided(Buffer.concat(held).toString('latin1'))) break;
+  }
+  const prefix = Buffer.concat(held);
+  const at = insertionPoint(prefix.toString('latin1'));
+  const tag = Buffer.from(`<base href="${escapeAttr(uriR)}">`, 'latin1');
+  const out = async function* (): AsyncGenerator<Buffer> {
+    if (at < 0) yield prefix;
+    else {
+      yield prefix.subarray(0, at);
+      yield tag;
+      yield prefix.subarray(at);
+    }
+    if (ended) return;
+    for (;;) {
+      const r = await it.next();
+      if (r.done) return;
+      yield Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+    }
+  };
+  return { added: at < 0 ? 0 : tag.length, body: out() };
+}

@@ -1,0 +1,74 @@
+/**
+ * Memento addresses and navigation links (RFC 7089 §2.2, DESIGN.md
+ * "Archive daemon URL space").
+ */
+import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
+import type { Link } from '../../shared/link.js';
+import type { MementoRow, Neighbourhood } from '../store/index-db.js';
+
+/** Builders of the archive's URIs, all absolute under `base` (no trailing slash). */
+export const uris = {
+  /** URI-M; `raw` gives the `id_` variant (original-content). */
+  memento: (base: string, archive: string, row: Pick<MementoRow, 'datetime' | 'uri_r'>, raw = false) =>
+    `${base}/${archive}/memento/${toTimestamp14(row.datetime)}${raw ? 'id_' : ''}/${row.uri_r}`,
+  /** URI-G of one archive. */
+  timegate: (base: string, archive: string, uriR: string) => `${base}/${archive}/timegate/${uriR}`,
+  /** URI-T, link-format. */
+  timemap: (base: string, archive: string, uriR: string) => `${base}/${archive}/timemap/link/${uriR}`,
+  /** URI-T, JSON. */
+  timemapJson: (base: string, archive: string, uriR: string) => `${base}/${archive}/timemap/json/${uriR}`,
+  timebundle: (base: string, archive: string, uriR: string) => `${base}/${archive}/timebundle/${uriR}`,
+  /** The TimeGate redirector. */
+  redirector: (base: string, uriR: string) => `${base}/tg/${uriR}`,
+  /** The index TimeMap over all archives. */
+  indexTimemap: (base: string, uriR: string) => `${base}/tg/timemap/${uriR}`,
+};
+
+/** The memento chosen for an instant, with its neighbours for Link. */
+export interface Selection {
+  memento: MementoRow;
+  first: MementoRow;
+  last: MementoRow;
+  prev?: MementoRow;
+  next?: MementoRow;
+}
+
+/**
+ * Picks the memento closest in time to `t` (epoch s) from a neighbourhood:
+ * before the first → the first, after the last → the last; a tie goes to
+ * the earlier one (the state the resource was in at `t`). RFC 7089 §4.1.1
+ * leaves the choice to the server; this is the Wayback/pywb rule.
+ */
+export function select(n: Neighbourhood, t: number): Selection {
+  const [before, before2] = n.atOrBefore;
+  const [after, after2] = n.after;
+  const useAfter = !before || (after !== undefined && after.datetime - t < t - before.datetime);
+  if (useAfter) return { memento: after!, first: n.first, last: n.last, prev: before, next: after2 };
+  return { memento: before, first: n.first, last: n.last, prev: before2, next: after };
+}
+
+/**
+ * The memento links of a selection, one link per URI-M with all its
+ * relations combined (`rel="first last memento"` for a single capture),
+ * each with its `datetime` (RFC 7089 §2.2.1).
+ *
+ * @param rawVariant when true, every URI-M is the `id_` variant
+ */
+export function mementoLinks(base: string, archive: string, s: Selection, rawVariant = false): Link[] {
+  const entries: [string, MementoRow][] = [['first', s.first], ['prev', s.prev!], ['memento', s.memento], ['next', s.next!], ['last', s.last]];
+  const byId = new Map<number, { row: MementoRow; rels: string[] }>();
+  for (const [rel, row] of entries) {
+    if (!row) continue;
+    const e = byId.get(row.id) ?? { row, rels: [] };
+    e.rels.push(rel);
+    byId.set(row.id, e);
+  }
+  const order = ['first', 'last', 'prev', 'next'];
+  return [...byId.values()]
+    .sort((a, b) => a.row.datetime - b.row.datetime)
+    .map(({ row, rels }) => ({
+      uri: uris.memento(base, archive, row, rawVariant),
+      rel: [...rels.filter((r) => r !== 'memento').sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'memento'].join(' '),
+      datetime: formatHttpDate(row.datetime),
+    }));
+}

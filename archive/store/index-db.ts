@@ -1,0 +1,187 @@
+/**
+ * The SQLite index of the archive (DESIGN.md "Storage"): one row per
+ * memento, keyed by (SURT urlkey, archive id, Memento-Datetime), pointing at
+ * the WARC response record that holds it.
+ *
+ * Rule for two different captures of one URI-R in the same second (one
+ * URI-M): the row keeps the capture received last; both WARC records stay
+ * in the WARC files. See README "Same-second captures".
+ */
+import sqlite3 from 'sqlite3';
+
+/** One memento as the index holds it. `datetime` is epoch seconds (UTC). */
+export interface MementoRow {
+  id: number;
+  archive_id: string;
+  urlkey: string;
+  /** URI-R as captured (scheme and host as the client used them). */
+  uri_r: string;
+  datetime: number;
+  status: number;
+  /** Media type of the response, lower case, no parameters (`text/html`); `''` when none. */
+  mime: string;
+  /** WARC-Payload-Digest of the response record (`sha256:…`). */
+  digest: string;
+  /** WARC file name relative to the data folder's `warcs/`. */
+  warc_file: string;
+  /** Byte offset of the response record (its gzip member) in the WARC file. */
+  warc_offset: number;
+  /** Byte length of that gzip member. */
+  warc_length: number;
+  client_ip: string | null;
+}
+
+export type NewMementoRow = Omit<MementoRow, 'id'>;
+
+/** The mementos around an instant for one URI-R in one archive (RFC 7089 §2.2.1 navigation). */
+export interface Neighbourhood {
+  first: MementoRow;
+  last: MementoRow;
+  /** Last memento at or before the instant, and the one before it. */
+  atOrBefore: MementoRow[];
+  /** First memento after the instant, and the one after it. */
+  after: MementoRow[];
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS memento (
+  id INTEGER PRIMARY KEY,
+  archive_id TEXT NOT NULL,
+  urlkey TEXT NOT NULL,
+  uri_r TEXT NOT NULL,
+  datetime INTEGER NOT NULL,
+  status INTEGER NOT NULL,
+  mime TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  warc_file TEXT NOT NULL,
+  warc_offset INTEGER NOT NULL,
+  warc_length INTEGER NOT NULL,
+  client_ip TEXT,
+  UNIQUE (urlkey, archive_id, datetime)
+);
+CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime);
+`;
+
+const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
+const BY = 'urlkey = $urlkey AND archive_id = $archive';
+
+function run(db: sqlite3.Database | sqlite3.Statement, sql: string | null, params: object = {}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cb = (err: Error | null) => (err ? reject(err) : resolve());
+    if (db instanceof sqlite3.Statement) db.run(params, cb);
+    else (db as sqlite3.Database).run(sql as string, params, cb);
+  });
+}
+
+function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
+  return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
+}
+
+function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined> {
+  return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
+}
+
+/**
+ * Async access to the index file (sqlite3, WAL journal, `synchronous=FULL`
+ * so that a committed row survives a crash or power cut).
+ */
+export class IndexDb {
+  private constructor(
+    private readonly db: sqlite3.Database,
+    private readonly stmts: Record<string, sqlite3.Statement>,
+  ) {}
+
+  /** Opens (creating if needed) the index at `file`. @throws on a file SQLite cannot open. */
+  static async open(file: string): Promise<IndexDb> {
+    const db = await new Promise<sqlite3.Database>((resolve, reject) => {
+      const d = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(d)));
+    });
+    db.configure('busyTimeout', 10_000);
+    await run(db, 'PRAGMA journal_mode = WAL');
+    await run(db, 'PRAGMA synchronous = FULL');
+    await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
+    const prep = (sql: string) => db.prepare(sql);
+    const stmts = {
+      insert: prep(`INSERT INTO memento (archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip)
+        VALUES ($archive_id, $urlkey, $uri_r, $datetime, $status, $mime, $digest, $warc_file, $warc_offset, $warc_length, $client_ip)
+        ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r = excluded.uri_r, status = excluded.status, mime = excluded.mime,
+          digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
+          client_ip = excluded.client_ip`),
+      atOrBeforeAny: prep(`SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC, id DESC LIMIT 1`),
+      exact: prep(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $t`),
+      neighbourhood: prep(`
+        SELECT 'first' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} ORDER BY datetime ASC LIMIT 1)
+        UNION ALL SELECT 'last' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} ORDER BY datetime DESC LIMIT 1)
+        UNION ALL SELECT 'le' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} AND datetime <= $t ORDER BY datetime DESC LIMIT 2)
+        UNION ALL SELECT 'gt' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $t ORDER BY datetime ASC LIMIT 2)`),
+      page: prep(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
+      spans: prep(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
+      count: prep('SELECT count(*) AS n FROM memento'),
+    };
+    return new IndexDb(db, stmts);
+  }
+
+  /**
+   * Inserts rows in one transaction (a committed transaction is durable:
+   * `synchronous=FULL`). A row whose (urlkey, archive_id, datetime) exists
+   * replaces it (same-second rule).
+   */
+  async insertMany(rows: NewMementoRow[]): Promise<void> {
+    await run(this.db, 'BEGIN IMMEDIATE');
+    try {
+      for (const r of rows) {
+        await run(this.stmts.insert, null, {
+          $archive_id: r.archive_id, $urlkey: r.urlkey, $uri_r: r.uri_r, $datetime: r.datetime, $status: r.status,
+          $mime: r.mime, $digest: r.digest, $warc_file: r.warc_file, $warc_offset: r.warc_offset,
+          $warc_length: r.warc_length, $client_ip: r.client_ip,
+        });
+      }
+      await run(this.db, 'COMMIT');
+    } catch (err) {
+      await run(this.db, 'ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** The memento of `urlkey` in any archive at or before `t` (epoch s), the latest such. Used for dedup. */
+  atOrBefore(urlkey: string, t: number): Promise<MementoRow | undefined> {
+    return get<MementoRow>(this.stmts.atOrBeforeAny, { $urlkey: urlkey, $t: t });
+  }
+
+  /** The memento of `urlkey` in `archive` at exactly `t` (epoch s). */
+  exact(archive: string, urlkey: string, t: number): Promise<MementoRow | undefined> {
+    return get<MementoRow>(this.stmts.exact, { $urlkey: urlkey, $archive: archive, $t: t });
+  }
+
+  /**
+   * First, last and the two mementos on each side of `t` (epoch s) for
+   * `urlkey` in `archive`, in one query; `undefined` when it has none.
+   */
+  async neighbourhood(archive: string, urlkey: string, t: number): Promise<Neighbourhood | undefined> {
+    const rows = await all<MementoRow & { k: string }>(this.stmts.neighbourhood, { $urlkey: urlkey, $archive: archive, $t: t });
+    if (rows.length === 0) return undefined;
+    const pick = (k: string) => rows.filter((r) => r.k === k).map(({ k: _k, ...r }) => r as MementoRow);
+    return { first: pick('first')[0], last: pick('last')[0], atOrBefore: pick('le'), after: pick('gt') };
+  }
+
+  /** Up to `limit` mementos of `urlkey` in `archive` after `after` (epoch s), oldest first (keyset paging). */
+  page(archive: string, urlkey: string, after: number, limit: number): Promise<MementoRow[]> {
+    return all<MementoRow>(this.stmts.page, { $urlkey: urlkey, $archive: archive, $after: after, $limit: limit });
+  }
+
+  /** For each archive holding `urlkey`: first and last datetime (epoch s) and the count. */
+  spans(urlkey: string): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
+    return all(this.stmts.spans, { $urlkey: urlkey });
+  }
+
+  /** Number of index rows (mementos). */
+  async count(): Promise<number> {
+    return (await get<{ n: number }>(this.stmts.count, {}))!.n;
+  }
+
+  /** Finalizes statements and closes the file. */
+  async close(): Promise<void> {
+    for (const s of Object.values(this.stmts)) await new Promise<void>((r) => s.finalize(() => r()));
+    await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * The archive's store: capture ingest (PUT body → WARC records + index row)
+ * and the lookups the Memento side needs. DESIGN.md "Storage".
+ */
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { CaptureRecordError, CaptureRecordParser, getHeader, type CaptureHead } from '../../shared/capture-record.js';
+import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
+import { surtUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
+import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from '../config.js';
+import { BodySpill } from './body-spill.js';
+import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { readResponseRecord, WarcWriter, type StoredResponse } from './warc.js';
+
+/** A PUT that cannot be stored: `status` is the HTTP answer, `message` one line saying why. */
+export class IngestError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+    this.name = 'IngestError';
+  }
+}
+
+/** The outcome of a stored capture. */
+export interface IngestResult {
+  /** false: identical to the memento it follows (dedup); nothing was written. */
+  created: boolean;
+  row: MementoRow | NewMementoRow;
+}
+
+/** Media type without parameters, lower case; `''` for none. */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+interface PendingCapture {
+  archive: ArchiveSpan;
+  row: NewMementoRow;
+  head: CaptureHead;
+  body: BodySpill;
+  resolve: (r: IngestResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Counts and limits the PUT body as it passes. */
+function limitBytes(max: number, counter: { n: number }) {
+  return async function* (source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    for await (const chunk of source) {
+      counter.n += chunk.length;
+      if (counter.n > max) throw new IngestError(413, `capture record is larger than the limit of ${max} bytes`);
+      yield chunk;
+    }
+  };
+}
+
+export class ArchiveStore {
+  private queue: PendingCapture[] = [];
+  private writing = false;
+  private readonly writers = new Map<string, WarcWriter>();
+  readonly warcsDir: string;
+  private readonly tmpDir: string;
+
+  private constructor(readonly config: ArchiveConfig, readonly index: IndexDb) {
+    this.warcsDir = path.join(config.dataDir, 'warcs');
+    this.tmpDir = path.join(config.dataDir, 'tmp');
+  }
+
+  /** Opens the store in `config.dataDir` (creates `warcs/`, `tmp/`, `index.sqlite3`). */
+  static async open(config: ArchiveConfig): Promise<ArchiveStore> {
+    await mkdir(path.join(config.dataDir, 'warcs'), { recursive: true });
+    await mkdir(path.join(config.dataDir, 'tmp'), { recursive: true });
+    const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+    return new ArchiveStore(config, index);
+  }
+
+  /** The local archives (those without a remote `timegate`), oldest first. */
+  get localArchives(): ArchiveSpan[] {
+    return this.config.archives.filter((a) => !a.timegate);
+  }
+
+  /**
+   * Ingests one capture record (DESIGN.md "The capture record") from a
+   * stream. The heads are parsed as they arrive; the body streams into a
+   * bounded buffer (memory, then a temp file) while its SHA-256 payload
+   * digest is computed; then the capture is written as a WARC record pair,
+   * fsynced and indexed, or found identical to the memento it follows.
+   *
+   * URI-R: Host + request target of the embedded request; scheme https when
+   * it carries `X-Forwarded-Proto: https`. Memento-Datetime: the response's
+   * Date header, else `receivedAt`.
+   *
+   * @throws IngestError 400 (malformed record, with a one-line reason), 413
+   *   (over `maxCaptureBytes`), 422 (no local archive covers the datetime);
+   *   nothing is stored then. Stream errors (client gone) are rethrown.
+   */
+  async ingest(body: Readable, receivedAt: Date): Promise<IngestResult> {
+    const parser = new CaptureRecordParser({ maxHeadBytes: this.config.maxHeadBytes, maxHeaders: this.config.maxHeaders });
+    const spill = new BodySpill(this.tmpDir);
+    const hash = createHash('sha256');
+    const counter = { n: 0 };
+    let prepared: { archive: ArchiveSpan; row: NewMementoRow } | null = null;
+    let headError: unknown = null;
+    parser.once('head', (head: CaptureHead) => {
+      try {
+        prepared = this.prepare(head, receivedAt);
+      } catch (err) {
+        headError = err;
+        parser.destroy(err as Error);
+      }
+    });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        hash.update(chunk);
+        spill.write(chunk).then(() => cb(), cb);
+      },
+    });
+    try {
+      await pipeline(body, limitBytes(this.config.maxCaptureBytes, counter), parser, sink);
+    } catch (err) {
+      await spill.dispose();
+      const e = headError ?? err;
+      if (e instanceof IngestError) throw e;
+      if (e instanceof CaptureRecordError) throw new IngestError(e.status, e.message);
+      if (e instanceof UriError) throw new IngestError(400, e.message);
+      throw e;
+    }
+    const head = parser.head!;
+    const { archive, row } = prepared!;
+    const declared = getHeader(head.response.headers, 'content-length');
+    const bodyless = head.request.method === 'HEAD' || row.status === 204 || row.status === 304 || row.status < 200;
+    if (declared !== undefined && !bodyless && /^\d+$/.test(declared.trim()) && Number(declared) !== spill.length) {
+      await spill.dispose();
+      throw new IngestError(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
+    }
+    row.digest = 'sha256:' + hash.digest('hex');
+    return new Promise<IngestResult>((resolve, reject) => {
+      this.queue.push({ archive, row, head, body: spill, resolve, reject });
+      void this.drain();
+    });
+  }
+
+  /** Validates the heads and derives the index row (without WARC position and digest). */
+  private prepare(head: CaptureHead, receivedAt: Date): { archive: ArchiveSpan; row: NewMementoRow } {
+    const { request, response } = head;
+    const proto = getHeader(request.headers, 'x-forwarded-proto')?.trim().toLowerCase();
+    const uriR = uriRFromRequest(getHeader(request.headers, 'host'), request.target, proto === 'https' ? 'https' : 'http');
+    const dateHeader = parseHttpDate(getHeader(response.headers, 'date'));
+    const datetime = toEpochSeconds(dateHeader ?? receivedAt);
+    const archive = archiveForInstant(this.config.archives, datetime);
+    if (!archive || archive.timegate) {
+      throw new IngestError(422, `no local archive in the config covers the capture's datetime ${new Date(datetime * 1000).toISOString()}`);
+    }
+    const ip = getHeader(request.headers, 'x-client-ip')?.trim() || null;
+    return {
+      archive,
+      row: {
+        archive_id: archive.id, urlkey: surtUrlkey(uriR), uri_r: uriR, datetime, status: response.status,
+        mime: mediaType(getHeader(response.headers, 'content-type')), digest: '', warc_file: '', warc_offset: 0, warc_length: 0,
+        client_ip: ip,
+      },
+    };
+  }
+
+  private writer(archiveId: string): WarcWriter {
+    let w = this.writers.get(archiveId);
+    if (!w) {
+      w = new WarcWriter(this.warcsDir, archiveId, this.config.warcMaxBytes);
+      this.writers.set(archiveId, w);
+    }
+    return w;
+  }
+
+  /**
+   * The write queue: one batch at a time. Each capture of the batch is
+   * checked for dedup and appended to its archive's WARC file; then the
+   * files are fsynced once and the rows committed in one transaction (group
+   * commit); only then are the PUTs answered.
+   */
+  private async drain(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, this.queue.length);
+        const written: PendingCapture[] = [];
+        const done: [PendingCapture, IngestResult][] = [];
+        const latest = new Map<string, NewMementoRow>();
+        for (const p of batch) {
+          try {
+            const prev = await this.previous(p.row, latest);
+            if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime) {
+              done.push([p, { created: false, row: prev }]);
+              continue;
+            }
+            const rec = await this.writer(p.archive.id).append({
+              uriR: p.row.uri_r, datetime: new Date(p.row.datetime * 1000), requestHead: p.head.requestBytes,
+              responseHead: p.head.responseBytes, body: () => p.body.read(), payloadDigest: p.row.digest,
+            });
+            p.row.warc_file = rec.file;
+            p.row.warc_offset = rec.offset;
+            p.row.warc_length = rec.length;
+            latest.set(p.row.urlkey, p.row);
+            written.push(p);
+          } catch (err) {
+            p.reject(err);
+          } finally {
+            await p.body.dispose();
+          }
+        }
+        try {
+          for (const w of this.writers.values()) await w.sync();
+          if (written.length) await this.index.insertMany(written.map((p) => p.row));
+          for (const p of written) done.push([p, { created: true, row: p.row }]);
+        } catch (err) {
+          for (const p of written) p.reject(err);
+        }
+        for (const [p, r] of done) p.resolve(r);
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** The memento a new capture follows in time: from this batch or the index, whichever is later. */
+  private async previous(row: NewMementoRow, batch: Map<string, NewMementoRow>): Promise<NewMementoRow | MementoRow | undefined> {
+    const fromDb = await this.index.atOrBefore(row.urlkey, row.datetime);
+    const b = batch.get(row.urlkey);
+    if (b && b.datetime <= row.datetime && (!fromDb || b.datetime >= fromDb.datetime)) return b;
+    return fromDb;
+  }
+
+  /** Reads the stored response of a memento (status, headers, body stream). */
+  readResponse(row: MementoRow): Promise<StoredResponse> {
+    return readResponseRecord(this.warcsDir, row.warc_file, row.warc_offset, row.warc_length);
+  }
+
+  /** Waits for queued writes, closes WARC files and the index. */
+  async close(): Promise<void> {
+    while (this.writing || this.queue.length) await new Promise((r) => setTimeout(r, 5));
+    for (const w of this.writers.values()) await w.close();
+    await this.index.close();
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * WARC 1.1 files of the archive, written and read with warcio.
+ *
+ * Each capture becomes a `response` record (block: the response head and
+ * body exactly as captured) and a `request` record (block: the request
+ * head exactly as captured) linked by `WARC-Concurrent-To` (WARC 1.1
+ * §5.7), each its own gzip member so that a record can be read at its
+ * offset. Each file starts with a `warcinfo` record and is rolled over at
+ * a size limit. Files live in `<data_dir>/warcs/<archive id>/`.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { BaseSerializerBuffer, WARCParser, WARCRecord, WARCSerializer } from 'warcio';
+import { toTimestamp14 } from '../../shared/http-date.js';
+import type { RawHeader } from '../../shared/capture-record.js';
+
+/** A block source that can be read twice (warcio reads once to digest, once to write). */
+type BlockSource = () => AsyncIterable<Uint8Array>;
+
+/** A serializer buffer that keeps nothing: the second pass re-reads the block source. */
+class ReplayBuffer extends BaseSerializerBuffer {
+  constructor(private readonly source: BlockSource) {
+    super();
+  }
+  write(): void {}
+  readAll(): AsyncIterable<Uint8Array> {
+    return this.source();
+  }
+  purge(): void {}
+}
+
+async function* concat(head: Buffer, body: () => AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield head;
+  yield* body();
+}
+
+/** What a capture needs to become a WARC request/response record pair. */
+export interface CapturePair {
+  uriR: string;
+  /** Memento-Datetime; also the WARC-Date of both records. */
+  datetime: Date;
+  /** Request line + headers + blank line, as captured (X-Client-IP included when the proxy sent it). */
+  requestHead: Buffer;
+  /** Status line + headers + blank line, as captured. */
+  responseHead: Buffer;
+  /** The response body (read twice). */
+  body: () => AsyncIterable<Uint8Array>;
+  /** `sha256:<hex>` of the body, computed while it streamed in. */
+  payloadDigest: string;
+}
+
+/** Where a written response record is. */
+export interface WrittenRecord {
+  file: string;
+  offset: number;
+  length: number;
+}
+
+const EMPTY_DIGEST = 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+function warcDate(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** One open WARC file being appended to. */
+class OpenWarc {
+  dirty = false;
+  constructor(readonly name: string, readonly fh: FileHandle, public size: number) {}
+}
+
+/**
+ * Appends record pairs to the WARC files of one archive. Not re-entrant:
+ * the caller runs one `append` at a time (the store's write queue does).
+ */
+export class WarcWriter {
+  private current: OpenWarc | null = null;
+  private seq = 0;
+  private readonly dir: string;
+
+  /**
+   * @param warcsDir `<data_dir>/warcs`
+   * @param archiveId the archive whose files these are (file name prefix and folder)
+   * @param maxBytes roll over to a new file once the current one is larger
+   */
+  constructor(private readonly warcsDir: string, private readonly archiveId: string, private readonly maxBytes: number) {
+    this.dir = path.join(warcsDir, archiveId);
+  }
+
+  private async file(): Promise<OpenWarc> {
+    if (this.current && this.current.size < this.maxBytes) return this.current;
+    if (this.current) await this.closeCurrent();
+    await mkdir(this.dir, { recursive: true });
+    const name = `${this.archiveId}-${toTimestamp14(new Date())}-${String(this.seq++).padStart(5, '0')}-${randomBytes(3).toString('hex')}.warc.gz`;
+    const fh = await open(path.join(this.dir, name), 'wx');
+    const w = new OpenWarc(name, fh, 0);
+    this.current = w;
+    const info = WARCRecord.createWARCInfo({ filename: name, warcVersion: 'WARC/1.1' }, {
+      software: 'memento-archive (warcio.js)',
+      format: 'WARC File Format 1.1',
+      conformsTo: 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/',
+    });
+    await this.writeRecord(w, info);
+    // Make the new file's directory entry durable too.
+    const dirFh = await open(this.dir, 'r');
+    await dirFh.sync().finally(() => dirFh.close());
+    return w;
+  }
+
+  private async writeRecord(w: OpenWarc, record: WARCRecord, source?: BlockSource): Promise<number> {
+    const serializer = new WARCSerializer(record, { gzip: true }, source ? new ReplayBuffer(source) : undefined);
+    let n = 0;
+    for await (const chunk of serializer) {
+      await w.fh.write(chunk, 0, chunk.length, w.size + n);
+      n += chunk.length;
+    }
+    w.size += n;
+    w.dirty = true;
+    return n;
+  }
+
+  /**
+   * Appends the response and request records of one capture.
+   *
+   * @returns the file (relative to `warcs/`), offset and length of the
+   *   response record's gzip member.
+   * @throws on a write error, after truncating the file back to where the
+   *   pair began (no partial record is left behind).
+   */
+  async append(pair: CapturePair): Promise<WrittenRecord> {
+    const w = await this.file();
+    const start = w.size;
+    try {
+      const date = warcDate(pair.datetime);
+      const responseId = `<urn:uuid:${crypto.randomUUID()}>`;
+      const responseSource = () => concat(pair.responseHead, pair.body);
+      const response = WARCRecord.create({
+        url: pair.uriR, date, type: 'response', warcVersion: 'WARC/1.1',
+        warcHeaders: { 'WARC-Record-ID': responseId, 'WARC-Payload-Digest': pair.payloadDigest, 'Content-Type': 'application/http; msgtype=response' },
+      }, responseSource());
+      response.httpHeaders = null; // the block is the captured bytes, not a re-serialized head
+      const length = await this.writeRecord(w, response, responseSource);
+
+      // The request record's payload (the request body) is empty: captures are GETs.
+      const warcHeaders: Record<string, string> = { 'WARC-Concurrent-To': responseId, 'Content-Type': 'application/http; msgtype=request', 'WARC-Payload-Digest': EMPTY_DIGEST };
+      const request = WARCRecord.create({ url: pair.uriR, date, type: 'request', warcVersion: 'WARC/1.1', warcHeaders }, [pair.requestHead]);
+      request.httpHeaders = null;
+      await this.writeRecord(w, request);
+      return { file: path.posix.join(this.archiveId, w.name), offset: start, length };
+    } catch (err) {
+      await w.fh.truncate(start).catch(() => undefined);
+      w.size = start;
+      throw err;
+    }
+  }
+
+  /** fsyncs the current file if anything was written since the last sync. */
+  async sync(): Promise<void> {
+    const w = this.current;
+    if (w && w.dirty) {
+      w.dirty = false;
+      await w.fh.sync();
+    }
+  }
+
+  private async closeCurrent(): Promise<void> {
+    const w = this.current;
+    this.current = null;
+    if (!w) return;
+    if (w.dirty) await w.fh.sync();
+    await w.fh.close();
+  }
+
+  /** Syncs and closes the open file. */
+  async close(): Promise<void> {
+    await this.closeCurrent();
+  }
+}
+
+/** A response record read back: the captured status line, headers and a stream of the stored body bytes. */
+export interface StoredResponse {
+  statusLine: string;
+  status: number;
+  reason: string;
+  headers: RawHeader[];
+  /** The payload exactly as stored (content-coding untouched). */
+  body: AsyncIterable<Uint8Array>;
+  /** Payload length in bytes (from the WARC Content-Length minus the HTTP head). */
+  bodyLength: number;
+  /** Releases the file when the body is not read to its end. */
+  close(): void;
+}
+
+/**
+ * Reads the response record at `offset`/`length` of `<warcsDir>/<file>`
+ * (one gzip member), streaming its payload.
+ *
+ * @throws when the bytes there are not a WARC response record.
+ */
+export async function readResponseRecord(warcsDir: string, file: string, offset: number, length: number): Promise<StoredResponse> {
+  const stream = createReadStream(path.join(warcsDir, file), { start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
+  const parser = new WARCParser(stream, { keepHeadersCase: true });
+  const record = await parser.parse();
+  if (!record || record.warcType !== 'response' || !record.httpHeaders) {
+    stream.destroy();
+    throw new Error(`no WARC response record at ${file}:${offset}`);
+  }
+  const sh = record.httpHeaders;
+  const headers: RawHeader[] = [];
+  for (const [k, v] of sh.headers as Iterable<[string, string]>) headers.push([k, v]);
+  const m = /^\S+ (\d{3})(?: (.*))?$/.exec(sh.statusline);
+  const reader = record.reader as AsyncIterable<Uint8Array> & { limit?: number };
+  return {
+    statusLine: sh.statusline,
+    status: m ? Number(m[1]) : 200,
+    reason: m?.[2] ?? '',
+    headers,
+    body: reader,
+    bodyLength: typeof reader.limit === 'number' ? reader.limit : 0,
+    close: () => stream.destroy(),
+  };
+}
