@@ -1,0 +1,1 @@
+document.body.insertAdjacentHTML('beforeend', '<p><small>Rendered at ' + new Date().toUTCString() + '</small></p>');
