@@ -58,6 +58,9 @@ function limitBytes(max: number, counter: { n: number }) {
 export class ArchiveStore {
   private queue: PendingCapture[] = [];
   private writing = false;
+  /** Resolved whenever the write queue runs empty. */
+  private idle: Promise<void> = Promise.resolve();
+  private markIdle: () => void = () => undefined;
   private readonly writers = new Map<string, WarcWriter>();
   readonly warcsDir: string;
   private readonly tmpDir: string;
@@ -124,6 +127,10 @@ export class ArchiveStore {
       if (e instanceof IngestError) throw e;
       if (e instanceof CaptureRecordError) throw new IngestError(e.status, e.message);
       if (e instanceof UriError) throw new IngestError(400, e.message);
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || (e as Error).message === 'aborted') {
+        throw new IngestError(400, 'capture record was cut: the client closed the connection before the end of the body');
+      }
       throw e;
     }
     const head = parser.head!;
@@ -181,6 +188,7 @@ export class ArchiveStore {
   private async drain(): Promise<void> {
     if (this.writing) return;
     this.writing = true;
+    this.idle = new Promise((r) => (this.markIdle = r));
     try {
       while (this.queue.length) {
         const batch = this.queue.splice(0, this.queue.length);
@@ -220,6 +228,7 @@ export class ArchiveStore {
       }
     } finally {
       this.writing = false;
+      this.markIdle();
     }
   }
 
@@ -238,7 +247,7 @@ export class ArchiveStore {
 
   /** Waits for queued writes, closes WARC files and the index. */
   async close(): Promise<void> {
-    while (this.writing || this.queue.length) await new Promise((r) => setTimeout(r, 5));
+    await this.idle;
     for (const w of this.writers.values()) await w.close();
     await this.index.close();
   }
