@@ -1,0 +1,93 @@
+/**
+ * `capture-proxy`: the capture proxy's command line.
+ *
+ *   capture-proxy [--config conf/proxy.yaml] [--help]
+ *
+ * Prints one line, `capture-proxy listening on http://HOST:PORT`, once it
+ * listens; logs to stdout as JSON lines (proxy/log.ts); SIGTERM/SIGINT stop
+ * it (requests and captures in flight get a few seconds) and it exits 0;
+ * SIGHUP reads the vhosts folder again. Config errors go to stderr as
+ * `capture-proxy: file:line: reason`, exit status 2.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../shared/config.js';
+import { loadProxyConfig } from './config.js';
+import { jsonLineLogger } from './log.js';
+import { startProxy } from './server.js';
+
+const HELP = `usage: capture-proxy [--config FILE]
+
+Runs the capture proxy: a reverse proxy in front of content servers that
+sends every captured request/response pair to the archive with HTTP PUT and
+announces the archive's TimeGate in a Link header.
+
+options:
+  -c, --config FILE   proxy config (YAML), default conf/proxy.yaml (relative
+                      to the working directory); relative paths inside it are
+                      relative to its folder. Keys: listen (host:port),
+                      vhosts (folder of vhost files, hot-reloaded), spool
+                      (reserved).
+  -h, --help          show this text
+
+signals:
+  SIGTERM, SIGINT     stop (requests and captures in flight get 5 s), exit 0
+  SIGHUP              read the vhosts folder again
+
+Logs are JSON lines on stdout.
+`;
+
+/**
+ * Runs the CLI with `argv` (without node and script). Resolves once the
+ * proxy listens (or after `--help`); exits the process on a bad command
+ * line (2), a bad config (2) or an address it cannot listen on (1).
+ */
+export async function main(argv: string[]): Promise<void> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: { config: { type: 'string', short: 'c', default: 'conf/proxy.yaml' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (err) {
+    process.stderr.write(`capture-proxy: ${(err as Error).message}\n\n${HELP}`);
+    process.exit(2);
+  }
+  if (args.values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  const log = jsonLineLogger(process.stdout);
+  let proxy;
+  try {
+    const config = loadProxyConfig(args.values.config!);
+    proxy = await startProxy(config, { log });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`capture-proxy: ${err.message}\n`);
+      process.exit(2);
+    }
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      process.stderr.write(`capture-proxy: cannot listen: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  process.stdout.write(`capture-proxy listening on ${proxy.url}\n`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log({ msg: 'stopping', signal });
+    await proxy.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    const events = proxy.vhosts.reload();
+    log({ msg: 'SIGHUP: vhosts read again', files: events.length, rejected: events.filter((e) => !e.ok).map((e) => e.error) });
+  });
+}

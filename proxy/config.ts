@@ -1,0 +1,423 @@
+/**
+ * The capture proxy's configuration (DESIGN.md "Command line and
+ * configuration"): `conf/proxy.yaml`, and the vhost files in the folder it
+ * names. Every key, its default and its meaning are in the two tables below;
+ * the README copies them, keep them in step.
+ *
+ * `conf/proxy.yaml`:
+ *
+ * | key      | default         | meaning |
+ * |----------|-----------------|---------|
+ * | `listen` | `127.0.0.1:8080`| `host:port` the proxy listens on (`0` = any free port) |
+ * | `vhosts` | `vhosts/`       | folder of vhost files (`*.yaml`, `*.yml`), watched and hot-reloaded |
+ * | `spool`  | `../data/spool` | folder for captures waiting for the archive; accepted and resolved, reserved (the durable spool comes with issue 4, nothing is written there yet) |
+ *
+ * Relative paths are relative to the folder of `proxy.yaml`.
+ *
+ * A vhost file holds one vhost (a mapping), a YAML list of vhosts, or
+ * several YAML documents (`---`), each a vhost or a list. Settings:
+ *
+ * | setting           | default                              | meaning |
+ * |-------------------|--------------------------------------|---------|
+ * | `server_name`     | (required)                           | host name this vhost answers (matched against the request's `Host`, case-insensitive, port ignored) |
+ * | `server_aliases`  | `[]`                                 | more host names (a list, or one space-separated string) |
+ * | `upstream`        | (required)                           | content server, `http://host[:port]` |
+ * | `default`         | `false`                              | answers requests whose `Host` matches no vhost (otherwise 421); at most one vhost |
+ * | `EnableArchiving` | `On`                                 | `On`/`Off` (`true`/`false`): send captures to the archive |
+ * | `ArchiveHost`     | `127.0.0.1`                          | host of the archive's PUT endpoint (no scheme, no port) |
+ * | `ArchivePort`     | `8090`                               | port of the PUT endpoint, 1–65535 |
+ * | `ArchivePath`     | `/put/`                              | path prefix of the PUT endpoint; starts with `/`, last segment `put/` |
+ * | `ArchiveTimeGate` | `${ArchiveHost}:${ArchivePort}/tg/`  | TimeGate address without scheme, ending in `/`; announced as `Link: <http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` |
+ * | `EnableIP`        | `Off`                                | `On`: the capture's request carries `X-Client-IP: <client address>` |
+ * | `Excluded`        | (none)                               | space-separated paths (or a list) never captured; prefix match on segment boundaries |
+ *
+ * The plug-in's settings keep the Apache module's names and spelling (so
+ * that anyone who knows the module recognises them); the proxy's own keys
+ * are lower-case. Any other key is an error.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import {
+  ConfigError,
+  isPlainObject,
+  loadYamlFile,
+  parseListen,
+  parseOnOff,
+  parseYamlText,
+  resolveConfigPath,
+  type ListenAddress,
+  type YamlSource,
+} from '../shared/config.js';
+
+/** The settings of `conf/proxy.yaml`, resolved. */
+export interface ProxyConfig {
+  /** Absolute path of the file it was read from (or `<inline>`). */
+  file: string;
+  listen: ListenAddress;
+  /** Absolute path of the vhosts folder. */
+  vhostsDir: string;
+  /** Absolute path of the spool folder (reserved for issue 4; not used yet). */
+  spoolDir: string;
+}
+
+/** Defaults of `conf/proxy.yaml` (see the module's table). */
+export const PROXY_DEFAULTS = {
+  listen: '127.0.0.1:8080',
+  vhosts: 'vhosts/',
+  spool: '../data/spool',
+} as const;
+
+/** Defaults of the plug-in settings of a vhost (see the module's table). */
+export const VHOST_DEFAULTS = {
+  EnableArchiving: true,
+  ArchiveHost: '127.0.0.1',
+  ArchivePort: 8090,
+  ArchivePath: '/put/',
+  /** `null` = derived: `${ArchiveHost}:${ArchivePort}/tg/`. */
+  ArchiveTimeGate: null,
+  EnableIP: false,
+  Excluded: [] as readonly string[],
+} as const;
+
+/**
+ * One virtual host, resolved and frozen. Requests hold on to the object they
+ * started with, so a reload never changes a request in flight.
+ */
+export interface Vhost {
+  /** `file:line` where the vhost is defined, for logs and errors. */
+  source: string;
+  /** Absolute path of its file. */
+  file: string;
+  /** `server_name`, lower-case. */
+  serverName: string;
+  /** `server_aliases`, lower-case. */
+  aliases: readonly string[];
+  /** `server_name` and aliases, lower-case, brackets of IPv6 literals removed: the keys of the Host table. */
+  names: readonly string[];
+  /** Content server, normalised `http://host:port` (no trailing slash). */
+  upstream: string;
+  /** `default: true`: answers requests whose Host matches no vhost. */
+  isDefault: boolean;
+  enableArchiving: boolean;
+  archiveHost: string;
+  archivePort: number;
+  /** Starts with `/`, ends with `put/`. */
+  archivePath: string;
+  /** TimeGate address without scheme, ending in `/` (e.g. `127.0.0.1:8090/tg/`). */
+  archiveTimeGate: string;
+  enableIP: boolean;
+  /** Excluded path prefixes, normalised (see {@link normalizeMatchPath}); no trailing `/` except for `/` itself. */
+  excluded: readonly string[];
+}
+
+const PROXY_KEYS = new Set(['listen', 'vhosts', 'spool']);
+const VHOST_KEYS = [
+  'server_name',
+  'server_aliases',
+  'upstream',
+  'default',
+  'EnableArchiving',
+  'ArchiveHost',
+  'ArchivePort',
+  'ArchivePath',
+  'ArchiveTimeGate',
+  'EnableIP',
+  'Excluded',
+];
+
+/** Files in a vhosts folder that are read: `*.yaml` and `*.yml` (not hidden files). */
+export function isVhostFileName(name: string): boolean {
+  const base = path.basename(name);
+  return !base.startsWith('.') && /\.ya?ml$/i.test(base);
+}
+
+function unknownKey(key: string, known: Iterable<string>): string {
+  const lower = key.toLowerCase();
+  for (const k of known) if (k.toLowerCase() === lower) return `unknown setting "${key}" (did you mean "${k}"? names are case-sensitive)`;
+  return `unknown setting "${key}"; known settings: ${[...known].join(', ')}`;
+}
+
+/**
+ * Reads `conf/proxy.yaml`.
+ *
+ * @param file path of the file (relative to the working directory or absolute)
+ * @throws ConfigError `file:line: reason` when the file cannot be read or
+ *   parsed, has an unknown key, a bad `listen`, a non-string path, or its
+ *   `vhosts` folder does not exist.
+ */
+export function loadProxyConfig(file: string): ProxyConfig {
+  const abs = path.resolve(file);
+  return proxyConfigFrom(loadYamlFile(abs));
+}
+
+/** As {@link loadProxyConfig}, from YAML text; `file` names it in errors and anchors relative paths. */
+export function parseProxyConfig(text: string, file: string): ProxyConfig {
+  return proxyConfigFrom(parseYamlText(text, path.resolve(file)));
+}
+
+function proxyConfigFrom(src: YamlSource): ProxyConfig {
+  if (src.values.length > 1) throw new ConfigError(`${src.file}: proxy config must be one YAML document, found ${src.values.length}`);
+  const raw = src.values[0] ?? {};
+  if (!isPlainObject(raw)) throw new ConfigError(`${src.where(0, [])}: proxy config must be a mapping of settings (listen, vhosts, spool)`);
+  for (const key of Object.keys(raw)) {
+    if (!PROXY_KEYS.has(key)) throw new ConfigError(`${src.where(0, [key])}: ${unknownKey(key, PROXY_KEYS)}`);
+  }
+  const listenRaw = raw.listen ?? PROXY_DEFAULTS.listen;
+  const listen = parseListen(listenRaw);
+  if (!listen) throw new ConfigError(`${src.where(0, ['listen'])}: listen must be host:port with a port 0-65535, not ${JSON.stringify(listenRaw)}`);
+  const pathSetting = (key: 'vhosts' | 'spool'): string => {
+    const v = raw[key] ?? PROXY_DEFAULTS[key];
+    if (typeof v !== 'string' || v.trim() === '') throw new ConfigError(`${src.where(0, [key])}: ${key} must be a folder path, not ${JSON.stringify(v)}`);
+    return resolveConfigPath(src.file, v.trim());
+  };
+  const vhostsDir = pathSetting('vhosts');
+  const spoolDir = pathSetting('spool');
+  let isDir = false;
+  try {
+    isDir = statSync(vhostsDir).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new ConfigError(`${src.where(0, ['vhosts'])}: vhosts folder ${vhostsDir} does not exist or is not a folder`);
+  return { file: src.file, listen, vhostsDir, spoolDir };
+}
+
+// A DNS name (labels of letters, digits, hyphens; `_` tolerated as legacy
+// intranet names have it), an IPv4 address, or an IPv6 literal with or without brackets.
+const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*\.?$/i;
+const IPV6 = /^\[[0-9a-f:.]+\]$|^[0-9a-f.]*:[0-9a-f.]*:[0-9a-f:.]*$/i;
+
+/**
+ * A host name as a key of the Host table: lower-case, IPv6 brackets and a
+ * trailing dot removed. `undefined` when it is not a host name.
+ */
+export function normalizeHostName(name: string): string | undefined {
+  const n = name.trim().toLowerCase();
+  if (IPV6.test(n)) return n.replace(/^\[|\]$/g, '');
+  if (!HOST_NAME.test(n)) return undefined;
+  return n.endsWith('.') ? n.slice(0, -1) : n;
+}
+
+/**
+ * A request path as the Excluded rules see it: query removed; percent-encoded
+ * unreserved characters decoded (RFC 3986 §6.2.2.2: `%70rivate` = `private`);
+ * dot segments resolved (RFC 3986 §5.2.4, `%2e` counted as a dot, WHATWG URL
+ * rules); runs of `/` merged into one (as Apache's MergeSlashes does). So a
+ * client cannot reach an excluded page under another spelling and have it
+ * captured. Case is kept (paths are case-sensitive, RFC 3986 §6.2.2.1).
+ *
+ * @param target request target, origin-form `/a/b?q` or absolute-form `http://h/a/b?q`
+ */
+export function normalizeMatchPath(target: string): string {
+  let p = target;
+  if (!p.startsWith('/')) {
+    try {
+      p = new URL(p).pathname;
+    } catch {
+      p = '/' + p;
+    }
+  }
+  const q = p.search(/[?#]/);
+  if (q >= 0) p = p.slice(0, q);
+  p = p.replace(/\/{2,}/g, '/');
+  p = p.replace(/%([0-9A-Fa-f]{2})/g, (m, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9\-._~]/.test(c) ? c : m.toUpperCase();
+  });
+  try {
+    p = new URL(p, 'http://x').pathname;
+  } catch {
+    // keep p as it is
+  }
+  return p.replace(/\/{2,}/g, '/');
+}
+
+function normalizeExcluded(entry: string): string {
+  let p = normalizeMatchPath(entry);
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  return p;
+}
+
+/**
+ * Parses the vhosts of one vhost file.
+ *
+ * @param file path of the file
+ * @returns the vhosts it defines, in file order (an empty file gives `[]`)
+ * @throws ConfigError `file:line: reason` for unreadable or unparsable YAML,
+ *   an unknown setting, a missing `server_name` or `upstream`, a bad value
+ *   (On/Off misspelt, port outside 1–65535, ArchivePath not ending in
+ *   `put/`, ArchiveTimeGate with a scheme, an upstream that is not
+ *   `http://host[:port]`), a name given twice, or two default vhosts.
+ */
+export function loadVhostFile(file: string): Vhost[] {
+  return vhostsFrom(loadYamlFile(path.resolve(file)));
+}
+
+/** As {@link loadVhostFile}, from YAML text; `file` names it in errors. */
+export function parseVhostText(text: string, file: string): Vhost[] {
+  return vhostsFrom(parseYamlText(text, path.resolve(file)));
+}
+
+function vhostsFrom(src: YamlSource): Vhost[] {
+  const out: Vhost[] = [];
+  src.values.forEach((value, doc) => {
+    if (value === null || value === undefined) return; // empty document
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => out.push(parseVhost(src, doc, [i], item)));
+    } else {
+      out.push(parseVhost(src, doc, [], value));
+    }
+  });
+  const seen = new Map<string, Vhost>();
+  let def: Vhost | undefined;
+  for (const v of out) {
+    for (const n of v.names) {
+      const other = seen.get(n);
+      if (other) throw new ConfigError(`${v.source}: host name "${n}" is already served by the vhost at ${other.source}`);
+      seen.set(n, v);
+    }
+    if (v.isDefault) {
+      if (def) throw new ConfigError(`${v.source}: a second vhost with default: true (the first is at ${def.source})`);
+      def = v;
+    }
+  }
+  return out;
+}
+
+function parseVhost(src: YamlSource, doc: number, at: (string | number)[], raw: unknown): Vhost {
+  const here = src.where(doc, at);
+  if (!isPlainObject(raw)) throw new ConfigError(`${here}: a vhost must be a mapping of settings (server_name, upstream, …), not ${Array.isArray(raw) ? 'a list' : JSON.stringify(raw)}`);
+  const where = (key: string) => src.where(doc, [...at, key]);
+  for (const key of Object.keys(raw)) {
+    if (!VHOST_KEYS.includes(key)) throw new ConfigError(`${where(key)}: ${unknownKey(key, VHOST_KEYS)}`);
+  }
+
+  const hostSetting = (key: string, value: unknown): string => {
+    const n = typeof value === 'string' || typeof value === 'number' ? normalizeHostName(String(value)) : undefined;
+    if (n === undefined || n === '') {
+      const hint = typeof value === 'string' && /[:/*]/.test(value) ? ' (a host name only: no scheme, port, path or wildcard)' : '';
+      throw new ConfigError(`${where(key)}: ${key} must be a host name${hint}, not ${JSON.stringify(value)}`);
+    }
+    return n;
+  };
+
+  if (raw.server_name === undefined || raw.server_name === null) throw new ConfigError(`${here}: server_name is missing (the host name this vhost answers)`);
+  const serverName = hostSetting('server_name', raw.server_name);
+
+  let aliasList: unknown[] = [];
+  if (typeof raw.server_aliases === 'string') aliasList = raw.server_aliases.split(/\s+/).filter(Boolean);
+  else if (Array.isArray(raw.server_aliases)) aliasList = raw.server_aliases;
+  else if (raw.server_aliases !== undefined && raw.server_aliases !== null) {
+    throw new ConfigError(`${where('server_aliases')}: server_aliases must be a list of host names, not ${JSON.stringify(raw.server_aliases)}`);
+  }
+  const aliases = aliasList.map((a, i) => {
+    const n = typeof a === 'string' || typeof a === 'number' ? normalizeHostName(String(a)) : undefined;
+    if (!n) {
+      const w = Array.isArray(raw.server_aliases) ? src.where(doc, [...at, 'server_aliases', i]) : where('server_aliases');
+      throw new ConfigError(`${w}: server_aliases entry must be a host name (no scheme, port or wildcard), not ${JSON.stringify(a)}`);
+    }
+    return n;
+  });
+
+  if (raw.upstream === undefined || raw.upstream === null) throw new ConfigError(`${here}: upstream is missing (the content server, e.g. upstream: http://127.0.0.1:8081)`);
+  const upstream = parseUpstream(raw.upstream);
+  if (!upstream) throw new ConfigError(`${where('upstream')}: upstream must be http://host[:port] (no path), not ${JSON.stringify(raw.upstream)}`);
+
+  const onOff = (key: string, dflt: boolean): boolean => {
+    if (raw[key] === undefined || raw[key] === null) return dflt;
+    const b = parseOnOff(raw[key]);
+    if (b === undefined) throw new ConfigError(`${where(key)}: ${key} must be On or Off (or true/false), not ${JSON.stringify(raw[key])}`);
+    return b;
+  };
+  const isDefault = onOff('default', false);
+  const enableArchiving = onOff('EnableArchiving', VHOST_DEFAULTS.EnableArchiving);
+  const enableIP = onOff('EnableIP', VHOST_DEFAULTS.EnableIP);
+
+  const archiveHost = raw.ArchiveHost === undefined || raw.ArchiveHost === null ? VHOST_DEFAULTS.ArchiveHost : hostSetting('ArchiveHost', raw.ArchiveHost);
+
+  let archivePort: number = VHOST_DEFAULTS.ArchivePort;
+  if (raw.ArchivePort !== undefined && raw.ArchivePort !== null) {
+    const p = typeof raw.ArchivePort === 'number' ? raw.ArchivePort : typeof raw.ArchivePort === 'string' && /^\d+$/.test(raw.ArchivePort.trim()) ? Number(raw.ArchivePort) : NaN;
+    if (!Number.isInteger(p) || p < 1 || p > 65535) throw new ConfigError(`${where('ArchivePort')}: ArchivePort must be a port number 1-65535, not ${JSON.stringify(raw.ArchivePort)}`);
+    archivePort = p;
+  }
+
+  let archivePath: string = VHOST_DEFAULTS.ArchivePath;
+  if (raw.ArchivePath !== undefined && raw.ArchivePath !== null) {
+    const p = raw.ArchivePath;
+    if (typeof p !== 'string' || !/^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@%]+\/)*put\/$/.test(p)) {
+      throw new ConfigError(`${where('ArchivePath')}: ArchivePath must be a path starting with / whose last segment is put/ (e.g. /put/ or /archive/put/), not ${JSON.stringify(p)}`);
+    }
+    archivePath = p;
+  }
+
+  const hostPort = `${archiveHost.includes(':') ? `[${archiveHost}]` : archiveHost}:${archivePort}`;
+  let archiveTimeGate = `${hostPort}/tg/`;
+  if (raw.ArchiveTimeGate !== undefined && raw.ArchiveTimeGate !== null) {
+    const tg = raw.ArchiveTimeGate;
+    if (typeof tg !== 'string' || /^[a-z][a-z0-9+.-]*:\/\//i.test(tg)) {
+      throw new ConfigError(`${where('ArchiveTimeGate')}: ArchiveTimeGate is an address without scheme, like ${hostPort}/tg/, not ${JSON.stringify(tg)}`);
+    }
+    let ok = false;
+    try {
+      const u = new URL('http://' + tg);
+      ok = u.hostname !== '' && !u.username && !u.password && !u.search && !u.hash && tg.endsWith('/') && !/\s/.test(tg);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ConfigError(`${where('ArchiveTimeGate')}: ArchiveTimeGate must be host[:port]/path/ ending in / (the URL is appended to it), like ${hostPort}/tg/, not ${JSON.stringify(tg)}`);
+    archiveTimeGate = tg;
+  }
+
+  let excludedList: unknown[] = [];
+  if (typeof raw.Excluded === 'string') excludedList = raw.Excluded.split(/\s+/).filter(Boolean);
+  else if (Array.isArray(raw.Excluded)) excludedList = raw.Excluded;
+  else if (raw.Excluded !== undefined && raw.Excluded !== null) {
+    throw new ConfigError(`${where('Excluded')}: Excluded must be space-separated paths (e.g. Excluded: /private /search), not ${JSON.stringify(raw.Excluded)}`);
+  }
+  const excluded = excludedList.map((e) => {
+    if (typeof e !== 'string' || !e.startsWith('/') || /\s/.test(e)) {
+      throw new ConfigError(`${where('Excluded')}: each Excluded entry must be a path starting with /, not ${JSON.stringify(e)}`);
+    }
+    return normalizeExcluded(e);
+  });
+
+  const names = [...new Set([serverName, ...aliases])];
+  return Object.freeze({
+    source: here,
+    file: src.file,
+    serverName,
+    aliases: Object.freeze(aliases),
+    names: Object.freeze(names),
+    upstream,
+    isDefault,
+    enableArchiving,
+    archiveHost,
+    archivePort,
+    archivePath,
+    archiveTimeGate,
+    enableIP,
+    excluded: Object.freeze(excluded),
+  });
+}
+
+/** `http://host[:port][/]` → `http://host:port`; `undefined` for anything else. */
+function parseUpstream(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  let u: URL;
+  try {
+    u = new URL(v.trim());
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== 'http:' || !u.hostname || u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) return undefined;
+  return `http://${u.hostname}:${u.port || '80'}`;
+}
+
+/** The vhost files of a folder (`*.yaml`, `*.yml`), absolute paths, sorted by name. */
+export function listVhostFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => (d.isFile() || d.isSymbolicLink()) && isVhostFileName(d.name))
+    .map((d) => path.join(dir, d.name))
+    .sort();
+}

@@ -1,0 +1,231 @@
+/**
+ * The vhost table: every vhost file of the vhosts folder, matched on the
+ * request's `Host`, hot-reloaded (DESIGN.md "Capture proxy").
+ *
+ * - Matching: the host name of the `Host` header (RFC 7230 §5.4),
+ *   case-insensitive, port ignored, trailing dot ignored; no match → the
+ *   vhost with `default: true`, if any (the server answers 421 otherwise).
+ * - Reload: the folder is watched (chokidar); a file that is added or
+ *   changed is read again, a file that is removed takes its vhosts with it.
+ *   A file that does not load (bad YAML, bad setting, a host name another
+ *   file already serves, a second default) is logged as `file:line: reason`
+ *   and the last good config of that file keeps serving. `reload()` (SIGHUP)
+ *   reads the whole folder again with the same rules.
+ * - Requests in flight keep the {@link Vhost} object they looked up: vhost
+ *   objects are frozen and a reload swaps in a new table.
+ */
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import { ConfigError } from '../shared/config.js';
+import { isVhostFileName, listVhostFiles, loadVhostFile, type Vhost } from './config.js';
+import { silentLogger, type Logger } from './log.js';
+
+/** What one (re)load of one vhost file did; the payload of the `'reload'` event. */
+export interface ReloadEvent {
+  /** Absolute path of the file. */
+  file: string;
+  /** `true`: the file's new vhosts serve now (or it was removed). `false`: it was rejected, its last good config serves. */
+  ok: boolean;
+  /** The file was deleted; its vhosts no longer serve. */
+  removed?: boolean;
+  /** For a rejected file: `file:line: reason`. */
+  error?: string;
+  /** Host names the file serves after this event. */
+  names: string[];
+}
+
+export interface VhostRegistryOptions {
+  log?: Logger;
+  /** Watch the folder and hot-reload (default `true`). */
+  watch?: boolean;
+  /**
+   * How long a changed file must stay the same size before it is read, in
+   * ms (so that a file still being written is not read half-way); default 100.
+   */
+  settleMs?: number;
+}
+
+/**
+ * The host name in a `Host` header value: lower-case, without port,
+ * brackets or trailing dot (`WWW.Example.org:8080` → `www.example.org`,
+ * `[::1]:80` → `::1`). `undefined` for a missing or empty header.
+ */
+export function hostNameOf(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader) return undefined;
+  let h = hostHeader.trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end > 1 ? h.slice(1, end) : undefined;
+  }
+  const colon = h.indexOf(':');
+  if (colon >= 0) h = h.slice(0, colon);
+  if (h.endsWith('.')) h = h.slice(0, -1);
+  return h || undefined;
+}
+
+/**
+ * The vhosts of one folder, with the Host table built from them.
+ *
+ * Events: `'reload'` ({@link ReloadEvent}) after each file is (re)read or
+ * removed, once the table is updated.
+ */
+export class VhostRegistry extends EventEmitter {
+  /** Absolute path of the vhosts folder. */
+  readonly dir: string;
+  private readonly log: Logger;
+  /** Last good vhosts of each file. */
+  private readonly files = new Map<string, Vhost[]>();
+  private table = new Map<string, Vhost>();
+  private fallback: Vhost | undefined;
+  private watcher: FSWatcher | undefined;
+  private closed = false;
+
+  private constructor(dir: string, log: Logger) {
+    super();
+    this.dir = dir;
+    this.log = log;
+  }
+
+  /**
+   * Loads every `*.yaml`/`*.yml` file of `dir` and, unless `watch: false`,
+   * starts watching it; resolves once the watcher is ready.
+   *
+   * @throws ConfigError `file:line: reason` for the first file that does not
+   *   load (at start the proxy refuses a bad config rather than serving half
+   *   of it), or when `dir` is not a folder.
+   */
+  static async open(dir: string, options: VhostRegistryOptions = {}): Promise<VhostRegistry> {
+    const abs = path.resolve(dir);
+    if (!existsSync(abs)) throw new ConfigError(`${abs}: vhosts folder does not exist`);
+    const reg = new VhostRegistry(abs, options.log ?? silentLogger);
+    for (const file of listVhostFiles(abs)) reg.files.set(file, reg.check(file, loadVhostFile(file)));
+    reg.rebuild();
+    if (reg.files.size === 0) reg.log({ level: 'warn', msg: 'no vhost files; every request gets 421 until one is added', dir: abs });
+    if (options.watch !== false) await reg.startWatching(options.settleMs ?? 100);
+    return reg;
+  }
+
+  /**
+   * The vhost for a request's `Host` header value, or the default vhost, or
+   * `undefined` (the caller answers 421).
+   */
+  lookup(hostHeader: string | undefined): Vhost | undefined {
+    const name = hostNameOf(hostHeader);
+    return (name !== undefined ? this.table.get(name) : undefined) ?? this.fallback;
+  }
+
+  /** Every vhost that serves now, by file name then file order. */
+  get vhosts(): Vhost[] {
+    return [...this.files.keys()].sort().flatMap((f) => this.files.get(f)!);
+  }
+
+  /**
+   * Reads the folder again (SIGHUP): removed files drop out, every other
+   * file is read as on a change. Never throws; a bad file keeps its last
+   * good config and is reported in its event.
+   */
+  reload(): ReloadEvent[] {
+    const present = new Set(existsSync(this.dir) ? listVhostFiles(this.dir) : []);
+    const events: ReloadEvent[] = [];
+    for (const file of [...this.files.keys()]) if (!present.has(file)) events.push(this.removeFile(file));
+    for (const file of [...present].sort()) events.push(this.loadFile(file));
+    return events;
+  }
+
+  /**
+   * Reads one file again and, if it loads, replaces its vhosts. Emits and
+   * returns the {@link ReloadEvent}; never throws.
+   */
+  loadFile(file: string): ReloadEvent {
+    const abs = path.resolve(file);
+    let event: ReloadEvent;
+    try {
+      const vhosts = this.check(abs, loadVhostFile(abs));
+      this.files.set(abs, vhosts);
+      this.rebuild();
+      event = { file: abs, ok: true, names: vhosts.flatMap((v) => [...v.names]) };
+      this.log({ msg: 'vhost file loaded', file: abs, names: event.names });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      const kept = this.files.get(abs) ?? [];
+      event = { file: abs, ok: false, error: err.message, names: kept.flatMap((v) => [...v.names]) };
+      this.log({
+        level: 'error',
+        msg: kept.length ? 'vhost file rejected; its last good config keeps serving' : 'vhost file rejected; it serves nothing',
+        error: err.message,
+        file: abs,
+      });
+    }
+    this.emit('reload', event);
+    return event;
+  }
+
+  /** Drops the vhosts of a removed file. Emits and returns the {@link ReloadEvent}. */
+  removeFile(file: string): ReloadEvent {
+    const abs = path.resolve(file);
+    this.files.delete(abs);
+    this.rebuild();
+    const event: ReloadEvent = { file: abs, ok: true, removed: true, names: [] };
+    this.log({ msg: 'vhost file removed; its vhosts no longer serve', file: abs });
+    this.emit('reload', event);
+    return event;
+  }
+
+  /** Stops watching (resolves once the watcher is closed, so the process can exit). Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.watcher;
+    this.watcher = undefined;
+    if (w) await w.close();
+  }
+
+  /** Rejects vhosts that clash with another file's: a host name already served, or a second default. */
+  private check(file: string, vhosts: Vhost[]): Vhost[] {
+    for (const [other, theirs] of this.files) {
+      if (other === file) continue;
+      for (const t of theirs) {
+        for (const v of vhosts) {
+          const clash = v.names.find((n) => t.names.includes(n));
+          if (clash) throw new ConfigError(`${v.source}: host name "${clash}" is already served by the vhost at ${t.source}`);
+          if (v.isDefault && t.isDefault) throw new ConfigError(`${v.source}: a second vhost with default: true (the first is at ${t.source})`);
+        }
+      }
+    }
+    return vhosts;
+  }
+
+  private rebuild(): void {
+    const table = new Map<string, Vhost>();
+    let fallback: Vhost | undefined;
+    for (const v of this.vhosts) {
+      for (const n of v.names) if (!table.has(n)) table.set(n, v);
+      if (v.isDefault && !fallback) fallback = v;
+    }
+    this.table = table;
+    this.fallback = fallback;
+  }
+
+  private async startWatching(settleMs: number): Promise<void> {
+    const watcher = watch(this.dir, {
+      ignoreInitial: true,
+      depth: 0,
+      awaitWriteFinish: settleMs > 0 ? { stabilityThreshold: settleMs, pollInterval: Math.max(10, Math.floor(settleMs / 4)) } : false,
+      ignored: (p: string, stats?: { isFile(): boolean }) => Boolean(stats?.isFile()) && !isVhostFileName(p),
+    });
+    this.watcher = watcher;
+    const onFile = (p: string) => {
+      if (this.closed || path.dirname(path.resolve(p)) !== this.dir || !isVhostFileName(p)) return;
+      this.loadFile(p);
+    };
+    watcher.on('add', onFile);
+    watcher.on('change', onFile);
+    watcher.on('unlink', (p: string) => {
+      if (this.closed || !this.files.has(path.resolve(p))) return;
+      this.removeFile(p);
+    });
+    watcher.on('error', (err: unknown) => this.log({ level: 'error', msg: 'watching the vhosts folder failed', dir: this.dir, error: String((err as Error)?.message ?? err) }));
+    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  }
+}

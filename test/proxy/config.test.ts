@@ -1,0 +1,179 @@
+/**
+ * The proxy's config files as a sysadmin writes them: conf/proxy.yaml and
+ * vhost files, their defaults, and the errors a mistake gives (file:line:
+ * reason). Also the Excluded matching rules.
+ */
+import t from 'tap';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ConfigError } from '../../shared/config.js';
+import { loadProxyConfig, loadVhostFile, parseVhostText, VHOST_DEFAULTS, PROXY_DEFAULTS } from '../../proxy/config.js';
+import { isExcludedPath } from '../../proxy/capture.js';
+import { tempDir } from './helpers.js';
+
+/** The message of the ConfigError that `fn` throws. */
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
+  throw new Error('no ConfigError thrown');
+}
+
+t.test('a minimal vhost gets the documented defaults', async (t) => {
+  const [v] = parseVhostText('server_name: WWW.Example.org\nupstream: http://127.0.0.1:8081\n', 'site.yaml');
+  t.equal(v.serverName, 'www.example.org', 'server_name is lower-cased');
+  t.equal(v.upstream, 'http://127.0.0.1:8081');
+  t.equal(v.isDefault, false);
+  t.equal(v.enableArchiving, true, 'EnableArchiving On');
+  t.equal(v.archiveHost, '127.0.0.1');
+  t.equal(v.archivePort, 8090);
+  t.equal(v.archivePath, '/put/');
+  t.equal(v.archiveTimeGate, '127.0.0.1:8090/tg/', 'ArchiveTimeGate derived from ArchiveHost:ArchivePort');
+  t.equal(v.enableIP, false, 'EnableIP Off');
+  t.same(v.excluded, []);
+  t.same(VHOST_DEFAULTS, { EnableArchiving: true, ArchiveHost: '127.0.0.1', ArchivePort: 8090, ArchivePath: '/put/', ArchiveTimeGate: null, EnableIP: false, Excluded: [] });
+  t.same(PROXY_DEFAULTS, { listen: '127.0.0.1:8080', vhosts: 'vhosts/', spool: '../data/spool' });
+});
+
+t.test('every setting, the Apache spellings and true/false', async (t) => {
+  const [v] = parseVhostText(
+    `server_name: www.example.org
+server_aliases: [Example.org, 192.0.2.1]
+upstream: http://content.local:8081/
+default: true
+EnableArchiving: Off
+ArchiveHost: archive.local
+ArchivePort: "9000"
+ArchivePath: /wayback/put/
+EnableIP: true
+Excluded: /private /search/
+`,
+    'site.yaml',
+  );
+  t.same(v.names, ['www.example.org', 'example.org', '192.0.2.1']);
+  t.equal(v.upstream, 'http://content.local:8081');
+  t.equal(v.isDefault, true);
+  t.equal(v.enableArchiving, false);
+  t.equal(v.archiveHost, 'archive.local');
+  t.equal(v.archivePort, 9000);
+  t.equal(v.archivePath, '/wayback/put/');
+  t.equal(v.archiveTimeGate, 'archive.local:9000/tg/', 'TimeGate default follows ArchiveHost and ArchivePort');
+  t.equal(v.enableIP, true);
+  t.same(v.excluded, ['/private', '/search'], 'a trailing slash is dropped');
+  t.match(v.source, /site\.yaml:1$/);
+  const [w] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1\nArchiveTimeGate: tg.example/memento/tg/\nEnableArchiving: on\n', 'b.yaml');
+  t.equal(w.archiveTimeGate, 'tg.example/memento/tg/');
+  t.equal(w.upstream, 'http://127.0.0.1:80', 'port 80 when upstream has none');
+  t.equal(w.enableArchiving, true, 'on (lower case) is On');
+});
+
+t.test('a list of vhosts, and several documents, in one file', async (t) => {
+  const list = parseVhostText('- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  upstream: http://127.0.0.1:2\n', 'list.yaml');
+  t.same(list.map((v) => [v.serverName, v.upstream]), [['a.example', 'http://127.0.0.1:1'], ['b.example', 'http://127.0.0.1:2']]);
+  t.match(list[1].source, /list\.yaml:3$/);
+  const docs = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\n---\nserver_name: b.example\nupstream: http://127.0.0.1:2\n', 'docs.yaml');
+  t.same(docs.map((v) => v.serverName), ['a.example', 'b.example']);
+  t.match(docs[1].source, /docs\.yaml:4$/);
+  t.same(parseVhostText('# nothing here yet\n', 'empty.yaml'), [], 'an empty file defines no vhost');
+});
+
+t.test('mistakes are ConfigErrors naming file:line and the reason', async (t) => {
+  const cases: [string, string, RegExp][] = [
+    ['unknown setting', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveHots: x\n', /v\.yaml:3: unknown setting "ArchiveHots"/],
+    ['case of a setting', 'server_name: a.example\nupstream: http://127.0.0.1:1\nenableip: On\n', /v\.yaml:3: unknown setting "enableip" \(did you mean "EnableIP"\?/],
+    ['port out of range', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePort: 99999\n', /v\.yaml:3: ArchivePort must be a port number 1-65535, not 99999/],
+    ['port not a number', 'server_name: a.example\nupstream: http://127.0.0.1:1\n\nArchivePort: eighty\n', /v\.yaml:4: ArchivePort must be a port number/],
+    ['On/Off misspelt', 'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableArchiving: Onn\n', /v\.yaml:3: EnableArchiving must be On or Off \(or true\/false\), not "Onn"/],
+    ['EnableIP misspelt', 'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableIP: yes please\n', /v\.yaml:3: EnableIP must be On or Off/],
+    ['missing upstream', '# site\nserver_name: a.example\nEnableIP: On\n', /v\.yaml:2: upstream is missing/],
+    ['missing server_name', 'upstream: http://127.0.0.1:1\n', /v\.yaml:1: server_name is missing/],
+    ['upstream not http', 'server_name: a.example\nupstream: ftp://127.0.0.1:1\n', /v\.yaml:2: upstream must be http:\/\/host\[:port\]/],
+    ['upstream with a path', 'server_name: a.example\nupstream: http://127.0.0.1:1/app\n', /v\.yaml:2: upstream must be/],
+    ['ArchivePath without put/', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePath: /archive/\n', /v\.yaml:3: ArchivePath must be a path starting with \/ whose last segment is put\//],
+    ['ArchivePath output/', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePath: /output/\n', /v\.yaml:3: ArchivePath/],
+    ['ArchiveTimeGate with scheme', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: http://127.0.0.1:8090/tg/\n', /v\.yaml:3: ArchiveTimeGate is an address without scheme/],
+    ['ArchiveTimeGate without /', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: 127.0.0.1:8090/tg\n', /v\.yaml:3: ArchiveTimeGate must be host\[:port\]\/path\/ ending in \//],
+    ['ArchiveHost with port', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveHost: 127.0.0.1:8090\n', /v\.yaml:3: ArchiveHost must be a host name \(a host name only/],
+    ['server_name with scheme', 'server_name: http://a.example\nupstream: http://127.0.0.1:1\n', /v\.yaml:1: server_name must be a host name/],
+    ['Excluded not a path', 'server_name: a.example\nupstream: http://127.0.0.1:1\nExcluded: private\n', /v\.yaml:3: each Excluded entry must be a path starting with \//],
+    ['bad alias in a list', 'server_name: a.example\nserver_aliases:\n  - b.example\n  - "*.example"\nupstream: http://127.0.0.1:1\n', /v\.yaml:4: server_aliases entry must be a host name/],
+    ['second item of a list', '- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  upstream: http://127.0.0.1:2\n  EnableIP: maybe\n', /v\.yaml:5: EnableIP must be On or Off/],
+    ['second document', 'server_name: a.example\nupstream: http://127.0.0.1:1\n---\nserver_name: b.example\nupstream: http://127.0.0.1:2\nFoo: 1\n', /v\.yaml:6: unknown setting "Foo"/],
+    ['name twice', '- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: A.example\n  upstream: http://127.0.0.1:2\n', /v\.yaml:3: host name "a\.example" is already served by the vhost at .*v\.yaml:1/],
+    ['two defaults', '- server_name: a.example\n  default: true\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  default: On\n  upstream: http://127.0.0.1:2\n', /v\.yaml:4: a second vhost with default: true/],
+    ['not a mapping', '- just a string\n', /v\.yaml:1: a vhost must be a mapping/],
+    ['YAML syntax', 'server_name: a.example\nupstream: [http://127.0.0.1:1\n', /v\.yaml:\d+: /],
+  ];
+  for (const [what, text, expected] of cases) t.match(errorOf(() => parseVhostText(text, 'v.yaml')), expected, what);
+});
+
+t.test('loadVhostFile names the real file', async (t) => {
+  const dir = await tempDir(t);
+  const file = path.join(dir, 'site.yaml');
+  await writeFile(file, 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePort: 0\n');
+  t.equal(errorOf(() => loadVhostFile(file)), `${file}:3: ArchivePort must be a port number 1-65535, not 0`);
+  t.match(errorOf(() => loadVhostFile(path.join(dir, 'missing.yaml'))), /missing\.yaml: cannot read/);
+});
+
+t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'conf', 'vhosts'), { recursive: true });
+  const file = path.join(dir, 'conf', 'proxy.yaml');
+  await writeFile(file, '# nothing set\n');
+  const c = loadProxyConfig(file);
+  t.same(c.listen, { host: '127.0.0.1', port: 8080 });
+  t.equal(c.vhostsDir, path.join(dir, 'conf', 'vhosts'), 'vhosts/ relative to the file');
+  t.equal(c.spoolDir, path.join(dir, 'data', 'spool'), '../data/spool relative to the file');
+
+  await mkdir(path.join(dir, 'sites'));
+  await writeFile(file, 'listen: 0.0.0.0:0\nvhosts: ../sites\nspool: /var/spool/capture\n');
+  const d = loadProxyConfig(file);
+  t.same(d.listen, { host: '0.0.0.0', port: 0 });
+  t.equal(d.vhostsDir, path.join(dir, 'sites'));
+  t.equal(d.spoolDir, '/var/spool/capture');
+
+  await writeFile(file, 'listen: 127.0.0.1:8080\nvhost: vhosts/\n');
+  t.equal(errorOf(() => loadProxyConfig(file)), `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool`);
+  await writeFile(file, 'listen: 127.0.0.1:80800\n');
+  t.match(errorOf(() => loadProxyConfig(file)), new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1: listen must be host:port`));
+  await writeFile(file, 'listen: 127.0.0.1:8080\nvhosts: nowhere/\n');
+  t.match(errorOf(() => loadProxyConfig(file)), /proxy\.yaml:2: vhosts folder .*nowhere does not exist/);
+});
+
+t.test('Excluded: prefix match on path segment boundaries', async (t) => {
+  const [v] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nExcluded: /search /private/ /a/b\n', 'v.yaml');
+  const table: [string, boolean][] = [
+    ['/search', true],
+    ['/search/', true],
+    ['/search/x', true],
+    ['/search?q=1', true],
+    ['/search/x?q=1', true],
+    ['/searchx', false],
+    ['/searc', false],
+    ['/search.html', false],
+    ['/x/search', false],
+    ['/', false],
+    ['/private', true],
+    ['/private/', true],
+    ['/private/secret.html', true],
+    ['/privateer', false],
+    ['/a/b', true],
+    ['/a/b/c', true],
+    ['/a/bc', false],
+    ['/a', false],
+    ['/%73earch', true],
+    ['/x/../search', true],
+    ['/x/%2e%2e/search', true],
+    ['//search', true],
+    ['/Search', false],
+    ['http://a.example/search?q=1', true],
+    ['http://a.example/searchx', false],
+  ];
+  for (const [target, excluded] of table) t.equal(isExcludedPath(v.excluded, target), excluded, `${target} ${excluded ? 'is' : 'is not'} excluded`);
+  const [all] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nExcluded: /\n', 'v.yaml');
+  t.equal(isExcludedPath(all.excluded, '/anything?x'), true, 'Excluded: / excludes everything');
+  t.equal(isExcludedPath([], '/search'), false, 'nothing is excluded by default');
+});

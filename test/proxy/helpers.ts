@@ -1,0 +1,163 @@
+/**
+ * Test helpers for the capture proxy: a content server, a fake archive that
+ * records every PUT it gets, a client that sends exactly the headers it is
+ * given, and a proxy on a temp vhosts folder. Every server listens on
+ * 127.0.0.1 port 0 and is closed in the test's teardown.
+ *
+ * (Not a test file; tap reports it as "no tests found".)
+ */
+import { EventEmitter, once } from 'node:events';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import type { ProxyConfig } from '../../proxy/config.js';
+import type { LogEntry } from '../../proxy/log.js';
+import { startProxy, type ProxyOptions, type RunningProxy } from '../../proxy/server.js';
+
+export async function listen(t: Test, server: http.Server | net.Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** A content server; `handler` answers each request. */
+export async function startUpstream(t: Test, handler: http.RequestListener): Promise<{ url: string; port: number; server: http.Server; seen: http.IncomingMessage[] }> {
+  const seen: http.IncomingMessage[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req);
+    handler(req, res);
+  });
+  const port = await listen(t, server);
+  return { url: `http://127.0.0.1:${port}`, port, server, seen };
+}
+
+/** One PUT as the fake archive received it. */
+export interface ReceivedPut {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  /** The body arrived whole (the chunked body's last chunk came). */
+  complete: boolean;
+}
+
+/**
+ * A fake archive: a plain HTTP server that records each request. Events:
+ * `'start'` (the request head and first body bytes arrived), `'put'`
+ * ({@link ReceivedPut}, once it ended or was cut).
+ */
+export async function startFakeArchive(t: Test): Promise<{ port: number; puts: ReceivedPut[]; events: EventEmitter }> {
+  const puts: ReceivedPut[] = [];
+  const events = new EventEmitter();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let started = false;
+    let done = false;
+    req.on('data', (c: Buffer) => {
+      chunks.push(c);
+      if (!started) {
+        started = true;
+        events.emit('start', req);
+      }
+    });
+    const finish = (complete: boolean) => {
+      if (done) return;
+      done = true;
+      const put: ReceivedPut = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks), complete };
+      puts.push(put);
+      events.emit('put', put);
+    };
+    req.on('end', () => {
+      finish(true);
+      res.writeHead(201, { 'Content-Type': 'text/plain' });
+      res.end('stored\n');
+    });
+    req.on('error', () => {});
+    req.on('close', () => finish(false));
+  });
+  const port = await listen(t, server);
+  return { port, puts, events };
+}
+
+/** A port nothing listens on (taken from the OS, then freed). */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  s.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+export interface ClientResponse {
+  status: number;
+  statusMessage: string;
+  headers: http.IncomingHttpHeaders;
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+/**
+ * Sends `method url` with exactly `headers` (name/value pairs, in this
+ * order; nothing is added, so give Host and Connection) on a new
+ * connection, and reads the whole response body as received (no decoding).
+ */
+export function rawRequest(url: string, method: string, headers: [string, string][]): Promise<ClientResponse> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method, path: u.pathname + u.search, agent: false, setHost: false, headers: headers.flat() });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode!, statusMessage: res.statusMessage!, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
+    });
+    req.end();
+  });
+}
+
+/** GET through the proxy with `Host: host`, `Connection: close` and any `extra` headers. */
+export function get(proxyUrl: string, pathAndQuery: string, host: string, extra: [string, string][] = [], method = 'GET'): Promise<ClientResponse> {
+  return rawRequest(proxyUrl + pathAndQuery, method, [['Host', host], ...extra, ['Connection', 'close']]);
+}
+
+/** A temp folder, removed at teardown. */
+export async function tempDir(t: Test, prefix = 'proxy-test-'): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * A proxy on 127.0.0.1 port 0 whose vhosts folder holds `files`
+ * (name → YAML text); closed at teardown. Log entries are collected in `logs`.
+ */
+export async function startTestProxy(
+  t: Test,
+  files: Record<string, string>,
+  options: ProxyOptions = {},
+): Promise<{ proxy: RunningProxy; dir: string; logs: LogEntry[] }> {
+  const dir = await tempDir(t);
+  const vhostsDir = path.join(dir, 'vhosts');
+  await mkdir(vhostsDir);
+  for (const [name, text] of Object.entries(files)) await writeFile(path.join(vhostsDir, name), text);
+  const logs: LogEntry[] = [];
+  const config: ProxyConfig = { file: path.join(dir, 'proxy.yaml'), listen: { host: '127.0.0.1', port: 0 }, vhostsDir, spoolDir: path.join(dir, 'spool') };
+  const proxy = await startProxy(config, { watch: false, log: (e) => logs.push(e), ...options });
+  t.teardown(() => proxy.close(1000));
+  return { proxy, dir: vhostsDir, logs };
+}
+
+/** YAML of one vhost. */
+export function vhostYaml(settings: Record<string, string | number | boolean>): string {
+  return Object.entries(settings).map(([k, v]) => `${k}: ${v}\n`).join('');
+}
