@@ -52,6 +52,7 @@ async function wgetResponses(warcFile: string): Promise<Fetched[]> {
 }
 
 async function crawl(wgetPath: string, startUrl: string, dir: string): Promise<{ ms: number; warc: string }> {
+  await mkdir(dir, { recursive: true });
   const warc = path.join(dir, 'crawl');
   const started = performance.now();
   await execFileP(wgetPath, [
