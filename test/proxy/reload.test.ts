@@ -1,0 +1,196 @@
+/**
+ * Hot reload of the vhosts folder, as a sysadmin does it: edit a file and
+ * new requests follow it; a broken edit is logged with file:line and the
+ * last good config keeps serving; requests in flight finish on the config
+ * they started with; a removed file stops serving. And the command line:
+ * one "listening" line, config errors with file:line, SIGHUP, SIGTERM.
+ */
+import t from 'tap';
+import { once } from 'node:events';
+import { execFile } from 'node:child_process';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { ReloadEvent, VhostRegistry } from '../../proxy/vhosts.js';
+import { startDaemon, repo } from '../helpers/daemons.js';
+import { get, startTestProxy, startUpstream, tempDir, vhostYaml } from './helpers.js';
+
+const execFileP = promisify(execFile);
+
+/** The next 'reload' event for `file`. */
+function reloaded(vhosts: VhostRegistry, file: string): Promise<ReloadEvent> {
+  return new Promise((resolve) => {
+    const on = (e: ReloadEvent) => {
+      if (e.file !== file) return;
+      vhosts.off('reload', on);
+      resolve(e);
+    };
+    vhosts.on('reload', on);
+  });
+}
+
+t.test('editing a vhost file: new requests go to the new upstream; a bad edit keeps the last good config', async (t) => {
+  const one = await startUpstream(t, (_req, res) => res.end('one'));
+  const two = await startUpstream(t, (_req, res) => res.end('two'));
+  const { proxy, dir, logs } = await startTestProxy(t, { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }) }, { watch: true });
+  const file = path.join(dir, 'site.yaml');
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'one');
+
+  let ev = reloaded(proxy.vhosts, file);
+  await writeFile(file, vhostYaml({ server_name: 'a.example', upstream: two.url, EnableArchiving: 'Off' }));
+  t.match(await ev, { ok: true, names: ['a.example'] });
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'two', 'new upstream after the reload');
+
+  ev = reloaded(proxy.vhosts, file);
+  await writeFile(file, `server_name: a.example\nupstream: ${one.url}\nArchivePort: 99999\n`);
+  const bad = await ev;
+  t.equal(bad.ok, false);
+  t.equal(bad.error, `${file}:3: ArchivePort must be a port number 1-65535, not 99999`);
+  t.ok(logs.some((e) => e.level === 'error' && e.error === bad.error && /last good config keeps serving/.test(e.msg)), 'logged with file:line: reason');
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'two', 'the last good config keeps serving');
+
+  ev = reloaded(proxy.vhosts, file);
+  await writeFile(file, 'server_name: a.example\nupstream: [broken\n');
+  t.match(await ev, { ok: false, error: new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: `) }, 'YAML syntax errors too');
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'two');
+
+  const other = path.join(dir, 'other.yaml');
+  ev = reloaded(proxy.vhosts, other);
+  await writeFile(other, vhostYaml({ server_name: 'A.example', upstream: one.url }));
+  t.match(await ev, { ok: false, error: /other\.yaml:1: host name "a\.example" is already served by the vhost at .*site\.yaml:1/ }, 'a second file cannot take a served name');
+
+  ev = reloaded(proxy.vhosts, other);
+  await writeFile(other, vhostYaml({ server_name: 'b.example', upstream: one.url }));
+  t.match(await ev, { ok: true, names: ['b.example'] });
+  t.equal((await get(proxy.url, '/', 'b.example')).body.toString(), 'one', 'a new file serves');
+
+  ev = reloaded(proxy.vhosts, other);
+  await rm(other);
+  t.match(await ev, { ok: true, removed: true });
+  t.equal((await get(proxy.url, '/', 'b.example')).status, 421, 'a removed file stops serving');
+
+  // An editor that saves by writing a temp file and renaming it over the old one.
+  ev = reloaded(proxy.vhosts, file);
+  await writeFile(path.join(dir, '.site.yaml.swp'), vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }));
+  await rename(path.join(dir, '.site.yaml.swp'), file);
+  t.match(await ev, { ok: true });
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'one', 'atomic save is picked up');
+});
+
+t.test('a request in flight finishes on the vhost it started with', async (t) => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let arrived!: () => void;
+  const inFlight = new Promise<void>((resolve) => (arrived = resolve));
+  const one = await startUpstream(t, (_req, res) => {
+    arrived();
+    void held.then(() => res.end('one'));
+  });
+  const two = await startUpstream(t, (_req, res) => res.end('two'));
+  const { proxy, dir } = await startTestProxy(
+    t,
+    { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off', ArchiveTimeGate: 'old.example/tg/' }) },
+    { watch: true },
+  );
+  const file = path.join(dir, 'site.yaml');
+  const first = get(proxy.url, '/slow', 'a.example');
+  await inFlight;
+  const ev = reloaded(proxy.vhosts, file);
+  await writeFile(file, vhostYaml({ server_name: 'a.example', upstream: two.url, EnableArchiving: 'Off', ArchiveTimeGate: 'new.example/tg/' }));
+  await ev;
+  const second = await get(proxy.url, '/fast', 'a.example');
+  t.equal(second.body.toString(), 'two');
+  t.equal(second.headers.link, '<http://new.example/tg/http://a.example/fast>; rel="timegate"');
+  release();
+  const r = await first;
+  t.equal(r.body.toString(), 'one', 'answered by the old upstream');
+  t.equal(r.headers.link, '<http://old.example/tg/http://a.example/slow>; rel="timegate"', 'with the old vhost\'s TimeGate');
+});
+
+t.test('close() stops the watcher: a process using the proxy exits by itself', async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'vhosts'));
+  await writeFile(path.join(dir, 'vhosts', 'a.yaml'), vhostYaml({ server_name: 'a.example', upstream: 'http://127.0.0.1:1' }));
+  const script = `
+    import { startProxy } from ${JSON.stringify(path.join(repo, 'proxy/server.ts'))};
+    const p = await startProxy({ file: 'x', listen: { host: '127.0.0.1', port: 0 }, vhostsDir: ${JSON.stringify(path.join(dir, 'vhosts'))}, spoolDir: 'x' });
+    await p.close();
+    console.log('closed');
+  `;
+  const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repo, timeout: 30_000 });
+  t.equal(stdout.trim(), 'closed', 'the process exited on its own after close()');
+});
+
+t.test('capture-proxy command: listening line, SIGHUP reload, SIGTERM exits 0', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('site'));
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'vhosts'));
+  await writeFile(path.join(dir, 'proxy.yaml'), 'listen: 127.0.0.1:0\nvhosts: vhosts/\nspool: spool/\n');
+  await writeFile(path.join(dir, 'vhosts', 'a.yaml'), vhostYaml({ server_name: 'a.example', upstream: site.url, EnableArchiving: 'Off' }));
+  const proxy = await startDaemon('capture-proxy.js', ['--config', path.join(dir, 'proxy.yaml')]);
+  t.teardown(() => proxy.stop());
+  t.match(proxy.output(), /^capture-proxy listening on http:\/\/127\.0\.0\.1:\d+\n/, 'one line with the address first');
+  const r = await get(proxy.url, '/', 'a.example');
+  t.equal(r.body.toString(), 'site');
+
+  proxy.proc.kill('SIGHUP');
+  await new Promise<void>((resolve) => {
+    const check = () => {
+      if (/"msg":"SIGHUP: vhosts read again"/.test(proxy.output())) {
+        proxy.proc.stdout!.off('data', check);
+        resolve();
+      }
+    };
+    proxy.proc.stdout!.on('data', check);
+    check();
+  });
+  t.match(proxy.output(), /"msg":"vhost file loaded","file":"[^"]*a\.yaml"/, 'SIGHUP reads the vhost files again');
+  t.match(proxy.output(), /"type":"request","method":"GET","host":"a\.example"/, 'a JSON line per request');
+
+  const exit = once(proxy.proc, 'exit');
+  proxy.proc.kill('SIGTERM');
+  const [code] = await exit;
+  t.equal(code, 0, 'SIGTERM: exit status 0');
+});
+
+t.test('capture-proxy command: --help, and a config error names file:line', async (t) => {
+  const help = await execFileP(process.execPath, [path.join(repo, 'bin/capture-proxy.js'), '--help'], { cwd: repo });
+  t.match(help.stdout, /usage: capture-proxy \[--config FILE\]/);
+  t.match(help.stdout, /--config FILE/);
+
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'vhosts'));
+  await writeFile(path.join(dir, 'proxy.yaml'), 'listen: 127.0.0.1:0\n');
+  await writeFile(path.join(dir, 'vhosts', 'a.yaml'), 'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableIP: Of\n');
+  const err = await execFileP(process.execPath, [path.join(repo, 'bin/capture-proxy.js'), '--config', path.join(dir, 'proxy.yaml')], { cwd: repo }).then(
+    () => null,
+    (e: { code: number; stderr: string }) => e,
+  );
+  t.equal(err?.code, 2, 'exit status 2');
+  t.equal(err?.stderr, `capture-proxy: ${path.join(dir, 'vhosts', 'a.yaml')}:3: EnableIP must be On or Off (or true/false), not "Of"\n`);
+});
+
+t.test('the sample config in conf/ loads', async (t) => {
+  const { loadProxyConfig } = await import('../../proxy/config.js');
+  const { VhostRegistry } = await import('../../proxy/vhosts.js');
+  const config = loadProxyConfig(path.join(repo, 'conf/proxy.yaml'));
+  t.same(config.listen, { host: '127.0.0.1', port: 8080 });
+  const reg = await VhostRegistry.open(config.vhostsDir, { watch: false });
+  const v = reg.lookup('localhost:8080')!;
+  t.match(v, {
+    serverName: 'localhost',
+    names: ['localhost', '127.0.0.1'],
+    isDefault: true,
+    upstream: 'http://127.0.0.1:8081',
+    enableArchiving: true,
+    archiveHost: '127.0.0.1',
+    archivePort: 8090,
+    archivePath: '/put/',
+    archiveTimeGate: '127.0.0.1:8090/tg/',
+    enableIP: true,
+    excluded: ['/private'],
+  });
+  t.equal(reg.lookup('elsewhere.example'), v, 'it is the default vhost');
+  await reg.close();
+});
+
