@@ -17,6 +17,14 @@
  * `ProxyPreserveHost On`), plus `X-Forwarded-For`, `-Port`, `-Proto` (the
  * client's address appended to any it sent) and `X-Forwarded-Host` (kept if
  * the client sent one).
+ *
+ * Log: one entry per request once it is done (`type: "request"`): `method`,
+ * `host` (the Host header), `target`, `status`, `bytes` (response body bytes
+ * from the content server), `ms`, `client` (socket address), `vhost`
+ * (server_name), `upstream`, `capture` (`sent`, or `no: <reason>` with
+ * reason `archiving-off`, `method`, `accept-datetime`, `excluded`, `status`,
+ * `no-uri`, `no-response`), and `aborted: true` / `error` when it went
+ * wrong. A capture that is not delivered adds an `error` entry (proxy/capture.ts).
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
@@ -281,6 +289,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
 
 /** Ends `res` with `status` and one line of text (`text/plain; charset=utf-8`). */
 function sendText(res: http.ServerResponse, status: number, line: string): void {
+  if (res.destroyed || res.writableEnded) return; // the client is gone already
   const body = `${status} ${line}\n`;
   res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(body);
