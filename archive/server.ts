@@ -4,16 +4,18 @@
  * timebundle and host-meta discovery. URL space: DESIGN.md "Archive daemon
  * URL space".
  */
+import http from 'node:http';
+import https from 'node:https';
 import { Readable } from 'node:stream';
-import zlib from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { formatHttpDate, parseHttpDate, parseTimestamp14, toEpochSeconds } from '../shared/http-date.js';
-import { formatLink, formatLinkHeader, type Link } from '../shared/link.js';
+import { formatLink, formatLinkHeader, hasRel, parseLinks, type Link } from '../shared/link.js';
 import { normalizeUriR, surtUrlkey, UriError } from '../shared/uri.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from './config.js';
+import { canDecode, decodeBody, decodedLength } from './memento/content-coding.js';
 import { isHtml, withBaseElement } from './memento/html-base.js';
-import { mementoLinks, select, uris } from './memento/navigation.js';
-import { parsePrefer, satisfied } from './memento/prefer.js';
+import { mementoLinks, select, uris, type Selection } from './memento/navigation.js';
+import { hasPreference, parsePrefer, preferenceApplied, type PreferRequest } from './memento/prefer.js';
 import type { MementoRow } from './store/index-db.js';
 import { IngestError, type ArchiveStore } from './store/store.js';
 
@@ -117,14 +119,13 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   /** Registers GET/HEAD `url` and answers 405 with Allow to other methods. */
   function read(url: string, handler: (req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply) => Promise<unknown>) {
     app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, handler });
-    app.route({
-      method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
-      url,
-      handler: async (req, reply) => {
-        reply.header('allow', READ_METHODS);
-        return sendText(reply, req.method === 'OPTIONS' ? 204 : 405, `${req.method} is not allowed here; use GET or HEAD`);
-      },
-    });
+    // Answered in onRequest, before any body parsing: a POST with a body of any type is 405, not 415.
+    const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
+      reply.header('allow', READ_METHODS);
+      if (req.method === 'OPTIONS') return reply.code(204).send();
+      return sendText(reply, 405, `${req.method} is not allowed here; use GET or HEAD`);
+    };
+    app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url, onRequest: notAllowed, handler: notAllowed });
   }
 
   // ---- capture ingest ------------------------------------------------------
@@ -149,9 +150,9 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     });
   });
 
-  // ---- discovery -----------------------------------------------------------
+  // ---- discovery (RFC 6415 host-meta) --------------------------------------
   read('/.well-known/host-meta', async (req, reply) => {
-    const base = baseOf(req);
+    const base = xmlAttr(baseOf(req));
     const xml = `<?xml version="1.0" encoding="UTF-8"?>
 <XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">
   <Link rel="timegate" template="${base}/tg/{uri}"/>
@@ -162,7 +163,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   });
   read('/.well-known/host-meta.json', async (req, reply) => {
     const base = baseOf(req);
-    return reply.type('application/jrd+json').send(JSON.stringify({
+    return reply.type('application/jrd+json; charset=utf-8').send(JSON.stringify({
       links: [
         { rel: 'timegate', template: `${base}/tg/{uri}` },
         { rel: 'timemap', type: LINK_FORMAT, template: `${base}/tg/timemap/{uri}` },
@@ -175,27 +176,9 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const { uriR, urlkey } = uriROf(req, '/tg/');
     const base = baseOf(req);
     const t = acceptDatetime(req, uriR);
-    const spans = await store.index.spans(urlkey);
-    const has = new Map(spans.map((s) => [s.archive_id, s]));
-    let target: ArchiveSpan | undefined;
-    if (t === undefined) {
-      // newest local archive that has the URL; else the newest archive
-      target = [...config.archives].reverse().find((a) => has.has(a.id)) ?? config.archives[config.archives.length - 1];
-    } else {
-      target = archiveForInstant(config.archives, t);
-      if (!target) {
-        // before the first / after the last / in a gap: the archive nearest in time
-        target = config.archives.reduce((best, a) => (distance(a, t) < distance(best, t) ? a : best));
-      }
-      if (!target.timegate && !has.has(target.id) && has.size) {
-        // that archive has no memento of the URL: the local archive whose mementos are nearest
-        const nearest = spans.reduce((b, s) => (spanDistance(s, t) < spanDistance(b, t) ? s : b));
-        target = local.get(nearest.archive_id) ?? target;
-      }
-    }
-    if (!target.timegate && !has.has(target.id) && !config.archives.some((a) => a.timegate)) {
-      return sendText(reply, 404, `no memento of ${uriR} in any archive`);
-    }
+    const holdings = await holdingsOf(urlkey, (a) => a.timegate! + uriR, 'HEAD');
+    const target = pickArchive(config.archives, holdings, t);
+    if (!target) return sendText(reply, 404, `no memento of ${uriR} in any archive`);
     const location = target.timegate ? target.timegate + uriR : uris.timegate(base, target.id, uriR);
     reply.header('location', location);
     reply.header('vary', 'accept-datetime');
@@ -206,7 +189,22 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     return sendText(reply, 302, location);
   });
 
-  // ---- TimeGate (RFC 7089 §4.1, pattern 2.1) ------------------------------
+  /**
+   * What each archive holds of a URI-R: local archives from the index
+   * (first/last datetime), remote ones by asking them (`probe`: HEAD their
+   * TimeGate, or GET their TimeMap and read its `self` link). A remote that
+   * does not answer in time is `unknown`.
+   */
+  async function holdingsOf(urlkey: string, remoteUrl: (a: ArchiveSpan) => string, how: 'HEAD' | 'self'): Promise<Map<string, Holding>> {
+    const out = new Map<string, Holding>();
+    for (const s of await store.index.spans(urlkey)) if (local.has(s.archive_id)) out.set(s.archive_id, { state: 'yes', first: s.first, last: s.last });
+    await Promise.all(config.archives.filter((a) => a.timegate).map(async (a) => {
+      out.set(a.id, how === 'HEAD' ? await probeRemote(remoteUrl(a)) : await remoteTimemapSpan(remoteUrl(a)));
+    }));
+    return out;
+  }
+
+  // ---- TimeGate (RFC 7089 §4.1.1, pattern 2.1) ----------------------------
   read('/:archive/timegate/*', async (req, reply) => {
     const archive = archiveOf(req.params.archive);
     const { uriR, urlkey } = uriROf(req, `/${req.params.archive}/timegate/`);
@@ -216,11 +214,12 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     if (!n) return sendText(reply, 404, `no memento of ${uriR} in archive "${archive.id}"`);
     const s = select(n, t);
     const prefer = parsePrefer(req.headers.prefer);
-    const raw = prefer.has('original-content');
+    // Variant 1: the URI-M that satisfies the most dimensions asked for.
+    const raw = prefer.dims.has('original-content');
     const location = uris.memento(base, archive.id, s.memento, raw);
     reply.header('location', location);
     reply.header('vary', 'accept-datetime, prefer');
-    if (prefer.size) reply.header('preference-applied', satisfied(raw, isHtml(s.memento.mime)).join(', '));
+    if (hasPreference(prefer)) reply.header('preference-applied', preferenceApplied(prefer, raw, isHtml(s.memento.mime)));
     reply.header('link', formatLinkHeader([
       { uri: uriR, rel: 'original' },
       { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
@@ -230,7 +229,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     return sendText(reply, 302, location);
   });
 
-  // ---- Memento -------------------------------------------------------------
+  // ---- Memento (RFC 7089 §4.1.1, §2.1.1) -----------------------------------
   read('/:archive/memento/*', async (req, reply) => {
     const archive = archiveOf(req.params.archive);
     const prefix = `/${req.params.archive}/memento/`;
@@ -248,80 +247,116 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const n = await store.index.neighbourhood(archive.id, urlkey, t);
     if (!n) return sendText(reply, 404, `no memento of ${uriR} in archive "${archive.id}"`);
     const s = select(n, t);
-    const prefer = parsePrefer(req.headers.prefer);
-    const raw = idMode || prefer.has('original-content');
     if (s.memento.datetime !== t || ts.length !== 14) {
+      // Not a stored datetime (or a timestamp prefix): the nearest URI-M, as Wayback-style archives do.
       const location = uris.memento(base, archive.id, s.memento, idMode);
       reply.header('location', location);
       return sendText(reply, 302, location);
     }
-    return serveMemento(req, reply, base, archive.id, s, raw, uriR);
+    const prefer = parsePrefer(req.headers.prefer);
+    return serveMemento(req, reply, base, archive.id, s, { idMode, raw: idMode || prefer.dims.has('original-content'), prefer }, uriR);
   });
 
-  async function serveMemento(req: FastifyRequest, reply: FastifyReply, base: string, archiveId: string, s: ReturnType<typeof select>, raw: boolean, uriR: string) {
+  /**
+   * Sends one Memento: the stored status; the original headers as
+   * `X-Archive-Orig-<name>`, plus Content-Type (and Content-Encoding /
+   * Content-Length when the body goes out as stored) as themselves, and
+   * Location for a 3xx; Memento-Datetime, Link, Vary, Preference-Applied,
+   * Content-Location. The default variant of an HTML page gets its base
+   * element (decoding a gzip/deflate/br body first); HEAD computes the same
+   * headers as GET and sends no body.
+   */
+  async function serveMemento(req: FastifyRequest, reply: FastifyReply, base: string, archiveId: string, s: Selection,
+    mode: { idMode: boolean; raw: boolean; prefer: PreferRequest }, uriR: string) {
     const row = s.memento;
-    const stored = await store.readResponse(row);
+    let stored = await store.readResponse(row);
     const headers: Record<string, string | string[]> = {};
     const add = (k: string, v: string) => {
       const cur = headers[k];
       headers[k] = cur === undefined ? v : Array.isArray(cur) ? [...cur, v] : [cur, v];
     };
-    let contentType: string | undefined, contentEncoding: string | undefined;
+    let contentType: string | undefined, contentEncoding: string | undefined, location: string | undefined;
     for (const [name, value] of stored.headers) {
       const lower = name.toLowerCase();
-      add(`x-archive-orig-${lower}`, value);
-      if (lower === 'content-type') contentType ??= value;
-      if (lower === 'content-encoding') contentEncoding ??= value.trim().toLowerCase();
-      if (lower === 'location' && stored.status >= 300 && stored.status < 400) headers.location = value;
+      if (!validHeaderName(lower)) continue;
+      const v = headerValue(value);
+      add(`x-archive-orig-${lower}`, v);
+      if (lower === 'content-type') contentType ??= v;
+      if (lower === 'content-encoding') contentEncoding ??= v.trim().toLowerCase();
+      if (lower === 'location') location ??= v;
     }
+    if (contentEncoding === 'identity' || contentEncoding === '') contentEncoding = undefined;
+
     let body: AsyncIterable<Uint8Array> = stored.body;
-    let length: number | undefined = stored.bodyLength;
+    let length = stored.bodyLength;
     let changed = false;
-    const bodyless = req.method === 'HEAD' || stored.status === 204 || stored.status === 304;
-    if (!raw && isHtml(row.mime) && !bodyless) {
-      const decoder = contentEncoding && contentEncoding !== 'identity' ? decoderFor(contentEncoding) : null;
-      if (!contentEncoding || contentEncoding === 'identity' || decoder) {
-        const source = decoder ? Readable.from(body).pipe(decoder) : body;
-        const r = await withBaseElement(source, row.uri_r);
-        if (r.added || decoder) {
+    const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
+    if (!mode.raw && isHtml(row.mime) && !bodyless) {
+      if (!contentEncoding) {
+        const r = await withBaseElement(stored.body, row.uri_r);
+        body = r.body;
+        if (r.added) {
+          changed = true;
+          length += r.added;
+        }
+      } else if (canDecode(contentEncoding)) {
+        const r = await withBaseElement(decodeBody(stored.body, contentEncoding), row.uri_r).catch(() => null);
+        let total: number | null = null;
+        if (r?.added) {
+          const again = await store.readResponse(row);
+          total = await decodedLength(again.body, contentEncoding).finally(() => again.close());
+        }
+        if (r?.added && total !== null) {
           changed = true;
           body = r.body;
-          length = decoder ? undefined : stored.bodyLength + r.added;
-          contentEncoding = undefined;
-        } else body = r.body;
+          length = total + r.added;
+        } else {
+          // Nothing to insert, or the encoded body is corrupt: serve it as stored.
+          stored.close();
+          stored = await store.readResponse(row);
+          body = stored.body;
+        }
       }
     }
     if (contentType) headers['content-type'] = contentType;
     if (contentEncoding && !changed) headers['content-encoding'] = contentEncoding;
-    if (length !== undefined) headers['content-length'] = String(length);
+    headers['content-length'] = String(length);
+    if (location !== undefined && stored.status >= 300 && stored.status < 400) headers.location = absoluteLocation(location, row.uri_r);
     headers['memento-datetime'] = formatHttpDate(row.datetime);
     headers.link = formatLinkHeader([
       { uri: row.uri_r, rel: 'original' },
       { uri: uris.timegate(base, archiveId, uriR), rel: 'timegate' },
       { uri: uris.timemap(base, archiveId, uriR), rel: 'timemap', type: LINK_FORMAT },
-      ...mementoLinks(base, archiveId, s),
+      ...mementoLinks(base, archiveId, s, mode.idMode),
     ]);
     headers.vary = 'prefer';
-    headers['preference-applied'] = satisfied(raw, changed).join(', ');
-    headers['content-location'] = uris.memento(base, archiveId, row, raw);
+    headers['preference-applied'] = preferenceApplied(mode.prefer, mode.raw, changed);
+    headers['content-location'] = uris.memento(base, archiveId, row, mode.raw);
     reply.code(stored.status);
     reply.headers(headers);
-    if (bodyless) {
+    if (req.method === 'HEAD' || bodyless) {
       stored.close();
       return reply.send();
     }
     const stream = Readable.from(body);
-    stream.once('close', () => stored.close());
+    const done = stored;
+    stream.once('close', () => done.close());
     return reply.send(stream);
   }
 
   // ---- TimeMaps (RFC 7089 §5) ---------------------------------------------
+  /** The span of one local archive's mementos of `urlkey`. @throws HttpError 404 when it has none. */
+  async function spanOf(archive: ArchiveSpan, urlkey: string, uriR: string): Promise<{ first: number; last: number }> {
+    const span = (await store.index.spans(urlkey)).find((x) => x.archive_id === archive.id);
+    if (!span) throw new HttpError(404, `no memento of ${uriR} in archive "${archive.id}"`);
+    return span;
+  }
+
   read('/:archive/timemap/link/*', async (req, reply) => {
     const archive = archiveOf(req.params.archive);
     const { uriR, urlkey } = uriROf(req, `/${req.params.archive}/timemap/link/`);
     const base = baseOf(req);
-    const span = (await store.index.spans(urlkey)).find((s) => s.archive_id === archive.id);
-    if (!span) return sendText(reply, 404, `no memento of ${uriR} in archive "${archive.id}"`);
+    const span = await spanOf(archive, urlkey, uriR);
     const head: Link[] = [
       { uri: uriR, rel: 'original' },
       { uri: uris.timemap(base, archive.id, uriR), rel: 'self', type: LINK_FORMAT, from: formatHttpDate(span.first), until: formatHttpDate(span.last) },
@@ -329,23 +364,23 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     ];
     reply.type(LINK_FORMAT);
     if (req.method === 'HEAD') return reply.send();
-    return reply.send(Readable.from(linkFormat(head, mementoStream(store, base, archive.id, urlkey, span))));
+    return reply.send(Readable.from(linkFormat(head, mementoLinkStream(store, base, archive.id, urlkey, span))));
   });
 
   read('/:archive/timemap/json/*', async (req, reply) => {
     const archive = archiveOf(req.params.archive);
     const { uriR, urlkey } = uriROf(req, `/${req.params.archive}/timemap/json/`);
     const base = baseOf(req);
-    const span = (await store.index.spans(urlkey)).find((s) => s.archive_id === archive.id);
-    if (!span) return sendText(reply, 404, `no memento of ${uriR} in archive "${archive.id}"`);
+    const span = await spanOf(archive, urlkey, uriR);
     reply.type('application/json');
     if (req.method === 'HEAD') return reply.send();
-    return reply.send(Readable.from(jsonTimemap(store, base, archive.id, uriR, urlkey, span)));
+    return reply.send(Readable.from(jsonTimemap(store, base, archive.id, uriR, urlkey)));
   });
 
   read('/:archive/timebundle/*', async (req, reply) => {
     const archive = archiveOf(req.params.archive);
-    const { uriR } = uriROf(req, `/${req.params.archive}/timebundle/`);
+    const { uriR, urlkey } = uriROf(req, `/${req.params.archive}/timebundle/`);
+    await spanOf(archive, urlkey, uriR);
     const location = uris.timemap(baseOf(req), archive.id, uriR);
     reply.header('location', location);
     return sendText(reply, 303, location);
@@ -354,26 +389,32 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   read('/tg/timemap/*', async (req, reply) => {
     const { uriR, urlkey } = uriROf(req, '/tg/timemap/');
     const base = baseOf(req);
-    const spans = new Map((await store.index.spans(urlkey)).map((s) => [s.archive_id, s]));
-    const remote = config.archives.filter((a) => a.timegate);
-    if (!spans.size && !remote.length) return sendText(reply, 404, `no memento of ${uriR} in any archive`);
+    const holdings = await holdingsOf(urlkey, (a) => a.timemap! + uriR, 'self');
+    const listed = config.archives.filter((a) => holdings.get(a.id) && holdings.get(a.id)!.state !== 'no');
+    if (!listed.length) return sendText(reply, 404, `no memento of ${uriR} in any archive`);
+    const bounds = (a: ArchiveSpan) => {
+      const h = holdings.get(a.id)!;
+      if (h.first !== undefined && h.last !== undefined) return { from: formatHttpDate(h.first), until: formatHttpDate(h.last) };
+      return spanBounds(a);
+    };
+    const known = [...holdings.values()].filter((h) => h.first !== undefined);
+    const localSpans = config.archives.filter((a) => !a.timegate && holdings.has(a.id));
     const head: Link[] = [
       { uri: uriR, rel: 'original' },
-      { uri: uris.indexTimemap(base, uriR), rel: 'self', type: LINK_FORMAT },
+      {
+        uri: uris.indexTimemap(base, uriR), rel: 'self', type: LINK_FORMAT,
+        ...(known.length ? { from: formatHttpDate(Math.min(...known.map((h) => h.first!))), until: formatHttpDate(Math.max(...known.map((h) => h.last!))) } : {}),
+      },
       { uri: uris.redirector(base, uriR), rel: 'timegate' },
+      ...listed.map((a): Link => ({ uri: a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR), rel: 'timemap', type: LINK_FORMAT, ...bounds(a) })),
     ];
-    for (const a of config.archives) {
-      const s = spans.get(a.id);
-      if (a.timemap) head.push({ uri: a.timemap + uriR, rel: 'timemap', type: LINK_FORMAT, ...spanBounds(a) });
-      else if (s) head.push({ uri: uris.timemap(base, a.id, uriR), rel: 'timemap', type: LINK_FORMAT, from: formatHttpDate(s.first), until: formatHttpDate(s.last) });
-    }
     reply.type(LINK_FORMAT);
     if (req.method === 'HEAD') return reply.send();
+    // The local mementos themselves, oldest first; first/last over all of them.
+    const first = localSpans.length ? holdings.get(localSpans[0].id)!.first : undefined;
+    const last = localSpans.length ? holdings.get(localSpans[localSpans.length - 1].id)!.last : undefined;
     const all = async function* () {
-      for (const a of config.archives) {
-        const s = spans.get(a.id);
-        if (s && !a.timegate) yield* mementoStream(store, base, a.id, urlkey, s);
-      }
+      for (const a of localSpans) yield* mementoLinkStream(store, base, a.id, urlkey, { first: first!, last: last! });
     };
     return reply.send(Readable.from(linkFormat(head, all())));
   });
@@ -381,11 +422,142 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   return app;
 }
 
-function decoderFor(encoding: string): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null {
-  if (encoding === 'gzip' || encoding === 'x-gzip') return zlib.createGunzip();
-  if (encoding === 'deflate') return zlib.createInflate();
-  if (encoding === 'br') return zlib.createBrotliDecompress();
-  return null;
+/** What one archive holds of a URI-R; `first`/`last` epoch seconds when known. */
+interface Holding {
+  state: 'yes' | 'no' | 'unknown';
+  first?: number;
+  last?: number;
+}
+
+/** How long the redirector and the index TimeMap wait for a remote archive. */
+const REMOTE_TIMEOUT_MS = 3000;
+
+/**
+ * One request to a remote archive: `HEAD` of its TimeGate for a URI-R
+ * (RFC 7089 §4.1.1: 302 = it has mementos, 404 = none).
+ */
+function probeRemote(url: string): Promise<Holding> {
+  return remoteRequest(url, 'HEAD', async (res) => {
+    res.resume();
+    const st = res.statusCode ?? 0;
+    return { state: st === 404 || st === 410 ? 'no' : st < 400 ? 'yes' : 'unknown' };
+  });
+}
+
+/**
+ * GETs a remote link-format TimeMap and reads only up to its `self` link
+ * (RFC 7089 §5: `from`/`until` give the span of its mementos); the rest is
+ * not downloaded.
+ */
+function remoteTimemapSpan(url: string): Promise<Holding> {
+  return remoteRequest(url, 'GET', async (res) => {
+    const st = res.statusCode ?? 0;
+    if (st === 404 || st === 410) {
+      res.resume();
+      return { state: 'no' };
+    }
+    if (st !== 200) {
+      res.resume();
+      return { state: 'unknown' };
+    }
+    let text = '';
+    for await (const chunk of res) {
+      text += (chunk as Buffer).toString('utf8');
+      const self = parseLinks(text).find((l) => hasRel(l, 'self') && l.from !== undefined && l.until !== undefined);
+      const from = self && parseHttpDate(self.from), until = self && parseHttpDate(self.until);
+      if (from && until) {
+        res.destroy();
+        return { state: 'yes', first: toEpochSeconds(from), last: toEpochSeconds(until) };
+      }
+      if (text.length > 64 * 1024) break;
+    }
+    res.destroy();
+    return { state: 'yes' };
+  });
+}
+
+function remoteRequest(url: string, method: string, onResponse: (res: http.IncomingMessage) => Promise<Holding>): Promise<Holding> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (h: Holding) => {
+      if (!settled) {
+        settled = true;
+        resolve(h);
+      }
+    };
+    let req: http.ClientRequest;
+    try {
+      req = (url.startsWith('https:') ? https : http).request(url, { method, agent: false, timeout: REMOTE_TIMEOUT_MS }, (res) => {
+        onResponse(res).then(finish, () => finish({ state: 'unknown' }));
+      });
+    } catch {
+      return finish({ state: 'unknown' });
+    }
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => finish({ state: 'unknown' }));
+    req.end();
+  });
+}
+
+/**
+ * The redirector's choice (DESIGN.md "Archives and time spans"):
+ * - without Accept-Datetime, the newest archive that has the URI-R;
+ * - with it, the archive whose span holds it, or, outside every span, the
+ *   first (before) or the last (after) archive, or the nearest across a gap;
+ * - when that archive does not have the URI-R, the archive with mementos
+ *   nearest in time (local: their first/last; remote: its span).
+ * An archive that could not be asked (`unknown`) is used only when no
+ * archive is known to have the URI-R.
+ *
+ * @param t Accept-Datetime, epoch seconds; `undefined` when absent
+ * @returns the archive, or `undefined` when none has the URI-R
+ */
+function pickArchive(archives: ArchiveSpan[], holdings: Map<string, Holding>, t: number | undefined): ArchiveSpan | undefined {
+  const state = (a: ArchiveSpan) => holdings.get(a.id)?.state ?? 'no';
+  const newestFirst = [...archives].reverse();
+  if (t === undefined) return newestFirst.find((a) => state(a) === 'yes') ?? newestFirst.find((a) => state(a) === 'unknown');
+  const primary = archiveForInstant(archives, t)
+    ?? (t < archives[0].from ? archives[0] : t >= archives[archives.length - 1].until ? archives[archives.length - 1]
+      : archives.reduce((best, a) => (distance(a, t) < distance(best, t) ? a : best)));
+  const dist = (a: ArchiveSpan) => {
+    const h = holdings.get(a.id);
+    return h?.first !== undefined && h.last !== undefined ? spanDistance({ first: h.first, last: h.last }, t) : distance(a, t);
+  };
+  const nearest = (want: Holding['state']) => archives.filter((a) => state(a) === want).reduce<ArchiveSpan | undefined>((b, a) => (!b || dist(a) < dist(b) ? a : b), undefined);
+  if (state(primary) === 'yes') return primary;
+  return nearest('yes') ?? (state(primary) === 'unknown' ? primary : nearest('unknown'));
+}
+
+/** A Location of a stored 3xx, absolute against the URI-R (RFC 9110 §10.2.2: a relative one is relative to the target URI). */
+function absoluteLocation(location: string, uriR: string): string {
+  try {
+    return new URL(location.trim(), uriR).href;
+  } catch {
+    return location;
+  }
+}
+
+function validHeaderName(name: string): boolean {
+  try {
+    http.validateHeaderName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A stored header value as Node can send it: characters outside latin-1 or control characters are percent-encoded. */
+function headerValue(value: string): string {
+  try {
+    http.validateHeaderValue('x', value);
+    return value;
+  } catch {
+    return value.replace(/[^\t\x20-\x7e\x80-\xff]/gu, (c) => encodeURIComponent(c));
+  }
+}
+
+function xmlAttr(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 }
 
 function distance(a: ArchiveSpan, t: number): number {
@@ -403,30 +575,31 @@ function spanBounds(a: ArchiveSpan): { from?: string; until?: string } {
   };
 }
 
+/** Rows per index query when streaming a TimeMap (keyset paging on datetime). */
 const PAGE = 1000;
 
-/** Memento links of one archive's TimeMap, read from the index a page at a time (first/last marked). */
-async function* mementoStream(store: ArchiveStore, base: string, archiveId: string, urlkey: string, span: { first: number; last: number }): AsyncGenerator<Link> {
-  let after = -Infinity;
+/** The mementos of one archive for `urlkey`, oldest first, read from the index a page at a time. */
+async function* mementoRows(store: ArchiveStore, archiveId: string, urlkey: string): AsyncGenerator<MementoRow> {
+  let after = Number.MIN_SAFE_INTEGER;
   for (;;) {
-    const rows: MementoRow[] = await store.index.page(archiveId, urlkey, after === -Infinity ? Number.MIN_SAFE_INTEGER : after, PAGE);
-    for (const row of rows) {
-      const rels = [row.datetime === span.first ? 'first' : '', row.datetime === span.last ? 'last' : '', 'memento'].filter(Boolean).join(' ');
-      yield { uri: uris.memento(base, archiveId, row), rel: rels, datetime: formatHttpDate(row.datetime) };
-    }
+    const rows: MementoRow[] = await store.index.page(archiveId, urlkey, after, PAGE);
+    yield* rows;
     if (rows.length < PAGE) return;
     after = rows[rows.length - 1].datetime;
   }
 }
 
-/** link-format document (RFC 6690): one link per line, `,\n` between them. */
-async function* linkFormat(head: Link[], rest: AsyncIterable<Link>): AsyncGenerator<string> {
-  let first = true;
-  let buf = '';
-  for (const l of head) {
-    buf += (first ? '' : ',\n') + formatLink(l);
-    first = false;
+/** Memento links of one archive's mementos (RFC 7089 §5), `first`/`last` marked at the given datetimes. */
+async function* mementoLinkStream(store: ArchiveStore, base: string, archiveId: string, urlkey: string, span: { first: number; last: number }): AsyncGenerator<Link> {
+  for await (const row of mementoRows(store, archiveId, urlkey)) {
+    const rels = [row.datetime === span.first ? 'first' : '', row.datetime === span.last ? 'last' : '', 'memento'].filter(Boolean).join(' ');
+    yield { uri: uris.memento(base, archiveId, row), rel: rels, datetime: formatHttpDate(row.datetime) };
   }
+}
+
+/** link-format document (RFC 6690 §2): links separated by `,` and a line end, sent 32 KiB at a time. */
+async function* linkFormat(head: Link[], rest: AsyncIterable<Link>): AsyncGenerator<string> {
+  let buf = head.map(formatLink).join(',\n');
   for await (const l of rest) {
     buf += ',\n' + formatLink(l);
     if (buf.length > 32 * 1024) {
@@ -437,24 +610,30 @@ async function* linkFormat(head: Link[], rest: AsyncIterable<Link>): AsyncGenera
   yield buf + '\n';
 }
 
-/** The mementoweb.org timemap-json shape, streamed. */
-async function* jsonTimemap(store: ArchiveStore, base: string, archiveId: string, uriR: string, urlkey: string, span: { first: number; last: number }): AsyncGenerator<string> {
+/**
+ * The mementoweb.org timemap-json shape, streamed:
+ * `{original_uri, timegate_uri, timemap_uri: {link_format, json_format},
+ * mementos: {first: {datetime, uri}, last: {…}, list: [{datetime, uri}…]}}`,
+ * datetimes as ISO 8601 UTC (`2001-03-20T20:35:00Z`).
+ */
+async function* jsonTimemap(store: ArchiveStore, base: string, archiveId: string, uriR: string, urlkey: string): AsyncGenerator<string> {
   const iso = (t: number) => new Date(t * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const m = (t: number) => ({ datetime: iso(t), uri: uris.memento(base, archiveId, { datetime: t, uri_r: uriR }) });
-  const headObj = {
+  const m = (row: MementoRow) => JSON.stringify({ datetime: iso(row.datetime), uri: uris.memento(base, archiveId, row) });
+  const head = JSON.stringify({
     original_uri: uriR,
     timegate_uri: uris.timegate(base, archiveId, uriR),
     timemap_uri: { link_format: uris.timemap(base, archiveId, uriR), json_format: uris.timemapJson(base, archiveId, uriR) },
-  };
-  let out = JSON.stringify(headObj).slice(0, -1) + `,"mementos":{"first":${JSON.stringify(m(span.first))},"last":${JSON.stringify(m(span.last))},"list":[`;
-  let first = true;
-  for await (const l of mementoStream(store, base, archiveId, urlkey, span)) {
-    out += (first ? '' : ',') + JSON.stringify({ datetime: iso(toEpochSeconds(parseHttpDate(l.datetime!)!)), uri: l.uri });
-    first = false;
+  }).slice(0, -1);
+  let out = head + ',"mementos":{"list":[';
+  let first: MementoRow | undefined, last: MementoRow | undefined;
+  for await (const row of mementoRows(store, archiveId, urlkey)) {
+    out += (first ? ',' : '') + m(row);
+    first ??= row;
+    last = row;
     if (out.length > 32 * 1024) {
       yield out;
       out = '';
     }
   }
-  yield out + ']}}\n';
+  yield out + `],"first":${first ? m(first) : 'null'},"last":${last ? m(last) : 'null'}}}\n`;
 }

@@ -49,10 +49,14 @@ export function select(n: Neighbourhood, t: number): Selection {
 
 /**
  * The memento links of a selection, one link per URI-M with all its
- * relations combined (`rel="first last memento"` for a single capture),
- * each with its `datetime` (RFC 7089 §2.2.1).
+ * relations combined in the order first, prev, next, last, memento
+ * (`rel="first last memento"` for a single capture, `rel="first prev
+ * memento"`), each with its quoted IMF-fixdate `datetime` (RFC 7089 §2.2.4,
+ * §4.2.1), oldest first.
  *
- * @param rawVariant when true, every URI-M is the `id_` variant
+ * @param rawVariant when true, every URI-M is the `id_` variant (the raw
+ *   Memento was asked for: Prefer original-content at a TimeGate, or an
+ *   `id_` address)
  */
 export function mementoLinks(base: string, archive: string, s: Selection, rawVariant = false): Link[] {
   const entries: [string, MementoRow][] = [['first', s.first], ['prev', s.prev!], ['memento', s.memento], ['next', s.next!], ['last', s.last]];
@@ -63,7 +67,7 @@ export function mementoLinks(base: string, archive: string, s: Selection, rawVar
     e.rels.push(rel);
     byId.set(row.id, e);
   }
-  const order = ['first', 'last', 'prev', 'next'];
+  const order = ['first', 'prev', 'next', 'last'];
   return [...byId.values()]
     .sort((a, b) => a.row.datetime - b.row.datetime)
     .map(({ row, rels }) => ({

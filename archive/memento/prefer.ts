@@ -2,36 +2,74 @@
  * Prefer negotiation of raw Mementos (spec.md "Prefer rules"; RFC 7240).
  *
  * Dimensions: `original-content`, `original-links`, `echo-original-headers`.
- * pywb's tokens are understood too: `raw` = all three, `rewritten` = none
- * beyond the default. Unknown preferences are ignored (RFC 7240 §2).
+ * pywb's tokens are understood too: `raw` = all three, `rewritten` = the
+ * default Memento. Unknown preferences are ignored (RFC 7240 §2: a server
+ * ignores preferences it does not understand); so are their parameters.
  */
 
 export const DIMENSIONS = ['original-content', 'original-links', 'echo-original-headers'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
+/** What a Prefer request header asks for. */
+export interface PreferRequest {
+  /** Known dimensions asked for (`raw` adds all three). */
+  dims: Set<Dimension>;
+  /** pywb's `raw` token was sent. */
+  raw: boolean;
+  /** pywb's `rewritten` token was sent (= the default Memento). */
+  rewritten: boolean;
+}
+
 /**
- * The dimensions asked for in Prefer header value(s).
+ * Parses Prefer header value(s) (RFC 7240 §2: comma-separated preferences,
+ * each `token[=value]` with `;`-parameters; tokens compare case-insensitively).
  *
  * @param header one Prefer value or several (repeated headers)
- * @returns the set of known dimensions asked for (empty when none)
+ * @returns the known dimensions and pywb tokens asked for; empty when none
+ *   (also for a header of unknown tokens only: spec Prefer rule 7)
  */
-export function parsePrefer(header: string | string[] | undefined): Set<Dimension> {
-  const out = new Set<Dimension>();
+export function parsePrefer(header: string | string[] | undefined): PreferRequest {
+  const out: PreferRequest = { dims: new Set(), raw: false, rewritten: false };
   if (!header) return out;
   const text = Array.isArray(header) ? header.join(',') : header;
   for (const pref of text.split(',')) {
     const token = pref.split(';')[0].split('=')[0].trim().toLowerCase();
-    if ((DIMENSIONS as readonly string[]).includes(token)) out.add(token as Dimension);
-    else if (token === 'raw') DIMENSIONS.forEach((d) => out.add(d));
+    if ((DIMENSIONS as readonly string[]).includes(token)) out.dims.add(token as Dimension);
+    else if (token === 'raw') {
+      out.raw = true;
+      DIMENSIONS.forEach((d) => out.dims.add(d));
+    } else if (token === 'rewritten') out.rewritten = true;
   }
   return out;
 }
 
+/** True when the request carries any preference this archive understands. */
+export function hasPreference(p: PreferRequest): boolean {
+  return p.dims.size > 0 || p.raw || p.rewritten;
+}
+
 /**
- * The dimensions a Memento response satisfies: the default Memento keeps
- * links and echoes headers; it keeps content too unless a base element was
- * added; the raw (`id_`) variant satisfies all three.
+ * The dimensions a Memento response satisfies (spec Prefer rule 3): the raw
+ * (`id_`) variant satisfies all three; the default Memento keeps links
+ * (none is rewritten) and echoes headers (`X-Archive-Orig-*`), and keeps
+ * the content too when nothing was inserted or decoded.
+ *
+ * @param raw the stored bytes are served exactly
+ * @param bodyChanged the default Memento's body differs from the stored one
  */
 export function satisfied(raw: boolean, bodyChanged: boolean): Dimension[] {
   return raw || !bodyChanged ? [...DIMENSIONS] : ['original-links', 'echo-original-headers'];
+}
+
+/**
+ * The Preference-Applied value of a response (spec Prefer rules 3, 4, 6):
+ * the dimensions the response satisfies, plus pywb's `raw` when it asked
+ * for raw and got the raw variant, or `rewritten` when it asked for that
+ * and got the default Memento.
+ */
+export function preferenceApplied(p: PreferRequest, raw: boolean, bodyChanged: boolean): string {
+  const list: string[] = satisfied(raw, bodyChanged);
+  if (p.raw && raw) list.push('raw');
+  if (p.rewritten && !raw) list.push('rewritten');
+  return list.join(', ');
 }

@@ -1,0 +1,78 @@
+/**
+ * Shared pieces of the Memento conformance suite (RFC 7089 and the spec's
+ * Prefer rules): seeding captures through the real PUT path, reading Link
+ * headers, and comparing a HEAD answer with the GET answer.
+ */
+import type { Test } from 'tap';
+import { formatHttpDate, parseHttpDate } from '../../shared/http-date.js';
+import { parseLinks, type Link } from '../../shared/link.js';
+import { captureRecord, putCapture, request, type Answer, type CaptureParts, type TestArchive } from '../helpers/archive.js';
+
+export { formatHttpDate };
+
+/** Epoch seconds of an IMF-fixdate (throws on a bad one: a test bug). */
+export function epoch(httpDate: string): number {
+  const d = parseHttpDate(httpDate);
+  if (!d) throw new Error('bad date in test: ' + httpDate);
+  return Math.floor(d.getTime() / 1000);
+}
+
+/** 14-digit timestamp of an IMF-fixdate. */
+export function ts14(httpDate: string): string {
+  return new Date(epoch(httpDate) * 1000).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+/** URI-R → `{host, target}` of its embedded request. */
+export function partsOf(uriR: string): { host: string; target: string; requestHeaders?: [string, string][] } {
+  const u = new URL(uriR);
+  return { host: u.host, target: u.pathname + u.search, ...(u.protocol === 'https:' ? { requestHeaders: [['X-Forwarded-Proto', 'https']] } : {}) };
+}
+
+/**
+ * PUTs one capture of `uriR` dated `date` (IMF-fixdate) and checks that the
+ * archive made a new memento (201).
+ */
+export async function seed(archive: TestArchive, uriR: string, date: string, parts: CaptureParts = {}): Promise<Answer> {
+  const res = await putCapture(archive, uriR, captureRecord({ ...partsOf(uriR), date, body: `<html><head><title>${date}</title></head><body>${uriR} at ${date}</body></html>`, ...parts }));
+  if (res.status !== 201) throw new Error(`seeding ${uriR} at ${date}: ${res.status} ${res.text}`);
+  return res;
+}
+
+/** The links of a Link header (or link-format body). */
+export function links(value: string | string[] | undefined): Link[] {
+  if (value === undefined) return [];
+  return parseLinks(Array.isArray(value) ? value.join(', ') : value);
+}
+
+/** The one link whose rel is exactly `rel` (space-separated relation types, in any order). */
+export function byRel(list: Link[], rel: string): Link[] {
+  const want = rel.split(' ').sort().join(' ');
+  return list.filter((l) => l.rel.split(/\s+/).sort().join(' ') === want);
+}
+
+/** Response headers that depend on the moment or the connection, not on the resource. */
+const TRANSIENT = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/**
+ * RFC 9110 §9.3.2: HEAD answers exactly as GET without the body. Requests
+ * both and compares status and every header but Date and the framing ones
+ * (Transfer-Encoding: a HEAD answer has no body to frame).
+ *
+ * @returns the GET answer
+ */
+export async function headMatchesGet(t: Test, url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const get = await request(url, { headers });
+  const head = await request(url, { method: 'HEAD', headers });
+  t.equal(head.status, get.status, `HEAD ${url}: same status as GET`);
+  const strip = (h: Answer['headers']) => Object.fromEntries(Object.entries(h).filter(([k]) => !TRANSIENT.has(k)));
+  t.same(strip(head.headers), strip(get.headers), `HEAD ${url}: same headers as GET`);
+  t.equal(head.body.length, 0, 'HEAD has no body');
+  return get;
+}
+
+/** Asserts that an answer carries no Memento headers (RFC 7089: an error is not a Memento, TimeGate or TimeMap). */
+export function noMementoHeaders(t: Test, res: Answer, what: string): void {
+  t.notOk(res.headers['memento-datetime'], `${what}: no Memento-Datetime`);
+  t.notOk(res.headers.link, `${what}: no Link`);
+  t.notOk(res.headers.vary, `${what}: no Vary`);
+}
