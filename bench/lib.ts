@@ -1,0 +1,370 @@
+/**
+ * Shared benchmark utilities: the row type every bench module returns,
+ * servers under test in child processes, the load generator (autocannon),
+ * alternating baseline/candidate rounds, medians, RSS sampling and the table.
+ *
+ * Method (issue 6): the machine is shared and has 2 cores, so every figure
+ * is the median of several rounds in which baseline and candidate run one
+ * after the other (alternating order), and is printed with its baseline
+ * measured in the same run. The servers under test run in their own
+ * processes; the load generator runs in the bench process and competes with
+ * them for CPU, the same way for baseline and candidate.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+/** Repository root. */
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Bench data and logs (gitignored); cached seeded archives live here. */
+export const dataRoot = path.join(repo, 'bench', '.data');
+
+/**
+ * One line of the bench table. `figure` and `baseline` are display strings
+ * with their units; `ratio` is figure ÷ baseline (null when there is no
+ * baseline); `target` as in the issue (`≥ 0.95×`, `≤ 1.1×`, `< 1 s`,
+ * `≥ 3,000 captures/s`, `report`); `met` overrides the check that
+ * {@link targetMet} derives from `target`.
+ */
+export interface BenchRow {
+  name: string;
+  figure: string;
+  baseline: string;
+  ratio: number | null;
+  target?: string;
+  met?: boolean;
+}
+
+// ---- statistics -------------------------------------------------------------
+
+/** Median of `xs` (mean of the two middle values for an even count); NaN for none. */
+export function median(xs: number[]): number {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * Runs `rounds` rounds; in each, every arm once, the order reversed every
+ * other round (so a drift of the machine's load hits all arms alike).
+ * Returns each arm's results in round order.
+ */
+export async function alternate<T>(rounds: number, arms: Record<string, () => Promise<T>>): Promise<Record<string, T[]>> {
+  const names = Object.keys(arms);
+  const out: Record<string, T[]> = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 ? [...names].reverse() : names;
+    for (const n of order) out[n].push(await arms[n]());
+  }
+  return out;
+}
+
+/** `12345.6` → `12,346`; `0.1234` → `0.123`. */
+export function fmt(n: number, digits?: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  const d = digits ?? (Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 10 ? 1 : Math.abs(n) >= 1 ? 2 : 3);
+  return n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+}
+
+// ---- load generator ---------------------------------------------------------
+
+/** What one autocannon run measured. */
+export interface LoadResult {
+  /** Completed requests per second over the run. */
+  rps: number;
+  /** Latency percentiles, ms. */
+  p50: number;
+  p99: number;
+  mean: number;
+  total: number;
+  /** Responses by status code. */
+  statuses: Record<string, number>;
+  errors: number;
+}
+
+export interface LoadOptions {
+  /** Base URL, `http://127.0.0.1:port`. */
+  url: string;
+  connections: number;
+  /** Seconds. */
+  duration: number;
+  /** Request path (raw target), or a function giving one per request. */
+  path: string | (() => string);
+  headers?: Record<string, string> | (() => Record<string, string>);
+  /** Every response must have one of these statuses, else the run throws. */
+  expect: number[];
+}
+
+/**
+ * One autocannon run (HTTP/1.1 keep-alive, no pipelining).
+ * @throws when a response has another status than `opts.expect` or a
+ *   connection failed: a bench of wrong answers is no bench.
+ */
+export async function load(opts: LoadOptions): Promise<LoadResult> {
+  const dynamic = typeof opts.path === 'function' || typeof opts.headers === 'function';
+  const pathOf = typeof opts.path === 'function' ? opts.path : () => opts.path as string;
+  const headersOf = typeof opts.headers === 'function' ? opts.headers : () => (opts.headers ?? {}) as Record<string, string>;
+  let firstBad: string | undefined;
+  const onResponse = (status: number, body: string) => {
+    if (firstBad === undefined && !opts.expect.includes(status)) firstBad = `${status} ${String(body).slice(0, 300).trim()}`;
+  };
+  const result = await autocannon({
+    url: opts.url,
+    connections: opts.connections,
+    duration: opts.duration,
+    pipelining: 1,
+    timeout: 30,
+    requests: dynamic
+      ? [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, method: 'GET', path: pathOf(), headers: headersOf() }), onResponse }]
+      : [{ method: 'GET', path: pathOf(), headers: headersOf(), onResponse }],
+  } as autocannon.Options);
+  const statuses: Record<string, number> = {};
+  for (const [code, v] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = Number((v as { count: number | string }).count);
+  const bad = Object.keys(statuses).filter((c) => !opts.expect.includes(Number(c)));
+  if (bad.length || result.errors) {
+    throw new Error(`load on ${opts.url}: unexpected answers ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts; first: ${firstBad ?? '-'}`);
+  }
+  return {
+    rps: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    mean: result.latency.average,
+    total: result.requests.total,
+    statuses,
+    errors: result.errors,
+  };
+}
+
+// ---- servers under test -----------------------------------------------------
+
+/** A server under test running in its own process. */
+export interface Child {
+  url: string;
+  pid: number;
+  proc: ChildProcess;
+  /** Its output (stdout and stderr go to this file, so the bench process never reads a log pipe). */
+  logFile: string;
+  /** Resident set size now, bytes (from /proc/<pid>/status). */
+  rss(): number;
+  /** SIGTERM, then SIGKILL after 5 s; resolves once it exited. */
+  stop(): Promise<void>;
+}
+
+const children = new Set<Child>();
+let cleanupInstalled = false;
+
+function installCleanup() {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  const killAll = () => {
+    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  };
+  process.on('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+}
+
+/** Resident set size of process `pid`, bytes. */
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/**
+ * Starts `node <args>` (cwd: the repo) and resolves once its output has a
+ * line `listening on http://host:port`. Output goes to `<dataRoot>/logs/<name>.log`.
+ *
+ * @throws when it exits first or does not listen within 60 s.
+ */
+export async function spawnServer(name: string, args: string[], env: Record<string, string> = {}): Promise<Child> {
+  installCleanup();
+  mkdirSync(path.join(dataRoot, 'logs'), { recursive: true });
+  const logFile = path.join(dataRoot, 'logs', `${name}.log`);
+  const fd = openSync(logFile, 'w');
+  const proc = spawn(process.execPath, args, { cwd: repo, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
+  closeSync(fd);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const started = Date.now();
+  let url: string | undefined;
+  while (!url) {
+    const text = readFileSync(logFile, 'utf8');
+    const m = /listening on (http:\/\/[^\s/]+)/.exec(text);
+    if (m) url = m[1];
+    else if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`${name} exited before listening:\n${text.slice(-2000)}`);
+    else if (Date.now() - started > 60_000) {
+      proc.kill('SIGKILL');
+      throw new Error(`${name} did not listen within 60 s:\n${text.slice(-2000)}`);
+    } else await new Promise((r) => setTimeout(r, 50));
+  }
+  const child: Child = {
+    url,
+    pid: proc.pid!,
+    proc,
+    logFile,
+    rss: () => rssOf(proc.pid!),
+    async stop() {
+      children.delete(child);
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(t);
+      }
+    },
+  };
+  children.add(child);
+  return child;
+}
+
+/** A 10 KB HTML page (10,240 bytes): the page the proxy and Memento benches serve. */
+export function page10k(seed = 0): Buffer {
+  const head = `<!DOCTYPE html>\n<html><head><title>Bench page ${seed}</title></head><body>\n`;
+  const tail = '</body></html>\n';
+  let body = '';
+  let i = 0;
+  while (head.length + body.length + tail.length < 10240) body += `<p>Paragraph ${i++} of page ${seed}: the quick brown fox jumps over the lazy dog.</p>\n`;
+  return Buffer.from((head + body).slice(0, 10240 - tail.length) + tail);
+}
+
+/**
+ * A bare Node http server in a child process, the baseline of the read
+ * benches: `'302'` answers every request with a constant 302 (Location +
+ * one-line text/plain body, as a TimeGate does); `'10k'` answers with a
+ * constant 10 KB text/html page ({@link page10k}) and Content-Length.
+ */
+export function bareServer(kind: '302' | '10k'): Promise<Child> {
+  const code = `
+    const http = require('node:http');
+    const kind = ${JSON.stringify(kind)};
+    const page = Buffer.from(${JSON.stringify(page10k(0).toString('base64'))}, 'base64');
+    const loc = 'http://127.0.0.1/bench/memento/20260101000000/http://www.example.org/';
+    const server = http.createServer((req, res) => {
+      if (kind === '302') {
+        const body = loc + '\\n';
+        res.writeHead(302, { location: loc, 'content-type': 'text/plain; charset=UTF-8', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': page.length });
+        res.end(page);
+      }
+    });
+    server.keepAliveTimeout = 60000;
+    server.listen(0, '127.0.0.1', () => console.log('bare-' + kind + ' listening on http://127.0.0.1:' + server.address().port));
+    process.on('SIGTERM', () => process.exit(0));
+  `;
+  return spawnServer(`bare-${kind}`, ['-e', code]);
+}
+
+/**
+ * Samples `pid`'s RSS every `everyMs` until `stop()`; returns the peak (bytes).
+ */
+export function sampleRss(pid: number, everyMs = 10): { stop(): number } {
+  let peak = rssOf(pid);
+  const t = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssOf(pid));
+    } catch {
+      /* exited */
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(t);
+      try {
+        peak = Math.max(peak, rssOf(pid));
+      } catch {
+        /* exited */
+      }
+      return peak;
+    },
+  };
+}
+
+// ---- archives under test ----------------------------------------------------
+
+/**
+ * Writes an archive config (one open-span archive `bench`, listen on port 0)
+ * for `dataDir` and returns its path.
+ */
+export function writeArchiveConfig(dir: string, dataDir: string, extra = ''): string {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'archive.yaml');
+  writeFileSync(file, `listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(dataDir)}\narchives:\n  - id: bench\n${extra}`);
+  return file;
+}
+
+/** Starts `bin/memento-archive.js serve --quiet --config <file>` in a child process. */
+export function startArchiveProcess(name: string, configFile: string, nodeArgs: string[] = []): Promise<Child> {
+  return spawnServer(name, [...nodeArgs, path.join(repo, 'bin', 'memento-archive.js'), 'serve', '--quiet', '--config', configFile]);
+}
+
+/**
+ * A version stamp for cached bench data: hash of `files` (repo-relative;
+ * the code that writes the data) and `params`. Data seeded by other code
+ * is seeded again.
+ */
+export function stamp(files: string[], params: unknown): string {
+  const h = createHash('sha256');
+  for (const f of files) {
+    try {
+      h.update(readFileSync(path.join(repo, f)));
+    } catch {
+      h.update(`missing:${f}`);
+    }
+  }
+  h.update(JSON.stringify(params));
+  return h.digest('hex').slice(0, 12);
+}
+
+// ---- the table ----------------------------------------------------------------
+
+/**
+ * Whether a row meets its target: `met` when given; else the target
+ * `≥|>|≤|< N×` against `ratio`, or `≥|>|≤|< N unit` against the first number
+ * of `figure`; `null` when there is nothing to check (`report`, no target).
+ */
+export function targetMet(row: BenchRow): boolean | null {
+  if (row.met !== undefined) return row.met;
+  const m = /^\s*(≥|>=|>|≤|<=|<)\s*([\d,]*\.?\d+)\s*(×|x\b)?/.exec(row.target ?? '');
+  if (!m) return null;
+  const want = Number(m[2].replace(/,/g, ''));
+  let have: number;
+  if (m[3]) {
+    if (row.ratio === null) return null;
+    have = row.ratio;
+  } else {
+    const f = /([\d,]*\.?\d+)/.exec(row.figure);
+    if (!f) return null;
+    have = Number(f[1].replace(/,/g, ''));
+  }
+  switch (m[1]) {
+    case '≥': case '>=': return have >= want;
+    case '>': return have > want;
+    case '≤': case '<=': return have <= want;
+    default: return have < want;
+  }
+}
+
+/** The table as GitHub markdown: benchmark | figure | baseline | ratio | target | met?. */
+export function formatTable(rows: BenchRow[]): string {
+  const lines = ['| benchmark | figure | baseline | ratio | target | met? |', '|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    const met = targetMet(r);
+    const ratio = r.ratio === null ? '—' : `${fmt(r.ratio, 2)}×`;
+    lines.push(`| ${r.name} | ${r.figure} | ${r.baseline || '—'} | ${ratio} | ${r.target ?? '—'} | ${met === null ? '—' : met ? 'yes' : '**no**'} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Progress line on stderr (the table goes to stdout). */
+export function note(msg: string): void {
+  process.stderr.write(`[bench] ${msg}\n`);
+}

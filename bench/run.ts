@@ -1,0 +1,72 @@
+/**
+ * `npm run bench [-- NAME…]`: runs every module `bench/*.ts` that exports
+ * `run(): Promise<BenchRow[]>` (all but lib.ts, run.ts, seed.ts), one after
+ * the other, and prints one table: benchmark | figure | baseline | ratio |
+ * target | met?. NAMEs pick modules by file name (`timegate`,
+ * `proxy-throughput`; a prefix is enough). A module that fails gives a row
+ * saying so and the others still run; the exit status is 1 then.
+ *
+ * The table also goes to `bench/.data/last-table.md` with the date and
+ * machine, ready for the README.
+ */
+import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { dataRoot, formatTable, note, repo, type BenchRow } from './lib.js';
+
+const SKIP = new Set(['lib.ts', 'run.ts', 'seed.ts']);
+
+/** Date, CPU count, memory and Node version of this run. */
+export function machine(): string {
+  const cpu = os.cpus()[0]?.model.replace(/\s+/g, ' ').trim() ?? 'unknown CPU';
+  return `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.type()} ${os.release()}`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const want = argv.filter((a) => !a.startsWith('-'));
+  const dir = path.join(repo, 'bench');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !SKIP.has(f)).sort();
+  const picked = want.length ? files.filter((f) => want.some((w) => f.replace(/\.ts$/, '').startsWith(w))) : files;
+  if (want.length && !picked.length) {
+    process.stderr.write(`bench: no benchmark matches ${want.join(', ')} (have: ${files.map((f) => f.replace(/\.ts$/, '')).join(', ')})\n`);
+    return 2;
+  }
+  const rows: BenchRow[] = [];
+  let failed = false;
+  for (const f of picked) {
+    const name = f.replace(/\.ts$/, '');
+    let mod: { run?: () => Promise<BenchRow[]> };
+    try {
+      mod = await import(pathToFileURL(path.join(dir, f)).href);
+    } catch (err) {
+      note(`${name}: cannot load: ${(err as Error).message}`);
+      rows.push({ name: `${name}: could not load`, figure: (err as Error).message.split('\n')[0], baseline: '', ratio: null, met: false });
+      failed = true;
+      continue;
+    }
+    if (typeof mod.run !== 'function') continue;
+    const started = Date.now();
+    note(`${name} …`);
+    try {
+      const got = await mod.run();
+      rows.push(...got);
+      note(`${name} done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      for (const r of got) process.stderr.write(formatTable([r]).split('\n')[2] + '\n');
+    } catch (err) {
+      note(`${name} failed: ${(err as Error).stack ?? err}`);
+      rows.push({ name: `${name}: failed`, figure: String((err as Error).message ?? err).split('\n')[0].slice(0, 200), baseline: '', ratio: null, met: false });
+      failed = true;
+    }
+  }
+  const table = formatTable(rows);
+  const stampLine = `Measured ${machine()}.`;
+  process.stdout.write(`\n${table}\n\n${stampLine}\n`);
+  mkdirSync(dataRoot, { recursive: true });
+  writeFileSync(path.join(dataRoot, 'last-table.md'), `${table}\n\n${stampLine}\n`);
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));
+// Children are stopped by each module; do not let a stray handle keep the run alive.
+process.exit();

@@ -1,0 +1,197 @@
+/**
+ * Bench data, built by the bench itself with the archive's own writers and
+ * cached under `bench/.data/<name>-<stamp>/` (gitignored). The stamp hashes
+ * the code that writes the data (this file, the index schema, the WARC
+ * writer, the urlkey; and the ingest path for ingested data) and the parameters, so changed code seeds anew
+ * and a repeated `npm run bench` does not.
+ *
+ * Two paths:
+ * - {@link seedBulk} (1M mementos in about a minute): 1,000 real WARC
+ *   `response`/`request` record pairs (one per host, 2 KB HTML), written
+ *   with the archive's {@link WarcWriter}, and `perUri` index rows per URI-R
+ *   inserted with the archive's {@link IndexDb.insertMany} in transactions
+ *   of 20,000 rows; the rows of URI-R i point at record i mod 1,000 (a page
+ *   of the same host). Writing a WARC pair per URI-R would take ~90 s more
+ *   (WarcWriter.append: ~0.9 ms each here), and the benches that use this
+ *   data (TimeGate, TimeMap) read only the index, never the WARC record.
+ * - {@link seedIngest}: captures through the real ingest path
+ *   ({@link ArchiveStore.ingest}: capture-record parser, digest, dedup,
+ *   WARC pair, fsync, index row), 32 at a time.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { loadYamlFile } from '../shared/config.js';
+import { formatHttpDate } from '../shared/http-date.js';
+import { surtUrlkey } from '../shared/uri.js';
+import { validateArchiveConfig } from '../archive/config.js';
+import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
+import { ArchiveStore } from '../archive/store/store.js';
+import { WarcWriter } from '../archive/store/warc.js';
+import { dataRoot, note, page10k, stamp, writeArchiveConfig } from './lib.js';
+
+/** The code whose output the bulk data is (index schema, WARC writer, urlkey). */
+const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/warc.ts', 'shared/uri.ts'];
+/** The code whose output ingested data is: the bulk code plus the ingest path. */
+const INGEST_CODE = [...BULK_CODE, 'archive/store/store.ts', 'archive/store/body-spill.ts', 'shared/capture-record.ts', 'shared/http-date.ts'];
+
+/** A seeded archive: its config file (one archive `bench`) and what it holds. */
+export interface Seeded {
+  dir: string;
+  configFile: string;
+  /** URI-Rs, in seeding order. */
+  uris: string[];
+  /** Memento-Datetimes of each URI-R's mementos, epoch s (the same offsets for every URI-R, shifted by its index). */
+  datetimes(i: number): number[];
+  mementos: number;
+}
+
+/** Epoch s of 2020-01-01T00:00:00Z: the first memento of URI-R 0. */
+export const T0 = Date.UTC(2020, 0, 1) / 1000;
+/** Spacing of the mementos of one URI-R: 30 days. */
+export const STEP = 30 * 86400;
+
+/** URI-R number `i` of a data set: 1,000 hosts, paths under each. */
+export function uriOf(i: number, prefix = 'p'): string {
+  return `http://www${i % 1000}.example.org/${prefix}/${Math.floor(i / 1000)}/page-${i}.html`;
+}
+
+function datetimesOf(perUri: number) {
+  return (i: number) => Array.from({ length: perUri }, (_, j) => T0 + j * STEP + (i % 86400));
+}
+
+/** Finds or builds the cached data dir `<name>-<stamp>`, removing stale `<name>-*` dirs. */
+async function cached(name: string, code: string[], params: unknown, build: (dataDir: string, configFile: string) => Promise<void>): Promise<{ dir: string; configFile: string }> {
+  const s = stamp(code, params);
+  const dir = path.join(dataRoot, `${name}-${s}`);
+  const configFile = path.join(dir, 'archive.yaml');
+  if (existsSync(path.join(dir, 'DONE'))) return { dir, configFile };
+  mkdirSync(dataRoot, { recursive: true });
+  for (const d of readdirSync(dataRoot)) if (d.startsWith(`${name}-`)) rmSync(path.join(dataRoot, d), { recursive: true, force: true });
+  const started = Date.now();
+  note(`seeding ${name} (${JSON.stringify(params)}) …`);
+  const dataDir = path.join(dir, 'data');
+  writeArchiveConfig(dir, dataDir);
+  await build(dataDir, configFile);
+  writeFileSync(path.join(dir, 'DONE'), new Date().toISOString() + '\n');
+  note(`seeded ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { dir, configFile };
+}
+
+/** WARC record pairs written by {@link seedBulk} (one per host); the rows of URI-R i point at record i mod RECORDS. */
+const RECORDS = 1000;
+/** Index rows per transaction in {@link seedBulk}. */
+const TX_ROWS = 20_000;
+
+/**
+ * `uris` URI-Rs × `perUri` mementos each (see the module comment), URI-R
+ * `i` = {@link uriOf}(i, prefix), memento `j` at T0 + j·30 days + (i mod 86400) s.
+ */
+export async function seedBulk(name: string, opts: { uris: number; perUri: number; prefix?: string; bodyBytes?: number }): Promise<Seeded> {
+  const prefix = opts.prefix ?? 'p';
+  const bodyBytes = opts.bodyBytes ?? 2048;
+  const { dir, configFile } = await cached(name, BULK_CODE, { ...opts, prefix, bodyBytes, v: 1 }, async (dataDir, configFile) => {
+    const config = validateArchiveConfig(loadYamlFile(configFile));
+    mkdirSync(path.join(dataDir, 'warcs'), { recursive: true });
+    const writer = new WarcWriter(path.join(dataDir, 'warcs'), 'bench', config.warcMaxBytes);
+    const index = await IndexDb.open(path.join(dataDir, 'index.sqlite3'));
+    const times = datetimesOf(opts.perUri);
+    const body = page10k(1).subarray(0, bodyBytes);
+    const digest = 'sha256:' + createHash('sha256').update(body).digest('hex');
+    // One real WARC record pair for each of the first RECORDS URI-Rs (one per host).
+    const records = [];
+    for (let i = 0; i < Math.min(opts.uris, RECORDS); i++) {
+      const uriR = uriOf(i, prefix);
+      const u = new URL(uriR);
+      const responseHead = Buffer.from(`HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(times(i)[0])}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`);
+      const requestHead = Buffer.from(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n`);
+      records.push(await writer.append({
+        uriR, datetime: new Date(times(i)[0] * 1000), requestHead, responseHead,
+        body: async function* () { yield body; }, payloadDigest: digest,
+      }));
+    }
+    await writer.sync();
+    let rows: NewMementoRow[] = [];
+    let inserting: Promise<void> = Promise.resolve();
+    for (let i = 0; i < opts.uris; i++) {
+      const uriR = uriOf(i, prefix);
+      const rec = records[i % RECORDS];
+      const urlkey = surtUrlkey(uriR);
+      for (const t of times(i)) {
+        rows.push({
+          archive_id: 'bench', urlkey, uri_r: uriR, datetime: t, status: 200, mime: 'text/html', digest,
+          warc_file: rec.file, warc_offset: rec.offset, warc_length: rec.length, client_ip: null,
+        });
+      }
+      if (rows.length >= TX_ROWS) {
+        await inserting;
+        inserting = index.insertMany(rows);
+        rows = [];
+        if ((i + 1) % 20_000 < Math.ceil(TX_ROWS / opts.perUri)) note(`  ${name}: ${i + 1} of ${opts.uris} URI-Rs`);
+      }
+    }
+    await inserting;
+    if (rows.length) await index.insertMany(rows);
+    await writer.close();
+    await index.close();
+  });
+  return { dir, configFile, uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)), datetimes: datetimesOf(opts.perUri), mementos: opts.uris * opts.perUri };
+}
+
+/**
+ * `uris` URI-Rs with one 10 KB HTML memento each (a different page per
+ * URI-R, {@link page10k}), ingested through {@link ArchiveStore.ingest}
+ * 32 at a time. Memento `i` is dated T0 + i s.
+ */
+export async function seedIngest(name: string, opts: { uris: number; prefix?: string }): Promise<Seeded> {
+  const prefix = opts.prefix ?? 'm';
+  const { dir, configFile } = await cached(name, INGEST_CODE, { ...opts, prefix, v: 1 }, async (dataDir, configFile) => {
+    const config = validateArchiveConfig(loadYamlFile(configFile));
+    const store = await ArchiveStore.open(config);
+    const one = async (i: number) => {
+      const u = new URL(uriOf(i, prefix));
+      const body = page10k(i);
+      const head = `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n` +
+        `HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(T0 + i)}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`;
+      const r = await store.ingest(Readable.from([Buffer.from(head, 'latin1'), body]), new Date());
+      if (!r.created) throw new Error(`seeding ${name}: capture ${i} was not stored as a new memento`);
+    };
+    for (let i = 0; i < opts.uris; i += 32) {
+      await Promise.all(Array.from({ length: Math.min(32, opts.uris - i) }, (_, k) => one(i + k)));
+    }
+    await store.close();
+  });
+  return { dir, configFile, uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)), datetimes: (i) => [T0 + i], mementos: opts.uris };
+}
+
+/**
+ * One URI-R with `count` mementos, one day apart from T0 (the TimeMap
+ * bench), through the bulk path: one WARC record, `count` index rows.
+ */
+export async function seedOneUri(name: string, count: number): Promise<Seeded & { uri: string }> {
+  const uriR = 'http://www.example.org/busy-page.html';
+  const { dir, configFile } = await cached(name, BULK_CODE, { count, uriR, v: 1 }, async (dataDir, configFile) => {
+    mkdirSync(path.join(dataDir, 'warcs'), { recursive: true });
+    const writer = new WarcWriter(path.join(dataDir, 'warcs'), 'bench', 1 << 30);
+    const index = await IndexDb.open(path.join(dataDir, 'index.sqlite3'));
+    const body = page10k(2);
+    const digest = 'sha256:' + createHash('sha256').update(body).digest('hex');
+    const rec = await writer.append({
+      uriR, datetime: new Date(T0 * 1000), requestHead: Buffer.from('GET /busy-page.html HTTP/1.1\r\nHost: www.example.org\r\n\r\n'),
+      responseHead: Buffer.from(`HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(T0)}\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\n\r\n`),
+      body: async function* () { yield body; }, payloadDigest: digest,
+    });
+    const urlkey = surtUrlkey(uriR);
+    for (let start = 0; start < count; start += TX_ROWS) {
+      const rows: NewMementoRow[] = [];
+      for (let j = start; j < Math.min(count, start + TX_ROWS); j++) {
+        rows.push({ archive_id: 'bench', urlkey, uri_r: uriR, datetime: T0 + j * 86400, status: 200, mime: 'text/html', digest, warc_file: rec.file, warc_offset: rec.offset, warc_length: rec.length, client_ip: null });
+      }
+      await index.insertMany(rows);
+    }
+    await writer.close();
+    await index.close();
+  });
+  return { dir, configFile, uri: uriR, uris: [uriR], datetimes: () => Array.from({ length: count }, (_, j) => T0 + j * 86400), mementos: count };
+}
