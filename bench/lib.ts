@@ -238,9 +238,12 @@ export function page10k(seed = 0): Buffer {
  * A bare Node http server in a child process, the baseline of the read
  * benches: `'302'` answers every request with a constant 302 (Location +
  * one-line text/plain body, as a TimeGate does); `'10k'` answers with a
- * constant 10 KB text/html page ({@link page10k}) and Content-Length.
+ * constant 10 KB text/html page ({@link page10k}) and Content-Length;
+ * `'sink'` reads a request body to its end and answers 201 (an archive
+ * that stores nothing, to tell the proxy's own capture cost from the
+ * archive's).
  */
-export function bareServer(kind: '302' | '10k'): Promise<Child> {
+export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
   const code = `
     const http = require('node:http');
     const kind = ${JSON.stringify(kind)};
@@ -251,6 +254,12 @@ export function bareServer(kind: '302' | '10k'): Promise<Child> {
         const body = loc + '\\n';
         res.writeHead(302, { location: loc, 'content-type': 'text/plain; charset=UTF-8', 'content-length': Buffer.byteLength(body) });
         res.end(body);
+      } else if (kind === 'sink') {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(201, { location: loc, 'content-type': 'text/plain; charset=UTF-8', 'content-length': loc.length + 1 });
+          res.end(loc + '\\n');
+        });
       } else {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': page.length });
         res.end(page);
