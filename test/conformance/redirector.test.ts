@@ -1,0 +1,203 @@
+/**
+ * Conformance: the TimeGate redirector over several archives, local (this
+ * daemon's store) and remote (`timegate:` of a TimeGate on another host),
+ * and the index TimeMap across them (DESIGN.md "Archives and time spans",
+ * spec "TimeGate Redirector"); issue point 6.
+ *
+ * Host B (a second archive daemon on its own port) holds the 1990s; host A
+ * names it as its remote archive "old" and keeps 2000–2026 and 2026–2030
+ * itself.
+ */
+import t from 'tap';
+import net from 'node:net';
+import { request, startArchive } from '../helpers/archive.js';
+import { headMatchesGet, links, noMementoHeaders, seed, ts14 } from './helpers.js';
+
+const B = await startArchive(`archives:
+  - id: old
+    until: 2000-01-01T00:00:00Z
+  - id: later
+    from: 2000-01-01T00:00:00Z
+`);
+t.teardown(() => B.close());
+
+const A = await startArchive(`archives:
+  - id: old
+    from: 1990-01-01T00:00:00Z
+    until: 2000-01-01T00:00:00Z
+    timegate: ${B.url}/old/timegate/
+  - id: "2000s"
+    from: 2000-01-01T00:00:00Z
+    until: 2026-01-01T00:00:00Z
+  - id: current
+    from: 2026-01-01T00:00:00Z
+    until: 2030-01-01T00:00:00Z
+`);
+t.teardown(() => A.close());
+
+const ALL = 'http://www.example.org/all';
+const MID = 'http://www.example.org/mid';
+const OLD = 'http://www.example.org/old';
+const NONE = 'http://www.example.org/none';
+const D95 = 'Tue, 14 Mar 1995 12:00:00 GMT';
+const D96 = 'Wed, 02 Oct 1996 08:30:00 GMT';
+const D05 = 'Sat, 05 Feb 2005 05:05:05 GMT';
+const D26 = 'Wed, 07 Jan 2026 10:00:00 GMT';
+await seed(B, ALL, D95);
+await seed(B, ALL, D96);
+await seed(B, OLD, D95);
+await seed(A, ALL, D05);
+await seed(A, ALL, D26);
+await seed(A, MID, D05);
+
+const tg = (uriR: string) => `${A.url}/tg/${uriR}`;
+const localTg = (id: string, uriR: string) => `${A.url}/${id}/timegate/${uriR}`;
+const remoteTg = (uriR: string) => `${B.url}/old/timegate/${uriR}`;
+
+t.test('spec TimeGate Redirector + DESIGN URL space: 302 to a TimeGate, Vary: accept-datetime, Link original and rel="timemap index", text/plain body', async (t) => {
+  const res = await request(tg(ALL), { headers: { 'accept-datetime': D05 } });
+  t.equal(res.status, 302);
+  t.equal(res.headers.location, localTg('2000s', ALL));
+  t.equal(res.headers.vary, 'accept-datetime');
+  t.equal(res.headers.link, `<${ALL}>; rel="original", <${A.url}/tg/timemap/${ALL}>; rel="timemap index"; type="application/link-format"`);
+  t.equal(res.headers['content-type'], 'text/plain; charset=UTF-8');
+  t.equal(res.text, localTg('2000s', ALL) + '\n');
+  t.notOk(res.headers['memento-datetime']);
+});
+
+t.test('spec part 3 (archives by time span): Accept-Datetime picks the archive whose span holds it, local or remote', async (t) => {
+  const cases: [string, string][] = [
+    [D95, remoteTg(ALL)],
+    ['Fri, 31 Dec 1999 23:59:59 GMT', remoteTg(ALL)],
+    ['Sat, 01 Jan 2000 00:00:00 GMT', localTg('2000s', ALL)],
+    [D05, localTg('2000s', ALL)],
+    ['Mon, 01 Jun 2026 00:00:00 GMT', localTg('current', ALL)],
+  ];
+  for (const [ad, want] of cases) {
+    const res = await request(tg(ALL), { headers: { 'accept-datetime': ad } });
+    t.equal(res.status, 302, ad);
+    t.equal(res.headers.location, want, ad);
+  }
+});
+
+t.test('DESIGN Archives and time spans: outside all spans the first (before) or the last (after) archive', async (t) => {
+  const before = await request(tg(ALL), { headers: { 'accept-datetime': 'Thu, 01 Jan 1970 00:00:00 GMT' } });
+  t.equal(before.headers.location, remoteTg(ALL), 'before the first span: the first archive (remote)');
+  const after = await request(tg(ALL), { headers: { 'accept-datetime': 'Sun, 01 Jan 2040 00:00:00 GMT' } });
+  t.equal(after.headers.location, localTg('current', ALL), 'after the last span: the last archive');
+});
+
+t.test('DESIGN URL space: without Accept-Datetime the newest archive that has the URI-R', async (t) => {
+  t.equal((await request(tg(ALL))).headers.location, localTg('current', ALL));
+  t.equal((await request(tg(MID))).headers.location, localTg('2000s', MID), 'not "current", which has no memento of it');
+  t.equal((await request(tg(OLD))).headers.location, remoteTg(OLD), 'only the remote archive has it (asked with HEAD at its TimeGate)');
+});
+
+t.test('DESIGN Archives and time spans: when the archive of the span lacks the URI-R, the archive with the nearest mementos', async (t) => {
+  const midLate = await request(tg(MID), { headers: { 'accept-datetime': 'Mon, 01 Jun 2026 00:00:00 GMT' } });
+  t.equal(midLate.headers.location, localTg('2000s', MID));
+  const midEarly = await request(tg(MID), { headers: { 'accept-datetime': D95 } });
+  t.equal(midEarly.headers.location, localTg('2000s', MID), 'the remote archive answered 404 for it');
+  const oldLate = await request(tg(OLD), { headers: { 'accept-datetime': D26 } });
+  t.equal(oldLate.headers.location, remoteTg(OLD));
+});
+
+t.test('RFC 7089 §4.5.2 / DESIGN errors: a URI-R no archive has is 404 with no Memento headers; a bad Accept-Datetime 400', async (t) => {
+  for (const headers of [{}, { 'accept-datetime': D05 }]) {
+    const res = await request(tg(NONE), { headers });
+    t.equal(res.status, 404);
+    noMementoHeaders(t, res, 'redirector 404');
+    t.equal(res.text, `no memento of ${NONE} in any archive\n`);
+  }
+  const bad = await request(tg(ALL), { headers: { 'accept-datetime': 'soon' } });
+  t.equal(bad.status, 400);
+  t.equal(bad.headers.vary, 'accept-datetime');
+  t.equal(bad.headers.link, `<${ALL}>; rel="original"`);
+  t.notOk(bad.headers.location);
+});
+
+t.test('RFC 7089 §4.2.1 end to end: redirector → remote TimeGate → Memento on host B, and redirector → local TimeGate → Memento', async (t) => {
+  let res = await request(tg(ALL), { headers: { 'accept-datetime': D96 } });
+  res = await request(res.headers.location as string, { headers: { 'accept-datetime': D96 } });
+  t.equal(res.status, 302);
+  t.equal(res.headers.location, `${B.url}/old/memento/${ts14(D96)}/${ALL}`);
+  res = await request(res.headers.location as string);
+  t.equal(res.status, 200);
+  t.equal(res.headers['memento-datetime'], D96);
+
+  res = await request(tg(ALL), { headers: { 'accept-datetime': D26 } });
+  res = await request(res.headers.location as string, { headers: { 'accept-datetime': D26 } });
+  res = await request(res.headers.location as string);
+  t.equal(res.headers['memento-datetime'], D26);
+  t.match(res.text, `${ALL} at ${D26}`);
+});
+
+t.test('RFC 7089 §5 (TimeMap index): /tg/timemap lists the remote TimeMap with the from/until of its own self link, and the local ones', async (t) => {
+  const res = await request(`${A.url}/tg/timemap/${ALL}`);
+  t.equal(res.status, 200);
+  const tms = links(res.text).filter((l) => l.rel === 'timemap');
+  t.same(tms.map((l) => [l.uri, l.from, l.until, l.type]), [
+    [`${B.url}/old/timemap/link/${ALL}`, D95, D96, 'application/link-format'],
+    [`${A.url}/2000s/timemap/link/${ALL}`, D05, D05, 'application/link-format'],
+    [`${A.url}/current/timemap/link/${ALL}`, D26, D26, 'application/link-format'],
+  ]);
+  const self = links(res.text).find((l) => l.rel === 'self');
+  t.same([self?.from, self?.until], [D95, D26], 'self spans all archives');
+  const remoteTm = await request(tms[0].uri);
+  t.equal(remoteTm.status, 200, 'the listed remote TimeMap answers');
+
+  const onlyRemote = await request(`${A.url}/tg/timemap/${OLD}`);
+  t.equal(onlyRemote.status, 200);
+  t.same(links(onlyRemote.text).filter((l) => l.rel === 'timemap').map((l) => l.uri), [`${B.url}/old/timemap/link/${OLD}`]);
+  const onlyLocal = await request(`${A.url}/tg/timemap/${MID}`);
+  t.same(links(onlyLocal.text).filter((l) => l.rel === 'timemap').map((l) => l.uri), [`${A.url}/2000s/timemap/link/${MID}`], 'the remote archive that answered 404 is not listed');
+  const none = await request(`${A.url}/tg/timemap/${NONE}`);
+  t.equal(none.status, 404);
+  noMementoHeaders(t, none, 'index TimeMap 404');
+});
+
+t.test('DESIGN Archives and time spans: a remote archive that does not answer does not hide the archives that do', async (t) => {
+  const closed = net.createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+  const port = (closed.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const C = await startArchive(`archives:
+  - id: local
+    until: 2026-01-01T00:00:00Z
+  - id: away
+    from: 2026-01-01T00:00:00Z
+    timegate: http://127.0.0.1:${port}/away/timegate/
+`);
+  t.teardown(() => C.close());
+  await seed(C, MID, D05);
+  const res = await request(`${C.url}/tg/${MID}`);
+  t.equal(res.status, 302);
+  t.equal(res.headers.location, `${C.url}/local/timegate/${MID}`, 'the newest archive known to have it');
+  const inAway = await request(`${C.url}/tg/${MID}`, { headers: { 'accept-datetime': D26 } });
+  t.equal(inAway.headers.location, `${C.url}/local/timegate/${MID}`, 'the archive of the span cannot be asked: the nearest that has it');
+  const index = await request(`${C.url}/tg/timemap/${MID}`);
+  t.equal(index.status, 200);
+  t.same(links(index.text).filter((l) => l.rel === 'timemap').map((l) => [l.uri, l.from, l.until]), [
+    [`${C.url}/local/timemap/link/${MID}`, D05, D05],
+    [`http://127.0.0.1:${port}/away/timemap/link/${MID}`, 'Thu, 01 Jan 2026 00:00:00 GMT', undefined],
+  ], 'the unreachable archive is listed with its configured span');
+});
+
+t.test('RFC 9110 §9.3.2 and §15.5.6: HEAD at the redirector answers as GET; POST/PUT/DELETE are 405 with Allow', async (t) => {
+  await headMatchesGet(t, tg(ALL));
+  await headMatchesGet(t, tg(OLD), { 'accept-datetime': D95 });
+  await headMatchesGet(t, tg(NONE));
+  await headMatchesGet(t, `${A.url}/tg/timemap/${ALL}`);
+  for (const method of ['POST', 'PUT', 'DELETE']) {
+    const res = await request(tg(ALL), { method, body: 'x' });
+    t.equal(res.status, 405, method);
+    t.equal(res.headers.allow, 'GET, HEAD');
+  }
+});
+
+t.test('DESIGN URL space: a remote archive id at this host is 404 naming where it is served', async (t) => {
+  const res = await request(`${A.url}/old/timegate/${ALL}`);
+  t.equal(res.status, 404);
+  t.match(res.text, `archive "old" is served by ${B.url}/old/timegate/`);
+  noMementoHeaders(t, res, 'remote id');
+});
