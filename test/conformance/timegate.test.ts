@@ -113,7 +113,7 @@ t.test('RFC 7089 §4.5.3: an unparsable Accept-Datetime is 400 with Vary and the
   }
 });
 
-t.test('RFC 7089 §4.5.2 / DESIGN errors: a URI-R without mementos is 404 with no Memento headers', async (t) => {
+t.test('DESIGN errors + RFC 7089 §4.2.1: a URI-R without mementos is 404 with no Memento headers', async (t) => {
   for (const url of [`${a.url}/2025/timegate/http://www.example.org/never`, `${a.url}/current/timegate/${R}`]) {
     const res = await request(url, { headers: { 'accept-datetime': D[1] } });
     t.equal(res.status, 404, url);
