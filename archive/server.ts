@@ -321,7 +321,8 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     if (contentType) headers['content-type'] = contentType;
     if (contentEncoding && !changed) headers['content-encoding'] = contentEncoding;
     headers['content-length'] = String(length);
-    if (location !== undefined && stored.status >= 300 && stored.status < 400) headers.location = absoluteLocation(location, row.uri_r);
+    // As stored, even when relative: original-links means no URI is rewritten, to the archive or to the live web.
+    if (location !== undefined && stored.status >= 300 && stored.status < 400) headers.location = location;
     headers['memento-datetime'] = formatHttpDate(row.datetime);
     headers.link = formatLinkHeader([
       { uri: row.uri_r, rel: 'original' },
@@ -526,15 +527,6 @@ function pickArchive(archives: ArchiveSpan[], holdings: Map<string, Holding>, t:
   const nearest = (want: Holding['state']) => archives.filter((a) => state(a) === want).reduce<ArchiveSpan | undefined>((b, a) => (!b || dist(a) < dist(b) ? a : b), undefined);
   if (state(primary) === 'yes') return primary;
   return nearest('yes') ?? (state(primary) === 'unknown' ? primary : nearest('unknown'));
-}
-
-/** A Location of a stored 3xx, absolute against the URI-R (RFC 9110 §10.2.2: a relative one is relative to the target URI). */
-function absoluteLocation(location: string, uriR: string): string {
-  try {
-    return new URL(location.trim(), uriR).href;
-  } catch {
-    return location;
-  }
 }
 
 function validHeaderName(name: string): boolean {

@@ -103,7 +103,7 @@ t.test('DESIGN Archives and time spans: when the archive of the span lacks the U
 });
 
 t.test('DESIGN errors + RFC 7089 §4.5.3: a URI-R no archive has is 404 with no Memento headers; a bad Accept-Datetime 400', async (t) => {
-  for (const headers of [{}, { 'accept-datetime': D05 }]) {
+  for (const headers of [{}, { 'accept-datetime': D05 }] as Record<string, string>[]) {
     const res = await request(tg(NONE), { headers });
     t.equal(res.status, 404);
     noMementoHeaders(t, res, 'redirector 404');
