@@ -130,7 +130,11 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
       span[k] = a[k] as string;
     }
     if (span.timemap && !span.timegate) throw new ConfigError(`${src.where(0, ['archives', i, 'timemap'])}: timemap is only for remote archives, which also set timegate`);
-    if (span.timegate && !span.timemap) span.timemap = span.timegate.replace(/\/timegate\/$/, '/timemap/link/');
+    if (span.timegate && !span.timemap) {
+      // This daemon's own shape: …/<id>/timegate/ → …/<id>/timemap/link/. Other archives name theirs.
+      if (!/\/timegate\/$/.test(span.timegate)) throw new ConfigError(`${src.where(0, ['archives', i, 'timegate'])}: archive "${id}": timegate does not end in /timegate/, so its TimeMap address cannot be derived; set timemap: too (the base address of its link-format TimeMap, ending in /)`);
+      span.timemap = span.timegate.replace(/\/timegate\/$/, '/timemap/link/');
+    }
     const prev = archives[archives.length - 1];
     if (prev && from < prev.until) throw new ConfigError(`${at}: archive "${id}" starts before archive "${prev.id}" ends; list archives oldest first with spans that do not overlap`);
     archives.push(span);

@@ -201,3 +201,18 @@ t.test('DESIGN URL space: a remote archive id at this host is 404 naming where i
   t.match(res.text, `archive "old" is served by ${B.url}/old/timegate/`);
   noMementoHeaders(t, res, 'remote id');
 });
+
+t.test('DESIGN Archives and time spans (conf/archive.yaml): a remote archive names its TimeMap when it cannot be derived from its TimeGate', async (t) => {
+  const yaml = (extra: string) => `archives:
+  - id: wayback
+    until: 2000-01-01T00:00:00Z
+    timegate: http://127.0.0.1:9/web/
+${extra}  - id: here
+    from: 2000-01-01T00:00:00Z
+`;
+  await t.rejects(startArchive(yaml('')), /archive\.yaml:\d+: archive "wayback": timegate does not end in \/timegate\/.*set timemap: too/);
+  const C = await startArchive(yaml('    timemap: http://127.0.0.1:9/web/timemap/link/\n'));
+  t.teardown(() => C.close());
+  t.same(C.config.archives[0], { id: 'wayback', from: -Infinity, until: Date.UTC(2000, 0, 1) / 1000, timegate: 'http://127.0.0.1:9/web/', timemap: 'http://127.0.0.1:9/web/timemap/link/' });
+  t.equal(A.config.archives[0].timemap, `${B.url}/old/timemap/link/`, 'derived for this daemon\'s own /<id>/timegate/ shape');
+});
