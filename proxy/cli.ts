@@ -12,7 +12,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/config.js';
 import { loadProxyConfig } from './config.js';
-import { jsonLineLogger } from './log.js';
+import { pinoLogger } from './log.js';
 import { startProxy } from './server.js';
 
 const HELP = `usage: capture-proxy [--config FILE]
@@ -26,12 +26,18 @@ options:
                       to the working directory); relative paths inside it are
                       relative to its folder. Keys: listen (host:port),
                       vhosts (folder of vhost files, hot-reloaded), spool
-                      (reserved).
+                      (durable spool folder), spool_max_bytes,
+                      spool_retry_min, spool_retry_max, admin_listen
+                      (/metrics), tls_cert, tls_key, request_timeout,
+                      upstream_timeout, archive_timeout (seconds).
+                      Every key and its default: README.md.
   -h, --help          show this text
 
 signals:
-  SIGTERM, SIGINT     stop (requests and captures in flight get 5 s), exit 0
-  SIGHUP              read the vhosts folder again
+  SIGTERM, SIGINT     stop accepting, let requests and captures in flight
+                      finish (5 s; then captures still unsent are spooled),
+                      exit 0
+  SIGHUP              read the vhosts folder again (files are also watched)
 
 Logs are JSON lines on stdout.
 `;
@@ -57,7 +63,7 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
-  const log = jsonLineLogger(process.stdout);
+  const log = pinoLogger(1);
   let proxy;
   try {
     const config = loadProxyConfig(args.values.config!);
@@ -75,13 +81,16 @@ export async function main(argv: string[]): Promise<void> {
     throw err;
   }
   process.stdout.write(`capture-proxy listening on ${proxy.url}\n`);
+  if (proxy.adminUrl) log({ msg: 'admin server listening', url: proxy.adminUrl, metrics: `${proxy.adminUrl}/metrics` });
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log({ msg: 'stopping', signal });
+    log({ msg: 'stopping: no new connections; requests and captures in flight get 5 s', signal });
     await proxy.close();
+    log({ msg: 'stopped', spoolDepth: proxy.spool.depth });
+    log.flush?.();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -10,7 +10,15 @@
  * |----------|-----------------|---------|
  * | `listen` | `127.0.0.1:8080`| `host:port` the proxy listens on (`0` = any free port) |
  * | `vhosts` | `vhosts/`       | folder of vhost files (`*.yaml`, `*.yml`), watched and hot-reloaded |
- * | `spool`  | `../data/spool` | folder for captures waiting for the archive; accepted and resolved, reserved (the durable spool comes with issue 4, nothing is written there yet) |
+ * | `spool`  | `../data/spool` | folder of the durable spool: captures waiting for the archive (proxy/spool.ts) |
+ * | `spool_max_bytes` | `1073741824` (1 GiB) | most bytes the spool holds (queued captures plus captures being teed); a capture that would pass it is not spooled (refuse-new: logged, counted as dropped) |
+ * | `spool_retry_min` | `1` | seconds before the first re-send after the archive failed; doubles on each failure |
+ * | `spool_retry_max` | `60` | longest wait between re-sends, seconds |
+ * | `admin_listen` | `off` | `host:port` of the admin server (`GET /metrics`, Prometheus text); `off` = none |
+ * | `tls_cert`, `tls_key` | (none) | PEM certificate chain and private key: the proxy listens with TLS (HTTPS); both or neither |
+ * | `request_timeout` | `60` | seconds a client has to send a whole request (head and body); 408 after that |
+ * | `upstream_timeout` | `60` | seconds the content server may stay silent; 504 (or a cut response) after that |
+ * | `archive_timeout` | `60` | seconds the archive may stay silent during a PUT; the capture is spooled after that |
  *
  * Relative paths are relative to the folder of `proxy.yaml`.
  *
@@ -30,6 +38,9 @@
  * | `ArchiveTimeGate` | `${ArchiveHost}:${ArchivePort}/tg/`  | TimeGate address without scheme, ending in `/`; announced as `Link: <http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` |
  * | `EnableIP`        | `Off`                                | `On`: the capture's request carries `X-Client-IP: <client address>` |
  * | `Excluded`        | (none)                               | space-separated paths (or a list) never captured; prefix match on segment boundaries |
+ * | `ArchiveToken`    | (none)                               | sent as `Authorization: Bearer <token>` on each PUT |
+ * | `ArchivePrivate`  | `Off`                                | `On`: also capture requests with `Authorization` and responses with `Cache-Control: private` or `no-store` |
+ * | `ArchiveCookies`  | `Off`                                | `On`: keep `Cookie`/`Set-Cookie` values in captures (`Off`: names kept, values removed) |
  *
  * The plug-in's settings keep the Apache module's names and spelling (so
  * that anyone who knows the module recognises them); the proxy's own keys
@@ -56,8 +67,24 @@ export interface ProxyConfig {
   listen: ListenAddress;
   /** Absolute path of the vhosts folder. */
   vhostsDir: string;
-  /** Absolute path of the spool folder (reserved for issue 4; not used yet). */
+  /** Absolute path of the spool folder (proxy/spool.ts). */
   spoolDir: string;
+  /** Bound of the spool, bytes (default 1 GiB). */
+  spoolMaxBytes?: number;
+  /** First re-send delay after a failure, ms (default 1000); doubles up to {@link spoolRetryMaxMs}. */
+  spoolRetryMinMs?: number;
+  /** Longest delay between re-sends, ms (default 60 000). */
+  spoolRetryMaxMs?: number;
+  /** Admin server (`/metrics`) address; `undefined` = none. */
+  adminListen?: ListenAddress;
+  /** TLS listener: absolute paths of the PEM certificate (chain) and key. */
+  tls?: { cert: string; key: string };
+  /** Whole-request receive timeout for clients, ms (default 60 000). */
+  requestTimeoutMs?: number;
+  /** Content server silence timeout, ms (default 60 000). */
+  upstreamTimeoutMs?: number;
+  /** Archive silence timeout during a PUT, ms (default 60 000). */
+  archiveTimeoutMs?: number;
 }
 
 /** Defaults of `conf/proxy.yaml` (see the module's table). */
@@ -65,6 +92,13 @@ export const PROXY_DEFAULTS = {
   listen: '127.0.0.1:8080',
   vhosts: 'vhosts/',
   spool: '../data/spool',
+  spool_max_bytes: 1024 * 1024 * 1024,
+  spool_retry_min: 1,
+  spool_retry_max: 60,
+  admin_listen: 'off',
+  request_timeout: 60,
+  upstream_timeout: 60,
+  archive_timeout: 60,
 } as const;
 
 /** Defaults of the plug-in settings of a vhost (see the module's table). */
@@ -77,6 +111,9 @@ export const VHOST_DEFAULTS = {
   ArchiveTimeGate: null,
   EnableIP: false,
   Excluded: [] as readonly string[],
+  ArchiveToken: null,
+  ArchivePrivate: false,
+  ArchiveCookies: false,
 } as const;
 
 /**
@@ -108,9 +145,28 @@ export interface Vhost {
   enableIP: boolean;
   /** Excluded path prefixes, normalised (see {@link normalizeMatchPath}); no trailing `/` except for `/` itself. */
   excluded: readonly string[];
+  /** `ArchiveToken`: sent as `Authorization: Bearer <token>` on each PUT; `undefined` = none. */
+  archiveToken?: string;
+  /** `ArchivePrivate On`: capture requests with Authorization and responses marked private/no-store. */
+  archivePrivate: boolean;
+  /** `ArchiveCookies On`: keep Cookie/Set-Cookie values in captures. */
+  archiveCookies: boolean;
 }
 
-const PROXY_KEYS = new Set(['listen', 'vhosts', 'spool']);
+const PROXY_KEYS = new Set([
+  'listen',
+  'vhosts',
+  'spool',
+  'spool_max_bytes',
+  'spool_retry_min',
+  'spool_retry_max',
+  'admin_listen',
+  'tls_cert',
+  'tls_key',
+  'request_timeout',
+  'upstream_timeout',
+  'archive_timeout',
+]);
 const VHOST_KEYS = [
   'server_name',
   'server_aliases',
@@ -123,6 +179,9 @@ const VHOST_KEYS = [
   'ArchiveTimeGate',
   'EnableIP',
   'Excluded',
+  'ArchiveToken',
+  'ArchivePrivate',
+  'ArchiveCookies',
 ];
 
 /** Files in a vhosts folder that are read: `*.yaml` and `*.yml` (not hidden files). */
@@ -158,7 +217,7 @@ export function parseProxyConfig(text: string, file: string): ProxyConfig {
 function proxyConfigFrom(src: YamlSource): ProxyConfig {
   if (src.values.length > 1) throw new ConfigError(`${src.file}: proxy config must be one YAML document, found ${src.values.length}`);
   const raw = src.values[0] ?? {};
-  if (!isPlainObject(raw)) throw new ConfigError(`${src.where(0, [])}: proxy config must be a mapping of settings (listen, vhosts, spool)`);
+  if (!isPlainObject(raw)) throw new ConfigError(`${src.where(0, [])}: proxy config must be a mapping of settings (listen, vhosts, spool, …)`);
   for (const key of Object.keys(raw)) {
     if (!PROXY_KEYS.has(key)) throw new ConfigError(`${src.where(0, [key])}: ${unknownKey(key, PROXY_KEYS)}`);
   }
@@ -179,7 +238,51 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
     isDir = false;
   }
   if (!isDir) throw new ConfigError(`${src.where(0, ['vhosts'])}: vhosts folder ${vhostsDir} does not exist or is not a folder`);
-  return { file: src.file, listen, vhostsDir, spoolDir };
+
+  const number = (key: 'spool_max_bytes' | 'spool_retry_min' | 'spool_retry_max' | 'request_timeout' | 'upstream_timeout' | 'archive_timeout', what: string, integer = false): number => {
+    const v = raw[key] ?? PROXY_DEFAULTS[key];
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : NaN;
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new ConfigError(`${src.where(0, [key])}: ${key} must be ${what}, not ${JSON.stringify(v)}`);
+    return n;
+  };
+  const spoolMaxBytes = number('spool_max_bytes', 'a number of bytes greater than 0', true);
+  const spoolRetryMinMs = Math.round(number('spool_retry_min', 'a number of seconds greater than 0') * 1000);
+  const spoolRetryMaxMs = Math.round(number('spool_retry_max', 'a number of seconds greater than 0') * 1000);
+  if (spoolRetryMaxMs < spoolRetryMinMs) throw new ConfigError(`${src.where(0, ['spool_retry_max'])}: spool_retry_max must not be less than spool_retry_min`);
+  const requestTimeoutMs = Math.round(number('request_timeout', 'a number of seconds greater than 0') * 1000);
+  const upstreamTimeoutMs = Math.round(number('upstream_timeout', 'a number of seconds greater than 0') * 1000);
+  const archiveTimeoutMs = Math.round(number('archive_timeout', 'a number of seconds greater than 0') * 1000);
+
+  let adminListen: ListenAddress | undefined;
+  const adminRaw = raw.admin_listen ?? PROXY_DEFAULTS.admin_listen;
+  if (adminRaw !== false && !(typeof adminRaw === 'string' && adminRaw.trim().toLowerCase() === 'off')) {
+    adminListen = parseListen(adminRaw);
+    if (!adminListen) throw new ConfigError(`${src.where(0, ['admin_listen'])}: admin_listen must be host:port (port 0-65535) or off, not ${JSON.stringify(adminRaw)}`);
+  }
+
+  let tls: { cert: string; key: string } | undefined;
+  if (raw.tls_cert !== undefined || raw.tls_key !== undefined) {
+    const missing = raw.tls_cert === undefined ? 'tls_cert' : raw.tls_key === undefined ? 'tls_key' : undefined;
+    if (missing) throw new ConfigError(`${src.where(0, [missing === 'tls_cert' ? 'tls_key' : 'tls_cert'])}: ${missing} is missing (TLS needs both tls_cert and tls_key)`);
+    const file = (key: 'tls_cert' | 'tls_key'): string => {
+      const v = raw[key];
+      if (typeof v !== 'string' || v.trim() === '') throw new ConfigError(`${src.where(0, [key])}: ${key} must be a file path, not ${JSON.stringify(v)}`);
+      const abs = resolveConfigPath(src.file, v.trim());
+      let ok = false;
+      try {
+        ok = statSync(abs).isFile();
+      } catch {
+        ok = false;
+      }
+      if (!ok) throw new ConfigError(`${src.where(0, [key])}: ${key} file ${abs} does not exist`);
+      return abs;
+    };
+    tls = { cert: file('tls_cert'), key: file('tls_key') };
+  }
+  const out: ProxyConfig = { file: src.file, listen, vhostsDir, spoolDir, spoolMaxBytes, spoolRetryMinMs, spoolRetryMaxMs, requestTimeoutMs, upstreamTimeoutMs, archiveTimeoutMs };
+  if (adminListen) out.adminListen = adminListen;
+  if (tls) out.tls = tls;
+  return out;
 }
 
 // A DNS name (labels of letters, digits, hyphens; `_` tolerated as legacy
@@ -382,6 +485,18 @@ function parseVhost(src: YamlSource, doc: number, at: (string | number)[], raw: 
     return normalizeExcluded(e);
   });
 
+  let archiveToken: string | undefined;
+  if (raw.ArchiveToken !== undefined && raw.ArchiveToken !== null) {
+    const tok = typeof raw.ArchiveToken === 'number' ? String(raw.ArchiveToken) : raw.ArchiveToken;
+    // RFC 6750 §2.1 b64token
+    if (typeof tok !== 'string' || !/^[A-Za-z0-9\-._~+/]+=*$/.test(tok)) {
+      throw new ConfigError(`${where('ArchiveToken')}: ArchiveToken must be a bearer token (letters, digits and - . _ ~ + / then any =; RFC 6750 b64token)`);
+    }
+    archiveToken = tok;
+  }
+  const archivePrivate = onOff('ArchivePrivate', VHOST_DEFAULTS.ArchivePrivate);
+  const archiveCookies = onOff('ArchiveCookies', VHOST_DEFAULTS.ArchiveCookies);
+
   const names = [...new Set([serverName, ...aliases])];
   return Object.freeze({
     source: here,
@@ -398,6 +513,9 @@ function parseVhost(src: YamlSource, doc: number, at: (string | number)[], raw: 
     archiveTimeGate,
     enableIP,
     excluded: Object.freeze(excluded),
+    ...(archiveToken !== undefined ? { archiveToken } : {}),
+    archivePrivate,
+    archiveCookies,
   });
 }
 

@@ -1,11 +1,12 @@
 /**
- * The capture proxy's log: one JSON object per line on stdout (easy to read,
- * easy to grep, and `jq` takes it as it is).
+ * The capture proxy's log: one JSON object per line on stdout (pino), easy
+ * to read, easy to grep, and `jq` takes it as it is.
  *
- * Every entry has `time` (ISO 8601, UTC), `level` and `msg`; the rest
- * depends on the entry (`type: "request"` is the one line per proxied
- * request, see proxy/server.ts).
+ * Every entry has `level` (`info`, `warn`, `error`), `time` (ISO 8601, UTC)
+ * and `msg`; the rest depends on the entry (`type: "request"` is the one
+ * line per proxied request, see proxy/server.ts).
  */
+import pino from 'pino';
 
 /** One log entry; `level` defaults to `info`. */
 export interface LogEntry {
@@ -15,9 +16,39 @@ export interface LogEntry {
 }
 
 /** Where the proxy's modules write their log entries. Must not throw. */
-export type Logger = (entry: LogEntry) => void;
+export type Logger = ((entry: LogEntry) => void) & { flush?: () => void };
 
-/** A logger writing JSON lines (`{"time":…,"level":…,"msg":…,…}`) to `stream`. */
+/**
+ * A pino logger writing JSON lines (`{"level":"info","time":"…","msg":"…",…}`)
+ * to file descriptor `fd` (default 1, stdout), asynchronously (sonic-boom);
+ * `flush()` writes out what is buffered (call it before `process.exit`).
+ */
+export function pinoLogger(fd = 1): Logger {
+  const dest = pino.destination({ dest: fd, sync: false, minLength: 0 });
+  const p = pino(
+    {
+      base: undefined,
+      messageKey: 'msg',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    dest,
+  );
+  const log: Logger = (entry) => {
+    const { level = 'info', msg, ...rest } = entry;
+    p[level](rest, msg);
+  };
+  log.flush = () => {
+    try {
+      dest.flushSync();
+    } catch {
+      // not ready yet or closed: nothing to flush
+    }
+  };
+  return log;
+}
+
+/** A logger writing JSON lines (`{"time":…,"level":…,"msg":…,…}`) to `stream` (without pino; tests). */
 export function jsonLineLogger(stream: NodeJS.WritableStream = process.stdout): Logger {
   return (entry) => {
     const { level = 'info', msg, ...rest } = entry;

@@ -2,41 +2,52 @@
  * The capture proxy's HTTP side (DESIGN.md "Capture proxy"): a reverse
  * proxy (http-proxy, keep-alive connections to the content servers) that
  * picks a vhost by `Host`, announces the archive's TimeGate on every
- * proxied response, and tees captured exchanges to the archive
- * (proxy/capture.ts).
+ * proxied response, and tees captured exchanges to the archive and the
+ * durable spool (proxy/capture.ts, proxy/spool.ts).
  *
  * Answers of its own:
- * - 421 Misdirected Request (RFC 7540 §9.1.2), one text line, when the
+ * - 421 Misdirected Request (RFC 9110 §15.5.20), one text line, when the
  *   `Host` matches no vhost and no vhost has `default: true`;
  * - 502 Bad Gateway, one text line, when the content server cannot be
  *   reached or fails before its response head (504 when it is silent for
- *   `upstreamTimeoutMs`); a failure after the head cuts the client's
- *   connection instead (the client sees a short body, not a complete one).
+ *   `upstream_timeout`); a failure after the head cuts the client's
+ *   connection instead (the client sees a short body, not a complete one);
+ * - 408 Request Timeout (Node's) when a client takes longer than
+ *   `request_timeout` to send its request.
  *
  * To the content server: the request as received (`Host` kept, as Apache's
- * `ProxyPreserveHost On`), plus `X-Forwarded-For`, `-Port`, `-Proto` (the
+ * `ProxyPreserveHost On`), without any `X-Client-IP` the client sent (a
+ * legacy site may trust it), plus `X-Forwarded-For`, `-Port`, `-Proto` (the
  * client's address appended to any it sent) and `X-Forwarded-Host` (kept if
- * the client sent one).
+ * the client sent one). WebSocket upgrades are passed through (not captured).
  *
- * Log: one entry per request once it is done (`type: "request"`): `method`,
- * `host` (the Host header), `target`, `status`, `bytes` (response body bytes
- * from the content server), `ms`, `client` (socket address), `vhost`
- * (server_name), `upstream`, `capture` (`sent`, or `no: <reason>` with
- * reason `archiving-off`, `method`, `accept-datetime`, `excluded`, `status`,
- * `no-uri`, `no-response`), and `aborted: true` / `error` when it went
- * wrong. A capture that is not delivered adds an `error` entry (proxy/capture.ts).
+ * Log: one entry per request once it is done and its capture settled
+ * (`type: "request"`): `method`, `host` (the Host header), `target`,
+ * `status`, `bytes` (response body bytes from the content server), `ms`
+ * (until the response was done), `client` (socket address), `vhost`
+ * (server_name), `upstream`, `capture` (`stored`, `spooled`, `dropped`,
+ * `aborted`, or `no: <reason>` with reason `archiving-off`, `method`,
+ * `accept-datetime`, `excluded`, `private`, `status`, `no-uri`,
+ * `no-response`, `websocket`), and `aborted: true` / `error` when it went wrong.
+ *
+ * Admin server (`admin_listen`): `GET /metrics` (Prometheus text,
+ * proxy/metrics.ts), `GET /healthz` (`ok`).
  */
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import httpProxy from 'http-proxy';
 import { UriError, uriRFromRequest } from '../shared/uri.js';
-import { CaptureUpload, isCapturableStatus, requestVerdict, startCapture, type CaptureOutcome, type NotCapturedReason } from './capture.js';
+import { Capture, requestVerdict, responseVerdict, startCapture, type CaptureOutcome, type NotCapturedReason } from './capture.js';
 import type { ProxyConfig, Vhost } from './config.js';
 import { silentLogger, type Logger } from './log.js';
-import { VhostRegistry } from './vhosts.js';
+import { ProxyMetrics } from './metrics.js';
+import { Spool, type SpoolMeta, type SpoolOptions } from './spool.js';
+import { VhostRegistry, type ReloadEvent } from './vhosts.js';
 
-/** Options of {@link startProxy}; every one has a default. */
+/** Options of {@link startProxy}; every one has a default (the config's value, else the built-in one). */
 export interface ProxyOptions {
   log?: Logger;
   /**
@@ -46,37 +57,46 @@ export interface ProxyOptions {
   vhosts?: VhostRegistry;
   /** Hot-reload the vhosts folder (default `true`; ignored with `vhosts`). */
   watch?: boolean;
-  /** Abandon a capture once its PUT has more than this many bytes waiting (default 8 MiB). */
+  /** Cut a live PUT once it has more than this many bytes waiting, and spool the capture (default 8 MiB). */
   maxCaptureBufferBytes?: number;
-  /** Give up on an archive silent for this long, ms (default 60 000). */
+  /** Give up on an archive silent for this long, ms (default: config `archive_timeout`, 60 000). */
   archiveTimeoutMs?: number;
-  /** Answer 504 when the content server is silent for this long, ms (default 60 000, as Apache's ProxyTimeout). */
+  /** Answer 504 when the content server is silent for this long, ms (default: config `upstream_timeout`, 60 000, as Apache's ProxyTimeout). */
   upstreamTimeoutMs?: number;
-  /**
-   * Called for each capture that could not be delivered (`failed`, `overflow`).
-   * TODO(issue 4): the durable spool.
-   */
-  onCaptureFailed?: (outcome: CaptureOutcome) => void;
+  /** A client must send its whole request within this, ms (default: config `request_timeout`, 60 000). */
+  requestTimeoutMs?: number;
+  /** More spool settings (tests: `memoryBytes`, `paused`, …); the config's `spool_*` keys fill the rest. */
+  spool?: Partial<SpoolOptions>;
+  /** Metrics to count into (default: a new {@link ProxyMetrics}). */
+  metrics?: ProxyMetrics;
 }
 
 /** A running proxy. */
 export interface RunningProxy {
   /** Where it listens (the real port when `listen` asked for port 0). */
   address: { host: string; port: number };
-  /** `http://host:port` (IPv6 in brackets). */
+  /** `http://host:port` (`https://` with TLS; IPv6 in brackets). */
   url: string;
+  /** `http://host:port` of the admin server, when `admin_listen` is set. */
+  adminUrl?: string;
   /** The vhost table in use (`reload()` for SIGHUP, `'reload'` events). */
   vhosts: VhostRegistry;
+  /** The durable spool. */
+  spool: Spool;
+  metrics: ProxyMetrics;
   /**
    * Events: `'capture'` ({@link CaptureOutcome}) when a capture ends;
    * `'request'` (the request's log entry) when a request is done.
    */
   events: EventEmitter;
+  /** Captures not settled yet. */
+  readonly capturesInFlight: number;
   /**
    * Stops accepting connections, lets requests and captures in flight
-   * finish for up to `graceMs` (default 5000), then cuts what is left,
-   * closes the vhost watcher (unless the registry was passed in) and the
-   * connections to the content servers. Idempotent.
+   * finish for up to `graceMs` (default 5000), then cuts what is left
+   * (a capture whose body was complete is spooled), stops the spool's
+   * senders, closes the vhost watcher (unless the registry was passed in),
+   * the admin server and the connections to the content servers. Idempotent.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -89,7 +109,7 @@ interface Exchange {
   uriR?: string;
   /** Why not captured; `null` while it still may be. */
   notCaptured: NotCapturedReason | null;
-  capture?: CaptureUpload;
+  capture?: Capture;
   status?: number;
   bodyBytes: number;
   error?: string;
@@ -104,23 +124,57 @@ export function timegateLink(vhost: Vhost, uriR: string): string {
 }
 
 /**
- * Starts the proxy: loads the vhosts (unless given), listens on
- * `config.listen`, resolves once listening.
+ * Starts the proxy: loads the vhosts (unless given), opens the spool (and
+ * starts re-sending what an earlier run left there), listens on
+ * `config.listen` (TLS when `config.tls`), and on `config.adminListen`;
+ * resolves once listening.
  *
  * @throws ConfigError from the vhost files (see {@link VhostRegistry.open});
- *   the listen error (`EADDRINUSE`, …) when the address cannot be bound.
+ *   the file system error when the spool folder cannot be made or the TLS
+ *   files cannot be read; the listen error (`EADDRINUSE`, …) when an
+ *   address cannot be bound.
  */
 export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}): Promise<RunningProxy> {
   const log = options.log ?? silentLogger;
+  const metrics = options.metrics ?? new ProxyMetrics();
   const ownRegistry = !options.vhosts;
   const vhosts = options.vhosts ?? (await VhostRegistry.open(config.vhostsDir, { log, watch: options.watch }));
+  const onReload = (e: ReloadEvent) => metrics.reloads.inc({ result: e.ok ? 'ok' : 'rejected' });
+  vhosts.on('reload', onReload);
+  const archiveTimeoutMs = options.archiveTimeoutMs ?? config.archiveTimeoutMs ?? 60_000;
+  const upstreamTimeoutMs = options.upstreamTimeoutMs ?? config.upstreamTimeoutMs ?? 60_000;
+  const requestTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs ?? 60_000;
+
+  /** The current ArchiveToken for a spooled capture: its vhost's, else any vhost's for that archive. */
+  const tokenFor = (meta: SpoolMeta): string | undefined => {
+    const same = (v: Vhost) => v.archiveHost === meta.host && v.archivePort === meta.port;
+    const all = vhosts.vhosts;
+    return (all.find((v) => v.serverName === meta.vhost && same(v)) ?? all.find((v) => same(v) && v.archiveToken))?.archiveToken;
+  };
+  let spool: Spool;
+  try {
+    spool = await Spool.open(config.spoolDir, {
+      maxBytes: config.spoolMaxBytes,
+      retryMinMs: config.spoolRetryMinMs,
+      retryMaxMs: config.spoolRetryMaxMs,
+      archiveTimeoutMs,
+      log,
+      metrics,
+      tokenFor,
+      ...options.spool,
+    });
+  } catch (err) {
+    if (ownRegistry) await vhosts.close();
+    throw err;
+  }
+
   const events = new EventEmitter();
   const agent = new http.Agent({ keepAlive: true });
-  const upstreamTimeoutMs = options.upstreamTimeoutMs ?? 60_000;
   const proxy = httpProxy.createProxyServer({ agent, xfwd: true, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs });
   const exchanges = new WeakMap<http.IncomingMessage, Exchange>();
-  const captures = new Set<CaptureUpload>();
+  const captures = new Set<Capture>();
   const timedOut = new WeakSet<http.IncomingMessage>();
+  const upgrades = new WeakMap<http.IncomingMessage, { status?: number }>();
 
   proxy.on('proxyRes', (proxyRes, req, res) => {
     const ex = exchanges.get(req);
@@ -132,21 +186,17 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
       if (had === undefined || had === '') proxyRes.headers['Link'] = link;
       else proxyRes.headers.link = `${Array.isArray(had) ? had.join(', ') : had}, ${link}`;
     }
-    if (ex.notCaptured === null && !isCapturableStatus(proxyRes.statusCode ?? 0)) ex.notCaptured = 'status';
-    let capture: CaptureUpload | undefined;
+    if (ex.notCaptured === null) ex.notCaptured = responseVerdict(ex.vhost, proxyRes.statusCode ?? 0, proxyRes.headers);
+    let capture: Capture | undefined;
     if (ex.notCaptured === null && ex.uriR) {
       try {
-        capture = startCapture(req, proxyRes, ex.vhost, ex.uriR, ex.scheme, {
-          log,
-          maxBufferedBytes: options.maxCaptureBufferBytes,
-          archiveTimeoutMs: options.archiveTimeoutMs,
-          onCaptureFailed: options.onCaptureFailed,
-          onDone: (outcome) => {
-            captures.delete(capture!);
-            events.emit('capture', outcome);
-          },
+        capture = startCapture(req, proxyRes, ex.vhost, ex.uriR, ex.scheme, { log, metrics, spool, maxBufferedBytes: options.maxCaptureBufferBytes, archiveTimeoutMs });
+        const c = capture;
+        captures.add(c);
+        void c.settled.then((outcome) => {
+          captures.delete(c);
+          events.emit('capture', outcome);
         });
-        captures.add(capture);
         ex.capture = capture;
       } catch (err) {
         ex.notCaptured = 'no-uri';
@@ -154,10 +204,17 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
       }
     }
     let ended = false;
-    proxyRes.on('data', (chunk: Buffer) => {
-      ex.bodyBytes += chunk.length;
-      capture?.write(chunk);
-    });
+    if (capture) {
+      const c = capture;
+      proxyRes.on('data', (chunk: Buffer) => {
+        ex.bodyBytes += chunk.length;
+        c.write(chunk);
+      });
+    } else {
+      proxyRes.on('data', (chunk: Buffer) => {
+        ex.bodyBytes += chunk.length;
+      });
+    }
     proxyRes.on('end', () => {
       ended = true;
       capture?.end();
@@ -176,7 +233,11 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     const ex = exchanges.get(req);
     if (ex) ex.error = `${err.code ?? ''} ${err.message}`.trim();
     if (!(resOrSocket instanceof http.ServerResponse)) {
-      resOrSocket.destroy();
+      const up = upgrades.get(req);
+      if (up && up.status === undefined && resOrSocket.writable) {
+        up.status = 502;
+        resOrSocket.end('HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n502 Bad Gateway: the content server could not be reached\n');
+      } else resOrSocket.destroy();
       return;
     }
     const res = resOrSocket;
@@ -194,15 +255,26 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     proxyReq.on('timeout', () => timedOut.add(req));
   });
 
-  const server = http.createServer((req, res) => {
+  proxy.on('proxyReqWs', (proxyReq, req) => {
+    const up = upgrades.get(req);
+    if (!up) return;
+    proxyReq.on('upgrade', (r: http.IncomingMessage) => (up.status = r.statusCode ?? 101));
+    proxyReq.on('response', (r: http.IncomingMessage) => (up.status = r.statusCode));
+  });
+
+  const logRequest = (entry: Record<string, unknown>, level: 'info' | 'warn') => {
+    metrics.requests.inc({ vhost: String(entry.vhost ?? '-'), status: String(entry.status ?? 0) });
+    log({ level, msg: 'request', type: 'request', ...entry });
+    events.emit('request', { msg: 'request', type: 'request', ...entry });
+  };
+
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const started = performance.now();
     const vhost = vhosts.lookup(req.headers.host);
     if (!vhost) {
       sendText(res, 421, `Misdirected Request: no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`);
       res.on('close', () => {
-        const entry = { msg: 'request', type: 'request', method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: Math.round(performance.now() - started) };
-        log(entry);
-        events.emit('request', entry);
+        logRequest({ method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: Math.round(performance.now() - started) }, 'info');
       });
       return;
     }
@@ -216,75 +288,190 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
       if (ex.notCaptured === null) ex.notCaptured = 'no-uri';
     }
     exchanges.set(req, ex);
+    // No spoofing: the content server must not trust a client-sent X-Client-IP.
+    delete req.headers['x-client-ip'];
     res.on('close', () => {
-      if (ex.capture && !ex.capture.bodyComplete && !res.writableFinished) {
+      const ms = Math.round(performance.now() - started);
+      const finished = res.writableFinished;
+      if (ex.capture && !ex.capture.bodyComplete && !finished) {
         // The client went away before the content server's body was complete: cut the PUT.
-        // (Once the whole body was handed to the PUT, the capture is a true one and goes on.)
+        // (Once the whole body was captured, the capture is a true one and goes on.)
         ex.capture.abort('the client closed the connection mid-body');
       }
-      const entry: Record<string, unknown> = {
-        msg: 'request',
-        type: 'request',
-        method: req.method,
-        host: req.headers.host,
-        target: req.url,
-        status: ex.status ?? res.statusCode,
-        bytes: ex.bodyBytes,
-        ms: Math.round(performance.now() - started),
-        client: req.socket.remoteAddress,
-        vhost: vhost.serverName,
-        upstream: vhost.upstream,
-        capture: ex.capture ? 'sent' : `no: ${ex.notCaptured ?? (ex.status === undefined ? 'no-response' : 'status')}`,
+      const write = (capture: string) => {
+        const entry: Record<string, unknown> = {
+          method: req.method,
+          host: req.headers.host,
+          target: req.url,
+          status: ex.status ?? res.statusCode,
+          bytes: ex.bodyBytes,
+          ms,
+          client: req.socket.remoteAddress,
+          vhost: vhost.serverName,
+          upstream: vhost.upstream,
+          capture,
+        };
+        if (!finished) entry.aborted = true;
+        if (ex.error) entry.error = ex.error;
+        logRequest(entry, ex.error ? 'warn' : 'info');
       };
-      if (!res.writableFinished) entry.aborted = true;
-      if (ex.error) entry.error = ex.error;
-      log({ level: ex.error ? 'warn' : 'info', msg: 'request', ...entry });
-      events.emit('request', entry);
+      if (ex.capture) void ex.capture.settled.then((o) => write(o.outcome));
+      else write(`no: ${ex.notCaptured ?? (ex.status === undefined ? 'no-response' : 'status')}`);
     });
     proxy.web(req, res, { target: vhost.upstream });
+  };
+
+  const serverOptions: http.ServerOptions = {
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(requestTimeoutMs, 60_000),
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4))),
+  };
+  let server: http.Server;
+  try {
+    server = config.tls
+      ? https.createServer({ ...serverOptions, cert: readFileSync(config.tls.cert), key: readFileSync(config.tls.key) }, handler)
+      : http.createServer(serverOptions, handler);
+  } catch (err) {
+    await spool.close();
+    if (ownRegistry) await vhosts.close();
+    throw err;
+  }
+
+  server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+    const started = performance.now();
+    const vhost = vhosts.lookup(req.headers.host);
+    socket.on('error', () => {});
+    if (!vhost) {
+      const body = `421 Misdirected Request: no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}\n`;
+      socket.end(`HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      logRequest({ method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: 0, upgrade: req.headers.upgrade }, 'info');
+      return;
+    }
+    const up: { status?: number } = {};
+    upgrades.set(req, up);
+    delete req.headers['x-client-ip'];
+    socket.once('close', () => {
+      logRequest(
+        {
+          method: req.method,
+          host: req.headers.host,
+          target: req.url,
+          status: up.status ?? 0,
+          ms: Math.round(performance.now() - started),
+          client: req.socket.remoteAddress,
+          vhost: vhost.serverName,
+          upstream: vhost.upstream,
+          upgrade: req.headers.upgrade,
+          capture: 'no: websocket',
+        },
+        'info',
+      );
+    });
+    proxy.ws(req, socket, head, { target: vhost.upstream });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
-    server.once('error', onError);
-    server.listen(config.listen.port, config.listen.host, () => {
-      server.off('error', onError);
-      resolve();
+  const listen = (srv: http.Server, host: string, port: number) =>
+    new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      srv.once('error', onError);
+      srv.listen(port, host, () => {
+        srv.off('error', onError);
+        resolve();
+      });
     });
-  }).catch(async (err) => {
+
+  let admin: http.Server | undefined;
+  try {
+    await listen(server, config.listen.host, config.listen.port);
+    if (config.adminListen) {
+      admin = http.createServer((req, res) => void adminHandler(metrics, req, res));
+      await listen(admin, config.adminListen.host, config.adminListen.port);
+    }
+  } catch (err) {
+    server.close();
+    await spool.close();
     if (ownRegistry) await vhosts.close();
     agent.destroy();
     throw err;
-  });
+  }
   server.on('error', (err) => log({ level: 'error', msg: 'server error', error: err.message }));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const [status, line] =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? ['408 Request Timeout', 'the request did not arrive in time'] : ['400 Bad Request', 'the request is malformed'];
+    const body = `${status}: ${line}\n`;
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  });
 
-  const addr = server.address() as AddressInfo;
-  const host = addr.address;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+  const urlOf = (srv: http.Server, scheme: string) => {
+    const a = srv.address() as AddressInfo;
+    return { host: a.address, port: a.port, url: `${scheme}://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` };
+  };
+  const main = urlOf(server, config.tls ? 'https' : 'http');
 
   let closing: Promise<void> | undefined;
   const close = (graceMs = 5000): Promise<void> => {
     closing ??= (async () => {
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const capturesDone = Promise.all([...captures].map((c) => c.settled));
+      const adminClosed = admin ? new Promise<void>((resolve) => admin!.close(() => resolve())) : Promise.resolve();
+      admin?.closeAllConnections();
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
-      const result = await Promise.race([Promise.all([serverClosed, capturesDone]), grace]);
+      // Requests first (their captures start when their responses do), then the captures.
+      const drained = (async () => {
+        await serverClosed;
+        await Promise.all([...captures].map((c) => c.settled));
+      })();
+      const result = await Promise.race([drained, grace]);
       clearTimeout(timer);
       if (result === 'timeout') {
         server.closeAllConnections();
         for (const c of [...captures]) c.abort('the proxy is shutting down');
         await serverClosed;
+        await Promise.all([...captures].map((c) => c.settled));
       }
+      await adminClosed;
+      await spool.close();
       proxy.close();
       agent.destroy();
+      vhosts.off('reload', onReload);
       if (ownRegistry) await vhosts.close();
     })();
     return closing;
   };
 
-  return { address: { host, port: addr.port }, url, vhosts, events, close };
+  const running: RunningProxy = {
+    address: { host: main.host, port: main.port },
+    url: main.url,
+    vhosts,
+    spool,
+    metrics,
+    events,
+    get capturesInFlight() {
+      return captures.size;
+    },
+    close,
+  };
+  if (admin) running.adminUrl = urlOf(admin, 'http').url;
+  return running;
+}
+
+/** The admin server: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`. */
+async function adminHandler(metrics: ProxyMetrics, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const p = (req.url ?? '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return sendText(res, 405, 'Method Not Allowed: the admin server answers GET /metrics and GET /healthz');
+  }
+  if (p === '/metrics') {
+    const body = await metrics.text();
+    res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return;
+  }
+  if (p === '/healthz') return sendText(res, 200, 'ok');
+  sendText(res, 404, `Not Found: the admin server answers /metrics and /healthz, not ${JSON.stringify(p)}`);
 }
 
 /** Ends `res` with `status` and one line of text (`text/plain; charset=utf-8`). */

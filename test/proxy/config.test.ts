@@ -34,8 +34,33 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
   t.equal(v.archiveTimeGate, '127.0.0.1:8090/tg/', 'ArchiveTimeGate derived from ArchiveHost:ArchivePort');
   t.equal(v.enableIP, false, 'EnableIP Off');
   t.same(v.excluded, []);
-  t.same(VHOST_DEFAULTS, { EnableArchiving: true, ArchiveHost: '127.0.0.1', ArchivePort: 8090, ArchivePath: '/put/', ArchiveTimeGate: null, EnableIP: false, Excluded: [] });
-  t.same(PROXY_DEFAULTS, { listen: '127.0.0.1:8080', vhosts: 'vhosts/', spool: '../data/spool' });
+  t.equal(v.archiveToken, undefined, 'no ArchiveToken');
+  t.equal(v.archivePrivate, false, 'ArchivePrivate Off');
+  t.equal(v.archiveCookies, false, 'ArchiveCookies Off');
+  t.same(VHOST_DEFAULTS, {
+    EnableArchiving: true,
+    ArchiveHost: '127.0.0.1',
+    ArchivePort: 8090,
+    ArchivePath: '/put/',
+    ArchiveTimeGate: null,
+    EnableIP: false,
+    Excluded: [],
+    ArchiveToken: null,
+    ArchivePrivate: false,
+    ArchiveCookies: false,
+  });
+  t.same(PROXY_DEFAULTS, {
+    listen: '127.0.0.1:8080',
+    vhosts: 'vhosts/',
+    spool: '../data/spool',
+    spool_max_bytes: 1073741824,
+    spool_retry_min: 1,
+    spool_retry_max: 60,
+    admin_listen: 'off',
+    request_timeout: 60,
+    upstream_timeout: 60,
+    archive_timeout: 60,
+  });
 });
 
 t.test('every setting, the Apache spellings and true/false', async (t) => {
@@ -68,6 +93,16 @@ Excluded: /private /search/
   t.equal(w.archiveTimeGate, 'tg.example/memento/tg/');
   t.equal(w.upstream, 'http://127.0.0.1:80', 'port 80 when upstream has none');
   t.equal(w.enableArchiving, true, 'on (lower case) is On');
+});
+
+t.test('ArchiveToken, ArchivePrivate, ArchiveCookies', async (t) => {
+  const [v] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveToken: s3cr3t-Tok.en_~+/==\nArchivePrivate: On\nArchiveCookies: true\n', 'v.yaml');
+  t.equal(v.archiveToken, 's3cr3t-Tok.en_~+/==');
+  t.equal(v.archivePrivate, true);
+  t.equal(v.archiveCookies, true);
+  t.match(errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveToken: has space\n', 'v.yaml')), /v\.yaml:3: ArchiveToken must be a bearer token/);
+  t.match(errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePrivate: Of\n', 'v.yaml')), /v\.yaml:3: ArchivePrivate must be On or Off/);
+  t.match(errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveCookies: 1\n', 'v.yaml')), /v\.yaml:3: ArchiveCookies must be On or Off/);
 });
 
 t.test('a list of vhosts, and several documents, in one file', async (t) => {
@@ -127,6 +162,41 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   t.same(c.listen, { host: '127.0.0.1', port: 8080 });
   t.equal(c.vhostsDir, path.join(dir, 'conf', 'vhosts'), 'vhosts/ relative to the file');
   t.equal(c.spoolDir, path.join(dir, 'data', 'spool'), '../data/spool relative to the file');
+  t.match(c, { spoolMaxBytes: 1073741824, spoolRetryMinMs: 1000, spoolRetryMaxMs: 60000, requestTimeoutMs: 60000, upstreamTimeoutMs: 60000, archiveTimeoutMs: 60000 }, 'documented defaults');
+  t.equal(c.adminListen, undefined, 'no admin server by default');
+  t.equal(c.tls, undefined, 'no TLS by default');
+
+  await writeFile(path.join(dir, 'conf', 'cert.pem'), 'x');
+  await writeFile(path.join(dir, 'conf', 'key.pem'), 'x');
+  await writeFile(
+    file,
+    'spool_max_bytes: 1000\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nupstream_timeout: 20\narchive_timeout: 2.5\n',
+  );
+  t.match(loadProxyConfig(file), {
+    spoolMaxBytes: 1000,
+    spoolRetryMinMs: 500,
+    spoolRetryMaxMs: 30000,
+    adminListen: { host: '127.0.0.1', port: 9180 },
+    tls: { cert: path.join(dir, 'conf', 'cert.pem'), key: path.join(dir, 'conf', 'key.pem') },
+    requestTimeoutMs: 10000,
+    upstreamTimeoutMs: 20000,
+    archiveTimeoutMs: 2500,
+  });
+  const bad: [string, RegExp][] = [
+    ['spool_max_bytes: lots\n', /proxy\.yaml:1: spool_max_bytes must be a number of bytes greater than 0, not "lots"/],
+    ['spool_retry_min: 0\n', /proxy\.yaml:1: spool_retry_min must be a number of seconds greater than 0/],
+    ['spool_retry_min: 10\nspool_retry_max: 5\n', /proxy\.yaml:2: spool_retry_max must not be less than spool_retry_min/],
+    ['admin_listen: nowhere\n', /proxy\.yaml:1: admin_listen must be host:port \(port 0-65535\) or off/],
+    ['tls_cert: cert.pem\n', /proxy\.yaml:1: tls_key is missing \(TLS needs both tls_cert and tls_key\)/],
+    ['tls_cert: cert.pem\ntls_key: nokey.pem\n', /proxy\.yaml:2: tls_key file .*nokey\.pem does not exist/],
+    ['upstream_timeout: -1\n', /proxy\.yaml:1: upstream_timeout must be a number of seconds greater than 0/],
+  ];
+  for (const [text, re] of bad) {
+    await writeFile(file, text);
+    t.match(errorOf(() => loadProxyConfig(file)), re, text.trim());
+  }
+  await writeFile(file, 'admin_listen: off\n');
+  t.equal(loadProxyConfig(file).adminListen, undefined, 'admin_listen: off');
 
   await mkdir(path.join(dir, 'sites'));
   await writeFile(file, 'listen: 0.0.0.0:0\nvhosts: ../sites\nspool: /var/spool/capture\n');
@@ -136,7 +206,10 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   t.equal(d.spoolDir, '/var/spool/capture');
 
   await writeFile(file, 'listen: 127.0.0.1:8080\nvhost: vhosts/\n');
-  t.equal(errorOf(() => loadProxyConfig(file)), `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool`);
+  t.equal(
+    errorOf(() => loadProxyConfig(file)),
+    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, upstream_timeout, archive_timeout`,
+  );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
   t.match(errorOf(() => loadProxyConfig(file)), new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1: listen must be host:port`));
   await writeFile(file, 'listen: 127.0.0.1:8080\nvhosts: nowhere/\n');

@@ -144,8 +144,13 @@ t.test('capture-proxy command: listening line, SIGHUP reload, SIGTERM exits 0', 
     proxy.proc.stdout!.on('data', check);
     check();
   });
-  t.match(proxy.output(), /"msg":"vhost file loaded","file":"[^"]*a\.yaml"/, 'SIGHUP reads the vhost files again');
-  t.match(proxy.output(), /"type":"request","method":"GET","host":"a\.example"/, 'a JSON line per request');
+  const lines = proxy.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.ok(lines.some((l) => l.msg === 'vhost file loaded' && String(l.file).endsWith('a.yaml')), 'SIGHUP reads the vhost files again');
+  t.match(
+    lines.find((l) => l.type === 'request'),
+    { level: 'info', time: /^\d{4}-\d\d-\d\dT/, msg: 'request', method: 'GET', host: 'a.example', target: '/', status: 200, bytes: 4, ms: Number, vhost: 'a.example', capture: 'no: archiving-off' },
+    'one JSON line per request (pino): vhost, status, bytes, duration, capture',
+  );
 
   const exit = once(proxy.proc, 'exit');
   proxy.proc.kill('SIGTERM');

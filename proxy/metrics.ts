@@ -1,0 +1,60 @@
+/**
+ * The capture proxy's metrics (prom-client), served as Prometheus text on
+ * the admin port (`GET /metrics`, proxy.yaml `admin_listen`).
+ *
+ * | metric | type | labels | meaning |
+ * |---|---|---|---|
+ * | `capture_proxy_requests_total` | counter | `vhost`, `status` | requests answered (`vhost` is `-` for 421s) |
+ * | `capture_proxy_captures_sent_total` | counter | `via` (`live`, `spool`) | captures the archive acknowledged (2xx) |
+ * | `capture_proxy_captures_spooled_total` | counter | | captures written to the spool |
+ * | `capture_proxy_captures_dropped_total` | counter | `reason` | captures lost (`spool-full`, `spool-slow`, `spool-error`, `rejected`) |
+ * | `capture_proxy_put_failures_total` | counter | `via` (`live`, `spool`) | PUTs that failed (no answer, timeout, non-2xx, cut) |
+ * | `capture_proxy_spool_depth` | gauge | | captures waiting in the spool |
+ * | `capture_proxy_spool_bytes` | gauge | | bytes the spool holds (queued plus being teed) |
+ * | `capture_proxy_reloads_total` | counter | `result` (`ok`, `rejected`) | vhost file (re)loads |
+ *
+ * plus prom-client's default process metrics (`process_resident_memory_bytes`, …).
+ * Each proxy has its own registry, so several proxies can run in one process.
+ */
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The counters and gauges of one proxy, in their own registry. */
+export class ProxyMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'capture_proxy_requests_total', help: 'Requests answered, by vhost and status', labelNames: ['vhost', 'status'] as const, registers: [this.registry] });
+  readonly capturesSent = new Counter({ name: 'capture_proxy_captures_sent_total', help: 'Captures acknowledged by the archive (2xx), live or re-sent from the spool', labelNames: ['via'] as const, registers: [this.registry] });
+  readonly spooled = new Counter({ name: 'capture_proxy_captures_spooled_total', help: 'Captures written to the durable spool', registers: [this.registry] });
+  readonly dropped = new Counter({ name: 'capture_proxy_captures_dropped_total', help: 'Captures lost, by reason', labelNames: ['reason'] as const, registers: [this.registry] });
+  readonly putFailures = new Counter({ name: 'capture_proxy_put_failures_total', help: 'Capture PUTs that failed (no answer, timeout, non-2xx, cut)', labelNames: ['via'] as const, registers: [this.registry] });
+  readonly spoolDepth = new Gauge({ name: 'capture_proxy_spool_depth', help: 'Captures waiting in the spool', registers: [this.registry] });
+  readonly spoolBytes = new Gauge({ name: 'capture_proxy_spool_bytes', help: 'Bytes held by the spool (queued and being teed)', registers: [this.registry] });
+  readonly reloads = new Counter({ name: 'capture_proxy_reloads_total', help: 'Vhost file loads after start, by result', labelNames: ['result'] as const, registers: [this.registry] });
+
+  /** @param defaults also collect prom-client's default process metrics (default `true`) */
+  constructor(defaults = true) {
+    if (defaults) collectDefaultMetrics({ register: this.registry, prefix: '' });
+    // Zero series, so that a scrape shows every metric from the start.
+    this.capturesSent.inc({ via: 'live' }, 0);
+    this.capturesSent.inc({ via: 'spool' }, 0);
+    this.putFailures.inc({ via: 'live' }, 0);
+    this.putFailures.inc({ via: 'spool' }, 0);
+    this.reloads.inc({ result: 'ok' }, 0);
+    this.reloads.inc({ result: 'rejected' }, 0);
+    this.spooled.inc(0);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The current value of a counter or gauge (summed over the labels that match `labels`), for tests and logs. */
+  async value(name: string, labels: Record<string, string> = {}): Promise<number> {
+    const m = this.registry.getSingleMetric(name);
+    if (!m) return NaN;
+    const got = await m.get();
+    return got.values
+      .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
+      .reduce((sum, v) => sum + v.value, 0);
+  }
+}
