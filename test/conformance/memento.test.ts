@@ -231,3 +231,19 @@ t.test('RFC 9110 §15.5.6: POST, PUT, DELETE at a Memento are 405 with Allow: GE
     noMementoHeaders(t, res, method);
   }
 });
+
+t.test('DESIGN Prefer / issue point 3: a capture without Content-Type is served without one (none is invented)', async (t) => {
+  const m = await capture('http://www.example.org/untyped', { responseHeaders: [['X-Odd_Header.Name', 'v']], body: 'plain bytes' });
+  const res = await headMatchesGet(t, m);
+  t.notOk(res.headers['content-type']);
+  t.equal(res.text, 'plain bytes');
+  t.equal(res.headers['x-archive-orig-x-odd_header.name'], 'v');
+  t.equal(res.headers['preference-applied'], 'original-content, original-links, echo-original-headers');
+});
+
+t.test('RFC 9110 §9.3.7: OPTIONS at a Memento is 204 with Allow: GET, HEAD', async (t) => {
+  const res = await request(uriM(R, D[0]), { method: 'OPTIONS' });
+  t.equal(res.status, 204);
+  t.equal(res.headers.allow, 'GET, HEAD');
+  t.equal(res.body.length, 0);
+});
