@@ -181,6 +181,9 @@ export function rssOf(pid: number): number {
 /**
  * Starts `node <args>` (cwd: the repo) and resolves once its output has a
  * line `listening on http://host:port`. Output goes to `<dataRoot>/logs/<name>.log`.
+ * With `BENCH_CPU_PROF=1` in the environment, the child runs with
+ * `--cpu-prof` and writes its profile to `<dataRoot>/profiles/<name>/` when
+ * it exits ({@link summarizeCpuProfile} reads it).
  *
  * @throws when it exits first or does not listen within 60 s.
  */
@@ -189,7 +192,8 @@ export async function spawnServer(name: string, args: string[], env: Record<stri
   mkdirSync(path.join(dataRoot, 'logs'), { recursive: true });
   const logFile = path.join(dataRoot, 'logs', `${name}.log`);
   const fd = openSync(logFile, 'w');
-  const proc = spawn(process.execPath, args, { cwd: repo, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dataRoot, 'profiles', name)}`] : [];
+  const proc = spawn(process.execPath, [...prof, ...args], { cwd: repo, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
   closeSync(fd);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const started = Date.now();
@@ -376,4 +380,41 @@ export function formatTable(rows: BenchRow[]): string {
 /** Progress line on stderr (the table goes to stdout). */
 export function note(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
+}
+
+// ---- profiles -------------------------------------------------------------------
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+/**
+ * The heaviest functions of a V8 `.cpuprofile` (node --cpu-prof) by self
+ * time, and by package/folder: `{self: [[name, percent]], byPlace: [[place, percent]]}`,
+ * percent of the busy (not idle) time.
+ */
+export function summarizeCpuProfile(file: string, top = 15): { self: [string, number][]; byPlace: [string, number][] } {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const selfTime = new Map<number, number>();
+  prof.samples.forEach((id, i) => selfTime.set(id, (selfTime.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
+  // Percentages of the busy time: the servers idle between arms.
+  const idle = prof.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id);
+  for (const id of idle) selfTime.delete(id);
+  const total = [...selfTime.values()].reduce((a, b) => a + b, 0) || 1;
+  const fn = new Map<string, number>();
+  const place = new Map<string, number>();
+  for (const [id, t] of selfTime) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    const rel = url.replace(/^file:\/\//, '').replace(repo + '/', '');
+    const name = `${functionName || '(anonymous)'} ${rel ? `${rel}:${lineNumber + 1}` : ''}`.trim();
+    fn.set(name, (fn.get(name) ?? 0) + t);
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(rel);
+    const where = m ? m[1] : rel.startsWith('node:') ? 'node internals' : rel ? rel.split('/').slice(0, 2).join('/') : functionName.startsWith('(') ? functionName : 'native/V8';
+    place.set(where, (place.get(where) ?? 0) + t);
+  }
+  const rank = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, (100 * v) / total] as [string, number]);
+  return { self: rank(fn), byPlace: rank(place) };
 }

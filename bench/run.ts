@@ -7,13 +7,15 @@
  * saying so and the others still run; the exit status is 1 then.
  *
  * The table also goes to `bench/.data/last-table.md` with the date and
- * machine, ready for the README.
+ * machine, ready for the README. `BENCH_CPU_PROF=1 npm run bench -- NAME`
+ * runs the servers under test with `node --cpu-prof` and prints where each
+ * spent its CPU (profiles in `bench/.data/profiles/`).
  */
-import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { dataRoot, formatTable, note, repo, type BenchRow } from './lib.js';
+import { dataRoot, formatTable, note, repo, summarizeCpuProfile, type BenchRow } from './lib.js';
 
 const SKIP = new Set(['lib.ts', 'run.ts', 'seed.ts']);
 
@@ -23,8 +25,24 @@ export function machine(): string {
   return `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.type()} ${os.release()}`;
 }
 
+/** With BENCH_CPU_PROF=1: where each profiled server spent its CPU (stderr). */
+function printProfiles(): void {
+  const root = path.join(dataRoot, 'profiles');
+  if (!existsSync(root)) return;
+  for (const name of readdirSync(root).sort()) {
+    for (const f of readdirSync(path.join(root, name)).filter((x) => x.endsWith('.cpuprofile'))) {
+      const s = summarizeCpuProfile(path.join(root, name, f));
+      process.stderr.write(`\n== profile ${name} (${f})\n-- by place:\n`);
+      for (const [k, v] of s.byPlace) process.stderr.write(`${v.toFixed(1).padStart(5)}%  ${k}\n`);
+      process.stderr.write('-- by function (self):\n');
+      for (const [k, v] of s.self) process.stderr.write(`${v.toFixed(1).padStart(5)}%  ${k}\n`);
+    }
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const want = argv.filter((a) => !a.startsWith('-'));
+  if (process.env.BENCH_CPU_PROF) rmSync(path.join(dataRoot, 'profiles'), { recursive: true, force: true });
   const dir = path.join(repo, 'bench');
   const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !SKIP.has(f)).sort();
   const picked = want.length ? files.filter((f) => want.some((w) => f.replace(/\.ts$/, '').startsWith(w))) : files;
@@ -59,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
       failed = true;
     }
   }
+  if (process.env.BENCH_CPU_PROF) printProfiles();
   const table = formatTable(rows);
   const stampLine = `Measured ${machine()}.`;
   process.stdout.write(`\n${table}\n\n${stampLine}\n`);
