@@ -176,30 +176,40 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const { uriR, urlkey } = uriROf(req, '/tg/');
     const base = baseOf(req);
     const t = acceptDatetime(req, uriR);
-    const holdings = await holdingsOf(urlkey, (a) => a.timegate! + uriR, 'HEAD');
+    const ad = req.headers['accept-datetime'];
+    const holdings = await holdingsOf(urlkey, (a) => a.timegate! + uriR, 'HEAD', t === undefined ? undefined : String(ad));
     const target = pickArchive(config.archives, holdings, t);
     if (!target) return sendText(reply, 404, `no memento of ${uriR} in any archive`);
     const location = target.timegate ? target.timegate + uriR : uris.timegate(base, target.id, uriR);
+    // The memento links the chosen TimeGate will send, so that a client that reads the first
+    // TimeGate of the redirect chain (py-memento-client's rule) gets first/prev/next/last too.
+    let mementos: Link[] = holdings.get(target.id)?.links ?? [];
+    if (!target.timegate) {
+      const n = await store.index.neighbourhood(target.id, urlkey, t ?? Number.MAX_SAFE_INTEGER);
+      mementos = n ? mementoLinks(base, target.id, select(n, t ?? Number.MAX_SAFE_INTEGER)) : [];
+    }
     reply.header('location', location);
     reply.header('vary', 'accept-datetime');
     reply.header('link', formatLinkHeader([
       { uri: uriR, rel: 'original' },
       { uri: uris.indexTimemap(base, uriR), rel: 'timemap index', type: LINK_FORMAT },
+      ...mementos,
     ]));
     return sendText(reply, 302, location);
   });
 
   /**
    * What each archive holds of a URI-R: local archives from the index
-   * (first/last datetime), remote ones by asking them (`probe`: HEAD their
-   * TimeGate, or GET their TimeMap and read its `self` link). A remote that
-   * does not answer in time is `unknown`.
+   * (first/last datetime), remote ones by asking them (`HEAD`: HEAD their
+   * TimeGate, with the client's Accept-Datetime when it sent one; `self`:
+   * GET their TimeMap and read its `self` link). A remote that does not
+   * answer in time is `unknown`.
    */
-  async function holdingsOf(urlkey: string, remoteUrl: (a: ArchiveSpan) => string, how: 'HEAD' | 'self'): Promise<Map<string, Holding>> {
+  async function holdingsOf(urlkey: string, remoteUrl: (a: ArchiveSpan) => string, how: 'HEAD' | 'self', acceptDatetime?: string): Promise<Map<string, Holding>> {
     const out = new Map<string, Holding>();
     for (const s of await store.index.spans(urlkey)) if (local.has(s.archive_id)) out.set(s.archive_id, { state: 'yes', first: s.first, last: s.last });
     await Promise.all(config.archives.filter((a) => a.timegate).map(async (a) => {
-      out.set(a.id, how === 'HEAD' ? await probeRemote(remoteUrl(a)) : await remoteTimemapSpan(remoteUrl(a)));
+      out.set(a.id, how === 'HEAD' ? await probeRemote(remoteUrl(a), acceptDatetime) : await remoteTimemapSpan(remoteUrl(a)));
     }));
     return out;
   }
@@ -428,6 +438,8 @@ interface Holding {
   state: 'yes' | 'no' | 'unknown';
   first?: number;
   last?: number;
+  /** A remote TimeGate's memento links (rel containing `memento`) from its 302. */
+  links?: Link[];
 }
 
 /** How long the redirector and the index TimeMap wait for a remote archive. */
@@ -435,13 +447,17 @@ const REMOTE_TIMEOUT_MS = 3000;
 
 /**
  * One request to a remote archive: `HEAD` of its TimeGate for a URI-R
- * (RFC 7089 §4.1.1: 302 = it has mementos, 404 = none).
+ * (RFC 7089 §4.2.1: 302 = it has mementos, 404 = none), with
+ * `acceptDatetime` when given; the memento links of its answer are kept.
  */
-function probeRemote(url: string): Promise<Holding> {
-  return remoteRequest(url, 'HEAD', async (res) => {
+function probeRemote(url: string, acceptDatetime?: string): Promise<Holding> {
+  return remoteRequest(url, 'HEAD', acceptDatetime ? { 'accept-datetime': acceptDatetime } : {}, async (res) => {
     res.resume();
     const st = res.statusCode ?? 0;
-    return { state: st === 404 || st === 410 ? 'no' : st < 400 ? 'yes' : 'unknown' };
+    if (st === 404 || st === 410) return { state: 'no' };
+    if (st >= 400) return { state: 'unknown' };
+    const link = res.headers.link;
+    return { state: 'yes', links: link ? parseLinks(Array.isArray(link) ? link.join(', ') : link).filter((l) => hasRel(l, 'memento')) : [] };
   });
 }
 
@@ -451,7 +467,7 @@ function probeRemote(url: string): Promise<Holding> {
  * not downloaded.
  */
 function remoteTimemapSpan(url: string): Promise<Holding> {
-  return remoteRequest(url, 'GET', async (res) => {
+  return remoteRequest(url, 'GET', {}, async (res) => {
     const st = res.statusCode ?? 0;
     if (st === 404 || st === 410) {
       res.resume();
@@ -477,7 +493,8 @@ function remoteTimemapSpan(url: string): Promise<Holding> {
   });
 }
 
-function remoteRequest(url: string, method: string, onResponse: (res: http.IncomingMessage) => Promise<Holding>): Promise<Holding> {
+/** One request to a remote archive with {@link REMOTE_TIMEOUT_MS}; any failure is `unknown`. */
+function remoteRequest(url: string, method: string, headers: Record<string, string>, onResponse: (res: http.IncomingMessage) => Promise<Holding>): Promise<Holding> {
   return new Promise((resolve) => {
     let settled = false;
     const finish = (h: Holding) => {
@@ -488,7 +505,7 @@ function remoteRequest(url: string, method: string, onResponse: (res: http.Incom
     };
     let req: http.ClientRequest;
     try {
-      req = (url.startsWith('https:') ? https : http).request(url, { method, agent: false, timeout: REMOTE_TIMEOUT_MS }, (res) => {
+      req = (url.startsWith('https:') ? https : http).request(url, { method, headers, agent: false, timeout: REMOTE_TIMEOUT_MS }, (res) => {
         onResponse(res).then(finish, () => finish({ state: 'unknown' }));
       });
     } catch {

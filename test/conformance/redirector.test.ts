@@ -59,7 +59,9 @@ t.test('spec TimeGate Redirector + DESIGN URL space: 302 to a TimeGate, Vary: ac
   t.equal(res.status, 302);
   t.equal(res.headers.location, localTg('2000s', ALL));
   t.equal(res.headers.vary, 'accept-datetime');
-  t.equal(res.headers.link, `<${ALL}>; rel="original", <${A.url}/tg/timemap/${ALL}>; rel="timemap index"; type="application/link-format"`);
+  const m05 = `${A.url}/2000s/memento/${ts14(D05)}/${ALL}`;
+  t.equal(res.headers.link, `<${ALL}>; rel="original", <${A.url}/tg/timemap/${ALL}>; rel="timemap index"; type="application/link-format", <${m05}>; rel="first last memento"; datetime="${D05}"`,
+    'original, the index TimeMap, and the memento links the chosen TimeGate sends');
   t.equal(res.headers['content-type'], 'text/plain; charset=UTF-8');
   t.equal(res.text, localTg('2000s', ALL) + '\n');
   t.notOk(res.headers['memento-datetime']);
@@ -215,4 +217,36 @@ ${extra}  - id: here
   t.teardown(() => C.close());
   t.same(C.config.archives[0], { id: 'wayback', from: -Infinity, until: Date.UTC(2000, 0, 1) / 1000, timegate: 'http://127.0.0.1:9/web/', timemap: 'http://127.0.0.1:9/web/timemap/link/' });
   t.equal(A.config.archives[0].timemap, `${B.url}/old/timemap/link/`, 'derived for this daemon\'s own /<id>/timegate/ shape');
+});
+
+/** HEAD with redirects followed, as python-requests does for py-memento-client: every answer of the chain. */
+async function headChain(url: string, headers: Record<string, string>): Promise<{ url: string; res: Awaited<ReturnType<typeof request>> }[]> {
+  const out = [];
+  for (let i = 0; i < 10; i++) {
+    const res = await request(url, { method: 'HEAD', headers });
+    out.push({ url, res });
+    if (res.status < 300 || res.status >= 400 || !res.headers.location) break;
+    url = res.headers.location;
+  }
+  return out;
+}
+
+t.test("RFC 7089 §4.2.1 with py-memento-client's rules: the first TimeGate of the redirect chain (Vary accept-datetime + original + Location) names first/prev/next/last, and the end is a Memento", async (t) => {
+  for (const [uriR, ad, archive, host] of [[ALL, D05, '2000s', A.url], [ALL, D96, 'old', B.url], [ALL, D26, 'current', A.url]] as const) {
+    const chain = await headChain(tg(uriR), { 'accept-datetime': ad });
+    const isTimegate = (r: (typeof chain)[number]['res']) => /accept-datetime/i.test(String(r.headers.vary)) && links(r.headers.link).some((l) => l.rel === 'original') && !!r.headers.location;
+    const first = chain.find((c) => isTimegate(c.res));
+    t.equal(first?.url, tg(uriR), `${ad}: the redirector is the first TimeGate of the chain`);
+    const end = chain[chain.length - 1].res;
+    t.equal(end.status, 200);
+    t.equal(end.headers['memento-datetime'], ad, 'the chain ends at the Memento');
+    // The navigation links the client reads from the redirector are those of the archive's own TimeGate.
+    const own = chain[1].res;
+    const mem = (r: typeof own) => links(r.headers.link).filter((l) => l.rel.includes('memento'));
+    t.ok(mem(own).length > 0);
+    t.same(mem(first!.res), mem(own), `${ad}: same memento links as ${archive}'s TimeGate at ${host}`);
+    t.ok(mem(first!.res).some((l) => l.rel.split(' ').includes('first')) && mem(first!.res).some((l) => l.rel.split(' ').includes('last')));
+  }
+  const noAd = await request(tg(ALL));
+  t.same(links(noAd.headers.link).filter((l) => l.rel.includes('memento')).map((l) => l.rel), ['first last memento'], 'without Accept-Datetime: the newest archive\'s links');
 });
