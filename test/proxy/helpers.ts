@@ -161,3 +161,47 @@ export async function startTestProxy(
 export function vhostYaml(settings: Record<string, string | number | boolean>): string {
   return Object.entries(settings).map(([k, v]) => `${k}: ${v}\n`).join('');
 }
+
+/**
+ * Waits until `cond()` is true, checking every 20 ms; fails after
+ * `timeoutMs` (default 30 s) naming `what`.
+ */
+export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A real archive daemon (in this process) on a fixed port and data folder, so that it can go away and come back. */
+export interface RealArchive {
+  port: number;
+  store: import('../../archive/store/store.js').ArchiveStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real archive (archive/server.ts, two spans as conf/archive.yaml
+ * has them) on 127.0.0.1:`port` with its data in `dataDir`; call again with
+ * the same arguments to bring it back after {@link RealArchive.close}.
+ */
+export async function startRealArchive(port: number, dataDir: string): Promise<RealArchive> {
+  const { parseYamlText } = await import('../../shared/config.js');
+  const { validateArchiveConfig } = await import('../../archive/config.js');
+  const { buildArchiveServer } = await import('../../archive/server.js');
+  const { ArchiveStore } = await import('../../archive/store/store.js');
+  const text = `listen: 127.0.0.1:${port}\ndata_dir: ${JSON.stringify(dataDir)}\narchives:\n  - id: "2025"\n    until: 2026-01-01T00:00:00Z\n  - id: current\n    from: 2026-01-01T00:00:00Z\n`;
+  const config = validateArchiveConfig(parseYamlText(text, path.join(dataDir, 'archive.yaml')));
+  const store = await ArchiveStore.open(config);
+  const app = await buildArchiveServer(config, store);
+  await app.listen({ host: '127.0.0.1', port });
+  return {
+    port,
+    store,
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}
