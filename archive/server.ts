@@ -214,7 +214,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     return out;
   }
 
-  // ---- TimeGate (RFC 7089 §4.1.1, pattern 2.1) ----------------------------
+  // ---- TimeGate (RFC 7089 §4.2.1, pattern 2.1) ----------------------------
   read('/:archive/timegate/*', async (req, reply) => {
     const archive = archiveOf(req.params.archive);
     const { uriR, urlkey } = uriROf(req, `/${req.params.archive}/timegate/`);
@@ -239,7 +239,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     return sendText(reply, 302, location);
   });
 
-  // ---- Memento (RFC 7089 §4.1.1, §2.1.1) -----------------------------------
+  // ---- Memento (RFC 7089 §4.2.1, §2.1.1) -----------------------------------
   read('/:archive/memento/*', async (req, reply) => {
     const archive = archiveOf(req.params.archive);
     const prefix = `/${req.params.archive}/memento/`;
