@@ -17,6 +17,7 @@ import { isHtml, withBaseElement } from './memento/html-base.js';
 import { mementoLinks, select, uris, type Selection } from './memento/navigation.js';
 import { hasPreference, parsePrefer, preferenceApplied, type PreferRequest } from './memento/prefer.js';
 import type { MementoRow } from './store/index-db.js';
+import type { StoredResponse } from './store/warc.js';
 import { IngestError, type ArchiveStore } from './store/store.js';
 
 const TEXT = 'text/plain; charset=UTF-8';
@@ -229,7 +230,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const location = uris.memento(base, archive.id, s.memento, raw);
     reply.header('location', location);
     reply.header('vary', 'accept-datetime, prefer');
-    if (hasPreference(prefer)) reply.header('preference-applied', preferenceApplied(prefer, raw, isHtml(s.memento.mime)));
+    if (hasPreference(prefer)) reply.header('preference-applied', preferenceApplied(prefer, raw, !raw && await defaultVariantChanges(s.memento)));
     reply.header('link', formatLinkHeader([
       { uri: uriR, rel: 'original' },
       { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
@@ -268,6 +269,54 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   });
 
   /**
+   * The body of a Memento as it will be sent (DESIGN.md "Prefer"): the raw
+   * variant, a non-HTML page, a bodyless answer, or an HTML page that
+   * already has a base element goes out as stored; an HTML page gets its
+   * base element, a gzip/deflate/br-encoded one after decoding (its decoded
+   * length is counted in a second pass, so Content-Length stays exact; a
+   * corrupt encoded body goes out as stored). Holds at most the first
+   * 64 KiB of the page.
+   *
+   * @param stored the opened response record; it may be replaced (closed and reopened)
+   * @returns the body stream, its exact length in bytes, whether it differs
+   *   from the stored bytes, and the (possibly reopened) record to close
+   */
+  async function defaultBody(row: MementoRow, stored: StoredResponse, contentEncoding: string | undefined, raw: boolean):
+    Promise<{ stored: StoredResponse; body: AsyncIterable<Uint8Array>; length: number; changed: boolean; bodyless: boolean }> {
+    const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
+    const asStored = { stored, body: stored.body, length: stored.bodyLength, changed: false, bodyless };
+    if (raw || !isHtml(row.mime) || bodyless) return asStored;
+    if (!contentEncoding) {
+      const r = await withBaseElement(stored.body, row.uri_r);
+      return { ...asStored, body: r.body, length: stored.bodyLength + r.added, changed: r.added > 0 };
+    }
+    if (!canDecode(contentEncoding)) return asStored;
+    const r = await withBaseElement(decodeBody(stored.body, contentEncoding), row.uri_r).catch(() => null);
+    if (r?.added) {
+      const again = await store.readResponse(row);
+      const total = await decodedLength(again.body, contentEncoding).finally(() => again.close());
+      if (total !== null) return { ...asStored, body: r.body, length: total + r.added, changed: true };
+    }
+    // Nothing to insert, or the encoded body is corrupt: it goes out as stored.
+    stored.close();
+    const fresh = await store.readResponse(row);
+    return { stored: fresh, body: fresh.body, length: fresh.bodyLength, changed: false, bodyless };
+  }
+
+  /**
+   * Whether the default variant of a Memento differs from its stored body
+   * (the base element goes in), for the TimeGate's Preference-Applied.
+   */
+  async function defaultVariantChanges(row: MementoRow): Promise<boolean> {
+    if (!isHtml(row.mime)) return false;
+    const stored = await store.readResponse(row);
+    const enc = stored.headers.find(([k]) => k.toLowerCase() === 'content-encoding')?.[1].trim().toLowerCase();
+    const plan = await defaultBody(row, stored, enc === 'identity' || enc === '' ? undefined : enc, false);
+    plan.stored.close();
+    return plan.changed;
+  }
+
+  /**
    * Sends one Memento: the stored status; the original headers as
    * `X-Archive-Orig-<name>`, plus Content-Type (and Content-Encoding /
    * Content-Length when the body goes out as stored) as themselves, and
@@ -297,37 +346,9 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     }
     if (contentEncoding === 'identity' || contentEncoding === '') contentEncoding = undefined;
 
-    let body: AsyncIterable<Uint8Array> = stored.body;
-    let length = stored.bodyLength;
-    let changed = false;
-    const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
-    if (!mode.raw && isHtml(row.mime) && !bodyless) {
-      if (!contentEncoding) {
-        const r = await withBaseElement(stored.body, row.uri_r);
-        body = r.body;
-        if (r.added) {
-          changed = true;
-          length += r.added;
-        }
-      } else if (canDecode(contentEncoding)) {
-        const r = await withBaseElement(decodeBody(stored.body, contentEncoding), row.uri_r).catch(() => null);
-        let total: number | null = null;
-        if (r?.added) {
-          const again = await store.readResponse(row);
-          total = await decodedLength(again.body, contentEncoding).finally(() => again.close());
-        }
-        if (r?.added && total !== null) {
-          changed = true;
-          body = r.body;
-          length = total + r.added;
-        } else {
-          // Nothing to insert, or the encoded body is corrupt: serve it as stored.
-          stored.close();
-          stored = await store.readResponse(row);
-          body = stored.body;
-        }
-      }
-    }
+    const plan = await defaultBody(row, stored, contentEncoding, mode.raw);
+    stored = plan.stored;
+    const { body, length, changed, bodyless } = plan;
     if (contentType) headers['content-type'] = contentType;
     if (contentEncoding && !changed) headers['content-encoding'] = contentEncoding;
     headers['content-length'] = String(length);

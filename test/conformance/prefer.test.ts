@@ -28,6 +28,10 @@ await put(R, D1, [['Content-Type', 'text/html; charset=utf-8'], ['Set-Cookie', '
 await put(R, D2, [['Content-Type', 'text/html; charset=utf-8']], PAGE + ' ');
 await put(GZ, D1, [['Content-Type', 'text/html'], ['Content-Encoding', 'gzip']], GZ_BODY);
 await put(CSS, D1, [['Content-Type', 'text/css']], 'p { color: red }');
+const BASED = 'http://www.example.org/based.html';
+const GZ_BASED = 'http://www.example.org/gz-based.html';
+await put(BASED, D1, [['Content-Type', 'text/html']], '<html><head><base href="http://www.example.org/"></head></html>');
+await put(GZ_BASED, D1, [['Content-Type', 'text/html'], ['Content-Encoding', 'gzip']], zlib.gzipSync('<html><head><base href="http://www.example.org/"></head></html>'));
 
 const m = (uriR: string, d: string, raw = false) => `${a.url}/2025/memento/${ts14(d)}${raw ? 'id_' : ''}/${uriR}`;
 const tg = (uriR: string) => `${a.url}/2025/timegate/${uriR}`;
@@ -131,11 +135,19 @@ t.test('DESIGN Prefer: the id_ URI-M is the stored bytes exactly, whatever Prefe
 });
 
 t.test('spec Prefer rule 8: the URI-M chosen at a TimeGate with Prefer answers with the same Preference-Applied when fetched', async (t) => {
-  for (const prefer of ['original-content', 'original-links', 'echo-original-headers']) {
-    const g = await request(tg(R), { headers: { 'accept-datetime': D2, prefer } });
-    const res = await request(g.headers.location as string);
-    t.equal(res.status, 200);
-    t.equal(res.headers['preference-applied'], g.headers['preference-applied'], prefer);
-    t.equal(res.headers['content-location'], g.headers.location);
+  for (const uriR of [R, GZ, CSS, BASED, GZ_BASED]) {
+    for (const prefer of ['original-content', 'original-links', 'echo-original-headers', 'rewritten', 'raw']) {
+      const g = await request(tg(uriR), { headers: { 'accept-datetime': D1, prefer } });
+      const res = await request(g.headers.location as string, { headers: { prefer } });
+      t.equal(res.status, 200);
+      t.equal(res.headers['preference-applied'], g.headers['preference-applied'], `${uriR} ${prefer}: ${g.headers['preference-applied']}`);
+      t.equal(res.headers['content-location'], g.headers.location);
+    }
   }
+  const based = await request(tg(BASED), { headers: { prefer: 'original-links' } });
+  t.equal(based.headers['preference-applied'], ALL, 'an HTML page that already has a base element is served unchanged: all three');
+  const gzBased = await request(tg(GZ_BASED), { headers: { prefer: 'original-links' } });
+  t.equal(gzBased.headers['preference-applied'], ALL, 'also when gzip-encoded');
+  const gz = await request(tg(GZ), { headers: { prefer: 'original-links' } });
+  t.equal(gz.headers['preference-applied'], DEFAULT_HTML, 'a gzip page that gets a base element: two');
 });
