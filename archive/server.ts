@@ -178,8 +178,13 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const base = baseOf(req);
     const t = acceptDatetime(req, uriR);
     const ad = req.headers['accept-datetime'];
-    const holdings = await holdingsOf(urlkey, (a) => a.timegate! + uriR, 'HEAD', t === undefined ? undefined : String(ad));
-    const target = pickArchive(config.archives, holdings, t);
+    // Remote archives are asked only when the choice depends on them.
+    let holdings = await holdingsOf(urlkey, null);
+    let target = clearChoice(config.archives, holdings, t);
+    if (!target) {
+      holdings = await holdingsOf(urlkey, { url: (a) => a.timegate! + uriR, how: 'HEAD', acceptDatetime: t === undefined ? undefined : String(ad) });
+      target = pickArchive(config.archives, holdings, t);
+    }
     if (!target) return sendText(reply, 404, `no memento of ${uriR} in any archive`);
     const location = target.timegate ? target.timegate + uriR : uris.timegate(base, target.id, uriR);
     // The memento links the chosen TimeGate will send, so that a client that reads the first
@@ -204,13 +209,15 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
    * (first/last datetime), remote ones by asking them (`HEAD`: HEAD their
    * TimeGate, with the client's Accept-Datetime when it sent one; `self`:
    * GET their TimeMap and read its `self` link). A remote that does not
-   * answer in time is `unknown`.
+   * answer in time is `unknown`; with `remote` null they are not asked
+   * (and absent from the map).
    */
-  async function holdingsOf(urlkey: string, remoteUrl: (a: ArchiveSpan) => string, how: 'HEAD' | 'self', acceptDatetime?: string): Promise<Map<string, Holding>> {
+  async function holdingsOf(urlkey: string, remote: { url: (a: ArchiveSpan) => string; how: 'HEAD' | 'self'; acceptDatetime?: string } | null): Promise<Map<string, Holding>> {
     const out = new Map<string, Holding>();
     for (const s of await store.index.spans(urlkey)) if (local.has(s.archive_id)) out.set(s.archive_id, { state: 'yes', first: s.first, last: s.last });
+    if (!remote) return out;
     await Promise.all(config.archives.filter((a) => a.timegate).map(async (a) => {
-      out.set(a.id, how === 'HEAD' ? await probeRemote(remoteUrl(a), acceptDatetime) : await remoteTimemapSpan(remoteUrl(a)));
+      out.set(a.id, remote.how === 'HEAD' ? await probeRemote(remote.url(a), remote.acceptDatetime) : await remoteTimemapSpan(remote.url(a)));
     }));
     return out;
   }
@@ -421,7 +428,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   read('/tg/timemap/*', async (req, reply) => {
     const { uriR, urlkey } = uriROf(req, '/tg/timemap/');
     const base = baseOf(req);
-    const holdings = await holdingsOf(urlkey, (a) => a.timemap! + uriR, 'self');
+    const holdings = await holdingsOf(urlkey, { url: (a) => a.timemap! + uriR, how: 'self' });
     const listed = config.archives.filter((a) => holdings.get(a.id) && holdings.get(a.id)!.state !== 'no');
     if (!listed.length) return sendText(reply, 404, `no memento of ${uriR} in any archive`);
     const bounds = (a: ArchiveSpan) => {
@@ -538,6 +545,33 @@ function remoteRequest(url: string, method: string, headers: Record<string, stri
   });
 }
 
+/** The archive whose span holds `t`; outside every span the first (before), the last (after), or the nearest (in a gap). */
+function primaryArchive(archives: ArchiveSpan[], t: number): ArchiveSpan {
+  return archiveForInstant(archives, t)
+    ?? (t < archives[0].from ? archives[0] : t >= archives[archives.length - 1].until ? archives[archives.length - 1]
+      : archives.reduce((best, a) => (distance(a, t) < distance(best, t) ? a : best)));
+}
+
+/**
+ * The redirector's choice when local holdings alone decide it (so that no
+ * remote archive need be asked): without Accept-Datetime, a local archive
+ * that has the URI-R and is newer than every remote one; with it, the
+ * archive of its span when that is local and has the URI-R.
+ *
+ * @returns the archive, or `undefined` when remote archives must be asked
+ */
+function clearChoice(archives: ArchiveSpan[], local: Map<string, Holding>, t: number | undefined): ArchiveSpan | undefined {
+  if (t === undefined) {
+    for (const a of [...archives].reverse()) {
+      if (a.timegate) return undefined;
+      if (local.has(a.id)) return a;
+    }
+    return undefined;
+  }
+  const primary = primaryArchive(archives, t);
+  return !primary.timegate && local.has(primary.id) ? primary : undefined;
+}
+
 /**
  * The redirector's choice (DESIGN.md "Archives and time spans"):
  * - without Accept-Datetime, the newest archive that has the URI-R;
@@ -555,9 +589,7 @@ function pickArchive(archives: ArchiveSpan[], holdings: Map<string, Holding>, t:
   const state = (a: ArchiveSpan) => holdings.get(a.id)?.state ?? 'no';
   const newestFirst = [...archives].reverse();
   if (t === undefined) return newestFirst.find((a) => state(a) === 'yes') ?? newestFirst.find((a) => state(a) === 'unknown');
-  const primary = archiveForInstant(archives, t)
-    ?? (t < archives[0].from ? archives[0] : t >= archives[archives.length - 1].until ? archives[archives.length - 1]
-      : archives.reduce((best, a) => (distance(a, t) < distance(best, t) ? a : best)));
+  const primary = primaryArchive(archives, t);
   const dist = (a: ArchiveSpan) => {
     const h = holdings.get(a.id);
     return h?.first !== undefined && h.last !== undefined ? spanDistance({ first: h.first, last: h.last }, t) : distance(a, t);

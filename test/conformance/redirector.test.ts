@@ -9,6 +9,7 @@
  * itself.
  */
 import t from 'tap';
+import http from 'node:http';
 import net from 'node:net';
 import { request, startArchive } from '../helpers/archive.js';
 import { headMatchesGet, links, noMementoHeaders, seed, ts14 } from './helpers.js';
@@ -249,4 +250,33 @@ t.test("RFC 7089 §4.2.1 with py-memento-client's rules: the first TimeGate of t
   }
   const noAd = await request(tg(ALL));
   t.same(links(noAd.headers.link).filter((l) => l.rel.includes('memento')).map((l) => l.rel), ['first last memento'], 'without Accept-Datetime: the newest archive\'s links');
+});
+
+t.test('DESIGN Archives and time spans: a remote archive is asked only when the choice depends on it', async (t) => {
+  const asked: string[] = [];
+  const remote = http.createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => remote.close(() => r())));
+  const port = (remote.address() as net.AddressInfo).port;
+  const C = await startArchive(`archives:
+  - id: far
+    until: 2000-01-01T00:00:00Z
+    timegate: http://127.0.0.1:${port}/far/timegate/
+  - id: near
+    from: 2000-01-01T00:00:00Z
+`);
+  t.teardown(() => C.close());
+  await seed(C, MID, D05);
+  t.equal((await request(`${C.url}/tg/${MID}`)).headers.location, `${C.url}/near/timegate/${MID}`);
+  t.equal((await request(`${C.url}/tg/${MID}`, { headers: { 'accept-datetime': D26 } })).headers.location, `${C.url}/near/timegate/${MID}`);
+  t.same(asked, [], 'a local archive newer than the remote one has it, or holds the span: nobody is asked');
+  const early = await request(`${C.url}/tg/${MID}`, { headers: { 'accept-datetime': D95 } });
+  t.equal(early.headers.location, `${C.url}/near/timegate/${MID}`, 'the remote archive of the span answered 404: the nearest that has it');
+  t.same(asked, [`HEAD /far/timegate/${MID}`], 'asked once, with HEAD at its TimeGate');
+  const none = await request(`${C.url}/tg/${NONE}`);
+  t.equal(none.status, 404);
+  t.equal(asked.length, 2);
 });
