@@ -2,23 +2,42 @@
  * `memento-archive`: the archive daemon's command line.
  *
  *   memento-archive [serve] [--config conf/archive.yaml]
+ *   memento-archive verify  [--config conf/archive.yaml]
+ *   memento-archive reindex [--config conf/archive.yaml]
  *
  * Prints one line with the address it listens on, logs requests to stdout
  * (JSON lines), exits cleanly on SIGTERM/SIGINT.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import pino from 'pino';
 import { ConfigError } from '../shared/config.js';
-import { loadArchiveConfig } from './config.js';
+import { loadArchiveConfig, type ArchiveConfig } from './config.js';
 import { buildArchiveServer } from './server.js';
+import { IndexDb } from './store/index-db.js';
+import { daemonPid, reindex, verify, type Progress } from './store/maintenance.js';
 import { ArchiveStore } from './store/store.js';
 
-const HELP = `usage: memento-archive [serve] [--config FILE]
+const HELP = `usage: memento-archive [serve|verify|reindex] [--config FILE]
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
 redirector, TimeGates, Mementos, TimeMaps and host-meta discovery.
 
 commands:
-  serve            run the daemon (the default)
+  serve            run the daemon (the default). On start it recovers from a
+                   crash: a partial record at the end of a WARC file is
+                   truncated, complete unacknowledged captures are indexed;
+                   each action is logged.
+  verify           check that the index and the WARC files agree: every index
+                   row against its record, every record's gzip CRC and
+                   WARC-Block-Digest / WARC-Payload-Digest recomputed. Prints a
+                   summary; exit code 1 when anything is wrong. Safe while the
+                   daemon runs.
+  reindex          rebuild index.sqlite3 from the WARC files alone. Stop the
+                   daemon first. Damaged or partial records are skipped and
+                   listed. A progress bar is shown when stderr is a terminal.
 
 options:
   -c, --config FILE   archive config (YAML), default conf/archive.yaml;
@@ -45,7 +64,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const command = args.positionals[0] ?? 'serve';
-  if (command !== 'serve') {
+  if (!['serve', 'verify', 'reindex'].includes(command)) {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);
   }
@@ -59,7 +78,11 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw err;
   }
-  const store = await ArchiveStore.open(config);
+  if (command === 'verify') process.exit(await runVerify(config));
+  if (command === 'reindex') process.exit(await runReindex(config));
+  // Recovery lines are logged even with --quiet: they say what happened to the data.
+  const log = pino();
+  const store = await ArchiveStore.open(config, { log: (line) => log.info(line), pidFile: true });
   const app = await buildArchiveServer(config, store, { logger: args.values.quiet ? false : { level: 'info' } });
   const address = await app.listen({ host: config.listen.host, port: config.listen.port });
   process.stdout.write(`memento-archive listening on ${address}\n`);
@@ -73,4 +96,68 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+}
+
+/** A cli-progress bar over bytes when stderr is a terminal; otherwise nothing. */
+function progressBar(label: string): { progress?: Progress; stop(): void } {
+  if (!process.stderr.isTTY) return { stop() {} };
+  const bar = new cliProgress.SingleBar({
+    format: `${label} [{bar}] {percentage}% | {value}/{total} MiB | ETA {eta}s`,
+    stream: process.stderr,
+    hideCursor: true,
+  }, cliProgress.Presets.shades_classic);
+  let started = false;
+  return {
+    progress: (done, total) => {
+      const mib = (n: number) => Math.round(n / 1048576);
+      if (!started) {
+        bar.start(Math.max(1, mib(total)), 0);
+        started = true;
+      }
+      bar.update(mib(done));
+    },
+    stop: () => started && bar.stop(),
+  };
+}
+
+/** `memento-archive verify`: prints a summary and each problem; returns the exit code (0 ok, 1 problems). */
+async function runVerify(config: ArchiveConfig): Promise<number> {
+  const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+  const bar = progressBar('verify');
+  try {
+    const r = await verify(index, path.join(config.dataDir, 'warcs'), { progress: bar.progress });
+    bar.stop();
+    for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
+    process.stdout.write(
+      `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
+      `${r.unindexed} response records not in the index (same-second captures superseded by a later one); ` +
+      `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,
+    );
+    return r.ok ? 0 : 1;
+  } finally {
+    await index.close();
+  }
+}
+
+/** `memento-archive reindex`: recovery, then a new index from the WARC files; returns the exit code. */
+async function runReindex(config: ArchiveConfig): Promise<number> {
+  const pid = await daemonPid(config.dataDir);
+  if (pid !== null) {
+    process.stderr.write(`memento-archive: a daemon (pid ${pid}) is running on ${config.dataDir}; stop it before reindex\n`);
+    return 1;
+  }
+  const indexFile = path.join(config.dataDir, 'index.sqlite3');
+  const warcsDir = path.join(config.dataDir, 'warcs');
+  let before = 0;
+  if (existsSync(indexFile)) {
+    const index = await IndexDb.open(indexFile);
+    before = await index.count();
+    await index.close();
+  }
+  const bar = progressBar('reindex');
+  const r = await reindex(indexFile, warcsDir, { progress: bar.progress });
+  bar.stop();
+  for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);
+  process.stdout.write(`reindex: ${r.rows} mementos from ${r.records} WARC records in ${r.files} files (the old index had ${before} rows)\n`);
+  return 0;
 }

@@ -117,6 +117,10 @@ export class IndexDb {
       page: prep(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       spans: prep(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
       count: prep('SELECT count(*) AS n FROM memento'),
+      fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
+      ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
+      files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
+      everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
     };
     return new IndexDb(db, stmts);
   }
@@ -177,6 +181,34 @@ export class IndexDb {
   /** Number of index rows (mementos). */
   async count(): Promise<number> {
     return (await get<{ n: number }>(this.stmts.count, {}))!.n;
+  }
+
+  /**
+   * For each WARC file of `archive` that the index points into: the end
+   * (offset + length) of the last indexed response record in it. Crash
+   * recovery starts reading there.
+   */
+  fileEnds(archive: string): Promise<{ warc_file: string; end: number }[]> {
+    return all(this.stmts.fileEnds, { $archive: archive });
+  }
+
+  /** The rows that point into `file` (relative to `warcs/`), by offset. For `verify`. */
+  rowsOfFile(file: string): Promise<MementoRow[]> {
+    return all<MementoRow>(this.stmts.ofFile, { $file: file });
+  }
+
+  /** Every WARC file the index points into, with its row count. For `verify`. */
+  files(): Promise<{ warc_file: string; n: number }[]> {
+    return all(this.stmts.files, {});
+  }
+
+  /**
+   * Every row, ordered by archive, urlkey, datetime, without `id`: what the
+   * index answers, for comparing an index with its rebuild (`reindex`).
+   */
+  async dump(): Promise<NewMementoRow[]> {
+    const rows = await all<MementoRow>(this.stmts.everything, {});
+    return rows.map(({ id: _id, ...r }) => r);
   }
 
   /** Finalizes statements and closes the file. */

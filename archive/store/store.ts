@@ -13,6 +13,7 @@ import { surtUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from '../config.js';
 import { BodySpill } from './body-spill.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { recover, removePidFile, writePidFile, type Log, type RecoveryReport } from './maintenance.js';
 import { readResponseRecord, WarcWriter, type StoredResponse } from './warc.js';
 
 /** A PUT that cannot be stored: `status` is the HTTP answer, `message` one line saying why. */
@@ -55,8 +56,36 @@ function limitBytes(max: number, counter: { n: number }) {
   };
 }
 
+/**
+ * Counters of the write queue since the store opened: how many batches
+ * (each one fsync per WARC file written + one SQLite transaction), fsync
+ * calls on WARC files, index transactions and stored captures.
+ */
+export interface StoreStats {
+  batches: number;
+  fsyncs: number;
+  transactions: number;
+  /** Captures written (201). */
+  written: number;
+  /** Captures found identical to the memento they follow (200, nothing written). */
+  duplicates: number;
+}
+
+/** Options of {@link ArchiveStore.open}. */
+export interface OpenOptions {
+  /** Where crash-recovery lines go (default: nowhere). */
+  log?: Log;
+  /** Write `data_dir/daemon.pid` (the daemon does; tests in one process need not). */
+  pidFile?: boolean;
+}
+
 export class ArchiveStore {
   private queue: PendingCapture[] = [];
+  /** Write-queue counters (group commit: compare `batches` with `written`). */
+  readonly stats: StoreStats = { batches: 0, fsyncs: 0, transactions: 0, written: 0, duplicates: 0 };
+  /** What crash recovery did when the store opened. */
+  recovery: RecoveryReport | null = null;
+  private pidFile = false;
   private writing = false;
   /** Resolved whenever the write queue runs empty. */
   private idle: Promise<void> = Promise.resolve();
@@ -70,12 +99,23 @@ export class ArchiveStore {
     this.tmpDir = path.join(config.dataDir, 'tmp');
   }
 
-  /** Opens the store in `config.dataDir` (creates `warcs/`, `tmp/`, `index.sqlite3`). */
-  static async open(config: ArchiveConfig): Promise<ArchiveStore> {
+  /**
+   * Opens the store in `config.dataDir` (creates `warcs/`, `tmp/`,
+   * `index.sqlite3`) and runs crash recovery ({@link recover}): a partial
+   * WARC tail is truncated, complete unacknowledged captures are indexed,
+   * and each action is logged to `opts.log`.
+   */
+  static async open(config: ArchiveConfig, opts: OpenOptions = {}): Promise<ArchiveStore> {
     await mkdir(path.join(config.dataDir, 'warcs'), { recursive: true });
     await mkdir(path.join(config.dataDir, 'tmp'), { recursive: true });
     const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
-    return new ArchiveStore(config, index);
+    const store = new ArchiveStore(config, index);
+    store.recovery = await recover(index, store.warcsDir, store.tmpDir, opts.log ?? (() => undefined));
+    if (opts.pidFile) {
+      await writePidFile(config.dataDir);
+      store.pidFile = true;
+    }
+    return store;
   }
 
   /** The local archives (those without a remote `timegate`), oldest first. */
@@ -200,6 +240,7 @@ export class ArchiveStore {
             const prev = await this.previous(p.row, latest);
             if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime) {
               done.push([p, { created: false, row: prev }]);
+              this.stats.duplicates++;
               continue;
             }
             const rec = await this.writer(p.archive.id).append({
@@ -217,13 +258,22 @@ export class ArchiveStore {
             await p.body.dispose();
           }
         }
+        this.stats.batches++;
         try {
           for (const w of this.writers.values()) await w.sync();
-          if (written.length) await this.index.insertMany(written.map((p) => p.row));
+          if (written.length) {
+            this.stats.transactions++;
+            await this.index.insertMany(written.map((p) => p.row));
+          }
           for (const p of written) done.push([p, { created: true, row: p.row }]);
+          this.stats.written += written.length;
         } catch (err) {
+          // Not acknowledged: take the records back out of the WARC files, so that no
+          // unindexed record is left between acknowledged ones.
+          for (const p of [...written].reverse()) await this.writer(p.archive.id).rollback(p.row.warc_file, p.row.warc_offset).catch(() => undefined);
           for (const p of written) p.reject(err);
         }
+        this.stats.fsyncs = [...this.writers.values()].reduce((n, w) => n + w.fsyncs, 0);
         for (const [p, r] of done) p.resolve(r);
       }
     } finally {
@@ -250,5 +300,6 @@ export class ArchiveStore {
     await this.idle;
     for (const w of this.writers.values()) await w.close();
     await this.index.close();
+    if (this.pidFile) await removePidFile(this.config.dataDir);
   }
 }

@@ -9,7 +9,7 @@
  * a size limit. Files live in `<data_dir>/warcs/<archive id>/`.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { BaseSerializerBuffer, WARCParser, WARCRecord, WARCSerializer } from 'warcio';
@@ -64,6 +64,22 @@ function warcDate(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * The serial number in a WARC file name `<id>-<14 digits>-<serial>-<rand>.warc.gz`.
+ * Serials grow across restarts, so they give the order in which an archive's
+ * files were written (the order `reindex` and recovery read them in);
+ * `-1` for a name of another shape.
+ */
+export function warcFileSerial(name: string): number {
+  const m = /-\d{14}-(\d+)-[0-9a-f]+\.warc\.gz$/.exec(name);
+  return m ? Number(m[1]) : -1;
+}
+
+/** Sorts WARC file names in writing order (serial, then name). */
+export function sortWarcFiles(names: string[]): string[] {
+  return [...names].sort((a, b) => warcFileSerial(a) - warcFileSerial(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** One open WARC file being appended to. */
 class OpenWarc {
   dirty = false;
@@ -76,8 +92,10 @@ class OpenWarc {
  */
 export class WarcWriter {
   private current: OpenWarc | null = null;
-  private seq = 0;
+  private seq = -1;
   private readonly dir: string;
+  /** Counts fsync calls on WARC files (files and their folder), for the store's stats. */
+  fsyncs = 0;
 
   /**
    * @param warcsDir `<data_dir>/warcs`
@@ -92,6 +110,10 @@ export class WarcWriter {
     if (this.current && this.current.size < this.maxBytes) return this.current;
     if (this.current) await this.closeCurrent();
     await mkdir(this.dir, { recursive: true });
+    if (this.seq < 0) {
+      // Continue the serials of the files already there, so that file order survives restarts.
+      this.seq = 1 + Math.max(-1, ...(await readdir(this.dir)).map(warcFileSerial));
+    }
     const name = `${this.archiveId}-${toTimestamp14(new Date())}-${String(this.seq++).padStart(5, '0')}-${randomBytes(3).toString('hex')}.warc.gz`;
     const fh = await open(path.join(this.dir, name), 'wx');
     const w = new OpenWarc(name, fh, 0);
@@ -104,6 +126,7 @@ export class WarcWriter {
     await this.writeRecord(w, info);
     // Make the new file's directory entry durable too.
     const dirFh = await open(this.dir, 'r');
+    this.fsyncs++;
     await dirFh.sync().finally(() => dirFh.close());
     return w;
   }
@@ -160,15 +183,36 @@ export class WarcWriter {
     const w = this.current;
     if (w && w.dirty) {
       w.dirty = false;
+      this.fsyncs++;
       await w.fh.sync();
     }
+  }
+
+  /**
+   * Undoes appends that will not be acknowledged (their fsync or index
+   * commit failed): truncates `file` (as returned by {@link append}) back to
+   * `offset` and closes it, so that the next append begins a new file.
+   */
+  async rollback(file: string, offset: number): Promise<void> {
+    const w = this.current;
+    if (w && path.posix.join(this.archiveId, w.name) === file) {
+      await w.fh.truncate(offset).catch(() => undefined);
+      w.size = offset;
+      await this.closeCurrent().catch(() => undefined);
+      return;
+    }
+    const fh = await open(path.join(this.warcsDir, file), 'r+');
+    await fh.truncate(offset).finally(() => fh.close());
   }
 
   private async closeCurrent(): Promise<void> {
     const w = this.current;
     this.current = null;
     if (!w) return;
-    if (w.dirty) await w.fh.sync();
+    if (w.dirty) {
+      this.fsyncs++;
+      await w.fh.sync();
+    }
     await w.fh.close();
   }
 

@@ -1,0 +1,390 @@
+/**
+ * Keeping the WARC files and the SQLite index in agreement (DESIGN.md
+ * "Storage", durability): crash recovery on start, `memento-archive verify`
+ * and `memento-archive reindex`.
+ *
+ * The WARC files are the archive; the index is derived from them. Each
+ * archive's files are written strictly in order (file serial, then offset),
+ * and a batch of captures is indexed only after its records are fsynced, so
+ * everything after the last indexed record of an archive is the tail of the
+ * batch that was being written when the daemon stopped.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { surtUrlkey } from '../../shared/uri.js';
+import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { scanWarcFile, type ScanItem, type ScannedRecord } from './warc-scan.js';
+import { sortWarcFiles, warcFileSerial } from './warc.js';
+
+/** Where maintenance messages go (one line each). */
+export type Log = (line: string) => void;
+
+/** Progress of a long scan: bytes of WARC files read so far and in all. */
+export type Progress = (done: number, total: number) => void;
+
+/** The WARC files of each archive folder under `warcsDir`, in writing order (names relative to `warcsDir`). */
+export async function listWarcFiles(warcsDir: string): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const ids = await readdir(warcsDir, { withFileTypes: true }).catch(() => []);
+  for (const d of ids) {
+    if (!d.isDirectory()) continue;
+    const names = (await readdir(path.join(warcsDir, d.name))).filter((n) => /\.warc(\.gz)?$/.test(n));
+    out.set(d.name, sortWarcFiles(names).map((n) => path.posix.join(d.name, n)));
+  }
+  return out;
+}
+
+/** Header lookup in an HTTP head (first value, case-insensitive). */
+function headField(head: Buffer | null, name: string): string | undefined {
+  if (!head) return undefined;
+  const n = name.toLowerCase();
+  for (const line of head.toString('latin1').split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && line.slice(0, colon).toLowerCase() === n) return line.slice(colon + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * The index row of a response record (and the request record written with
+ * it, for `X-Client-IP`), as ingest would have made it.
+ *
+ * @throws Error when the record has no target URI, date or status line.
+ */
+export function rowFromRecords(archiveId: string, file: string, response: ScannedRecord, request: ScannedRecord | null): NewMementoRow {
+  const uriR = response.headers.get('warc-target-uri') ?? '';
+  const date = Date.parse(response.headers.get('warc-date') ?? '');
+  const status = /^\S+ (\d{3})/.exec(response.httpHead?.toString('latin1') ?? '');
+  if (!uriR || Number.isNaN(date) || !status) throw new Error(`response record at ${file}:${response.offset} lacks a target URI, date or status line`);
+  const ct = headField(response.httpHead, 'content-type');
+  return {
+    archive_id: archiveId,
+    urlkey: surtUrlkey(uriR),
+    uri_r: uriR,
+    datetime: Math.floor(date / 1000),
+    status: Number(status[1]),
+    mime: (ct ?? '').split(';')[0].trim().toLowerCase(),
+    digest: response.headers.get('warc-payload-digest') ?? response.payloadDigest ?? '',
+    warc_file: file,
+    warc_offset: response.offset,
+    warc_length: response.length,
+    client_ip: headField(request?.httpHead ?? null, 'x-client-ip')?.trim() || null,
+  };
+}
+
+/** True when `req` is the request record written with `res` (WARC-Concurrent-To). */
+function pairs(res: ScannedRecord, req: ScannedRecord): boolean {
+  return req.type === 'request' && req.headers.get('warc-concurrent-to') === res.headers.get('warc-record-id');
+}
+
+function digestsOk(r: ScannedRecord): boolean {
+  return r.blockDigestOk !== false && r.payloadDigestOk !== false;
+}
+
+/** What crash recovery did. */
+export interface RecoveryReport {
+  /** Complete capture pairs found after the last indexed record and indexed. */
+  indexed: number;
+  /** Bytes cut off partial or damaged tails. */
+  truncatedBytes: number;
+  /** WARC files removed because nothing complete was left in them. */
+  removedFiles: string[];
+  /** Leftover body spill files deleted from `tmp/`. */
+  removedTmp: number;
+}
+
+/**
+ * Crash recovery, run when the store opens (before any write).
+ *
+ * For each archive, the WARC files are read from the end of the last
+ * indexed response record on (its request record follows it). Complete
+ * response + request pairs found there — written and possibly fsynced, but
+ * never acknowledged because the daemon stopped before their index commit —
+ * are indexed, in file order (so the same-second rule holds as if they had
+ * been committed). The first partial or damaged record (a gzip member cut
+ * short, a bad CRC or digest), or a response whose request record is
+ * missing, is truncated away with everything after it in that file. A file
+ * left with nothing but its `warcinfo` record is removed. Leftover body
+ * spill files in `tmp/` are deleted. Each action is logged.
+ */
+export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, log: Log): Promise<RecoveryReport> {
+  const report: RecoveryReport = { indexed: 0, truncatedBytes: 0, removedFiles: [], removedTmp: 0 };
+  for (const f of await readdir(tmpDir).catch(() => [] as string[])) {
+    if (!/^body-.*\.tmp$/.test(f)) continue;
+    await unlink(path.join(tmpDir, f)).catch(() => undefined);
+    report.removedTmp++;
+  }
+  if (report.removedTmp) log(`recovery: deleted ${report.removedTmp} leftover body spill file(s) from ${tmpDir}`);
+
+  for (const [archiveId, files] of await listWarcFiles(warcsDir)) {
+    const ends = new Map((await index.fileEnds(archiveId)).map((e) => [e.warc_file, e.end]));
+    // The last file (in writing order) that the index points into, and where its indexed part ends.
+    let startIdx = 0;
+    let startAt = 0;
+    for (let i = files.length - 1; i >= 0; i--) {
+      const end = ends.get(files[i]);
+      if (end !== undefined) {
+        startIdx = i;
+        startAt = end;
+        break;
+      }
+    }
+    for (let i = startIdx; i < files.length; i++) {
+      const file = files[i];
+      const abs = path.join(warcsDir, file);
+      const rows: NewMementoRow[] = [];
+      let goodEnd = i === startIdx ? startAt : 0;
+      let onlyInfo = goodEnd === 0;
+      let pending: ScannedRecord | null = null;
+      let cut: { offset: number; reason: string } | null = null;
+      for await (const item of scanWarcFile(abs, goodEnd) as AsyncGenerator<ScanItem>) {
+        if (item.kind !== 'record') {
+          cut = { offset: pending ? pending.offset : item.offset, reason: item.reason };
+          break;
+        }
+        const r = item.record;
+        if (!digestsOk(r)) {
+          cut = { offset: pending ? pending.offset : r.offset, reason: `${r.type} record at offset ${r.offset} does not match its digest` };
+          break;
+        }
+        if (pending) {
+          if (!pairs(pending, r)) {
+            cut = { offset: pending.offset, reason: `response record at offset ${pending.offset} is not followed by its request record` };
+            break;
+          }
+          rows.push(rowFromRecords(archiveId, file, pending, r));
+          pending = null;
+          goodEnd = r.offset + r.length;
+          onlyInfo = false;
+        } else if (r.type === 'response') {
+          pending = r;
+        } else {
+          // warcinfo at the start of a file, or the request record of the last indexed pair.
+          if (r.type !== 'warcinfo') onlyInfo = false;
+          goodEnd = r.offset + r.length;
+        }
+      }
+      if (pending && !cut) cut = { offset: pending.offset, reason: `response record at offset ${pending.offset} has no request record after it` };
+      if (rows.length) {
+        await index.insertMany(rows);
+        report.indexed += rows.length;
+        log(`recovery: ${file}: indexed ${rows.length} complete capture(s) written before the daemon stopped but never acknowledged`);
+      }
+      const size = (await stat(abs)).size;
+      const keep = cut ? cut.offset : goodEnd;
+      if (!ends.has(file) && rows.length === 0 && onlyInfo) {
+        // Begun just before the daemon stopped: no capture in it to keep.
+        await rm(abs, { force: true });
+        report.removedFiles.push(file);
+        report.truncatedBytes += size;
+        log(`recovery: ${file}: removed (${size} bytes, no complete capture in it${cut ? `; ${cut.reason}` : ''})`);
+      } else if (size > keep) {
+        await truncate(abs, keep);
+        report.truncatedBytes += size - keep;
+        log(`recovery: ${file}: truncated ${size - keep} bytes at offset ${keep}${cut ? `: ${cut.reason}` : ''}`);
+      }
+    }
+  }
+  return report;
+}
+
+/** What `verify` found. `ok` is false when any row or record is wrong. */
+export interface VerifyReport {
+  ok: boolean;
+  /** Index rows checked. */
+  rows: number;
+  /** WARC records read (all types). */
+  records: number;
+  /** Response records with no index row (a same-second capture superseded by a later one, or an orphan). */
+  unindexed: number;
+  files: number;
+  bytes: number;
+  /** One line per problem. */
+  problems: string[];
+}
+
+/**
+ * Checks that the index and the WARC files agree: every index row names a
+ * WARC file that exists and, at its offset and length, a complete response
+ * record with the row's URI-R, Memento-Datetime and payload digest; every
+ * record in every WARC file has a valid gzip member and the block and
+ * payload digests it states (WARC-Block-Digest / WARC-Payload-Digest,
+ * recomputed). A partial record at the very end of the newest file of an
+ * archive is reported (the daemon may be writing it, or recovery will
+ * truncate it on the next start), as a problem only when `strictTail`.
+ */
+export async function verify(index: IndexDb, warcsDir: string, opts: { progress?: Progress; strictTail?: boolean } = {}): Promise<VerifyReport> {
+  const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, files: 0, bytes: 0, problems: [] };
+  const problem = (s: string) => {
+    report.problems.push(s);
+    report.ok = false;
+  };
+  const byArchive = await listWarcFiles(warcsDir);
+  const onDisk = new Set([...byArchive.values()].flat());
+  let total = 0;
+  for (const f of onDisk) total += (await stat(path.join(warcsDir, f))).size;
+  report.bytes = total;
+  for (const { warc_file, n } of await index.files()) {
+    if (!onDisk.has(warc_file)) {
+      problem(`${warc_file}: named by ${n} index row(s) but the file is missing`);
+      report.rows += n;
+    }
+  }
+  let done = 0;
+  for (const [, files] of byArchive) {
+    for (const [fi, file] of files.entries()) {
+      report.files++;
+      const rows = new Map<number, MementoRow>((await index.rowsOfFile(file)).map((r) => [r.warc_offset, r]));
+      report.rows += rows.size;
+      const seen = new Set<number>();
+      for await (const item of scanWarcFile(path.join(warcsDir, file))) {
+        if (item.kind !== 'record') {
+          const last = fi === files.length - 1;
+          const beyond = [...rows.keys()].every((o) => o < item.offset);
+          const line = `${file}: ${item.kind} record at offset ${item.offset}: ${item.reason}`;
+          if (item.kind === 'partial' && last && beyond && !opts.strictTail) report.problems.push(line + ' (a write in progress, or a crash that recovery will truncate on the next start)');
+          else problem(line);
+          break;
+        }
+        const r = item.record;
+        report.records++;
+        opts.progress?.(done + r.offset + r.length, total);
+        if (r.blockDigestOk === false) problem(`${file}:${r.offset}: ${r.type} record's WARC-Block-Digest does not match its block`);
+        if (r.payloadDigestOk === false) problem(`${file}:${r.offset}: ${r.type} record's WARC-Payload-Digest does not match its payload`);
+        if (r.type !== 'response') continue;
+        const row = rows.get(r.offset);
+        if (!row) {
+          report.unindexed++;
+          continue;
+        }
+        seen.add(r.offset);
+        const where = `${file}:${r.offset} (index row ${row.id}, ${row.uri_r})`;
+        if (row.warc_length !== r.length) problem(`${where}: index length ${row.warc_length}, record length ${r.length}`);
+        if (r.headers.get('warc-target-uri') !== row.uri_r) problem(`${where}: record's WARC-Target-URI is ${r.headers.get('warc-target-uri')}`);
+        const t = Math.floor(Date.parse(r.headers.get('warc-date') ?? '') / 1000);
+        if (t !== row.datetime) problem(`${where}: record's WARC-Date is ${r.headers.get('warc-date')}, index says ${new Date(row.datetime * 1000).toISOString()}`);
+        if ((r.headers.get('warc-payload-digest') ?? r.payloadDigest) !== row.digest) problem(`${where}: index digest ${row.digest} differs from the record's ${r.headers.get('warc-payload-digest')}`);
+      }
+      for (const [off, row] of rows) if (!seen.has(off)) problem(`${file}:${off}: index row ${row.id} (${row.uri_r}) points at no complete response record`);
+      done += (await stat(path.join(warcsDir, file))).size;
+      opts.progress?.(done, total);
+    }
+  }
+  return report;
+}
+
+/** What `reindex` built. */
+export interface ReindexReport {
+  files: number;
+  records: number;
+  /** Index rows in the new index (mementos; same-second captures count once). */
+  rows: number;
+  /** Problems that kept a record out (damaged or partial records), one line each. */
+  skipped: string[];
+}
+
+/**
+ * Rebuilds the SQLite index from the WARC files alone: every complete
+ * response record (with its request record for `X-Client-IP`) becomes a
+ * row, in writing order, so that of two captures of one URI-R in the same
+ * second the later one holds the URI-M, as at ingest. The new index is
+ * written beside the old one and renamed over it at the end; the daemon must
+ * be stopped (see {@link daemonPid}).
+ *
+ * @param indexFile path of `index.sqlite3`
+ */
+export async function reindex(indexFile: string, warcsDir: string, opts: { progress?: Progress } = {}): Promise<ReindexReport> {
+  const tmp = indexFile + '.reindex';
+  for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
+  const db = await IndexDb.open(tmp);
+  const report: ReindexReport = { files: 0, records: 0, rows: 0, skipped: [] };
+  try {
+    const byArchive = await listWarcFiles(warcsDir);
+    let total = 0;
+    for (const f of [...byArchive.values()].flat()) total += (await stat(path.join(warcsDir, f))).size;
+    let done = 0;
+    let batch: NewMementoRow[] = [];
+    for (const [archiveId, files] of byArchive) {
+      for (const file of files) {
+        report.files++;
+        let pending: ScannedRecord | null = null;
+        const flush = (req: ScannedRecord | null) => {
+          if (!pending) return;
+          try {
+            batch.push(rowFromRecords(archiveId, file, pending, req));
+          } catch (err) {
+            report.skipped.push((err as Error).message);
+          }
+          pending = null;
+        };
+        for await (const item of scanWarcFile(path.join(warcsDir, file))) {
+          if (item.kind !== 'record') {
+            pending = null;
+            report.skipped.push(`${file}: ${item.kind} record at offset ${item.offset}: ${item.reason}; the rest of the file is not read`);
+            break;
+          }
+          const r = item.record;
+          report.records++;
+          opts.progress?.(done + r.offset + r.length, total);
+          if (pending && pairs(pending, r)) {
+            flush(r);
+            continue;
+          }
+          flush(null);
+          if (r.type === 'response') {
+            if (digestsOk(r)) pending = r;
+            else report.skipped.push(`${file}:${r.offset}: response record does not match its digest; left out`);
+          }
+          if (batch.length >= 1000) {
+            await db.insertMany(batch);
+            batch = [];
+          }
+        }
+        flush(null);
+        done += (await stat(path.join(warcsDir, file))).size;
+      }
+    }
+    if (batch.length) await db.insertMany(batch);
+    report.rows = await db.count();
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
+    throw err;
+  }
+  await db.close();
+  for (const s of ['-wal', '-shm']) await rm(indexFile + s, { force: true });
+  await rename(tmp, indexFile);
+  return report;
+}
+
+/** `<data_dir>/daemon.pid`: written by a running daemon, so that `reindex` can refuse to run under it. */
+export function pidFile(dataDir: string): string {
+  return path.join(dataDir, 'daemon.pid');
+}
+
+/** Records this process as the daemon of `dataDir`. */
+export async function writePidFile(dataDir: string): Promise<void> {
+  await writeFile(pidFile(dataDir), `${process.pid}\n`);
+}
+
+/** Removes the pid file if it is this process's. */
+export async function removePidFile(dataDir: string): Promise<void> {
+  const pid = await daemonPid(dataDir);
+  if (pid === process.pid) await rm(pidFile(dataDir), { force: true });
+}
+
+/** The pid of a live daemon on `dataDir`, or `null` (no pid file, or its process is gone: a crash). */
+export async function daemonPid(dataDir: string): Promise<number | null> {
+  if (!existsSync(pidFile(dataDir))) return null;
+  const pid = Number((await readFile(pidFile(dataDir), 'utf8').catch(() => '')).trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
+  }
+}
+
+export { warcFileSerial };
