@@ -44,7 +44,13 @@ export async function startArchive(yaml: string = TWO_ARCHIVES, opts: { dataDir?
   let text = yaml;
   if (!/^listen:/m.test(text)) text = `listen: 127.0.0.1:0\n` + text;
   if (!/^data_dir:/m.test(text)) text = `data_dir: ${JSON.stringify(dataDir)}\n` + text;
-  const config = validateArchiveConfig(parseYamlText(text, path.join(dataDir, 'archive.yaml')));
+  let config: ArchiveConfig;
+  try {
+    config = validateArchiveConfig(parseYamlText(text, path.join(dataDir, 'archive.yaml')));
+  } catch (err) {
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const store = await ArchiveStore.open(config);
   const app = await buildArchiveServer(config, store);
   await app.listen({ host: '127.0.0.1', port: 0 });
