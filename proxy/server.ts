@@ -349,6 +349,8 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     }
     const up: { status?: number } = {};
     upgrades.set(req, up);
+    // http.Server sockets are half-open capable; a client that hangs up is gone (a WebSocket closes with a frame first).
+    socket.on('end', () => socket.end());
     delete req.headers['x-client-ip'];
     socket.once('close', () => {
       logRequest(

@@ -145,13 +145,14 @@ export async function startTestProxy(
   t: Test,
   files: Record<string, string>,
   options: ProxyOptions = {},
+  configExtra: Partial<ProxyConfig> = {},
 ): Promise<{ proxy: RunningProxy; dir: string; logs: LogEntry[] }> {
   const dir = await tempDir(t);
   const vhostsDir = path.join(dir, 'vhosts');
   await mkdir(vhostsDir);
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(vhostsDir, name), text);
   const logs: LogEntry[] = [];
-  const config: ProxyConfig = { file: path.join(dir, 'proxy.yaml'), listen: { host: '127.0.0.1', port: 0 }, vhostsDir, spoolDir: path.join(dir, 'spool') };
+  const config: ProxyConfig = { file: path.join(dir, 'proxy.yaml'), listen: { host: '127.0.0.1', port: 0 }, vhostsDir, spoolDir: path.join(dir, 'spool'), ...configExtra };
   const proxy = await startProxy(config, { watch: false, log: (e) => logs.push(e), ...options });
   t.teardown(() => proxy.close(1000));
   return { proxy, dir: vhostsDir, logs };

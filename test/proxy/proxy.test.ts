@@ -4,7 +4,18 @@
  * when the content server is down, X-Forwarded-* at the content server.
  */
 import t from 'tap';
-import { freePort, get, startTestProxy, startUpstream, vhostYaml } from './helpers.js';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { CaptureOutcome } from '../../proxy/capture.js';
+import { freePort, get, startFakeArchive, startTestProxy, startUpstream, tempDir, vhostYaml } from './helpers.js';
+
+const execFileP = promisify(execFile);
 
 const noArchive = { EnableArchiving: 'Off' };
 
@@ -106,4 +117,105 @@ t.test('content server silent past the timeout: 504', async (t) => {
   const r = await get(proxy.url, '/', 'a.example');
   t.equal(r.status, 504);
   t.equal(r.body.toString(), '504 Gateway Timeout: the content server did not answer in time\n');
+});
+
+t.test('WebSocket upgrades pass through both ways, and are not captured', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('plain'));
+  site.server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket) => {
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Seen-Forwarded-For: ${req.headers['x-forwarded-for']}\r\n\r\n`);
+    socket.on('data', (d: Buffer) => socket.write(Buffer.concat([Buffer.from('echo:'), d])));
+    socket.on('end', () => socket.end());
+    socket.on('error', () => {});
+  });
+  const archive = await startFakeArchive(t);
+  const { proxy, logs } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ArchivePort: archive.port }) });
+  const req = http.request({ host: '127.0.0.1', port: proxy.address.port, path: '/chat', headers: { Host: 'a.example', Connection: 'Upgrade', Upgrade: 'websocket' }, agent: false });
+  req.end();
+  const [res, socket] = (await once(req, 'upgrade')) as [http.IncomingMessage, net.Socket];
+  t.equal(res.statusCode, 101, 'the client gets 101 Switching Protocols');
+  t.equal(res.headers['x-seen-forwarded-for'], '127.0.0.1', 'the content server got X-Forwarded-For');
+  socket.write('hello');
+  const [echo] = (await once(socket, 'data')) as [Buffer];
+  t.equal(echo.toString(), 'echo:hello', 'bytes pass both ways');
+  const logged = once(proxy.events, 'request');
+  socket.destroy();
+  const [entry] = (await logged) as [Record<string, unknown>];
+  t.match(entry, { status: 101, vhost: 'a.example', upgrade: 'websocket', capture: 'no: websocket' }, 'one log line for the upgraded connection');
+  t.equal(archive.puts.length, 0, 'nothing sent to the archive');
+  t.ok(logs.some((e) => e.type === 'request' && e.upgrade === 'websocket'));
+});
+
+t.test('a client too slow to send its request gets 408; the proxy keeps serving', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('ok'));
+  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ...noArchive }) }, { requestTimeoutMs: 300 });
+  const socket = net.connect(proxy.address.port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write('GET / HTTP/1.1\r\nHost: a.example\r\n'); // and never the blank line
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString()));
+  await once(socket, 'close');
+  t.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n[^]*\r\n\r\n408 Request Timeout: the request did not arrive in time\n$/, '408 with a one-line body');
+  t.equal(site.seen.length, 0, 'nothing reached the content server');
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'ok', 'the proxy keeps serving');
+});
+
+t.test('TLS listener: HTTPS to the client, X-Forwarded-Proto https upstream and in the capture, https URI-R', async (t) => {
+  const dir = await tempDir(t);
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  await execFileP('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
+  const site = await startUpstream(t, (req, res) => {
+    res.setHeader('Date', 'Tue, 20 Mar 2001 20:35:00 GMT');
+    res.end(`proto ${req.headers['x-forwarded-proto']}`);
+  });
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: site.url, ArchivePort: archive.port }) }, {}, { tls: { cert, key } });
+  t.match(proxy.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  const captured = once(proxy.events, 'capture');
+  const ca = await readFile(cert);
+  const r = await new Promise<{ status: number; body: string; link: string }>((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: proxy.address.port, path: '/secure', servername: 'localhost', ca, headers: { Host: 'localhost' }, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body, link: String(res.headers.link) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  t.equal(r.status, 200);
+  t.equal(r.body, 'proto https', 'the content server is told the client used https');
+  t.equal(r.link, `<http://127.0.0.1:${archive.port}/tg/https://localhost/secure>; rel="timegate"`, 'the URI-R is https://');
+  const [o] = (await captured) as [CaptureOutcome];
+  t.match(o, { outcome: 'stored', uriR: 'https://localhost/secure' });
+  t.match(archive.puts[0].body.toString('latin1'), /^GET \/secure HTTP\/1\.1\r\nHost: localhost\r\nConnection: close\r\nX-Forwarded-Proto: https\r\n\r\n/, 'the capture says https (DESIGN.md: X-Forwarded-Proto)');
+});
+
+t.test('/metrics on the admin port (Prometheus text)', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('ok'));
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ArchivePort: archive.port }) }, {}, { adminListen: { host: '127.0.0.1', port: 0 } });
+  t.match(proxy.adminUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
+  const captured = once(proxy.events, 'capture');
+  await get(proxy.url, '/', 'a.example');
+  await captured;
+  await get(proxy.url, '/', 'nobody.example');
+  const m = await get(proxy.adminUrl!, '/metrics', 'admin');
+  t.equal(m.status, 200);
+  t.match(m.headers['content-type'], /^text\/plain; version=0\.0\.4/);
+  const text = m.body.toString();
+  for (const line of [
+    'capture_proxy_requests_total{vhost="a.example",status="200"} 1',
+    'capture_proxy_requests_total{vhost="-",status="421"} 1',
+    'capture_proxy_captures_sent_total{via="live"} 1',
+    'capture_proxy_captures_sent_total{via="spool"} 0',
+    'capture_proxy_captures_spooled_total 0',
+    'capture_proxy_put_failures_total{via="live"} 0',
+    'capture_proxy_spool_depth 0',
+    'capture_proxy_reloads_total{result="ok"} 0',
+  ]) {
+    t.ok(text.split('\n').includes(line), line);
+  }
+  t.match(text, /^process_resident_memory_bytes \d+/m, 'process metrics too');
+  t.equal((await get(proxy.adminUrl!, '/healthz', 'admin')).body.toString(), '200 ok\n');
+  t.equal((await get(proxy.adminUrl!, '/nothing', 'admin')).status, 404);
 });
