@@ -8,12 +8,13 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { execFile } from 'node:child_process';
+import http from 'node:http';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ReloadEvent, VhostRegistry } from '../../proxy/vhosts.js';
 import { startDaemon, repo } from '../helpers/daemons.js';
-import { get, startTestProxy, startUpstream, tempDir, vhostYaml } from './helpers.js';
+import { get, startTestProxy, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';
 
 const execFileP = promisify(execFile);
 
@@ -199,3 +200,90 @@ t.test('the sample config in conf/ loads', async (t) => {
   await reg.close();
 });
 
+
+t.test('changing the config during a load: 0 failed requests, keep-alive connections kept', async (t) => {
+  const one = await startUpstream(t, (_req, res) => res.end('one'));
+  const two = await startUpstream(t, (_req, res) => res.end('two'));
+  const { proxy, dir, logs } = await startTestProxy(t, { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }) }, { watch: true });
+  const file = path.join(dir, 'site.yaml');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  t.teardown(() => agent.destroy());
+  const sockets = new Set<unknown>();
+  let stop = false;
+  let total = 0;
+  const failures: string[] = [];
+  const seen = new Set<string>();
+  const worker = async () => {
+    while (!stop) {
+      const r = await new Promise<string>((resolve) => {
+        const req = http.request({ host: '127.0.0.1', port: proxy.address.port, path: '/', agent, headers: { Host: 'a.example' } }, (res) => {
+          sockets.add(req.socket);
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve(res.statusCode === 200 ? body : `status ${res.statusCode}`));
+          res.on('error', (e) => resolve(`error ${e.message}`));
+        });
+        req.on('error', (e) => resolve(`error ${e.message}`));
+        req.end();
+      });
+      total++;
+      if (r === 'one' || r === 'two') seen.add(r);
+      else failures.push(r);
+    }
+  };
+  const workers = Array.from({ length: 8 }, worker);
+  const versions = [
+    vhostYaml({ server_name: 'a.example', upstream: two.url, EnableArchiving: 'Off' }),
+    'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableArchiving: Onn\n', // rejected: the last good keeps serving
+    vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }),
+  ];
+  for (let i = 0; i < 12; i++) {
+    const ev = reloaded(proxy.vhosts, file);
+    await writeFile(file, versions[i % 3]);
+    t.equal((await ev).ok, i % 3 !== 1, `change ${i + 1} ${i % 3 === 1 ? 'rejected' : 'applied'}`);
+  }
+  stop = true;
+  await Promise.all(workers);
+  t.same(failures, [], `0 failed requests out of ${total}`);
+  t.ok(seen.has('one') && seen.has('two'), 'both upstreams answered');
+  t.ok(sockets.size <= 8, `the load used ${sockets.size} keep-alive connections (no connection dropped by a reload)`);
+  t.equal(await proxy.metrics.value('capture_proxy_reloads_total', { result: 'ok' }), 8, 'reloads counted');
+  t.equal(await proxy.metrics.value('capture_proxy_reloads_total', { result: 'rejected' }), 4);
+  t.ok(logs.some((e) => e.level === 'error' && typeof e.error === 'string' && e.error.startsWith(`${file}:3: EnableArchiving must be On or Off`)), 'the bad version is logged with file:line: reason');
+});
+
+t.test('SIGTERM: stops accepting, lets the request in flight finish, exits 0', async (t) => {
+  let release!: () => void;
+  let arrived!: () => void;
+  const inFlight = new Promise<void>((resolve) => (arrived = resolve));
+  const site = await startUpstream(t, (req, res) => {
+    if (req.url === '/slow') {
+      arrived();
+      release = () => res.end('finished after SIGTERM');
+      return;
+    }
+    res.end('fast');
+  });
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'vhosts'));
+  await writeFile(path.join(dir, 'proxy.yaml'), 'listen: 127.0.0.1:0\nvhosts: vhosts/\nspool: spool/\n');
+  await writeFile(path.join(dir, 'vhosts', 'a.yaml'), vhostYaml({ server_name: 'a.example', upstream: site.url, EnableArchiving: 'Off' }));
+  const proxy = await startDaemon('capture-proxy.js', ['--config', path.join(dir, 'proxy.yaml')]);
+  t.teardown(() => proxy.stop());
+  const slow = get(proxy.url, '/slow', 'a.example');
+  await inFlight;
+  const exit = once(proxy.proc, 'exit');
+  proxy.proc.kill('SIGTERM');
+  await waitFor('the proxy to stop accepting', () => /"msg":"stopping/.test(proxy.output()));
+  const refused = await get(proxy.url, '/', 'a.example').then(
+    () => 'answered',
+    (e: NodeJS.ErrnoException) => e.code,
+  );
+  t.equal(refused, 'ECONNREFUSED', 'a new connection is refused');
+  release();
+  const r = await slow;
+  t.equal(r.status, 200);
+  t.equal(r.body.toString(), 'finished after SIGTERM', 'the request in flight finished');
+  const [code] = await exit;
+  t.equal(code, 0, 'exit status 0');
+});
