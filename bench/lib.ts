@@ -172,6 +172,13 @@ function installCleanup() {
   }
 }
 
+/** CPU time (user + system) process `pid` has used so far, seconds (from /proc/<pid>/stat). */
+export function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
 /** Resident set size of process `pid`, bytes. */
 export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

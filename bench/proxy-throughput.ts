@@ -18,11 +18,13 @@
  * with capture off; capture on; capture on into the sink. Rows: capture on
  * vs off (req/s ≥ 0.95×, p99 ≤ 1.1×), capture off vs direct (report; beat
  * plain http-proxy's 0.22× measured here), capture into the sink vs off
- * (report: the proxy's own share of the capture cost).
+ * (report: the proxy's own share of the capture cost), and the CPU time
+ * each process used per request (from /proc/<pid>/stat), which says where
+ * a capture's cost goes on a machine where all of them share 2 cores.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { alternate, bareServer, dataRoot, fmt, load, median, note, repo, spawnServer, startArchiveProcess, writeArchiveConfig, type BenchRow, type Child } from './lib.js';
+import { alternate, bareServer, cpuSecondsOf, dataRoot, fmt, load, median, note, repo, spawnServer, startArchiveProcess, writeArchiveConfig, type BenchRow, type Child } from './lib.js';
 
 const ROUNDS = 5;
 const SECONDS = 3;
@@ -54,8 +56,14 @@ export async function run(): Promise<BenchRow[]> {
 
     let n = 0;
     const paths = () => `/page/${n++ % PATHS}.html`;
-    const arm = (url: string, host: string | null, d = SECONDS) => () =>
-      load({ url, connections: CONNECTIONS, duration: d, path: paths, headers: host ? { host } : {}, expect: [200] });
+    // CPU used per request by each server process, µs (user + system, from /proc).
+    const procs = { proxy, archive, sink, content };
+    const arm = (url: string, host: string | null, d = SECONDS) => async () => {
+      const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuSecondsOf(c.pid)]));
+      const r = await load({ url, connections: CONNECTIONS, duration: d, path: paths, headers: host ? { host } : {}, expect: [200] });
+      const cpu = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, ((cpuSecondsOf(c.pid) - before[k]) / r.total) * 1e6]));
+      return { ...r, cpu };
+    };
     note('proxy: warm-up');
     await arm(content.url, null, 1)();
     for (const h of ['off.bench', 'on.bench', 'sink.bench']) await arm(proxy.url, h, 2)();
@@ -70,11 +78,19 @@ export async function run(): Promise<BenchRow[]> {
     const p99 = (k: keyof typeof res) => median(res[k].map((r) => r.p99));
     const [direct, off, on, toSink] = [rps('direct'), rps('off'), rps('on'), rps('sink')];
     const [p99off, p99on] = [p99('off'), p99('on')];
+    const cpu = (k: keyof typeof res, p: keyof typeof procs) => median(res[k].map((r) => r.cpu[p]));
+    const us = (v: number) => `${fmt(v, 0)} µs`;
     return [
       { name: `proxy throughput, 10 KB pages, ${CONNECTIONS} connections, capture on`, figure: `${fmt(on)} req/s`, baseline: `${fmt(off)} req/s (capture off)`, ratio: on / off, target: '≥ 0.95×' },
       { name: 'proxy p99 latency, capture on', figure: `${fmt(p99on, 1)} ms`, baseline: `${fmt(p99off, 1)} ms (capture off)`, ratio: p99on / p99off, target: '≤ 1.1×' },
       { name: 'proxy throughput, capture off', figure: `${fmt(off)} req/s`, baseline: `${fmt(direct)} req/s (content server directly)`, ratio: off / direct, target: '> 0.22×' },
       { name: 'proxy throughput, capture on into a sink (no archive work)', figure: `${fmt(toSink)} req/s`, baseline: `${fmt(off)} req/s (capture off)`, ratio: toSink / off, target: 'report' },
+      {
+        name: 'CPU per request, capture on (proxy + archive)',
+        figure: `proxy ${us(cpu('on', 'proxy'))}, archive ${us(cpu('on', 'archive'))}`,
+        baseline: `capture off: proxy ${us(cpu('off', 'proxy'))}; into sink: proxy ${us(cpu('sink', 'proxy'))}, sink ${us(cpu('sink', 'sink'))}`,
+        ratio: (cpu('on', 'proxy') + cpu('on', 'archive')) / cpu('off', 'proxy'), target: 'report',
+      },
     ];
   } finally {
     for (const c of started.reverse()) await c.stop();
