@@ -3,6 +3,7 @@
  * line and configuration"). Every key, its default and its meaning are in
  * README.md "Archive configuration"; keep the two in step.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { ConfigError, isPlainObject, loadYamlFile, parseListen, resolveConfigPath, type ListenAddress, type YamlSource } from '../shared/config.js';
 import { parseTimestamp14 } from '../shared/http-date.js';
@@ -39,6 +40,22 @@ export interface ArchiveConfig {
   maxHeadBytes: number;
   /** Most header lines in each head of a capture record; more → 431. */
   maxHeaders: number;
+  /** Longest URI-R (and embedded request target) accepted, in characters; longer → 400. */
+  maxUrlLength: number;
+  /** Largest HTTP request head (request line + headers) of any request to the daemon, bytes; larger → 431 (Node's maxHeaderSize). */
+  maxHttpHeaderBytes: number;
+  /** Seconds to receive a whole request, head and body (Node's requestTimeout); 408 after. */
+  requestTimeout: number;
+  /** Seconds to receive a request head (Node's headersTimeout); 408 after. */
+  headersTimeout: number;
+  /** Seconds a connection may stay silent (no bytes either way) before it is closed (socket timeout). */
+  idleTimeout: number;
+  /** Seconds an idle keep-alive connection is kept open for the next request. */
+  keepAliveTimeout: number;
+  /** Bearer tokens allowed to PUT; empty = no token needed (the address check still applies). */
+  putTokens: string[];
+  /** Addresses/CIDR blocks allowed to PUT (`127.0.0.0/8`, `::1`, `10.1.0.0/16`). */
+  putAllow: string[];
 }
 
 export const DEFAULTS = {
@@ -49,9 +66,18 @@ export const DEFAULTS = {
   max_capture_bytes: 4 * 1024 * 1024 * 1024,
   max_head_bytes: 64 * 1024,
   max_headers: 200,
-} as const;
+  max_url_length: 8192,
+  max_http_header_bytes: 16 * 1024,
+  request_timeout: 600,
+  headers_timeout: 30,
+  idle_timeout: 60,
+  keep_alive_timeout: 5,
+  put_tokens: [] as string[],
+  put_allow: ['127.0.0.0/8', '::1/128'],
+};
 
-const KEYS = new Set(['listen', 'base_url', 'data_dir', 'put_prefix', 'archives', 'warc_max_bytes', 'max_capture_bytes', 'max_head_bytes', 'max_headers']);
+const KEYS = new Set(['listen', 'base_url', 'data_dir', 'put_prefix', 'archives', 'warc_max_bytes', 'max_capture_bytes', 'max_head_bytes', 'max_headers',
+  'max_url_length', 'max_http_header_bytes', 'request_timeout', 'headers_timeout', 'idle_timeout', 'keep_alive_timeout', 'put_tokens', 'put_allow']);
 const ARCHIVE_KEYS = new Set(['id', 'from', 'until', 'timegate', 'timemap']);
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
 const RESERVED_IDS = new Set(['tg', 'put', '.well-known', 'timegate', 'memento', 'timemap', 'timebundle']);
@@ -74,6 +100,38 @@ function positiveInt(src: YamlSource, raw: Record<string, unknown>, key: string,
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) throw new ConfigError(`${src.where(0, [key])}: ${key} must be a positive whole number of bytes or a count, not ${JSON.stringify(v)}`);
   return v;
+}
+
+function seconds(src: YamlSource, raw: Record<string, unknown>, key: string, dflt: number): number {
+  const v = raw[key];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 86400 * 7) throw new ConfigError(`${src.where(0, [key])}: ${key} must be a number of seconds (e.g. 30 or 0.5), not ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** A CIDR block or single address as `[address, prefix, family]`, or undefined when it is not one. */
+export function parseCidr(s: string): [string, number, 'ipv4' | 'ipv6'] | undefined {
+  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(s.trim());
+  if (!m) return undefined;
+  const family = isIP(m[1]);
+  if (!family) return undefined;
+  const max = family === 4 ? 32 : 128;
+  const prefix = m[2] === undefined ? max : Number(m[2]);
+  if (prefix > max) return undefined;
+  return [m[1], prefix, family === 4 ? 'ipv4' : 'ipv6'];
+}
+
+function stringList(src: YamlSource, raw: Record<string, unknown>, key: string, dflt: string[], check: (s: string) => string | null): string[] {
+  const v = raw[key];
+  if (v === undefined) return dflt;
+  const list = typeof v === 'string' ? [v] : v;
+  if (!Array.isArray(list)) throw new ConfigError(`${src.where(0, [key])}: ${key} must be a list`);
+  return list.map((item, i) => {
+    const s = typeof item === 'number' ? String(item) : item;
+    const why = typeof s === 'string' ? check(s) : 'must be a string';
+    if (why) throw new ConfigError(`${src.where(0, [key, i])}: ${key} entry ${JSON.stringify(item)} ${why}`);
+    return s as string;
+  });
 }
 
 /**
@@ -140,7 +198,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     archives.push(span);
   });
 
-  return {
+  const config: ArchiveConfig = {
     listen,
     baseUrl,
     dataDir,
@@ -150,7 +208,17 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     maxCaptureBytes: positiveInt(src, raw, 'max_capture_bytes', DEFAULTS.max_capture_bytes),
     maxHeadBytes: positiveInt(src, raw, 'max_head_bytes', DEFAULTS.max_head_bytes),
     maxHeaders: positiveInt(src, raw, 'max_headers', DEFAULTS.max_headers),
+    maxUrlLength: positiveInt(src, raw, 'max_url_length', DEFAULTS.max_url_length),
+    maxHttpHeaderBytes: positiveInt(src, raw, 'max_http_header_bytes', DEFAULTS.max_http_header_bytes),
+    requestTimeout: seconds(src, raw, 'request_timeout', DEFAULTS.request_timeout),
+    headersTimeout: seconds(src, raw, 'headers_timeout', DEFAULTS.headers_timeout),
+    idleTimeout: seconds(src, raw, 'idle_timeout', DEFAULTS.idle_timeout),
+    keepAliveTimeout: seconds(src, raw, 'keep_alive_timeout', DEFAULTS.keep_alive_timeout),
+    putTokens: stringList(src, raw, 'put_tokens', DEFAULTS.put_tokens, (s) => (/^[A-Za-z0-9\-._~+/]{16,}=*$/.test(s) ? null : 'must be a bearer token of at least 16 characters (letters, digits, -._~+/)')),
+    putAllow: stringList(src, raw, 'put_allow', DEFAULTS.put_allow, (s) => (parseCidr(s) ? null : 'is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8')),
   };
+  if (config.headersTimeout > config.requestTimeout) throw new ConfigError(`${src.where(0, ['headers_timeout'])}: headers_timeout (${config.headersTimeout} s) must not be longer than request_timeout (${config.requestTimeout} s)`);
+  return config;
 }
 
 /** Reads and validates an archive config file. @throws ConfigError `file:line: reason`. */

@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { formatHttpDate, parseHttpDate, parseTimestamp14, toEpochSeconds } from '../shared/http-date.js';
 import { formatLink, formatLinkHeader, hasRel, parseLinks, type Link } from '../shared/link.js';
 import { normalizeUriR, surtUrlkey, UriError } from '../shared/uri.js';
+import { clientErrorHandler, putAuthHook } from './auth.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from './config.js';
 import { canDecode, decodeBody, decodedLength } from './memento/content-coding.js';
 import { isHtml, withBaseElement } from './memento/html-base.js';
@@ -48,6 +49,16 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     // Request targets carry whole URI-Rs (query included); allow long ones.
     routerOptions: { maxParamLength: 100_000 },
     return503OnClosing: true,
+    // Limits and timeouts from the config (README "Archive configuration"); broken requests get a one-line reason.
+    http: {
+      maxHeaderSize: config.maxHttpHeaderBytes,
+      headersTimeout: config.headersTimeout * 1000,
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, config.headersTimeout * 500)),
+    },
+    requestTimeout: config.requestTimeout * 1000,
+    connectionTimeout: config.idleTimeout * 1000,
+    keepAliveTimeout: config.keepAliveTimeout * 1000,
+    clientErrorHandler: clientErrorHandler(config),
   });
 
   const local = new Map(config.archives.filter((a) => !a.timegate).map((a) => [a.id, a]));
@@ -131,6 +142,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
 
   // ---- capture ingest ------------------------------------------------------
   await app.register(async (put) => {
+    put.addHook('onRequest', putAuthHook(config));
     put.removeAllContentTypeParsers();
     put.addContentTypeParser('*', (_req, _payload, done) => done(null));
     put.put(`${config.putPrefix}put/*`, async (req, reply) => {

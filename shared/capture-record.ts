@@ -17,6 +17,7 @@
  * as a stream; it never holds the body. The serializer writes the two heads;
  * the caller streams the body after them.
  */
+import { isUtf8 } from 'node:buffer';
 import { Transform, type TransformCallback } from 'node:stream';
 
 /** One HTTP header as it appeared on the wire (name case kept). */
@@ -87,7 +88,8 @@ export function getHeaders(headers: RawHeader[], name: string): string[] {
 
 // RFC 7230 §3.2.6 token characters.
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const VERSION = /^HTTP\/\d\.\d$/;
+// HTTP/1.0, HTTP/1.1, and HTTP/2 as a proxy may write it for an h2 client.
+const VERSION = /^HTTP\/(?:1\.[01]|2(?:\.0)?)$/;
 // Field values: visible ASCII, obs-text (0x80-0xFF), SP and HTAB; never CR, LF or NUL.
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
@@ -104,6 +106,7 @@ function parseHeaderLines(lines: string[], which: string, limits: HeadLimits): R
     if (!TOKEN.test(name)) throw new CaptureRecordError(`${which} header name is not a token: ${JSON.stringify(name.slice(0, 60))}`);
     const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '');
     if (!FIELD_VALUE.test(value)) throw new CaptureRecordError(`${which} header ${name} has a control character in its value`);
+    if (!isUtf8(Buffer.from(value, 'latin1'))) throw new CaptureRecordError(`${which} header ${name} is not valid UTF-8`);
     out.push([name, value]);
   }
   return out;
@@ -129,7 +132,7 @@ function parseRequestHead(bytes: Buffer, limits: HeadLimits): CapturedRequest {
   if (parts.length !== 3) throw new CaptureRecordError(`request line is not "METHOD target HTTP/x.y": ${JSON.stringify(first.slice(0, 80))}`);
   const [method, target, httpVersion] = parts;
   if (!TOKEN.test(method)) throw new CaptureRecordError(`request method is not a token: ${JSON.stringify(method.slice(0, 40))}`);
-  if (!VERSION.test(httpVersion)) throw new CaptureRecordError(`request line has no HTTP version: ${JSON.stringify(httpVersion.slice(0, 40))}`);
+  if (!VERSION.test(httpVersion)) throw new CaptureRecordError(`request line does not end in HTTP/1.0, HTTP/1.1 or HTTP/2: ${JSON.stringify(httpVersion.slice(0, 40))}`);
   if (target.length === 0 || /[\x00-\x20\x7f-\xff]/.test(target)) throw new CaptureRecordError('request target is empty or has a control, space or non-ASCII byte');
   const headers = parseHeaderLines(lines, 'embedded request', limits);
   return { method, target, httpVersion, headers };
@@ -138,11 +141,12 @@ function parseRequestHead(bytes: Buffer, limits: HeadLimits): CapturedRequest {
 function parseResponseHead(bytes: Buffer, limits: HeadLimits): CapturedResponse {
   const lines = splitLines(bytes.subarray(0, bytes.length - 2), 'embedded response');
   const first = lines.shift() ?? '';
-  const m = /^(HTTP\/\d\.\d) (\d{3})(?: (.*))?$/.exec(first);
+  const m = /^(HTTP\/(?:1\.[01]|2(?:\.0)?)) (\d{3})(?: (.*))?$/.exec(first);
   if (!m) throw new CaptureRecordError(`status line is not "HTTP/x.y NNN reason": ${JSON.stringify(first.slice(0, 80))}`);
   const status = Number(m[2]);
   if (status < 100 || status > 599) throw new CaptureRecordError(`status code ${m[2]} is outside 100-599`);
   if (!FIELD_VALUE.test(m[3] ?? '')) throw new CaptureRecordError('reason phrase has a control character');
+  if (!isUtf8(Buffer.from(m[3] ?? '', 'latin1'))) throw new CaptureRecordError('reason phrase is not valid UTF-8');
   const headers = parseHeaderLines(lines, 'embedded response', limits);
   return { httpVersion: m[1], status, reason: m[3] ?? '', headers };
 }

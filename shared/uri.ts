@@ -23,6 +23,27 @@ export const MAX_URI_LENGTH = 8192;
 const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
 /**
+ * The stricter checks the archive applies to the request target of an
+ * embedded capture request (issue 5, hostile input), beyond
+ * {@link uriRFromRequest}: no longer than `maxLength` characters; no
+ * encoded NUL, CR or LF (`%00`, `%0D`, `%0A`); no dot-segments (`.`, `..`,
+ * also as `%2E`) in the path, since clients send normalised paths (RFC 3986
+ * §6.2.2.3) and a memento must name the resource that was really asked for.
+ *
+ * @throws UriError with a one-line reason.
+ */
+export function checkCaptureTarget(target: string, maxLength = MAX_URI_LENGTH): void {
+  if (target.length > maxLength) throw new UriError(`request target is ${target.length} characters, longer than the limit of ${maxLength} (max_url_length)`);
+  if (/%00/.test(target)) throw new UriError('request target has %00 (an encoded NUL byte)');
+  if (/%0[ad]/i.test(target)) throw new UriError('request target has an encoded CR or LF (%0D or %0A)');
+  let path = target.replace(/[?#].*$/s, '');
+  if (/^https?:\/\//i.test(path)) path = path.replace(/^https?:\/\/[^/]*/i, '');
+  for (const seg of path.split('/')) {
+    if (/^(?:\.|%2e){1,2}$/i.test(seg)) throw new UriError(`request target has a dot-segment "${seg}": send the normalised path (RFC 3986 §6.2.2.3)`);
+  }
+}
+
+/**
  * Builds the URI-R of a capture from its embedded request.
  *
  * @param host the `Host` header value (`www.example.org`, `example.org:8080`, `[::1]:80`)
@@ -34,7 +55,7 @@ const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9
  *   target that is neither origin-form nor absolute-form for that host; a
  *   result longer than {@link MAX_URI_LENGTH}.
  */
-export function uriRFromRequest(host: string | undefined, target: string, scheme: 'http' | 'https' = 'http'): string {
+export function uriRFromRequest(host: string | undefined, target: string, scheme: 'http' | 'https' = 'http', maxLength = MAX_URI_LENGTH): string {
   if (!host) throw new UriError('embedded request has no Host header');
   const m = HOST_HEADER.exec(host);
   if (!m) throw new UriError(`Host header is not host[:port]: ${JSON.stringify(host.slice(0, 80))}`);
@@ -56,7 +77,7 @@ export function uriRFromRequest(host: string | undefined, target: string, scheme
   } else {
     throw new UriError(`request target is not origin-form (/path) or absolute-form: ${JSON.stringify(target.slice(0, 80))}`);
   }
-  return normalizeUriR(uri);
+  return normalizeUriR(uri, maxLength);
 }
 
 /**
@@ -65,11 +86,12 @@ export function uriRFromRequest(host: string | undefined, target: string, scheme
  * fragment dropped; path dot-segments resolved (WHATWG URL rules).
  * A missing scheme means `http://` (as in Wayback: `/tg/example.org/`).
  *
+ * @param maxLength longest accepted, in characters (config `max_url_length`)
  * @throws UriError when it is not an http(s) URL with a host, or is too long.
  */
-export function normalizeUriR(input: string): string {
+export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string {
   let s = input;
-  if (s.length > MAX_URI_LENGTH) throw new UriError(`URL is longer than ${MAX_URI_LENGTH} characters`);
+  if (s.length > maxLength) throw new UriError(`URL is longer than ${maxLength} characters`);
   // Some clients collapse "//" in paths: "/tg/http:/a.example/" means http://a.example/.
   s = s.replace(/^(https?):\/(?!\/)/i, '$1://');
   if (!/^[a-z][a-z0-9+.-]*:/i.test(s)) s = 'http://' + s;
@@ -84,7 +106,7 @@ export function normalizeUriR(input: string): string {
   if (u.username || u.password) throw new UriError('URL has userinfo');
   u.hash = '';
   const out = u.href;
-  if (out.length > MAX_URI_LENGTH) throw new UriError(`URL is longer than ${MAX_URI_LENGTH} characters`);
+  if (out.length > maxLength) throw new UriError(`URL is longer than ${maxLength} characters`);
   return out;
 }
 

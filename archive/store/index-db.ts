@@ -78,6 +78,8 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
 }
 
 function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined> {
+  // reset first: a statement run without parameters is not reset by binding, and `get` leaves it mid-result.
+  stmt.reset();
   return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
 }
 

@@ -7,9 +7,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { CaptureRecordError, CaptureRecordParser, getHeader, type CaptureHead } from '../../shared/capture-record.js';
+import { CaptureRecordError, CaptureRecordParser, getHeader, getHeaders, type CaptureHead } from '../../shared/capture-record.js';
 import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import { surtUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
+import { checkCaptureTarget, surtUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from '../config.js';
 import { BodySpill } from './body-spill.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
@@ -175,9 +175,10 @@ export class ArchiveStore {
     }
     const head = parser.head!;
     const { archive, row } = prepared!;
-    const declared = getHeader(head.response.headers, 'content-length');
-    const bodyless = head.request.method === 'HEAD' || row.status === 204 || row.status === 304 || row.status < 200;
-    if (declared !== undefined && !bodyless && /^\d+$/.test(declared.trim()) && Number(declared) !== spill.length) {
+    // prepare() checked that every Content-Length value is the same number.
+    const declared = getHeader(head.response.headers, 'content-length')?.split(',')[0].trim();
+    const bodyless = row.status === 204 || row.status === 304;
+    if (declared !== undefined && !bodyless && Number(declared) !== spill.length) {
       await spill.dispose();
       throw new IngestError(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
     }
@@ -188,12 +189,42 @@ export class ArchiveStore {
     });
   }
 
-  /** Validates the heads and derives the index row (without WARC position and digest). */
+  /**
+   * Validates the heads and derives the index row (without WARC position
+   * and digest). What is refused, each with a one-line reason (400): a method
+   * other than GET (a memento is a GET representation; the record carries no
+   * request body); two Host headers; a target that {@link checkCaptureTarget}
+   * refuses; a 1xx status (interim, not a representation); a Transfer-Encoding
+   * in the response head (the body must come without its transfer coding); a
+   * Content-Length that is not one number; a Date that has the HTTP-date form
+   * but names no real instant (year 0, 31 Feb) or lies before 1970 or more
+   * than a day after the archive received the PUT. A Date that is not an
+   * HTTP-date at all gives way to the receipt time (DESIGN.md).
+   */
   private prepare(head: CaptureHead, receivedAt: Date): { archive: ArchiveSpan; row: NewMementoRow } {
     const { request, response } = head;
+    if (request.method !== 'GET') throw new IngestError(400, `embedded request method ${request.method} is not archived: a capture is a GET request and its response`);
+    const hosts = getHeaders(request.headers, 'host');
+    if (hosts.length > 1) throw new IngestError(400, 'embedded request has more than one Host header');
+    checkCaptureTarget(request.target, this.config.maxUrlLength);
     const proto = getHeader(request.headers, 'x-forwarded-proto')?.trim().toLowerCase();
-    const uriR = uriRFromRequest(getHeader(request.headers, 'host'), request.target, proto === 'https' ? 'https' : 'http');
-    const dateHeader = parseHttpDate(getHeader(response.headers, 'date'));
+    const uriR = uriRFromRequest(hosts[0], request.target, proto === 'https' ? 'https' : 'http', this.config.maxUrlLength);
+    if (response.status < 200) throw new IngestError(400, `status ${response.status} is an interim response, not a representation to archive`);
+    if (getHeader(response.headers, 'transfer-encoding') !== undefined) {
+      throw new IngestError(400, 'embedded response has Transfer-Encoding: send the body without its transfer coding (chunked undone) and drop the header');
+    }
+    const lengths = getHeaders(response.headers, 'content-length').flatMap((v) => v.split(',')).map((v) => v.trim());
+    if (lengths.some((v) => !/^\d{1,15}$/.test(v)) || new Set(lengths).size > 1) {
+      throw new IngestError(400, `embedded response Content-Length is not one number: ${JSON.stringify(lengths.join(', ').slice(0, 60))}`);
+    }
+    const dateText = getHeader(response.headers, 'date');
+    const dateHeader = parseHttpDate(dateText);
+    if (!dateHeader && dateText && /^[A-Za-z]{3}, +\d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/.test(dateText.trim())) {
+      throw new IngestError(400, `embedded response Date names no real instant: ${JSON.stringify(dateText.slice(0, 40))}`);
+    }
+    if (dateHeader && (dateHeader.getTime() < 0 || dateHeader.getTime() > receivedAt.getTime() + 86_400_000)) {
+      throw new IngestError(400, `embedded response Date ${JSON.stringify(dateText!.slice(0, 40))} is before 1970 or more than a day after the archive received it`);
+    }
     const datetime = toEpochSeconds(dateHeader ?? receivedAt);
     const archive = archiveForInstant(this.config.archives, datetime);
     if (!archive || archive.timegate) {

@@ -236,32 +236,62 @@ export interface StoredResponse {
   close(): void;
 }
 
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+const MAX_HTTP_HEAD = 1024 * 1024;
+
 /**
  * Reads the response record at `offset`/`length` of `<warcsDir>/<file>`
- * (one gzip member), streaming its payload.
+ * (one gzip member), streaming its payload. The HTTP head is split off the
+ * block here, at its first blank line (warcio's HTTP parser would take the
+ * lines after a status line with no headers as headers).
  *
- * @throws when the bytes there are not a WARC response record.
+ * @throws when the bytes there are not a WARC response record with an HTTP head.
  */
 export async function readResponseRecord(warcsDir: string, file: string, offset: number, length: number): Promise<StoredResponse> {
   const stream = createReadStream(path.join(warcsDir, file), { start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
-  const parser = new WARCParser(stream, { keepHeadersCase: true });
-  const record = await parser.parse();
-  if (!record || record.warcType !== 'response' || !record.httpHeaders) {
+  const fail = (why: string) => {
     stream.destroy();
-    throw new Error(`no WARC response record at ${file}:${offset}`);
+    return new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+  };
+  const parser = new WARCParser(stream, { keepHeadersCase: true, parseHttp: false });
+  const record = await parser.parse();
+  if (!record || record.warcType !== 'response') throw fail('not a response record');
+  const blockLength = record.warcContentLength;
+  const it = (record.reader as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  let buf = Buffer.alloc(0);
+  let end = -1;
+  while (end < 0) {
+    const { value, done } = await it.next();
+    if (done) break;
+    buf = buf.length ? Buffer.concat([buf, value]) : Buffer.from(value);
+    end = buf.indexOf(CRLFCRLF);
+    if (end < 0 && buf.length > MAX_HTTP_HEAD) break;
   }
-  const sh = record.httpHeaders;
+  if (end < 0) throw fail('the block has no HTTP head');
+  const lines = buf.subarray(0, end).toString('utf8').split('\r\n');
+  const statusLine = lines.shift() ?? '';
   const headers: RawHeader[] = [];
-  for (const [k, v] of sh.headers as Iterable<[string, string]>) headers.push([k, v]);
-  const m = /^\S+ (\d{3})(?: (.*))?$/.exec(sh.statusline);
-  const reader = record.reader as AsyncIterable<Uint8Array> & { limit?: number };
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
+  }
+  const m = /^\S+ (\d{3})(?: (.*))?$/.exec(statusLine);
+  const rest = buf.subarray(end + 4);
+  async function* body(): AsyncGenerator<Uint8Array> {
+    if (rest.length) yield rest;
+    for (;;) {
+      const { value, done } = await it.next();
+      if (done) return;
+      yield value;
+    }
+  }
   return {
-    statusLine: sh.statusline,
+    statusLine,
     status: m ? Number(m[1]) : 200,
     reason: m?.[2] ?? '',
     headers,
-    body: reader,
-    bodyLength: typeof reader.limit === 'number' ? reader.limit : 0,
+    body: body(),
+    bodyLength: blockLength - (end + 4),
     close: () => stream.destroy(),
   };
 }
