@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -179,6 +179,33 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
+/** True when process `pid` exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Logs of this run's servers (one folder per bench run, so that two runs at once keep apart). */
+export const logDir = path.join(dataRoot, 'logs', `run-${process.pid}`);
+
+/** Removes the log folders of bench runs that are no longer running. */
+export function removeStaleLogs(): void {
+  let dirs: string[] = [];
+  try {
+    dirs = readdirSync(path.join(dataRoot, 'logs'));
+  } catch {
+    return;
+  }
+  for (const d of dirs) {
+    const m = /^run-(\d+)$/.exec(d);
+    if (!m || !isAlive(Number(m[1]))) rmSync(path.join(dataRoot, 'logs', d), { recursive: true, force: true });
+  }
+}
+
 /** Resident set size of process `pid`, bytes. */
 export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -187,7 +214,7 @@ export function rssOf(pid: number): number {
 
 /**
  * Starts `node <args>` (cwd: the repo) and resolves once its output has a
- * line `listening on http://host:port`. Output goes to `<dataRoot>/logs/<name>.log`.
+ * line `listening on http://host:port`. Output goes to `<dataRoot>/logs/run-<pid>/<name>.log`.
  * With `BENCH_CPU_PROF=1` in the environment, the child runs with
  * `--cpu-prof` and writes its profile to `<dataRoot>/profiles/<name>/` when
  * it exits ({@link summarizeCpuProfile} reads it).
@@ -196,8 +223,8 @@ export function rssOf(pid: number): number {
  */
 export async function spawnServer(name: string, args: string[], env: Record<string, string> = {}): Promise<Child> {
   installCleanup();
-  mkdirSync(path.join(dataRoot, 'logs'), { recursive: true });
-  const logFile = path.join(dataRoot, 'logs', `${name}.log`);
+  mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, `${name}.log`);
   const fd = openSync(logFile, 'w');
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dataRoot, 'profiles', name)}`] : [];
   const proc = spawn(process.execPath, [...prof, ...args], { cwd: repo, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });

@@ -33,8 +33,7 @@ const PATHS = 100;
 
 /** Runs the proxy benchmarks; returns their rows. */
 export async function run(): Promise<BenchRow[]> {
-  const dir = path.join(dataRoot, 'proxy-throughput');
-  rmSync(dir, { recursive: true, force: true });
+  const dir = path.join(dataRoot, `proxy-throughput-${process.pid}`);
   mkdirSync(path.join(dir, 'vhosts'), { recursive: true });
   const started: Child[] = [];
   try {
@@ -94,5 +93,6 @@ export async function run(): Promise<BenchRow[]> {
     ];
   } finally {
     for (const c of started.reverse()) await c.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -15,7 +15,7 @@ import { existsSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { dataRoot, formatTable, note, repo, summarizeCpuProfile, type BenchRow } from './lib.js';
+import { dataRoot, formatTable, note, removeStaleLogs, repo, summarizeCpuProfile, type BenchRow } from './lib.js';
 
 const SKIP = new Set(['lib.ts', 'run.ts', 'seed.ts']);
 
@@ -42,6 +42,7 @@ function printProfiles(): void {
 
 async function main(argv: string[]): Promise<number> {
   const want = argv.filter((a) => !a.startsWith('-'));
+  removeStaleLogs();
   if (process.env.BENCH_CPU_PROF) rmSync(path.join(dataRoot, 'profiles'), { recursive: true, force: true });
   const dir = path.join(repo, 'bench');
   const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !SKIP.has(f)).sort();

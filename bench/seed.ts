@@ -19,7 +19,7 @@
  *   WARC pair, fsync, index row), 32 at a time.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadYamlFile } from '../shared/config.js';
@@ -29,7 +29,7 @@ import { validateArchiveConfig } from '../archive/config.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
 import { ArchiveStore } from '../archive/store/store.js';
 import { WarcWriter } from '../archive/store/warc.js';
-import { dataRoot, note, page10k, stamp, writeArchiveConfig } from './lib.js';
+import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 
 /** The code whose output the bulk data is (index schema, WARC writer, urlkey). */
 const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/warc.ts', 'shared/uri.ts'];
@@ -68,13 +68,25 @@ async function cached(name: string, code: string[], params: unknown, build: (dat
   const configFile = path.join(dir, 'archive.yaml');
   if (existsSync(path.join(dir, 'DONE'))) return { dir, configFile };
   mkdirSync(dataRoot, { recursive: true });
-  for (const d of readdirSync(dataRoot)) if (d.startsWith(`${name}-`)) rmSync(path.join(dataRoot, d), { recursive: true, force: true });
+  // Data of older stamps goes; a build in progress (`.tmp-<pid>`) of a live run stays.
+  for (const d of readdirSync(dataRoot)) {
+    if (!d.startsWith(`${name}-`)) continue;
+    const tmp = /\.tmp-(\d+)$/.exec(d);
+    if (tmp && isAlive(Number(tmp[1]))) continue;
+    rmSync(path.join(dataRoot, d), { recursive: true, force: true });
+  }
   const started = Date.now();
   note(`seeding ${name} (${JSON.stringify(params)}) …`);
-  const dataDir = path.join(dir, 'data');
-  writeArchiveConfig(dir, dataDir);
-  await build(dataDir, configFile);
-  writeFileSync(path.join(dir, 'DONE'), new Date().toISOString() + '\n');
+  // Built under a temp name and renamed when complete, so that two runs at once never share a half-built archive.
+  const tmpDir = `${dir}.tmp-${process.pid}`;
+  writeArchiveConfig(tmpDir, 'data'); // relative: the folder is renamed
+  await build(path.join(tmpDir, 'data'), path.join(tmpDir, 'archive.yaml'));
+  writeFileSync(path.join(tmpDir, 'DONE'), new Date().toISOString() + '\n');
+  try {
+    renameSync(tmpDir, dir);
+  } catch {
+    rmSync(tmpDir, { recursive: true, force: true }); // another run finished the same data first
+  }
   note(`seeded ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { dir, configFile };
 }
