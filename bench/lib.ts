@@ -76,7 +76,7 @@ export function fmt(n: number, digits?: number): string {
 export interface LoadResult {
   /** Completed requests per second over the run. */
   rps: number;
-  /** Latency percentiles, ms. */
+  /** Latency percentiles and mean, ms (from each response's time, not autocannon's whole-ms histogram). */
   p50: number;
   p99: number;
   mean: number;
@@ -112,7 +112,7 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
   const onResponse = (status: number, body: string) => {
     if (firstBad === undefined && !opts.expect.includes(status)) firstBad = `${status} ${String(body).slice(0, 300).trim()}`;
   };
-  const result = await autocannon({
+  const instance = autocannon({
     url: opts.url,
     connections: opts.connections,
     duration: opts.duration,
@@ -121,18 +121,24 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
     requests: dynamic
       ? [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, method: 'GET', path: pathOf(), headers: headersOf() }), onResponse }]
       : [{ method: 'GET', path: pathOf(), headers: headersOf(), onResponse }],
-  } as autocannon.Options);
+  } as autocannon.Options) as unknown as NodeJS.EventEmitter & PromiseLike<autocannon.Result>;
+  // autocannon's histogram keeps whole milliseconds; its 'response' event has the time in fractions of one.
+  const latencies: number[] = [];
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => latencies.push(ms));
+  const result = await instance;
   const statuses: Record<string, number> = {};
   for (const [code, v] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = Number((v as { count: number | string }).count);
   const bad = Object.keys(statuses).filter((c) => !opts.expect.includes(Number(c)));
   if (bad.length || result.errors) {
     throw new Error(`load on ${opts.url}: unexpected answers ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts; first: ${firstBad ?? '-'}`);
   }
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
   return {
     rps: result.requests.total / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    mean: result.latency.average,
+    p50: pct(50),
+    p99: pct(99),
+    mean: latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1),
     total: result.requests.total,
     statuses,
     errors: result.errors,
