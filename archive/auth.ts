@@ -34,10 +34,17 @@ export function allowList(entries: string[]): (address: string) => boolean {
     if (!c) throw new TypeError(`not an address or CIDR block: ${e}`);
     list.addSubnet(c[0], c[1], c[2]);
   }
+  const seen = new Map<string, boolean>();
   return (address) => {
     const a = clientAddress(address);
     if (!a) return false;
-    return list.check(a, isIPv4(a) ? 'ipv4' : 'ipv6');
+    let ok = seen.get(a);
+    if (ok === undefined) {
+      ok = list.check(a, isIPv4(a) ? 'ipv4' : 'ipv6');
+      if (seen.size > 10_000) seen.clear();
+      seen.set(a, ok);
+    }
+    return ok;
   };
 }
 

@@ -152,6 +152,7 @@ function parseResponseHead(bytes: Buffer, limits: HeadLimits): CapturedResponse 
 }
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Streaming parser of a capture record: a Transform whose input is the PUT
@@ -179,14 +180,19 @@ export class CaptureRecordParser extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    if (this.headDone) {
-      cb(null, chunk);
+    let body: Buffer;
+    try {
+      body = this.feed(chunk);
+    } catch (err) {
+      cb(err as Error);
       return;
     }
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
+    cb(null, body.length ? body : undefined);
+  }
+
+  override _flush(cb: TransformCallback): void {
     try {
-      this.tryParse();
+      this.finish();
     } catch (err) {
       cb(err as Error);
       return;
@@ -194,16 +200,30 @@ export class CaptureRecordParser extends Transform {
     cb();
   }
 
-  override _flush(cb: TransformCallback): void {
-    if (!this.headDone) {
-      const where = this.requestBytes ? 'the response head (status line, headers, blank line)' : 'the request head (request line, headers, blank line)';
-      cb(new CaptureRecordError(this.pendingBytes === 0 && !this.requestBytes ? 'capture record is empty' : `capture record ends inside ${where}`));
-      return;
-    }
-    cb();
+  /**
+   * The same parser without stream machinery: feeds the next bytes of the
+   * record and returns the body bytes among them (empty while the heads are
+   * still being read). Emits `'head'` once, before returning the first body
+   * bytes.
+   *
+   * @throws CaptureRecordError (400/431) as the stream form errors.
+   */
+  feed(chunk: Buffer): Buffer {
+    if (this.headDone) return chunk;
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    return this.tryParse();
   }
 
-  private tryParse(): void {
+  /** The record ended. @throws CaptureRecordError when it ended before the end of the response head. */
+  finish(): void {
+    if (!this.headDone) {
+      const where = this.requestBytes ? 'the response head (status line, headers, blank line)' : 'the request head (request line, headers, blank line)';
+      throw new CaptureRecordError(this.pendingBytes === 0 && !this.requestBytes ? 'capture record is empty' : `capture record ends inside ${where}`);
+    }
+  }
+
+  private tryParse(): Buffer {
     let buf = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
     this.pending = [buf];
     for (;;) {
@@ -215,7 +235,7 @@ export class CaptureRecordParser extends Transform {
         }
         // A bare-LF record never finds CRLFCRLF; say so instead of waiting for the limit.
         if (buf.includes('\n\n')) throw new CaptureRecordError('capture record has a bare LF; lines must end with CRLF');
-        return;
+        return EMPTY;
       }
       if (used + end + 4 > this.limits.maxHeadBytes) {
         throw new CaptureRecordError(`capture record heads exceed the limit of ${this.limits.maxHeadBytes} bytes`, 431);
@@ -235,8 +255,7 @@ export class CaptureRecordParser extends Transform {
       this.pending = [];
       this.pendingBytes = 0;
       this.emit('head', this.head);
-      if (buf.length) this.push(buf);
-      return;
+      return buf;
     }
   }
 }

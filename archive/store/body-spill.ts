@@ -40,6 +40,12 @@ export class BodySpill {
     await this.fh.write(chunk);
   }
 
+  /** The whole body when it never spilled to disk (small bodies); `null` otherwise. */
+  inMemory(): Buffer | null {
+    if (this.file) return null;
+    return this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+  }
+
   /** The bytes written, in order, as an async iterable (may be read more than once). */
   async *read(): AsyncGenerator<Buffer> {
     if (!this.file) {

@@ -84,8 +84,15 @@ function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined>
 }
 
 /**
- * Async access to the index file (sqlite3, WAL journal, `synchronous=FULL`
- * so that a committed row survives a crash or power cut).
+ * Async access to the index file (sqlite3, WAL journal).
+ *
+ * Durability: `synchronous=NORMAL` by default. A committed transaction is
+ * in the WAL file when the commit returns, so it survives the daemon being
+ * killed; after a power cut or OS crash the last transactions may be gone
+ * from the index, but never the WARC records they pointed at (those are
+ * fsynced before the commit), and crash recovery re-indexes every complete
+ * record after the last indexed one on the next start. So one fsync per
+ * batch (the WARC file's) makes an acknowledged capture durable.
  */
 export class IndexDb {
   private constructor(
@@ -93,14 +100,18 @@ export class IndexDb {
     private readonly stmts: Record<string, sqlite3.Statement>,
   ) {}
 
-  /** Opens (creating if needed) the index at `file`. @throws on a file SQLite cannot open. */
-  static async open(file: string): Promise<IndexDb> {
+  /**
+   * Opens (creating if needed) the index at `file`.
+   * @param opts.synchronous SQLite's `synchronous` pragma (default `NORMAL`, see above)
+   * @throws on a file SQLite cannot open.
+   */
+  static async open(file: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): Promise<IndexDb> {
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
       const d = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(d)));
     });
     db.configure('busyTimeout', 10_000);
     await run(db, 'PRAGMA journal_mode = WAL');
-    await run(db, 'PRAGMA synchronous = FULL');
+    await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
     await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
     const prep = (sql: string) => db.prepare(sql);
     const stmts = {
@@ -128,26 +139,34 @@ export class IndexDb {
   }
 
   /**
-   * Inserts rows in one transaction (a committed transaction is durable:
-   * `synchronous=FULL`). A row whose (urlkey, archive_id, datetime) exists
+   * Inserts rows in one transaction. A row whose (urlkey, archive_id, datetime) exists
    * replaces it (same-second rule).
    */
   async insertMany(rows: NewMementoRow[]): Promise<void> {
     await run(this.db, 'BEGIN IMMEDIATE');
     try {
-      for (const r of rows) {
-        await run(this.stmts.insert, null, {
-          $archive_id: r.archive_id, $urlkey: r.urlkey, $uri_r: r.uri_r, $datetime: r.datetime, $status: r.status,
-          $mime: r.mime, $digest: r.digest, $warc_file: r.warc_file, $warc_offset: r.warc_offset,
-          $warc_length: r.warc_length, $client_ip: r.client_ip,
-        });
-      }
+      // Queued in order (serialize) and awaited together: one round trip to SQLite's thread, not one per row.
+      const done: Promise<void>[] = [];
+      this.db.serialize(() => {
+        for (const r of rows) {
+          done.push(run(this.stmts.insert, null, {
+            $archive_id: r.archive_id, $urlkey: r.urlkey, $uri_r: r.uri_r, $datetime: r.datetime, $status: r.status,
+            $mime: r.mime, $digest: r.digest, $warc_file: r.warc_file, $warc_offset: r.warc_offset,
+            $warc_length: r.warc_length, $client_ip: r.client_ip,
+          }));
+        }
+      });
+      await Promise.all(done);
       await run(this.db, 'COMMIT');
+      this.commits++;
     } catch (err) {
       await run(this.db, 'ROLLBACK').catch(() => undefined);
       throw err;
     }
   }
+
+  /** Transactions committed by {@link insertMany} since the index was opened. */
+  commits = 0;
 
   /** The memento of `urlkey` in any archive at or before `t` (epoch s), the latest such. Used for dedup. */
   atOrBefore(urlkey: string, t: number): Promise<MementoRow | undefined> {

@@ -5,8 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { CaptureRecordError, CaptureRecordParser, getHeader, getHeaders, type CaptureHead } from '../../shared/capture-record.js';
 import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
 import { checkCaptureTarget, surtUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
@@ -41,19 +40,10 @@ interface PendingCapture {
   row: NewMementoRow;
   head: CaptureHead;
   body: BodySpill;
+  /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
+  blockDigest: string;
   resolve: (r: IngestResult) => void;
   reject: (e: unknown) => void;
-}
-
-/** Counts and limits the PUT body as it passes. */
-function limitBytes(max: number, counter: { n: number }) {
-  return async function* (source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-    for await (const chunk of source) {
-      counter.n += chunk.length;
-      if (counter.n > max) throw new IngestError(413, `capture record is larger than the limit of ${max} bytes`);
-      yield chunk;
-    }
-  };
 }
 
 /**
@@ -142,25 +132,33 @@ export class ArchiveStore {
     const parser = new CaptureRecordParser({ maxHeadBytes: this.config.maxHeadBytes, maxHeaders: this.config.maxHeaders });
     const spill = new BodySpill(this.tmpDir);
     const hash = createHash('sha256');
+    const blockHash = createHash('sha256');
     const counter = { n: 0 };
     let prepared: { archive: ArchiveSpan; row: NewMementoRow } | null = null;
     let headError: unknown = null;
     parser.once('head', (head: CaptureHead) => {
+      blockHash.update(head.responseBytes);
       try {
         prepared = this.prepare(head, receivedAt);
       } catch (err) {
         headError = err;
-        parser.destroy(err as Error);
       }
     });
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        hash.update(chunk);
-        spill.write(chunk).then(() => cb(), cb);
-      },
-    });
     try {
-      await pipeline(body, limitBytes(this.config.maxCaptureBytes, counter), parser, sink);
+      // Plain iteration instead of stream.pipeline: it costs a fraction per PUT (no AbortSignal, no Transform).
+      // destroyOnReturn false: on an error the request stays open, so that the answer can still be sent.
+      for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+        counter.n += chunk.length;
+        if (counter.n > this.config.maxCaptureBytes) throw new IngestError(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
+        const out = parser.feed(chunk);
+        if (headError) throw headError;
+        if (out.length) {
+          hash.update(out);
+          blockHash.update(out);
+          await spill.write(out);
+        }
+      }
+      parser.finish();
     } catch (err) {
       await spill.dispose();
       const e = headError ?? err;
@@ -184,7 +182,7 @@ export class ArchiveStore {
     }
     row.digest = 'sha256:' + hash.digest('hex');
     return new Promise<IngestResult>((resolve, reject) => {
-      this.queue.push({ archive, row, head, body: spill, resolve, reject });
+      this.queue.push({ archive, row, head, body: spill, blockDigest: 'sha256:' + blockHash.digest('hex'), resolve, reject });
       void this.drain();
     });
   }
@@ -262,13 +260,17 @@ export class ArchiveStore {
     this.idle = new Promise((r) => (this.markIdle = r));
     try {
       while (this.queue.length) {
+        // Let the PUTs whose bodies are arriving right now join this batch.
+        await new Promise((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.queue.length);
         const written: PendingCapture[] = [];
         const done: [PendingCapture, IngestResult][] = [];
         const latest = new Map<string, NewMementoRow>();
-        for (const p of batch) {
+        // The dedup lookups of the whole batch at once (one round trip to SQLite's thread each, overlapped).
+        const fromDb = await Promise.all(batch.map((p) => this.index.atOrBefore(p.row.urlkey, p.row.datetime).catch(() => undefined)));
+        for (const [i, p] of batch.entries()) {
           try {
-            const prev = await this.previous(p.row, latest);
+            const prev = this.previous(p.row, fromDb[i], latest);
             if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime) {
               done.push([p, { created: false, row: prev }]);
               this.stats.duplicates++;
@@ -276,7 +278,8 @@ export class ArchiveStore {
             }
             const rec = await this.writer(p.archive.id).append({
               uriR: p.row.uri_r, datetime: new Date(p.row.datetime * 1000), requestHead: p.head.requestBytes,
-              responseHead: p.head.responseBytes, body: () => p.body.read(), payloadDigest: p.row.digest,
+              responseHead: p.head.responseBytes, body: () => p.body.read(), bodyBuffer: p.body.inMemory(), bodyLength: p.body.length,
+              payloadDigest: p.row.digest, blockDigest: p.blockDigest,
             });
             p.row.warc_file = rec.file;
             p.row.warc_offset = rec.offset;
@@ -314,8 +317,7 @@ export class ArchiveStore {
   }
 
   /** The memento a new capture follows in time: from this batch or the index, whichever is later. */
-  private async previous(row: NewMementoRow, batch: Map<string, NewMementoRow>): Promise<NewMementoRow | MementoRow | undefined> {
-    const fromDb = await this.index.atOrBefore(row.urlkey, row.datetime);
+  private previous(row: NewMementoRow, fromDb: MementoRow | undefined, batch: Map<string, NewMementoRow>): NewMementoRow | MementoRow | undefined {
     const b = batch.get(row.urlkey);
     if (b && b.datetime <= row.datetime && (!fromDb || b.datetime >= fromDb.datetime)) return b;
     return fromDb;

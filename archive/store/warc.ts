@@ -1,5 +1,6 @@
 /**
- * WARC 1.1 files of the archive, written and read with warcio.
+ * WARC 1.1 files of the archive: written here (the record format is a few
+ * header lines; Node's zlib does the gzip), read with warcio.
  *
  * Each capture becomes a `response` record (block: the response head and
  * body exactly as captured) and a `request` record (block: the request
@@ -8,33 +9,16 @@
  * offset. Each file starts with a `warcinfo` record and is rolled over at
  * a size limit. Files live in `<data_dir>/warcs/<archive id>/`.
  */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { BaseSerializerBuffer, WARCParser, WARCRecord, WARCSerializer } from 'warcio';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import { WARCParser } from 'warcio';
 import { toTimestamp14 } from '../../shared/http-date.js';
 import type { RawHeader } from '../../shared/capture-record.js';
-
-/** A block source that can be read twice (warcio reads once to digest, once to write). */
-type BlockSource = () => AsyncIterable<Uint8Array>;
-
-/** A serializer buffer that keeps nothing: the second pass re-reads the block source. */
-class ReplayBuffer extends BaseSerializerBuffer {
-  constructor(private readonly source: BlockSource) {
-    super();
-  }
-  write(): void {}
-  readAll(): AsyncIterable<Uint8Array> {
-    return this.source();
-  }
-  purge(): void {}
-}
-
-async function* concat(head: Buffer, body: () => AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  yield head;
-  yield* body();
-}
 
 /** What a capture needs to become a WARC request/response record pair. */
 export interface CapturePair {
@@ -45,10 +29,16 @@ export interface CapturePair {
   requestHead: Buffer;
   /** Status line + headers + blank line, as captured. */
   responseHead: Buffer;
-  /** The response body (read twice). */
+  /** The response body, streamed (used when `bodyBuffer` is absent). */
   body: () => AsyncIterable<Uint8Array>;
+  /** The whole body when it is small and in memory: the record is then compressed in one call. */
+  bodyBuffer?: Buffer | null;
+  /** Body length in bytes; counted with an extra read of `body` when absent. */
+  bodyLength?: number;
   /** `sha256:<hex>` of the body, computed while it streamed in. */
   payloadDigest: string;
+  /** `sha256:<hex>` of response head + body (the response record's block), computed while it streamed in; computed here when absent. */
+  blockDigest?: string;
 }
 
 /** Where a written response record is. */
@@ -59,6 +49,31 @@ export interface WrittenRecord {
 }
 
 const EMPTY_DIGEST = 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+const RECORD_END = Buffer.from('\r\n\r\n');
+/** Records up to this size are gzipped in one call; larger ones stream through zlib. */
+const ONE_SHOT = 1024 * 1024;
+
+/** The header block of a WARC 1.1 record (WARC 1.1 §4): version line, named fields, blank line. */
+function warcHeader(fields: [string, string][]): Buffer {
+  let s = 'WARC/1.1\r\n';
+  for (const [k, v] of fields) s += `${k}: ${v}\r\n`;
+  return Buffer.from(s + '\r\n', 'utf8');
+}
+
+const sha256 = (...parts: Buffer[]) => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return 'sha256:' + h.digest('hex');
+};
+
+/** Writes all of `buf` at `pos`. */
+async function writeAll(fh: FileHandle, buf: Uint8Array, pos: number): Promise<void> {
+  let done = 0;
+  while (done < buf.length) {
+    const { bytesWritten } = await fh.write(buf, done, buf.length - done, pos + done);
+    done += bytesWritten;
+  }
+}
 
 function warcDate(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -83,8 +98,36 @@ export function sortWarcFiles(names: string[]): string[] {
 /** One open WARC file being appended to. */
 class OpenWarc {
   dirty = false;
-  constructor(readonly name: string, readonly fh: FileHandle, public size: number) {}
+  /** Compressed records appended but not yet written (written together before the batch's fsync). */
+  pending: Buffer[] = [];
+  pendingBytes = 0;
+  /** Bytes on disk; `size` counts the pending ones too. */
+  flushed: number;
+  constructor(readonly name: string, readonly fh: FileHandle, public size: number) {
+    this.flushed = size;
+  }
+
+  /** A write failed: what is pending is lost, so the batch must not be acknowledged (sync throws this). */
+  failed: unknown = null;
+
+  /** Writes the pending records in one call. */
+  async flush(): Promise<void> {
+    if (!this.pending.length) return;
+    const buf = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
+    try {
+      await writeAll(this.fh, buf, this.flushed);
+    } catch (err) {
+      this.failed = err;
+      throw err;
+    }
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.flushed += buf.length;
+  }
 }
+
+/** Pending bytes that make a writer write before the batch ends. */
+const MAX_PENDING = 8 * 1024 * 1024;
 
 /**
  * Appends record pairs to the WARC files of one archive. Not re-entrant:
@@ -118,29 +161,19 @@ export class WarcWriter {
     const fh = await open(path.join(this.dir, name), 'wx');
     const w = new OpenWarc(name, fh, 0);
     this.current = w;
-    const info = WARCRecord.createWARCInfo({ filename: name, warcVersion: 'WARC/1.1' }, {
-      software: 'memento-archive (warcio.js)',
-      format: 'WARC File Format 1.1',
-      conformsTo: 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/',
-    });
-    await this.writeRecord(w, info);
+    const block = Buffer.from('software: memento-archive\r\nformat: WARC File Format 1.1\r\nconformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n');
+    const info = zlib.gzipSync(Buffer.concat([warcHeader([
+      ['WARC-Type', 'warcinfo'], ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`], ['WARC-Date', warcDate(new Date())],
+      ['WARC-Filename', name], ['Content-Type', 'application/warc-fields'], ['Content-Length', String(block.length)],
+    ]), block, RECORD_END]));
+    await writeAll(w.fh, info, 0);
+    w.size = w.flushed = info.length;
+    w.dirty = true;
     // Make the new file's directory entry durable too.
     const dirFh = await open(this.dir, 'r');
     this.fsyncs++;
     await dirFh.sync().finally(() => dirFh.close());
     return w;
-  }
-
-  private async writeRecord(w: OpenWarc, record: WARCRecord, source?: BlockSource): Promise<number> {
-    const serializer = new WARCSerializer(record, { gzip: true }, source ? new ReplayBuffer(source) : undefined);
-    let n = 0;
-    for await (const chunk of serializer) {
-      await w.fh.write(chunk, 0, chunk.length, w.size + n);
-      n += chunk.length;
-    }
-    w.size += n;
-    w.dirty = true;
-    return n;
   }
 
   /**
@@ -155,25 +188,72 @@ export class WarcWriter {
     const w = await this.file();
     const start = w.size;
     try {
+      let { bodyLength, blockDigest } = pair;
+      if (bodyLength === undefined || blockDigest === undefined) {
+        const h = createHash('sha256').update(pair.responseHead);
+        bodyLength = 0;
+        for await (const c of pair.body()) {
+          h.update(c);
+          bodyLength += c.length;
+        }
+        blockDigest = 'sha256:' + h.digest('hex');
+      }
       const date = warcDate(pair.datetime);
-      const responseId = `<urn:uuid:${crypto.randomUUID()}>`;
-      const responseSource = () => concat(pair.responseHead, pair.body);
-      const response = WARCRecord.create({
-        url: pair.uriR, date, type: 'response', warcVersion: 'WARC/1.1',
-        warcHeaders: { 'WARC-Record-ID': responseId, 'WARC-Payload-Digest': pair.payloadDigest, 'Content-Type': 'application/http; msgtype=response' },
-      }, responseSource());
-      response.httpHeaders = null; // the block is the captured bytes, not a re-serialized head
-      const length = await this.writeRecord(w, response, responseSource);
-
+      const responseId = `<urn:uuid:${randomUUID()}>`;
+      const resHeader = warcHeader([
+        ['WARC-Type', 'response'], ['WARC-Record-ID', responseId], ['WARC-Date', date], ['WARC-Target-URI', pair.uriR],
+        ['Content-Type', 'application/http; msgtype=response'], ['WARC-Payload-Digest', pair.payloadDigest],
+        ['WARC-Block-Digest', blockDigest], ['Content-Length', String(pair.responseHead.length + bodyLength)],
+      ]);
       // The request record's payload (the request body) is empty: captures are GETs.
-      const warcHeaders: Record<string, string> = { 'WARC-Concurrent-To': responseId, 'Content-Type': 'application/http; msgtype=request', 'WARC-Payload-Digest': EMPTY_DIGEST };
-      const request = WARCRecord.create({ url: pair.uriR, date, type: 'request', warcVersion: 'WARC/1.1', warcHeaders }, [pair.requestHead]);
-      request.httpHeaders = null;
-      await this.writeRecord(w, request);
+      const reqHeader = warcHeader([
+        ['WARC-Type', 'request'], ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`], ['WARC-Date', date], ['WARC-Target-URI', pair.uriR],
+        ['WARC-Concurrent-To', responseId], ['Content-Type', 'application/http; msgtype=request'], ['WARC-Payload-Digest', EMPTY_DIGEST],
+        ['WARC-Block-Digest', sha256(pair.requestHead)], ['Content-Length', String(pair.requestHead.length)],
+      ]);
+      const requestMember = zlib.gzipSync(Buffer.concat([reqHeader, pair.requestHead, RECORD_END]));
+      let length: number;
+      if (pair.bodyBuffer && bodyLength <= ONE_SHOT) {
+        const responseMember = zlib.gzipSync(Buffer.concat([resHeader, pair.responseHead, pair.bodyBuffer, RECORD_END]));
+        length = responseMember.length;
+        // Written with the rest of the batch, before its fsync.
+        w.pending.push(responseMember, requestMember);
+        w.pendingBytes += length + requestMember.length;
+        if (w.pendingBytes > MAX_PENDING) await w.flush();
+      } else {
+        await w.flush();
+        let pos = start;
+        const fh = w.fh;
+        const sink = new Writable({
+          highWaterMark: 1024 * 1024,
+          write(chunk: Buffer, _enc, cb) {
+            writeAll(fh, chunk, pos).then(() => {
+              pos += chunk.length;
+              cb();
+            }, cb);
+          },
+        });
+        const parts = async function* () {
+          yield resHeader;
+          yield pair.responseHead;
+          yield* pair.body();
+          yield RECORD_END;
+        };
+        await pipeline(Readable.from(parts()), zlib.createGzip({ chunkSize: 256 * 1024 }), sink);
+        length = pos - start;
+        await writeAll(w.fh, requestMember, pos);
+      }
+      w.size = start + length + requestMember.length;
+      if (!w.pending.length) w.flushed = w.size;
+      w.dirty = true;
       return { file: path.posix.join(this.archiveId, w.name), offset: start, length };
     } catch (err) {
-      await w.fh.truncate(start).catch(() => undefined);
-      w.size = start;
+      // A streamed record that failed half-way: cut it off. (Pending records of the
+      // batch stay; a failed write of them is reported by sync.)
+      if (!w.pending.length && w.flushed >= start) {
+        await w.fh.truncate(start).catch(() => undefined);
+        w.size = w.flushed = start;
+      }
       throw err;
     }
   }
@@ -181,10 +261,13 @@ export class WarcWriter {
   /** fsyncs the current file if anything was written since the last sync. */
   async sync(): Promise<void> {
     const w = this.current;
+    if (w?.failed) throw w.failed;
     if (w && w.dirty) {
+      await w.flush();
       w.dirty = false;
       this.fsyncs++;
-      await w.fh.sync();
+      // fdatasync: the data and the file size, which is what a reader needs.
+      await w.fh.datasync();
     }
   }
 
@@ -196,8 +279,10 @@ export class WarcWriter {
   async rollback(file: string, offset: number): Promise<void> {
     const w = this.current;
     if (w && path.posix.join(this.archiveId, w.name) === file) {
+      w.pending = [];
+      w.pendingBytes = 0;
       await w.fh.truncate(offset).catch(() => undefined);
-      w.size = offset;
+      w.size = w.flushed = offset;
       await this.closeCurrent().catch(() => undefined);
       return;
     }
@@ -209,6 +294,7 @@ export class WarcWriter {
     const w = this.current;
     this.current = null;
     if (!w) return;
+    await w.flush();
     if (w.dirty) {
       this.fsyncs++;
       await w.fh.sync();

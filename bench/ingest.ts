@@ -1,0 +1,205 @@
+/**
+ * Capture ingest with durable acknowledgement (issue 5; targets from issue 6).
+ *
+ * 1. Captures/s: unique 10 KB captures (request head + response head +
+ *    {@link page10k} body, each with its own URI-R) PUT over HTTP to a real
+ *    archive daemon (`bin/memento-archive.js`, its own process), at 1 and at
+ *    32 concurrent PUTs, keep-alive connections. Every 201 means the WARC
+ *    records were fsynced and the index row committed. Baseline, measured in
+ *    the same run and alternated with it: a bare Node server that reads the
+ *    same PUT bodies and answers 201, storing nothing (what HTTP alone costs).
+ *    Target: ≥ 3,000 captures/s at 32 concurrent.
+ * 2. One 1 GiB capture, streamed (chunked) into the daemon until its 201,
+ *    against piping the same 1 GiB through zlib gzip into a file (+ fsync) in
+ *    a child process: the ratio is the daemon's throughput over gzip's, and
+ *    the daemon's peak RSS while it ingests. Targets: ≥ 0.5× and RSS < 150 MiB.
+ *
+ * `node --import tsx bench/ingest.ts` runs it alone; `npm run bench -- ingest`
+ * runs it in the table.
+ */
+import http from 'node:http';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import {
+  alternate, bareServer, dataRoot, fmt, formatTable, median, note, page10k, sampleRss, spawnServer, startArchiveProcess, writeArchiveConfig,
+  type BenchRow, type Child,
+} from './lib.js';
+
+export type { BenchRow };
+
+const DURATION_MS = Number(process.env.INGEST_SECONDS ?? 4) * 1000;
+const ROUNDS = Number(process.env.INGEST_ROUNDS ?? 3);
+const BIG = Number(process.env.INGEST_BIG_BYTES ?? 2 ** 30);
+
+let serial = 0;
+/** A unique capture record of 10,240 body bytes (the URI-R and a line of the body differ). */
+function capture10k(): Buffer {
+  const n = serial++;
+  const body = page10k(n);
+  const head =
+    `GET /bench/page/${n}.html HTTP/1.1\r\nHost: www.example.org\r\nUser-Agent: bench\r\nX-Client-IP: 192.0.2.1\r\n\r\n` +
+    `HTTP/1.1 200 OK\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
+
+/** PUTs captures from `concurrency` loops for `ms`; returns acknowledged captures per second. @throws on any answer but 201. */
+async function putLoad(url: string, concurrency: number, ms: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const u = new URL(url);
+  let done = 0;
+  const until = Date.now() + ms;
+  const one = (body: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request({ host: u.hostname, port: u.port, method: 'PUT', path: '/put/bench', agent, headers: { 'content-length': body.length } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`PUT answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 200)}`))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const started = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (Date.now() < until) {
+      await one(capture10k());
+      done++;
+    }
+  }));
+  const elapsed = (Date.now() - started) / 1000;
+  agent.destroy();
+  return done / elapsed;
+}
+
+/** 1 MiB of HTML-like text with varying numbers (compresses about as much as a web page). */
+function textChunk(): Buffer {
+  let s = '';
+  let i = 0;
+  let x = 12345;
+  while (s.length < 1024 * 1024) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    s += `<tr><td>${i++}</td><td class="v${x % 97}">${x.toString(36)} ${(x >>> 7).toString(16)}</td><td>row ${x % 1000} of the ledger</td></tr>\n`;
+  }
+  return Buffer.from(s.slice(0, 1024 * 1024));
+}
+
+/** `total` bytes of {@link textChunk} repeated. */
+function* bigBody(total: number): Generator<Buffer> {
+  const c = textChunk();
+  for (let left = total; left > 0; left -= c.length) yield left >= c.length ? c : c.subarray(0, left);
+}
+
+/** Streams one capture of `BIG` body bytes to the archive; returns seconds until its 201 and the daemon's peak RSS. */
+async function bigCapture(archive: Child): Promise<{ seconds: number; rss: number }> {
+  const head =
+    `GET /bench/big.bin HTTP/1.1\r\nHost: www.example.org\r\n\r\n` +
+    `HTTP/1.1 200 OK\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: text/html\r\nContent-Length: ${BIG}\r\n\r\n`;
+  const u = new URL(archive.url);
+  const rss = sampleRss(archive.pid, 20);
+  const started = Date.now();
+  await new Promise<void>((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method: 'PUT', path: '/put/big', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => (res.statusCode === 201 || res.statusCode === 200 ? resolve() : reject(new Error(`big PUT answered ${res.statusCode}: ${text}`))));
+    });
+    req.on('error', reject);
+    Readable.from((function* () {
+      yield Buffer.from(head, 'latin1');
+      yield* bigBody(BIG);
+    })()).pipe(req);
+  });
+  return { seconds: (Date.now() - started) / 1000, rss: rss.stop() };
+}
+
+/** The baseline: the same bytes through zlib gzip into a file, fsynced, in a child process. */
+async function gzipBaseline(dir: string): Promise<{ seconds: number; rss: number }> {
+  const out = path.join(dir, 'baseline.gz');
+  const code = `
+    const fs = require('node:fs'), zlib = require('node:zlib'), { pipeline } = require('node:stream/promises'), { Readable } = require('node:stream');
+    ${textChunk.toString()}
+    ${bigBody.toString()}
+    const http = require('node:http');
+    // Wait for the go, so that the bench samples RSS from the start.
+    const server = http.createServer(async (req, res) => {
+      const started = Date.now();
+      const ws = fs.createWriteStream(${JSON.stringify(out)});
+      await pipeline(Readable.from(bigBody(${BIG})), zlib.createGzip(), ws);
+      const fd = fs.openSync(${JSON.stringify(out)}, 'r+'); fs.fsyncSync(fd); fs.closeSync(fd);
+      res.end(String((Date.now() - started) / 1000));
+    });
+    server.listen(0, '127.0.0.1', () => console.log('gzip-baseline listening on http://127.0.0.1:' + server.address().port));
+    process.on('SIGTERM', () => process.exit(0));
+  `;
+  const child = await spawnServer('gzip-baseline', ['-e', code]);
+  try {
+    const rss = sampleRss(child.pid, 20);
+    const seconds = await new Promise<number>((resolve, reject) => {
+      http.get(child.url + '/', (res) => {
+        let t = '';
+        res.on('data', (c) => (t += c));
+        res.on('end', () => resolve(Number(t)));
+      }).on('error', reject);
+    });
+    return { seconds, rss: rss.stop() };
+  } finally {
+    await child.stop();
+    rmSync(out, { force: true });
+  }
+}
+
+/** Runs the ingest benchmarks; rows for the bench table. */
+export async function run(): Promise<BenchRow[]> {
+  const dir = path.join(dataRoot, `ingest-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const rows: BenchRow[] = [];
+  const archive = await startArchiveProcess('ingest-archive', writeArchiveConfig(dir, path.join(dir, 'data')));
+  const sink = await bareServer('sink');
+  try {
+    for (const conc of [1, 32]) {
+      note(`ingest: 10 KB captures, ${conc} concurrent, ${ROUNDS} rounds of ${DURATION_MS / 1000} s per arm`);
+      const r = await alternate(ROUNDS, {
+        archive: () => putLoad(archive.url, conc, DURATION_MS),
+        sink: () => putLoad(sink.url, conc, DURATION_MS),
+      });
+      const a = median(r.archive), s = median(r.sink);
+      rows.push({
+        name: `ingest: 10 KB captures, ${conc} concurrent PUT${conc > 1 ? 's' : ''}, durable 201 (fsync + commit)`,
+        figure: `${fmt(a)} captures/s`,
+        baseline: `${fmt(s)} PUTs/s (bare server reading the body, storing nothing)`,
+        ratio: a / s,
+        target: conc === 32 ? '≥ 3,000 captures/s' : 'report',
+      });
+    }
+    note(`ingest: one ${fmt(BIG / 2 ** 20)} MiB capture against gzip into a file`);
+    const big = await bigCapture(archive);
+    const base = await gzipBaseline(dir);
+    rows.push({
+      name: `ingest: one ${BIG === 2 ** 30 ? '1 GiB' : `${fmt(BIG / 2 ** 20)} MiB`} capture (streamed, chunked) until its 201`,
+      figure: `${fmt(BIG / 2 ** 20 / big.seconds)} MiB/s (${fmt(big.seconds, 1)} s)`,
+      baseline: `${fmt(BIG / 2 ** 20 / base.seconds)} MiB/s (${fmt(base.seconds, 1)} s): zlib gzip into a file + fsync`,
+      ratio: base.seconds / big.seconds,
+      target: '≥ 0.5×',
+    });
+    rows.push({
+      name: 'ingest: peak RSS of the daemon during that capture',
+      figure: `${fmt(big.rss / 2 ** 20)} MiB`,
+      baseline: `${fmt(base.rss / 2 ** 20)} MiB (the gzip process)`,
+      ratio: big.rss / base.rss,
+      target: '< 150 MiB',
+    });
+  } finally {
+    await archive.stop();
+    await sink.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const rows = await run();
+  process.stdout.write(formatTable(rows) + '\n');
+  process.exit(0);
+}
