@@ -52,7 +52,7 @@ export class BodySpill {
       yield* this.chunks;
       return;
     }
-    for await (const c of createReadStream(this.file, { highWaterMark: 256 * 1024 })) yield c as Buffer;
+    for await (const c of createReadStream(this.file, { highWaterMark: 64 * 1024 })) yield c as Buffer;
   }
 
   /** Frees memory and deletes the spill file. Safe to call twice. */

@@ -225,7 +225,7 @@ export class WarcWriter {
         let pos = start;
         const fh = w.fh;
         const sink = new Writable({
-          highWaterMark: 1024 * 1024,
+          highWaterMark: 128 * 1024,
           write(chunk: Buffer, _enc, cb) {
             writeAll(fh, chunk, pos).then(() => {
               pos += chunk.length;
@@ -239,7 +239,7 @@ export class WarcWriter {
           yield* pair.body();
           yield RECORD_END;
         };
-        await pipeline(Readable.from(parts()), zlib.createGzip({ chunkSize: 256 * 1024 }), sink);
+        await pipeline(Readable.from(parts()), zlib.createGzip({ chunkSize: 64 * 1024 }), sink);
         length = pos - start;
         await writeAll(w.fh, requestMember, pos);
       }
