@@ -78,8 +78,8 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
 }
 
 function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined> {
-  // reset first: a statement run without parameters is not reset by binding, and `get` leaves it mid-result.
-  stmt.reset();
+  // reset first when there is nothing to bind (binding resets): `get` leaves a statement mid-result.
+  if (Object.keys(params).length === 0) stmt.reset();
   return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
 }
 
@@ -171,6 +171,27 @@ export class IndexDb {
   /** The memento of `urlkey` in any archive at or before `t` (epoch s), the latest such. Used for dedup. */
   atOrBefore(urlkey: string, t: number): Promise<MementoRow | undefined> {
     return get<MementoRow>(this.stmts.atOrBeforeAny, { $urlkey: urlkey, $t: t });
+  }
+
+  /**
+   * {@link atOrBefore} for many (urlkey, t) pairs in one query (one round
+   * trip to SQLite's thread): the dedup lookups of a write batch.
+   * @returns one entry per pair, in order; `undefined` where there is none.
+   */
+  async atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<(MementoRow | undefined)[]> {
+    const out: (MementoRow | undefined)[] = new Array(pairs.length).fill(undefined);
+    for (let from = 0; from < pairs.length; from += 300) {
+      const part = pairs.slice(from, from + 300);
+      const values = part.map(() => '(?, ?, ?)').join(', ');
+      const sql = `WITH q(i, k, t) AS (VALUES ${values})
+        SELECT q.i AS q_i, m.* FROM q JOIN memento m ON m.id = (
+          SELECT id FROM memento WHERE urlkey = q.k AND datetime <= q.t ORDER BY datetime DESC, id DESC LIMIT 1)`;
+      const params = part.flatMap((p, j) => [from + j, p.urlkey, p.t]);
+      const rows = await new Promise<(MementoRow & { q_i: number })[]>((resolve, reject) =>
+        this.db.all(sql, params, (err: Error | null, r: (MementoRow & { q_i: number })[]) => (err ? reject(err) : resolve(r))));
+      for (const { q_i, ...row } of rows) out[q_i] = row as MementoRow;
+    }
+    return out;
   }
 
   /** The memento of `urlkey` in `archive` at exactly `t` (epoch s). */
