@@ -325,6 +325,14 @@ export class ArchiveStore {
           // unindexed record is left between acknowledged ones.
           for (const p of [...written].reverse()) await this.writer(p.archive.id).rollback(p.row.warc_file, p.row.warc_offset).catch(() => undefined);
           for (const p of written) p.reject(err);
+          // Duplicates of a capture of this batch point at nothing now: not acknowledged either.
+          const lost = new Set<NewMementoRow | MementoRow>(written.map((p) => p.row));
+          for (let i = done.length - 1; i >= 0; i--) {
+            if (lost.has(done[i][1].row)) {
+              done[i][0].reject(err);
+              done.splice(i, 1);
+            }
+          }
         }
         this.stats.fsyncs = [...this.writers.values()].reduce((n, w) => n + w.fsyncs, 0);
         for (const [p, r] of done) p.resolve(r);

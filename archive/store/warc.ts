@@ -1,6 +1,8 @@
 /**
- * WARC 1.1 files of the archive: written here (the record format is a few
- * header lines; Node's zlib does the gzip), read with warcio.
+ * WARC 1.1 files of the archive, written and read here: the record format
+ * is a few header lines, and Node's zlib does the gzip (warcio, which the
+ * tests use to check the files, would cost the daemon ~17 MiB of memory for
+ * what these few functions do).
  *
  * Each capture becomes a `response` record (block: the response head and
  * body exactly as captured) and a `request` record (block: the request
@@ -16,7 +18,6 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { WARCParser } from 'warcio';
 import { toTimestamp14 } from '../../shared/http-date.js';
 import type { RawHeader } from '../../shared/capture-record.js';
 
@@ -327,34 +328,54 @@ const MAX_HTTP_HEAD = 1024 * 1024;
 
 /**
  * Reads the response record at `offset`/`length` of `<warcsDir>/<file>`
- * (one gzip member), streaming its payload. The HTTP head is split off the
- * block here, at its first blank line (warcio's HTTP parser would take the
- * lines after a status line with no headers as headers).
+ * (one gzip member), streaming its payload: the member is gunzipped as it
+ * is read; the WARC header block and then the HTTP head are split off at
+ * their blank lines; the rest, up to the record's Content-Length, is the
+ * body.
  *
  * @throws when the bytes there are not a WARC response record with an HTTP head.
  */
 export async function readResponseRecord(warcsDir: string, file: string, offset: number, length: number): Promise<StoredResponse> {
-  const stream = createReadStream(path.join(warcsDir, file), { start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
+  const raw = createReadStream(path.join(warcsDir, file), { start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
+  const gunzip = zlib.createGunzip({ chunkSize: 64 * 1024 });
+  raw.on('error', (err) => gunzip.destroy(err));
+  raw.pipe(gunzip);
+  const close = () => {
+    raw.destroy();
+    gunzip.destroy();
+  };
   const fail = (why: string) => {
-    stream.destroy();
+    close();
     return new Error(`no WARC response record at ${file}:${offset}: ${why}`);
   };
-  const parser = new WARCParser(stream, { keepHeadersCase: true, parseHttp: false });
-  const record = await parser.parse();
-  if (!record || record.warcType !== 'response') throw fail('not a response record');
-  const blockLength = record.warcContentLength;
-  const it = (record.reader as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
-  let buf = Buffer.alloc(0);
-  let end = -1;
-  while (end < 0) {
-    const { value, done } = await it.next();
-    if (done) break;
-    buf = buf.length ? Buffer.concat([buf, value]) : Buffer.from(value);
-    end = buf.indexOf(CRLFCRLF);
-    if (end < 0 && buf.length > MAX_HTTP_HEAD) break;
+  const it = gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let buf: Buffer = Buffer.alloc(0);
+  /** Reads until `buf` holds a blank line after `from`; returns its index or -1. */
+  const until = async (from: number, max: number): Promise<number> => {
+    for (;;) {
+      const end = buf.indexOf(CRLFCRLF, from);
+      if (end >= 0) return end;
+      if (buf.length - from > max) return -1;
+      const { value, done } = await it.next();
+      if (done) return -1;
+      buf = buf.length ? Buffer.concat([buf, value]) : value;
+    }
+  };
+  const warcEnd = await until(0, 64 * 1024);
+  if (warcEnd < 0) throw fail('no WARC header block');
+  const warcLines = buf.subarray(0, warcEnd).toString('utf8').split('\r\n');
+  let type = '', blockLength = -1;
+  for (const line of warcLines.slice(1)) {
+    const colon = line.indexOf(':');
+    const k = line.slice(0, colon).trim().toLowerCase();
+    if (k === 'warc-type') type = line.slice(colon + 1).trim();
+    if (k === 'content-length') blockLength = Number(line.slice(colon + 1).trim());
   }
-  if (end < 0) throw fail('the block has no HTTP head');
-  const lines = buf.subarray(0, end).toString('utf8').split('\r\n');
+  if (!/^WARC\/1\.[01]$/.test(warcLines[0]) || type !== 'response' || !(blockLength >= 0)) throw fail('not a response record');
+  const blockStart = warcEnd + 4;
+  const headEnd = await until(blockStart, MAX_HTTP_HEAD);
+  if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
+  const lines = buf.subarray(blockStart, headEnd).toString('utf8').split('\r\n');
   const statusLine = lines.shift() ?? '';
   const headers: RawHeader[] = [];
   for (const line of lines) {
@@ -362,13 +383,25 @@ export async function readResponseRecord(warcsDir: string, file: string, offset:
     if (colon > 0) headers.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
   }
   const m = /^\S+ (\d{3})(?: (.*))?$/.exec(statusLine);
-  const rest = buf.subarray(end + 4);
+  const bodyLength = blockLength - (headEnd + 4 - blockStart);
+  const first = buf.subarray(headEnd + 4);
   async function* body(): AsyncGenerator<Uint8Array> {
-    if (rest.length) yield rest;
-    for (;;) {
-      const { value, done } = await it.next();
-      if (done) return;
-      yield value;
+    let left = bodyLength;
+    try {
+      if (first.length && left > 0) {
+        const c = first.subarray(0, left);
+        left -= c.length;
+        yield c;
+      }
+      while (left > 0) {
+        const { value, done } = await it.next();
+        if (done) throw new Error(`WARC record at ${file}:${offset} ends ${left} bytes before its Content-Length`);
+        const c = value.length > left ? value.subarray(0, left) : value;
+        left -= c.length;
+        yield c;
+      }
+    } finally {
+      close();
     }
   }
   return {
@@ -377,7 +410,7 @@ export async function readResponseRecord(warcsDir: string, file: string, offset:
     reason: m?.[2] ?? '',
     headers,
     body: body(),
-    bodyLength: blockLength - (end + 4),
-    close: () => stream.destroy(),
+    bodyLength,
+    close,
   };
 }

@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
@@ -91,8 +92,12 @@ t.test('a batch whose index commit fails is answered 500 and leaves no record be
     throw new Error('disk I/O error (simulated)');
   };
   const bad = await putCapture(a, 'http://www.example.org/f2', dated('/f2', 'second'));
+  // Two identical captures in one batch: the second is a duplicate of the first, which is lost.
+  const twin = dated('/f4', 'twin', 'Tue, 06 Jan 2026 10:00:00 GMT');
+  const twins = await Promise.allSettled([a.store.ingest(Readable.from([twin]), new Date()), a.store.ingest(Readable.from([twin]), new Date())]);
   a.store.index.insertMany = realInsert;
   t.equal(bad.status, 500, 'not acknowledged');
+  t.same(twins.map((r) => r.status), ['rejected', 'rejected'], 'a duplicate of a capture whose batch failed is not acknowledged either');
   const responses = (await warcRecords(a.dataDir, 'current')).filter((r) => r.type === 'response');
   t.same(responses.map((r) => r.target), ['http://www.example.org/f1'], 'the unacknowledged records were taken out of the WARC file');
   const ok3 = await putCapture(a, 'http://www.example.org/f3', dated('/f3', 'third'));
