@@ -455,6 +455,20 @@ export class Capture {
     this.decide();
   }
 
+  /**
+   * True while the spool's disk lags so far behind that the caller should
+   * stop reading the response (see proxy/spool.ts, `slowDisk`); resume
+   * once {@link whenCaughtUp} resolves.
+   */
+  get behind(): boolean {
+    return this.body === 'streaming' && (this.tee?.behind ?? false);
+  }
+
+  /** Resolves once {@link behind} is no longer true. */
+  whenCaughtUp(): Promise<void> {
+    return this.tee?.whenCaughtUp() ?? Promise.resolve();
+  }
+
   /** True once {@link end} was called: the whole body was captured. */
   get bodyComplete(): boolean {
     return this.body === 'complete';

@@ -11,7 +11,8 @@
  * | `listen` | `127.0.0.1:8080`| `host:port` the proxy listens on (`0` = any free port) |
  * | `vhosts` | `vhosts/`       | folder of vhost files (`*.yaml`, `*.yml`), watched and hot-reloaded |
  * | `spool`  | `../data/spool` | folder of the durable spool: captures waiting for the archive (proxy/spool.ts) |
- * | `spool_max_bytes` | `1073741824` (1 GiB) | most bytes the spool holds (queued captures plus captures being teed); a capture that would pass it is not spooled (refuse-new: logged, counted as dropped) |
+ * | `spool_max_bytes` | `4294967296` (4 GiB, the archive's default `max_capture_bytes`) | most bytes the spool holds (queued captures plus captures being teed); a capture that would pass it is not spooled (refuse-new: logged, counted as dropped) |
+ * | `spool_slow_disk` | `wait` | when the spool's disk falls 16 MiB behind a response: `wait` = read that response only as fast as the disk writes (the capture is kept, that client is slowed to disk speed); `drop` = give up spooling it (logged, counted; the client is never slowed) |
  * | `spool_retry_min` | `1` | seconds before the first re-send after the archive failed; doubles on each failure |
  * | `spool_retry_max` | `60` | longest wait between re-sends, seconds |
  * | `admin_listen` | `off` | `host:port` of the admin server (`GET /metrics`, Prometheus text); `off` = none |
@@ -69,8 +70,10 @@ export interface ProxyConfig {
   vhostsDir: string;
   /** Absolute path of the spool folder (proxy/spool.ts). */
   spoolDir: string;
-  /** Bound of the spool, bytes (default 1 GiB). */
+  /** Bound of the spool, bytes (default 4 GiB). */
   spoolMaxBytes?: number;
+  /** What a spool tee does when the disk falls behind (default `wait`; proxy/spool.ts). */
+  spoolSlowDisk?: 'wait' | 'drop';
   /** First re-send delay after a failure, ms (default 1000); doubles up to {@link spoolRetryMaxMs}. */
   spoolRetryMinMs?: number;
   /** Longest delay between re-sends, ms (default 60 000). */
@@ -92,7 +95,8 @@ export const PROXY_DEFAULTS = {
   listen: '127.0.0.1:8080',
   vhosts: 'vhosts/',
   spool: '../data/spool',
-  spool_max_bytes: 1024 * 1024 * 1024,
+  spool_max_bytes: 4 * 1024 * 1024 * 1024,
+  spool_slow_disk: 'wait',
   spool_retry_min: 1,
   spool_retry_max: 60,
   admin_listen: 'off',
@@ -158,6 +162,7 @@ const PROXY_KEYS = new Set([
   'vhosts',
   'spool',
   'spool_max_bytes',
+  'spool_slow_disk',
   'spool_retry_min',
   'spool_retry_max',
   'admin_listen',
@@ -253,6 +258,10 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
   const upstreamTimeoutMs = Math.round(number('upstream_timeout', 'a number of seconds greater than 0') * 1000);
   const archiveTimeoutMs = Math.round(number('archive_timeout', 'a number of seconds greater than 0') * 1000);
 
+  const slowRaw = raw.spool_slow_disk ?? PROXY_DEFAULTS.spool_slow_disk;
+  if (slowRaw !== 'wait' && slowRaw !== 'drop') throw new ConfigError(`${src.where(0, ['spool_slow_disk'])}: spool_slow_disk must be wait or drop, not ${JSON.stringify(slowRaw)}`);
+  const spoolSlowDisk: 'wait' | 'drop' = slowRaw;
+
   let adminListen: ListenAddress | undefined;
   const adminRaw = raw.admin_listen ?? PROXY_DEFAULTS.admin_listen;
   if (adminRaw !== false && !(typeof adminRaw === 'string' && adminRaw.trim().toLowerCase() === 'off')) {
@@ -279,7 +288,7 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
     };
     tls = { cert: file('tls_cert'), key: file('tls_key') };
   }
-  const out: ProxyConfig = { file: src.file, listen, vhostsDir, spoolDir, spoolMaxBytes, spoolRetryMinMs, spoolRetryMaxMs, requestTimeoutMs, upstreamTimeoutMs, archiveTimeoutMs };
+  const out: ProxyConfig = { file: src.file, listen, vhostsDir, spoolDir, spoolMaxBytes, spoolSlowDisk, spoolRetryMinMs, spoolRetryMaxMs, requestTimeoutMs, upstreamTimeoutMs, archiveTimeoutMs };
   if (adminListen) out.adminListen = adminListen;
   if (tls) out.tls = tls;
   return out;

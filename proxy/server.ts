@@ -156,6 +156,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     spool = await Spool.open(config.spoolDir, {
       maxBytes: config.spoolMaxBytes,
       retryMinMs: config.spoolRetryMinMs,
+      slowDisk: config.spoolSlowDisk,
       retryMaxMs: config.spoolRetryMaxMs,
       archiveTimeoutMs,
       log,
@@ -206,9 +207,22 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     let ended = false;
     if (capture) {
       const c = capture;
+      let held = false;
       proxyRes.on('data', (chunk: Buffer) => {
         ex.bodyBytes += chunk.length;
         c.write(chunk);
+        if (c.behind && !held) {
+          // The spool disk is slower than the content server: read no faster than it writes.
+          // Unpiped while held, so that the client's 'drain' cannot resume the response behind our back.
+          held = true;
+          proxyRes.unpipe(res);
+          proxyRes.pause();
+          void c.whenCaughtUp().then(() => {
+            held = false;
+            if (!res.destroyed && !res.writableEnded) proxyRes.pipe(res);
+            else proxyRes.destroy();
+          });
+        }
       });
     } else {
       proxyRes.on('data', (chunk: Buffer) => {

@@ -41,9 +41,17 @@
  * Bound: the files in the queues plus the tees in progress hold at most
  * `maxBytes`. A capture that would pass it is not spooled: it is dropped
  * (refuse-new: what is queued stays queued and in order), logged and
- * counted (`capture_proxy_captures_dropped_total{reason="spool-full"}`). A
- * tee whose disk writes fall more than `maxPendingBytes` behind is dropped
- * the same way (`spool-slow`) rather than slow the client.
+ * counted (`capture_proxy_captures_dropped_total{reason="spool-full"}`).
+ *
+ * A slow disk: a tee whose disk writes fall more than `maxPendingBytes`
+ * (16 MiB) behind the response is "behind". With `slowDisk: 'wait'` (the
+ * default, config `spool_slow_disk: wait`) the proxy then reads that
+ * response from the content server only as fast as the disk takes it, so
+ * memory stays bounded and the capture is kept; the client of that one
+ * response is slowed to disk speed (only a response far larger than 16 MiB
+ * on a disk slower than the client's network can see it). With `drop` the
+ * tee gives up instead (`spool-slow`): the client is never slowed, and the
+ * capture is lost if the live PUT fails too.
  */
 import { EventEmitter } from 'node:events';
 import { createReadStream } from 'node:fs';
@@ -71,7 +79,7 @@ export interface SpoolMeta {
 
 /** Settings of a {@link Spool}; every one has a default. */
 export interface SpoolOptions {
-  /** Most bytes in the queues plus the tees in progress (default 1 GiB). */
+  /** Most bytes in the queues plus the tees in progress (default 4 GiB). */
   maxBytes?: number;
   /** First wait after a failure, ms (default 1000). */
   retryMinMs?: number;
@@ -81,8 +89,14 @@ export interface SpoolOptions {
   archiveTimeoutMs?: number;
   /** A tee stays in memory up to this many bytes, then goes to a tmp file (default 64 KiB). */
   memoryBytes?: number;
-  /** Drop a tee whose disk writes lag by more than this, bytes (default 16 MiB). */
+  /** A tee whose disk writes lag by more than this is "behind", bytes (default 16 MiB). */
   maxPendingBytes?: number;
+  /**
+   * What a tee that is behind does: `wait` (default): it asks the proxy to
+   * read the response only as fast as the disk takes it ({@link SpoolTee.behind});
+   * `drop`: it gives up, the capture is not spooled (the client is never slowed).
+   */
+  slowDisk?: 'wait' | 'drop';
   /** Do not start the senders (tests that look at the queue). */
   paused?: boolean;
   log?: Logger;
@@ -343,6 +357,7 @@ export class Spool extends EventEmitter {
   readonly archiveTimeoutMs: number;
   readonly memoryBytes: number;
   readonly maxPendingBytes: number;
+  readonly slowDisk: 'wait' | 'drop';
   readonly log: Logger;
   readonly metrics: ProxyMetrics | undefined;
   readonly tokenFor: ((meta: SpoolMeta) => string | undefined) | undefined;
@@ -358,12 +373,13 @@ export class Spool extends EventEmitter {
     super();
     this.dir = dir;
     this.tmpDir = path.join(dir, 'tmp');
-    this.maxBytes = o.maxBytes ?? 1024 * 1024 * 1024;
+    this.maxBytes = o.maxBytes ?? 4 * 1024 * 1024 * 1024;
     this.retryMinMs = o.retryMinMs ?? 1000;
     this.retryMaxMs = Math.max(o.retryMaxMs ?? 60_000, this.retryMinMs);
     this.archiveTimeoutMs = o.archiveTimeoutMs ?? 60_000;
     this.memoryBytes = o.memoryBytes ?? 64 * 1024;
-    this.maxPendingBytes = o.maxPendingBytes ?? 16 * 1024 * 1024;
+    this.maxPendingBytes = o.maxPendingBytes ?? 8 * 1024 * 1024;
+    this.slowDisk = o.slowDisk ?? 'wait';
     this.log = o.log ?? silentLogger;
     this.metrics = o.metrics;
     this.tokenFor = o.tokenFor;
@@ -538,13 +554,40 @@ export class SpoolTee {
     }
     this.startFile();
     this.enqueue(chunk);
-    if (this.pending > this.spool.maxPendingBytes) this.drop('spool-slow');
+    if (this.pending > this.spool.maxPendingBytes && this.spool.slowDisk === 'drop') this.drop('spool-slow');
+  }
+
+  /**
+   * True while the disk writes lag by more than `maxPendingBytes` (and
+   * `slowDisk` is `wait`): the caller should stop reading the response until
+   * {@link whenCaughtUp} resolves.
+   */
+  get behind(): boolean {
+    return this.dropped === undefined && this.state === 'open' && this.spool.slowDisk === 'wait' && this.pending > this.spool.maxPendingBytes;
+  }
+
+  /** Resolves once the disk writes lag by less than half of `maxPendingBytes` (or the tee is dropped or done). */
+  whenCaughtUp(): Promise<void> {
+    if (!this.behind) return Promise.resolve();
+    return new Promise((resolve) => this.caughtUp.push(resolve));
+  }
+
+  private caughtUp: (() => void)[] = [];
+
+  private checkCaughtUp(): void {
+    if (this.caughtUp.length === 0) return;
+    if (this.dropped !== undefined || this.state !== 'open' || this.pending <= this.spool.maxPendingBytes / 2) {
+      const waiting = this.caughtUp;
+      this.caughtUp = [];
+      for (const w of waiting) w();
+    }
   }
 
   /** The capture reached the archive (or is not to be kept): frees everything. */
   discard(): void {
     if (this.state === 'done') return;
     this.state = 'done';
+    this.checkCaughtUp();
     this.spool.release(this.reserved);
     this.reserved = 0;
     this.settledP = this.cleanup().finally(() => this.spool.teeDone(this));
@@ -560,6 +603,7 @@ export class SpoolTee {
   commit(queue: ArchiveQueue): Promise<{ result: 'spooled'; seq: number } | { result: 'dropped'; reason: string }> {
     if (this.state !== 'open') return Promise.resolve({ result: 'dropped', reason: 'the capture was already settled' });
     this.state = 'committing';
+    this.checkCaughtUp();
     const p = (async (): Promise<{ result: 'spooled'; seq: number } | { result: 'dropped'; reason: string }> => {
       if (this.dropped === undefined) {
         this.startFile();
@@ -607,6 +651,7 @@ export class SpoolTee {
     this.memBytes = 0;
     this.spool.release(this.reserved);
     this.reserved = 0;
+    this.checkCaughtUp();
   }
 
   private startFile(): void {
@@ -649,6 +694,7 @@ export class SpoolTee {
             n -= bytesWritten;
             this.pending -= bytesWritten;
             bufs = skipBytes(bufs, bytesWritten);
+            this.checkCaughtUp();
           }
         } catch (err) {
           this.pending -= n;
@@ -658,6 +704,7 @@ export class SpoolTee {
     } finally {
       this.queued = [];
       this.pumping = false;
+      this.checkCaughtUp();
     }
   }
 

@@ -53,7 +53,8 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     listen: '127.0.0.1:8080',
     vhosts: 'vhosts/',
     spool: '../data/spool',
-    spool_max_bytes: 1073741824,
+    spool_max_bytes: 4294967296,
+    spool_slow_disk: 'wait',
     spool_retry_min: 1,
     spool_retry_max: 60,
     admin_listen: 'off',
@@ -162,7 +163,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   t.same(c.listen, { host: '127.0.0.1', port: 8080 });
   t.equal(c.vhostsDir, path.join(dir, 'conf', 'vhosts'), 'vhosts/ relative to the file');
   t.equal(c.spoolDir, path.join(dir, 'data', 'spool'), '../data/spool relative to the file');
-  t.match(c, { spoolMaxBytes: 1073741824, spoolRetryMinMs: 1000, spoolRetryMaxMs: 60000, requestTimeoutMs: 60000, upstreamTimeoutMs: 60000, archiveTimeoutMs: 60000 }, 'documented defaults');
+  t.match(c, { spoolMaxBytes: 4294967296, spoolSlowDisk: 'wait', spoolRetryMinMs: 1000, spoolRetryMaxMs: 60000, requestTimeoutMs: 60000, upstreamTimeoutMs: 60000, archiveTimeoutMs: 60000 }, 'documented defaults');
   t.equal(c.adminListen, undefined, 'no admin server by default');
   t.equal(c.tls, undefined, 'no TLS by default');
 
@@ -170,10 +171,11 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(path.join(dir, 'conf', 'key.pem'), 'x');
   await writeFile(
     file,
-    'spool_max_bytes: 1000\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nupstream_timeout: 20\narchive_timeout: 2.5\n',
+    'spool_max_bytes: 1000\nspool_slow_disk: drop\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nupstream_timeout: 20\narchive_timeout: 2.5\n',
   );
   t.match(loadProxyConfig(file), {
     spoolMaxBytes: 1000,
+    spoolSlowDisk: 'drop',
     spoolRetryMinMs: 500,
     spoolRetryMaxMs: 30000,
     adminListen: { host: '127.0.0.1', port: 9180 },
@@ -184,6 +186,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   });
   const bad: [string, RegExp][] = [
     ['spool_max_bytes: lots\n', /proxy\.yaml:1: spool_max_bytes must be a number of bytes greater than 0, not "lots"/],
+    ['spool_slow_disk: block\n', /proxy\.yaml:1: spool_slow_disk must be wait or drop, not "block"/],
     ['spool_retry_min: 0\n', /proxy\.yaml:1: spool_retry_min must be a number of seconds greater than 0/],
     ['spool_retry_min: 10\nspool_retry_max: 5\n', /proxy\.yaml:2: spool_retry_max must not be less than spool_retry_min/],
     ['admin_listen: nowhere\n', /proxy\.yaml:1: admin_listen must be host:port \(port 0-65535\) or off/],
@@ -208,7 +211,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(file, 'listen: 127.0.0.1:8080\nvhost: vhosts/\n');
   t.equal(
     errorOf(() => loadProxyConfig(file)),
-    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, upstream_timeout, archive_timeout`,
+    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, upstream_timeout, archive_timeout`,
   );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
   t.match(errorOf(() => loadProxyConfig(file)), new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1: listen must be host:port`));

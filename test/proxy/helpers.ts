@@ -206,3 +206,101 @@ export async function startRealArchive(port: number, dataDir: string): Promise<R
     },
   };
 }
+
+/** One PUT as the counting archive saw it: sizes and SHA-256 digests, no bytes kept. */
+export interface CountedPut {
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  /** Bytes of the record head (request and response heads with their blank lines). */
+  headBytes: number;
+  /** The record head as text. */
+  head: string;
+  /** Body bytes after the head, and their SHA-256 (hex). */
+  bodyBytes: number;
+  bodySha256: string;
+  complete: boolean;
+}
+
+/**
+ * An archive stub that reads each PUT as it streams, keeps the record head
+ * and only counts and digests the body (so a 1 GiB capture costs it no
+ * memory); answers 201. Event `'put'` ({@link CountedPut}).
+ */
+export async function startCountingArchive(t: Test): Promise<{ port: number; puts: CountedPut[]; events: EventEmitter }> {
+  const { createHash } = await import('node:crypto');
+  const puts: CountedPut[] = [];
+  const events = new EventEmitter();
+  const server = http.createServer((req, res) => {
+    const hash = createHash('sha256');
+    let headBuf: Buffer | undefined = Buffer.alloc(0);
+    let head = '';
+    let headBytes = 0;
+    let bodyBytes = 0;
+    req.on('data', (c: Buffer) => {
+      if (headBuf) {
+        headBuf = Buffer.concat([headBuf, c]);
+        const first = headBuf.indexOf('\r\n\r\n');
+        const second = first >= 0 ? headBuf.indexOf('\r\n\r\n', first + 4) : -1;
+        if (second < 0) return;
+        headBytes = second + 4;
+        head = headBuf.subarray(0, headBytes).toString('latin1');
+        c = headBuf.subarray(headBytes);
+        headBuf = undefined;
+      }
+      bodyBytes += c.length;
+      hash.update(c);
+    });
+    let done = false;
+    const finish = (complete: boolean) => {
+      if (done) return;
+      done = true;
+      const put: CountedPut = { url: req.url!, headers: req.headers, headBytes, head, bodyBytes, bodySha256: hash.digest('hex'), complete };
+      puts.push(put);
+      events.emit('put', put);
+    };
+    req.on('end', () => {
+      finish(true);
+      res.writeHead(201, { 'Content-Type': 'text/plain' });
+      res.end('stored\n');
+    });
+    req.on('error', () => {});
+    req.on('close', () => finish(false));
+  });
+  const port = await listen(t, server);
+  return { port, puts, events };
+}
+
+/**
+ * A content server that sends `totalBytes` generated on the fly (a 64 KiB
+ * pseudo-random block, repeated), honouring backpressure. `state` says how
+ * far it got, whether it is waiting for `drain`, and the SHA-256 of what it sent.
+ */
+export async function startGeneratingUpstream(t: Test, totalBytes: number): Promise<{ url: string; state: { written: number; waiting: boolean; ended: boolean; sha256?: string } }> {
+  const { createHash, randomBytes } = await import('node:crypto');
+  const block = randomBytes(64 * 1024);
+  const state: { written: number; waiting: boolean; ended: boolean; sha256?: string } = { written: 0, waiting: false, ended: false };
+  const server = http.createServer((_req, res) => {
+    const hash = createHash('sha256');
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(totalBytes) });
+    const pump = () => {
+      state.waiting = false;
+      while (state.written < totalBytes) {
+        const chunk = block.subarray(0, Math.min(block.length, totalBytes - state.written));
+        hash.update(chunk);
+        state.written += chunk.length;
+        if (!res.write(chunk)) {
+          state.waiting = true;
+          res.once('drain', pump);
+          return;
+        }
+      }
+      state.sha256 = hash.digest('hex');
+      state.ended = true;
+      res.end();
+    };
+    res.on('close', () => res.off('drain', pump));
+    pump();
+  });
+  const port = await listen(t, server);
+  return { url: `http://127.0.0.1:${port}`, state };
+}
