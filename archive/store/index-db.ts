@@ -63,6 +63,11 @@ CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime)
 `;
 
 const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
+const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
+// Same-second rule: a row whose (urlkey, archive_id, datetime) exists is replaced by the later one.
+const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r = excluded.uri_r, status = excluded.status, mime = excluded.mime,
+  digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
+  client_ip = excluded.client_ip`;
 const BY = 'urlkey = $urlkey AND archive_id = $archive';
 
 function run(db: sqlite3.Database | sqlite3.Statement, sql: string | null, params: object = {}): Promise<void> {
@@ -115,11 +120,6 @@ export class IndexDb {
     await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
     const prep = (sql: string) => db.prepare(sql);
     const stmts = {
-      insert: prep(`INSERT INTO memento (archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip)
-        VALUES ($archive_id, $urlkey, $uri_r, $datetime, $status, $mime, $digest, $warc_file, $warc_offset, $warc_length, $client_ip)
-        ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r = excluded.uri_r, status = excluded.status, mime = excluded.mime,
-          digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
-          client_ip = excluded.client_ip`),
       atOrBeforeAny: prep(`SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC, id DESC LIMIT 1`),
       exact: prep(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $t`),
       neighbourhood: prep(`
@@ -145,18 +145,14 @@ export class IndexDb {
   async insertMany(rows: NewMementoRow[]): Promise<void> {
     await run(this.db, 'BEGIN IMMEDIATE');
     try {
-      // Queued in order (serialize) and awaited together: one round trip to SQLite's thread, not one per row.
-      const done: Promise<void>[] = [];
-      this.db.serialize(() => {
-        for (const r of rows) {
-          done.push(run(this.stmts.insert, null, {
-            $archive_id: r.archive_id, $urlkey: r.urlkey, $uri_r: r.uri_r, $datetime: r.datetime, $status: r.status,
-            $mime: r.mime, $digest: r.digest, $warc_file: r.warc_file, $warc_offset: r.warc_offset,
-            $warc_length: r.warc_length, $client_ip: r.client_ip,
-          }));
-        }
-      });
-      await Promise.all(done);
+      // Multi-row upserts (rows apply in order, so of two rows with one key the later
+      // wins, as the same-second rule wants): one statement per 80 rows, not one per row.
+      for (let from = 0; from < rows.length; from += 80) {
+        const part = rows.slice(from, from + 80);
+        const sql = `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`;
+        const params = part.flatMap((r) => [r.archive_id, r.urlkey, r.uri_r, r.datetime, r.status, r.mime, r.digest, r.warc_file, r.warc_offset, r.warc_length, r.client_ip]);
+        await new Promise<void>((resolve, reject) => this.db.run(sql, params, (err: Error | null) => (err ? reject(err) : resolve())));
+      }
       await run(this.db, 'COMMIT');
       this.commits++;
     } catch (err) {
