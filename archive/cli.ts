@@ -98,25 +98,27 @@ export async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-/** A cli-progress bar over bytes when stderr is a terminal; otherwise nothing. */
+/** A cli-progress bar over bytes when stderr is a terminal; otherwise nothing. It ends at 100% when stopped. */
 function progressBar(label: string): { progress?: Progress; stop(): void } {
   if (!process.stderr.isTTY) return { stop() {} };
   const bar = new cliProgress.SingleBar({
-    format: `${label} [{bar}] {percentage}% | {value}/{total} MiB | ETA {eta}s`,
+    format: `${label} [{bar}] {percentage}% | {done}/{all} MiB | ETA {eta}s`,
     stream: process.stderr,
     hideCursor: true,
   }, cliProgress.Presets.shades_classic);
-  let started = false;
+  const mib = (n: number) => (n / 1048576).toFixed(1);
+  let total = 0;
   return {
-    progress: (done, total) => {
-      const mib = (n: number) => Math.round(n / 1048576);
-      if (!started) {
-        bar.start(Math.max(1, mib(total)), 0);
-        started = true;
-      }
-      bar.update(mib(done));
+    progress: (done, all) => {
+      if (!total) bar.start(Math.max(1, all), 0, { done: mib(0), all: mib(all) });
+      total = Math.max(1, all);
+      bar.update(done, { done: mib(done), all: mib(all) });
     },
-    stop: () => started && bar.stop(),
+    stop: () => {
+      if (!total) return;
+      bar.update(total, { done: mib(total), all: mib(total) });
+      bar.stop();
+    },
   };
 }
 

@@ -5,7 +5,8 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import { IndexDb } from '../../archive/store/index-db.js';
@@ -262,4 +263,24 @@ t.test('same-second captures: both WARC records kept; the URI-M serves the one r
   t.ok(v.ok);
   t.equal(v.unindexed, 2, 'verify counts the two superseded response records');
   t.equal(await warcBytes(a.dataDir) > 0, true);
+});
+
+t.test('reindex on a terminal shows a progress bar (run under script(1) for a pseudo-terminal)', { skip: !existsSync('/usr/bin/script') && 'no script(1) here' }, async (t) => {
+  const { dir, config, dataDir } = writeConfig();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const a = await startArchive(TWO_ARCHIVES, { dataDir });
+  for (let i = 0; i < 3; i++) t.equal((await putCapture(a, '', dated(`/tty${i}`, randomBytes(3000)))).status, 201);
+  await a.close(true);
+  const bin = path.resolve('bin/memento-archive.js');
+  const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+    const p = spawn('/usr/bin/script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} reindex --config ${JSON.stringify(config)}`, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (out += d));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, out }));
+  });
+  t.equal(r.code, 0, r.out);
+  t.match(r.out, /reindex \[\u2588+\] 100% \| [\d.]+\/[\d.]+ MiB/, 'a cli-progress bar, at 100% when done');
+  t.match(r.out, /reindex: 3 mementos from 7 WARC records in 1 files/);
 });
