@@ -12,7 +12,7 @@
  * | `vhosts` | `vhosts/`       | folder of vhost files (`*.yaml`, `*.yml`), watched and hot-reloaded |
  * | `spool`  | `../data/spool` | folder of the durable spool: captures waiting for the archive (proxy/spool.ts) |
  * | `spool_max_bytes` | `4294967296` (4 GiB, the archive's default `max_capture_bytes`) | most bytes the spool holds (queued captures plus captures being teed); a capture that would pass it is not spooled (refuse-new: logged, counted as dropped) |
- * | `spool_slow_disk` | `wait` | when the spool's disk falls 16 MiB behind a response: `wait` = read that response only as fast as the disk writes (the capture is kept, that client is slowed to disk speed); `drop` = give up spooling it (logged, counted; the client is never slowed) |
+ * | `spool_slow_disk` | `wait` | when the spool's disk falls 8 MiB behind a response: `wait` = read that response only as fast as the disk writes (the capture is kept, that client is slowed to disk speed); `drop` = give up spooling it (logged, counted; the client is never slowed) |
  * | `spool_retry_min` | `1` | seconds before the first re-send after the archive failed; doubles on each failure |
  * | `spool_retry_max` | `60` | longest wait between re-sends, seconds |
  * | `admin_listen` | `off` | `host:port` of the admin server (`GET /metrics`, Prometheus text); `off` = none |

@@ -44,11 +44,11 @@
  * counted (`capture_proxy_captures_dropped_total{reason="spool-full"}`).
  *
  * A slow disk: a tee whose disk writes fall more than `maxPendingBytes`
- * (16 MiB) behind the response is "behind". With `slowDisk: 'wait'` (the
+ * (8 MiB) behind the response is "behind". With `slowDisk: 'wait'` (the
  * default, config `spool_slow_disk: wait`) the proxy then reads that
  * response from the content server only as fast as the disk takes it, so
  * memory stays bounded and the capture is kept; the client of that one
- * response is slowed to disk speed (only a response far larger than 16 MiB
+ * response is slowed to disk speed (only a response far larger than 8 MiB
  * on a disk slower than the client's network can see it). With `drop` the
  * tee gives up instead (`spool-slow`): the client is never slowed, and the
  * capture is lost if the live PUT fails too.
@@ -89,7 +89,7 @@ export interface SpoolOptions {
   archiveTimeoutMs?: number;
   /** A tee stays in memory up to this many bytes, then goes to a tmp file (default 64 KiB). */
   memoryBytes?: number;
-  /** A tee whose disk writes lag by more than this is "behind", bytes (default 16 MiB). */
+  /** A tee whose disk writes lag by more than this is "behind", bytes (default 8 MiB). */
   maxPendingBytes?: number;
   /**
    * What a tee that is behind does: `wait` (default): it asks the proxy to
