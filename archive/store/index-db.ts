@@ -149,9 +149,9 @@ export class IndexDb {
       // wins, as the same-second rule wants): one statement per 80 rows, not one per row.
       for (let from = 0; from < rows.length; from += 80) {
         const part = rows.slice(from, from + 80);
-        const sql = `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`;
+        const stmt = this.cached(`insert${part.length}`, () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`);
         const params = part.flatMap((r) => [r.archive_id, r.urlkey, r.uri_r, r.datetime, r.status, r.mime, r.digest, r.warc_file, r.warc_offset, r.warc_length, r.client_ip]);
-        await new Promise<void>((resolve, reject) => this.db.run(sql, params, (err: Error | null) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
       }
       await run(this.db, 'COMMIT');
       this.commits++;
@@ -159,6 +159,18 @@ export class IndexDb {
       await run(this.db, 'ROLLBACK').catch(() => undefined);
       throw err;
     }
+  }
+
+  /** Prepared statements of the batch queries, one per batch size (at most 80 + 300 of them). */
+  private readonly batchStmts = new Map<string, sqlite3.Statement>();
+
+  private cached(key: string, sql: () => string): sqlite3.Statement {
+    let st = this.batchStmts.get(key);
+    if (!st) {
+      st = this.db.prepare(sql());
+      this.batchStmts.set(key, st);
+    }
+    return st;
   }
 
   /** Transactions committed by {@link insertMany} since the index was opened. */
@@ -178,13 +190,12 @@ export class IndexDb {
     const out: (MementoRow | undefined)[] = new Array(pairs.length).fill(undefined);
     for (let from = 0; from < pairs.length; from += 300) {
       const part = pairs.slice(from, from + 300);
-      const values = part.map(() => '(?, ?, ?)').join(', ');
-      const sql = `WITH q(i, k, t) AS (VALUES ${values})
+      const stmt = this.cached(`lookup${part.length}`, () => `WITH q(i, k, t) AS (VALUES ${part.map(() => '(?, ?, ?)').join(', ')})
         SELECT q.i AS q_i, m.* FROM q JOIN memento m ON m.id = (
-          SELECT id FROM memento WHERE urlkey = q.k AND datetime <= q.t ORDER BY datetime DESC, id DESC LIMIT 1)`;
+          SELECT id FROM memento WHERE urlkey = q.k AND datetime <= q.t ORDER BY datetime DESC, id DESC LIMIT 1)`);
       const params = part.flatMap((p, j) => [from + j, p.urlkey, p.t]);
       const rows = await new Promise<(MementoRow & { q_i: number })[]>((resolve, reject) =>
-        this.db.all(sql, params, (err: Error | null, r: (MementoRow & { q_i: number })[]) => (err ? reject(err) : resolve(r))));
+        stmt.all(params, (err: Error | null, r: (MementoRow & { q_i: number })[]) => (err ? reject(err) : resolve(r))));
       for (const { q_i, ...row } of rows) out[q_i] = row as MementoRow;
     }
     return out;
@@ -251,7 +262,7 @@ export class IndexDb {
 
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
-    for (const s of Object.values(this.stmts)) await new Promise<void>((r) => s.finalize(() => r()));
+    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values()]) await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
   }
 }
