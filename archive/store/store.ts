@@ -11,6 +11,7 @@ import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
 import { checkCaptureTarget, surtUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from '../config.js';
 import { BodySpill } from './body-spill.js';
+import { ScavengeCounter } from './gc.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { recover, removePidFile, writePidFile, type Log, type RecoveryReport } from './maintenance.js';
 import { readResponseRecord, WarcWriter, type StoredResponse } from './warc.js';
@@ -136,6 +137,7 @@ export class ArchiveStore {
     const hash = createHash('sha256');
     const blockHash = createHash('sha256');
     const counter = { n: 0 };
+    const gc = new ScavengeCounter();
     let prepared: { archive: ArchiveSpan; row: NewMementoRow } | null = null;
     let headError: unknown = null;
     parser.once('head', (head: CaptureHead) => {
@@ -150,6 +152,7 @@ export class ArchiveStore {
       // Plain iteration instead of stream.pipeline: it costs a fraction per PUT (no AbortSignal, no Transform).
       // destroyOnReturn false: on an error the request stays open, so that the answer can still be sent.
       for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+        gc.add(chunk.length);
         counter.n += chunk.length;
         if (counter.n > this.config.maxCaptureBytes) throw new IngestError(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
         const out = parser.feed(chunk);

@@ -20,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { toTimestamp14 } from '../../shared/http-date.js';
 import type { RawHeader } from '../../shared/capture-record.js';
+import { ScavengeCounter } from './gc.js';
 
 /** What a capture needs to become a WARC request/response record pair. */
 export interface CapturePair {
@@ -244,10 +245,14 @@ export class WarcWriter {
             }, cb);
           },
         });
+        const gc = new ScavengeCounter();
         const parts = async function* () {
           yield resHeader;
           yield pair.responseHead;
-          yield* pair.body();
+          for await (const c of pair.body()) {
+            gc.add(c.length);
+            yield c;
+          }
           yield RECORD_END;
         };
         await pipeline(Readable.from(parts()), zlib.createGzip({ chunkSize: 64 * 1024 }), sink);
@@ -397,6 +402,7 @@ export async function readResponseRecord(warcsDir: string, file: string, offset:
   const first = buf.subarray(headEnd + 4);
   async function* body(): AsyncGenerator<Uint8Array> {
     let left = bodyLength;
+    const gc = new ScavengeCounter();
     try {
       if (first.length && left > 0) {
         const c = first.subarray(0, left);
@@ -408,6 +414,7 @@ export async function readResponseRecord(warcsDir: string, file: string, offset:
         if (done) throw new Error(`WARC record at ${file}:${offset} ends ${left} bytes before its Content-Length`);
         const c = value.length > left ? value.subarray(0, left) : value;
         left -= c.length;
+        gc.add(c.length);
         yield c;
       }
     } finally {
