@@ -512,7 +512,9 @@ export class Capture {
       if (spooled.result === 'spooled') {
         result.outcome = 'spooled';
         metrics?.spooled.inc();
-        log?.({ level: 'warn', msg: live ? 'capture not delivered to the archive; spooled for a re-send' : 'capture spooled: the archive is backing off', uriR: this.uriR, vhost: result.vhost, putUrl: this.putUrl, live: result.live, reason: result.reason, seq: spooled.seq });
+        // (A capture that skipped the live PUT because the archive is backing off gets no line of its own:
+        // its request line says `capture: "spooled"`, and the queue logs each failed re-send.)
+        if (live) log?.({ level: 'warn', msg: 'capture not delivered to the archive; spooled for a re-send', uriR: this.uriR, vhost: result.vhost, putUrl: this.putUrl, live: result.live, reason: result.reason, seq: spooled.seq });
       } else {
         result.outcome = 'dropped';
         const why = spooled.reason.startsWith('spool-error') ? 'spool-error' : spooled.reason;

@@ -24,7 +24,7 @@
  * When the archive acknowledges the live PUT, the tee is thrown away. When
  * the live PUT fails (archive down, slow, timed out, non-2xx, cut half-way)
  * or was not tried (the archive's queue is backing off), the tee is
- * completed, fsynced and renamed into the queue under the next sequence
+ * completed, fdatasynced and renamed into the queue under the next sequence
  * number: from then on it survives a crash (kill -9) and is re-sent on the
  * next start.
  *
@@ -135,6 +135,8 @@ export class ArchiveQueue {
   private current: http.ClientRequest | undefined;
   /** True while the archive is failing: new captures skip the live PUT. */
   down = false;
+  /** The queue's folder exists (made once, not on every commit). */
+  dirReady: Promise<unknown> | undefined;
 
   constructor(
     private readonly spool: Spool,
@@ -614,10 +616,11 @@ export class SpoolTee {
         return { result: 'dropped', reason: this.dropped };
       }
       try {
-        await this.fh!.sync();
+        await this.fh!.datasync();
         await this.fh!.close();
         this.fh = undefined;
-        await mkdir(queue.dir, { recursive: true, mode: 0o700 });
+        queue.dirReady ??= mkdir(queue.dir, { recursive: true, mode: 0o700 });
+        await queue.dirReady.catch(() => mkdir(queue.dir, { recursive: true, mode: 0o700 }));
         const seq = this.spool.nextSeq();
         const file = path.join(queue.dir, `${String(seq).padStart(16, '0')}.capture`);
         await rename(this.tmp!, file);
