@@ -17,7 +17,7 @@
  * | `spool_retry_max` | `60` | longest wait between re-sends, seconds |
  * | `admin_listen` | `off` | `host:port` of the admin server (`GET /metrics`, Prometheus text); `off` = none |
  * | `tls_cert`, `tls_key` | (none) | PEM certificate chain and private key: the proxy listens with TLS (HTTPS); both or neither |
- * | `request_timeout` | `60` | seconds a client has to send a whole request (head and body); 408 after that |
+ * | `request_timeout` | `300` | seconds a client has to send a whole request (head and body; the head alone gets at most 60); 408 after that |
  * | `upstream_timeout` | `60` | seconds the content server may stay silent; 504 (or a cut response) after that |
  * | `archive_timeout` | `60` | seconds the archive may stay silent during a PUT; the capture is spooled after that |
  *
@@ -100,7 +100,7 @@ export const PROXY_DEFAULTS = {
   spool_retry_min: 1,
   spool_retry_max: 60,
   admin_listen: 'off',
-  request_timeout: 60,
+  request_timeout: 300,
   upstream_timeout: 60,
   archive_timeout: 60,
 } as const;

@@ -63,7 +63,7 @@ export interface ProxyOptions {
   archiveTimeoutMs?: number;
   /** Answer 504 when the content server is silent for this long, ms (default: config `upstream_timeout`, 60 000, as Apache's ProxyTimeout). */
   upstreamTimeoutMs?: number;
-  /** A client must send its whole request within this, ms (default: config `request_timeout`, 60 000). */
+  /** A client must send its whole request within this, ms (default: config `request_timeout`, 300 000; the head alone at most 60 000). */
   requestTimeoutMs?: number;
   /** More spool settings (tests: `memoryBytes`, `paused`, …); the config's `spool_*` keys fill the rest. */
   spool?: Partial<SpoolOptions>;
@@ -143,7 +143,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   vhosts.on('reload', onReload);
   const archiveTimeoutMs = options.archiveTimeoutMs ?? config.archiveTimeoutMs ?? 60_000;
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? config.upstreamTimeoutMs ?? 60_000;
-  const requestTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs ?? 60_000;
+  const requestTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs ?? 300_000;
 
   /** The current ArchiveToken for a spooled capture: its vhost's, else any vhost's for that archive. */
   const tokenFor = (meta: SpoolMeta): string | undefined => {

@@ -58,7 +58,7 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     spool_retry_min: 1,
     spool_retry_max: 60,
     admin_listen: 'off',
-    request_timeout: 60,
+    request_timeout: 300,
     upstream_timeout: 60,
     archive_timeout: 60,
   });
@@ -163,7 +163,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   t.same(c.listen, { host: '127.0.0.1', port: 8080 });
   t.equal(c.vhostsDir, path.join(dir, 'conf', 'vhosts'), 'vhosts/ relative to the file');
   t.equal(c.spoolDir, path.join(dir, 'data', 'spool'), '../data/spool relative to the file');
-  t.match(c, { spoolMaxBytes: 4294967296, spoolSlowDisk: 'wait', spoolRetryMinMs: 1000, spoolRetryMaxMs: 60000, requestTimeoutMs: 60000, upstreamTimeoutMs: 60000, archiveTimeoutMs: 60000 }, 'documented defaults');
+  t.match(c, { spoolMaxBytes: 4294967296, spoolSlowDisk: 'wait', spoolRetryMinMs: 1000, spoolRetryMaxMs: 60000, requestTimeoutMs: 300000, upstreamTimeoutMs: 60000, archiveTimeoutMs: 60000 }, 'documented defaults');
   t.equal(c.adminListen, undefined, 'no admin server by default');
   t.equal(c.tls, undefined, 'no TLS by default');
 
