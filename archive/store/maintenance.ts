@@ -102,10 +102,12 @@ export interface RecoveryReport {
  * response + request pairs found there — written and possibly fsynced, but
  * never acknowledged because the daemon stopped before their index commit —
  * are indexed, in file order (so the same-second rule holds as if they had
- * been committed). The first partial or damaged record (a gzip member cut
- * short, a bad CRC or digest), or a response whose request record is
- * missing, is truncated away with everything after it in that file. A file
- * left with nothing but its `warcinfo` record is removed. Leftover body
+ * been committed). In the newest file of an archive (the only one being
+ * written when a daemon stops), the first partial or damaged record (a gzip
+ * member cut short, a bad CRC or digest), or a response whose request
+ * record is missing, is truncated away with everything after it; in an older
+ * file such damage is logged and left for `verify`. A file with nothing but
+ * its `warcinfo` record is removed. Leftover body
  * spill files in `tmp/` are deleted. Each action is logged.
  */
 export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, log: Log): Promise<RecoveryReport> {
@@ -179,6 +181,10 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
         report.removedFiles.push(file);
         report.truncatedBytes += size;
         log(`recovery: ${file}: removed (${size} bytes, no complete capture in it${cut ? `; ${cut.reason}` : ''})`);
+      } else if (size > keep && i !== files.length - 1) {
+        // Only the newest file is being written when the daemon stops; damage in an older
+        // one is not a crash's tail, and what follows it may be good: leave it for verify.
+        log(`recovery: ${file}: damaged record at offset ${keep}${cut ? `: ${cut.reason}` : ''}; not the newest file, left as it is (run memento-archive verify)`);
       } else if (size > keep) {
         await truncate(abs, keep);
         report.truncatedBytes += size - keep;

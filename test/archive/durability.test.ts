@@ -139,19 +139,45 @@ t.test('recovery on open: a partial tail is truncated, complete unindexed pairs 
   t.ok((await verify(store.index, store.warcsDir)).ok, 'verify passes');
   await store.close();
 
-  // 2. Garbage after the last record; and an empty-ish new file begun just before a crash.
+  // 2. Garbage after the last record.
   appendFileSync(file, randomBytes(3000));
-  writeFileSync(path.join(dir, 'current-20260105100000-99999-abcdef.warc.gz'), full.subarray(0, 100));
   ({ store, lines } = await reopen());
   t.equal(statSync(file).size, cleanSize, 'garbage after the last record is truncated');
+  t.match(lines.join('\n'), /truncated 3000 bytes/);
+  await store.close();
+
+  // 3. A new file begun just before a crash, its warcinfo cut short.
+  writeFileSync(path.join(dir, 'current-20260105100000-99999-abcdef.warc.gz'), full.subarray(0, 100));
+  ({ store, lines } = await reopen());
   t.match(lines.join('\n'), /current-20260105100000-99999-abcdef\.warc\.gz: removed/, 'the file with only a partial warcinfo is removed');
   t.same(readdirSync(dir).length, 1);
   await store.close();
 
-  // 3. A clean data folder: recovery does nothing and says nothing.
+  // 4. A clean data folder: recovery does nothing and says nothing.
   ({ store, lines } = await reopen());
   t.same(lines, [], 'nothing to recover, nothing logged');
   t.equal(await store.index.count(), 3);
+
+  // 5. Damage in a file before the last indexed record is no crash tail: recovery leaves it; verify reports it.
+  const more = await store.ingest(Readable.from([dated('/p3', 'four')]), new Date());
+  t.ok(more.created);
+  await store.close();
+  t.equal(readdirSync(dir).length, 2, 'a newer file');
+  appendFileSync(file, randomBytes(3000));
+  ({ store, lines } = await reopen());
+  t.same(lines, [], 'recovery reads only after the last indexed record');
+  t.equal(statSync(file).size, cleanSize + 3000, 'not truncated');
+  const v = await verify(store.index, store.warcsDir);
+  t.notOk(v.ok, 'verify reports it');
+  await store.close();
+
+  // 6. Without its index, a start indexes every complete capture of every file; damage in a
+  //    file that is not the newest is logged and left.
+  for (const f of ['index.sqlite3', 'index.sqlite3-wal', 'index.sqlite3-shm']) rmSync(path.join(dataDir, f), { force: true });
+  ({ store, lines } = await reopen());
+  t.equal(await store.index.count(), 4, 'all four captures indexed again');
+  t.match(lines.join('\n'), /damaged record at offset \d+: .*not the newest file, left as it is \(run memento-archive verify\)/);
+  t.equal(statSync(file).size, cleanSize + 3000, 'still not truncated');
   await store.close();
 });
 
