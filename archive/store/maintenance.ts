@@ -15,7 +15,7 @@ import path from 'node:path';
 import { surtUrlkey } from '../../shared/uri.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { scanWarcFile, type ScanItem, type ScannedRecord } from './warc-scan.js';
-import { sortWarcFiles, warcFileSerial } from './warc.js';
+import { sortWarcFiles } from './warc.js';
 
 /** Where maintenance messages go (one line each). */
 export type Log = (line: string) => void;
@@ -393,4 +393,3 @@ export async function daemonPid(dataDir: string): Promise<number | null> {
   }
 }
 
-export { warcFileSerial };

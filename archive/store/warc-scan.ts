@@ -331,14 +331,3 @@ export async function* scanWarcFile(file: string, start = 0): AsyncGenerator<Sca
     await fh.close();
   }
 }
-
-/** Reads the one record at `offset` (for checking an index row). */
-export async function readRecordAt(file: string, offset: number): Promise<ScanItem> {
-  const fh = await open(file, 'r');
-  try {
-    const win = new FileWindow(fh, (await fh.stat()).size);
-    return (await readMember(win, offset)) ?? { kind: 'corrupt', offset, reason: 'offset is at or past the end of the file' };
-  } finally {
-    await fh.close();
-  }
-}
