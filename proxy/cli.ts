@@ -74,8 +74,17 @@ export async function main(argv: string[]): Promise<void> {
       process.exit(2);
     }
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+    if (e.syscall === 'listen' || e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL') {
       process.stderr.write(`capture-proxy: cannot listen: ${e.message}\n`);
+      process.exit(1);
+    }
+    if (e.code && e.syscall) {
+      // The spool folder or the TLS files: a file system error, said in one line.
+      process.stderr.write(`capture-proxy: ${e.message}\n`);
+      process.exit(1);
+    }
+    if (/certificate|key|PEM/i.test(e.message)) {
+      process.stderr.write(`capture-proxy: TLS: ${e.message}\n`);
       process.exit(1);
     }
     throw err;
