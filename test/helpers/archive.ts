@@ -35,8 +35,9 @@ export const TWO_ARCHIVES = `archives:
 `;
 
 /**
- * Starts an archive on `yaml` (default {@link TWO_ARCHIVES}); `listen` and
- * `data_dir` are set by the helper unless the YAML sets them. `dataDir`
+ * Starts an archive on `yaml` (default {@link TWO_ARCHIVES}); `listen`
+ * (default 127.0.0.1:0) and `data_dir` are set by the helper unless the YAML
+ * sets them (a fixed `listen` port brings an archive back where it was). `dataDir`
  * reuses an existing folder (a restart).
  */
 export async function startArchive(yaml: string = TWO_ARCHIVES, opts: { dataDir?: string } = {}): Promise<TestArchive> {
@@ -53,7 +54,7 @@ export async function startArchive(yaml: string = TWO_ARCHIVES, opts: { dataDir?
   }
   const store = await ArchiveStore.open(config);
   const app = await buildArchiveServer(config, store);
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: config.listen.host, port: config.listen.port });
   const port = (app.server.address() as { port: number }).port;
   return {
     url: `http://127.0.0.1:${port}`,
