@@ -14,7 +14,7 @@ import { normalizeUriR, surtUrlkey, UriError } from '../shared/uri.js';
 import { clientErrorHandler, putAuthHook } from './auth.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from './config.js';
 import { canDecode, decodeBody, decodedLength } from './memento/content-coding.js';
-import { isHtml, withBaseElement } from './memento/html-base.js';
+import { isHtml, withBaseElement, withBaseElementBuffer } from './memento/html-base.js';
 import { mementoLinks, select, uris, type Selection } from './memento/navigation.js';
 import { hasPreference, parsePrefer, preferenceApplied, type PreferRequest } from './memento/prefer.js';
 import type { MementoRow } from './store/index-db.js';
@@ -249,7 +249,10 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const location = uris.memento(base, archive.id, s.memento, raw);
     reply.header('location', location);
     reply.header('vary', 'accept-datetime, prefer');
-    if (hasPreference(prefer)) reply.header('preference-applied', preferenceApplied(prefer, raw, !raw && await defaultVariantChanges(s.memento)));
+    if (hasPreference(prefer)) {
+      const row = raw ? undefined : await store.index.byId(s.memento.id);
+      reply.header('preference-applied', preferenceApplied(prefer, raw, row !== undefined && await defaultVariantChanges(row)));
+    }
     reply.header('link', formatLinkHeader([
       { uri: uriR, rel: 'original' },
       { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
@@ -274,17 +277,22 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const { uriR, urlkey } = uriROf(req, prefix + after.slice(0, slash + 1));
     const base = baseOf(req);
     const t = toEpochSeconds(when);
-    const n = await store.index.neighbourhood(archive.id, urlkey, t);
+    // The navigation links (id, datetime, URI-R of first/last/prev/next) and the whole row of the
+    // memento at exactly `t`, asked at once.
+    const [n, row] = await Promise.all([
+      store.index.neighbourhood(archive.id, urlkey, t),
+      ts.length === 14 ? store.index.exact(archive.id, urlkey, t) : undefined,
+    ]);
     if (!n) return sendText(reply, 404, `no memento of ${uriR} in archive "${archive.id}"`);
     const s = select(n, t);
-    if (s.memento.datetime !== t || ts.length !== 14) {
+    if (!row || s.memento.datetime !== t) {
       // Not a stored datetime (or a timestamp prefix): the nearest URI-M, as Wayback-style archives do.
       const location = uris.memento(base, archive.id, s.memento, idMode);
       reply.header('location', location);
       return sendText(reply, 302, location);
     }
     const prefer = parsePrefer(req.headers.prefer);
-    return serveMemento(req, reply, base, archive.id, s, { idMode, raw: idMode || prefer.dims.has('original-content'), prefer }, uriR);
+    return serveMemento(req, reply, base, archive.id, row, s, { idMode, raw: idMode || prefer.dims.has('original-content'), prefer }, uriR);
   });
 
   /**
@@ -301,25 +309,30 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
    *   from the stored bytes, and the (possibly reopened) record to close
    */
   async function defaultBody(row: MementoRow, stored: StoredResponse, contentEncoding: string | undefined, raw: boolean):
-    Promise<{ stored: StoredResponse; body: AsyncIterable<Uint8Array>; length: number; changed: boolean; bodyless: boolean }> {
+    Promise<{ stored: StoredResponse; body: AsyncIterable<Uint8Array>; bodyBuffer: Buffer | null; length: number; changed: boolean; bodyless: boolean }> {
     const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
-    const asStored = { stored, body: stored.body, length: stored.bodyLength, changed: false, bodyless };
+    const asStored = { stored, body: stored.body, bodyBuffer: stored.bodyBuffer, length: stored.bodyLength, changed: false, bodyless };
     if (raw || !isHtml(row.mime) || bodyless) return asStored;
+    if (!contentEncoding && stored.bodyBuffer) {
+      // A small record, read whole: insert in memory.
+      const r = withBaseElementBuffer(stored.bodyBuffer, row.uri_r);
+      return { ...asStored, bodyBuffer: r.body, length: r.body.length, changed: r.added > 0 };
+    }
     if (!contentEncoding) {
       const r = await withBaseElement(stored.body, row.uri_r);
-      return { ...asStored, body: r.body, length: stored.bodyLength + r.added, changed: r.added > 0 };
+      return { ...asStored, body: r.body, bodyBuffer: null, length: stored.bodyLength + r.added, changed: r.added > 0 };
     }
     if (!canDecode(contentEncoding)) return asStored;
     const r = await withBaseElement(decodeBody(stored.body, contentEncoding), row.uri_r).catch(() => null);
     if (r?.added) {
       const again = await store.readResponse(row);
       const total = await decodedLength(again.body, contentEncoding).finally(() => again.close());
-      if (total !== null) return { ...asStored, body: r.body, length: total + r.added, changed: true };
+      if (total !== null) return { ...asStored, body: r.body, bodyBuffer: null, length: total + r.added, changed: true };
     }
     // Nothing to insert, or the encoded body is corrupt: it goes out as stored.
     stored.close();
     const fresh = await store.readResponse(row);
-    return { stored: fresh, body: fresh.body, length: fresh.bodyLength, changed: false, bodyless };
+    return { stored: fresh, body: fresh.body, bodyBuffer: fresh.bodyBuffer, length: fresh.bodyLength, changed: false, bodyless };
   }
 
   /**
@@ -344,9 +357,8 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
    * element (decoding a gzip/deflate/br body first); HEAD computes the same
    * headers as GET and sends no body.
    */
-  async function serveMemento(req: FastifyRequest, reply: FastifyReply, base: string, archiveId: string, s: Selection,
+  async function serveMemento(req: FastifyRequest, reply: FastifyReply, base: string, archiveId: string, row: MementoRow, s: Selection,
     mode: { idMode: boolean; raw: boolean; prefer: PreferRequest }, uriR: string) {
-    const row = s.memento;
     let stored = await store.readResponse(row);
     const headers: Record<string, string | string[]> = {};
     const add = (k: string, v: string) => {
@@ -367,7 +379,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
 
     const plan = await defaultBody(row, stored, contentEncoding, mode.raw);
     stored = plan.stored;
-    const { body, length, changed, bodyless } = plan;
+    const { body, bodyBuffer, length, changed, bodyless } = plan;
     if (contentType) headers['content-type'] = contentType;
     if (contentEncoding && !changed) headers['content-encoding'] = contentEncoding;
     headers['content-length'] = String(length);
@@ -389,7 +401,9 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
       stored.close();
       return reply.send();
     }
-    const stream = Readable.from(body);
+    // fastify gives a Buffer without Content-Type one (application/octet-stream); a stream it leaves alone.
+    if (bodyBuffer && headers['content-type'] !== undefined) return reply.send(bodyBuffer);
+    const stream = Readable.from(bodyBuffer ? [bodyBuffer] : body);
     const done = stored;
     stream.once('close', () => done.close());
     return reply.send(stream);

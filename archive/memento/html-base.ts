@@ -81,3 +81,18 @@ export async function withBaseElement(body: AsyncIterable<Uint8Array>, uriR: str
   };
   return { added: at < 0 ? 0 : tag.length, body: out() };
 }
+
+/**
+ * {@link withBaseElement} for a body held whole in memory (a small stored
+ * record): the same rule, decided on the first {@link SCAN_BYTES} bytes.
+ *
+ * @param body the HTML bytes (already free of content-coding)
+ * @param uriR the Memento's URI-R (the base href)
+ * @returns `added`: bytes inserted (0 when none), and the new body (`body` itself when nothing was added)
+ */
+export function withBaseElementBuffer(body: Buffer, uriR: string): { added: number; body: Buffer } {
+  const at = insertionPoint(body.subarray(0, SCAN_BYTES).toString('latin1'));
+  if (at < 0) return { added: 0, body };
+  const tag = Buffer.from(`<base href="${escapeAttr(uriR)}">`, 'latin1');
+  return { added: tag.length, body: Buffer.concat([body.subarray(0, at), tag, body.subarray(at)], body.length + tag.length) };
+}

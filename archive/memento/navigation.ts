@@ -4,7 +4,7 @@
  */
 import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
 import type { Link } from '../../shared/link.js';
-import type { MementoRow, Neighbourhood } from '../store/index-db.js';
+import type { MementoRef, MementoRow, Neighbourhood } from '../store/index-db.js';
 
 /** Builders of the archive's URIs, all absolute under `base` (no trailing slash). */
 export const uris = {
@@ -24,13 +24,13 @@ export const uris = {
   indexTimemap: (base: string, uriR: string) => `${base}/tg/timemap/${uriR}`,
 };
 
-/** The memento chosen for an instant, with its neighbours for Link. */
+/** The memento chosen for an instant, with its neighbours for Link (id, datetime, URI-R of each). */
 export interface Selection {
-  memento: MementoRow;
-  first: MementoRow;
-  last: MementoRow;
-  prev?: MementoRow;
-  next?: MementoRow;
+  memento: MementoRef;
+  first: MementoRef;
+  last: MementoRef;
+  prev?: MementoRef;
+  next?: MementoRef;
 }
 
 /**
@@ -59,8 +59,8 @@ export function select(n: Neighbourhood, t: number): Selection {
  *   `id_` address)
  */
 export function mementoLinks(base: string, archive: string, s: Selection, rawVariant = false): Link[] {
-  const entries: [string, MementoRow][] = [['first', s.first], ['prev', s.prev!], ['memento', s.memento], ['next', s.next!], ['last', s.last]];
-  const byId = new Map<number, { row: MementoRow; rels: string[] }>();
+  const entries: [string, MementoRef][] = [['first', s.first], ['prev', s.prev!], ['memento', s.memento], ['next', s.next!], ['last', s.last]];
+  const byId = new Map<number, { row: MementoRef; rels: string[] }>();
   for (const [rel, row] of entries) {
     if (!row) continue;
     const e = byId.get(row.id) ?? { row, rels: [] };

@@ -33,14 +33,22 @@ export interface MementoRow {
 
 export type NewMementoRow = Omit<MementoRow, 'id'>;
 
+/**
+ * What a navigation link needs of a memento (RFC 7089 §2.2.1: its URI-M and
+ * datetime): the row id, Memento-Datetime (epoch s) and the URI-R as
+ * captured. Read from the `(urlkey, archive_id, datetime)` index plus the
+ * row's `uri_r`, not the whole row.
+ */
+export type MementoRef = Pick<MementoRow, 'id' | 'datetime' | 'uri_r'>;
+
 /** The mementos around an instant for one URI-R in one archive (RFC 7089 §2.2.1 navigation). */
 export interface Neighbourhood {
-  first: MementoRow;
-  last: MementoRow;
+  first: MementoRef;
+  last: MementoRef;
   /** Last memento at or before the instant, and the one before it. */
-  atOrBefore: MementoRow[];
+  atOrBefore: MementoRef[];
   /** First memento after the instant, and the one after it. */
-  after: MementoRow[];
+  after: MementoRef[];
 }
 
 const SCHEMA = `
@@ -82,14 +90,32 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
   return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
 }
 
+/**
+ * The first row of a read-connection query. Not `get`: sqlite3's `get` leaves
+ * the statement mid-result, which keeps a read transaction (an old WAL
+ * snapshot) open on that connection; `all` runs the statement to its end.
+ */
+async function first<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined> {
+  return (await all<T>(stmt, params))[0];
+}
+
 function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined> {
   // reset first when there is nothing to bind (binding resets): `get` leaves a statement mid-result.
   if (Object.keys(params).length === 0) stmt.reset();
   return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
 }
 
+/** Memory-mapped bytes of the index file on the read connection (SQLite `mmap_size`): reads skip a copy through the page cache. */
+const MMAP_BYTES = 256 * 1024 * 1024;
+
 /**
  * Async access to the index file (sqlite3, WAL journal).
+ *
+ * Two connections: the writer (ingest, recovery, maintenance queries) and a
+ * read-only one for the Memento read side (TimeGate, Memento, TimeMap
+ * lookups) with `mmap_size` set, so that reads neither queue behind a write
+ * transaction nor copy pages. In WAL mode the reader sees every committed
+ * transaction, so a capture is readable once its PUT is acknowledged.
  *
  * Durability: `synchronous=NORMAL` by default. A committed transaction is
  * in the WAL file when the commit returns, so it survives the daemon being
@@ -102,6 +128,7 @@ function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined>
 export class IndexDb {
   private constructor(
     private readonly db: sqlite3.Database,
+    private readonly reader: sqlite3.Database,
     private readonly stmts: Record<string, sqlite3.Statement>,
   ) {}
 
@@ -118,24 +145,37 @@ export class IndexDb {
     await run(db, 'PRAGMA journal_mode = WAL');
     await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
     await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
+    const reader = await new Promise<sqlite3.Database>((resolve, reject) => {
+      const d = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(d)));
+    });
+    reader.configure('busyTimeout', 10_000);
+    await run(reader, `PRAGMA mmap_size = ${MMAP_BYTES}`);
     const prep = (sql: string) => db.prepare(sql);
+    const read = (sql: string) => reader.prepare(sql);
+    // The neighbourhood reads (id, datetime) from the covering (urlkey, archive_id, datetime)
+    // index and only uri_r of each row it found (a row lookup by id): what a Link needs.
+    const side = (cond: string, order: string, limit: number) =>
+      `SELECT id, datetime FROM memento WHERE ${BY}${cond} ORDER BY datetime ${order} LIMIT ${limit}`;
     const stmts = {
       atOrBeforeAny: prep(`SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC, id DESC LIMIT 1`),
-      exact: prep(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $t`),
-      neighbourhood: prep(`
-        SELECT 'first' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} ORDER BY datetime ASC LIMIT 1)
-        UNION ALL SELECT 'last' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} ORDER BY datetime DESC LIMIT 1)
-        UNION ALL SELECT 'le' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} AND datetime <= $t ORDER BY datetime DESC LIMIT 2)
-        UNION ALL SELECT 'gt' AS k, * FROM (SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $t ORDER BY datetime ASC LIMIT 2)`),
-      page: prep(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
-      spans: prep(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
+      exact: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $t`),
+      byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
+      neighbourhood: read(`
+        WITH n(k, id, datetime) AS (
+          SELECT 1, * FROM (${side('', 'ASC', 1)})
+          UNION ALL SELECT 2, * FROM (${side('', 'DESC', 1)})
+          UNION ALL SELECT 3, * FROM (${side(' AND datetime <= $t', 'DESC', 2)})
+          UNION ALL SELECT 4, * FROM (${side(' AND datetime > $t', 'ASC', 2)}))
+        SELECT n.k AS k, n.id AS id, n.datetime AS datetime, m.uri_r AS uri_r FROM n JOIN memento m ON m.id = n.id`),
+      page: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
+      spans: read(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
       count: prep('SELECT count(*) AS n FROM memento'),
       fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
       ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
       everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
     };
-    return new IndexDb(db, stmts);
+    return new IndexDb(db, reader, stmts);
   }
 
   /**
@@ -203,18 +243,37 @@ export class IndexDb {
 
   /** The memento of `urlkey` in `archive` at exactly `t` (epoch s). */
   exact(archive: string, urlkey: string, t: number): Promise<MementoRow | undefined> {
-    return get<MementoRow>(this.stmts.exact, { $urlkey: urlkey, $archive: archive, $t: t });
+    return first<MementoRow>(this.stmts.exact, { $urlkey: urlkey, $archive: archive, $t: t });
+  }
+
+  /** The memento with row id `id` (a {@link MementoRef}'s), whole; `undefined` when gone. */
+  byId(id: number): Promise<MementoRow | undefined> {
+    return first<MementoRow>(this.stmts.byId, { $id: id });
   }
 
   /**
    * First, last and the two mementos on each side of `t` (epoch s) for
-   * `urlkey` in `archive`, in one query; `undefined` when it has none.
+   * `urlkey` in `archive`, in one query, as {@link MementoRef}s (id,
+   * datetime, uri_r: what navigation links need; the whole row of the one
+   * a route serves comes from {@link byId} or {@link exact});
+   * `undefined` when it has none.
    */
   async neighbourhood(archive: string, urlkey: string, t: number): Promise<Neighbourhood | undefined> {
-    const rows = await all<MementoRow & { k: string }>(this.stmts.neighbourhood, { $urlkey: urlkey, $archive: archive, $t: t });
+    const rows = await all<MementoRef & { k: number }>(this.stmts.neighbourhood, { $urlkey: urlkey, $archive: archive, $t: t });
     if (rows.length === 0) return undefined;
-    const pick = (k: string) => rows.filter((r) => r.k === k).map(({ k: _k, ...r }) => r as MementoRow);
-    return { first: pick('first')[0], last: pick('last')[0], atOrBefore: pick('le'), after: pick('gt') };
+    const n: Neighbourhood = { first: undefined!, last: undefined!, atOrBefore: [], after: [] };
+    // Rows come in the CTE's order (1 first, 2 last, 3 at or before newest first, 4 after oldest first)
+    // unless the join is reordered by the planner: sort each group by datetime to be sure.
+    for (const { k, id, datetime, uri_r } of rows) {
+      const ref: MementoRef = { id, datetime, uri_r };
+      if (k === 1) n.first = ref;
+      else if (k === 2) n.last = ref;
+      else if (k === 3) n.atOrBefore.push(ref);
+      else n.after.push(ref);
+    }
+    if (n.atOrBefore.length === 2 && n.atOrBefore[0].datetime < n.atOrBefore[1].datetime) n.atOrBefore.reverse();
+    if (n.after.length === 2 && n.after[0].datetime > n.after[1].datetime) n.after.reverse();
+    return n;
   }
 
   /** Up to `limit` mementos of `urlkey` in `archive` after `after` (epoch s), oldest first (keyset paging). */
@@ -263,6 +322,7 @@ export class IndexDb {
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
     for (const s of [...Object.values(this.stmts), ...this.batchStmts.values()]) await new Promise<void>((r) => s.finalize(() => r()));
+    await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
   }
 }

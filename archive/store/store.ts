@@ -14,7 +14,7 @@ import { BodySpill } from './body-spill.js';
 import { ScavengeCounter } from './gc.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { recover, removePidFile, writePidFile, type Log, type RecoveryReport } from './maintenance.js';
-import { readResponseRecord, WarcWriter, type StoredResponse } from './warc.js';
+import { WarcReader, WarcWriter, type StoredResponse } from './warc.js';
 
 /** A PUT that cannot be stored: `status` is the HTTP answer, `message` one line saying why. */
 export class IngestError extends Error {
@@ -87,9 +87,13 @@ export class ArchiveStore {
   readonly warcsDir: string;
   private readonly tmpDir: string;
 
+  /** Reads response records, with a cached read-only descriptor per WARC file. */
+  private readonly reader: WarcReader;
+
   private constructor(readonly config: ArchiveConfig, readonly index: IndexDb) {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
+    this.reader = new WarcReader(this.warcsDir);
   }
 
   /**
@@ -353,15 +357,21 @@ export class ArchiveStore {
     return fromDb;
   }
 
-  /** Reads the stored response of a memento (status, headers, body stream). */
+  /**
+   * Reads the stored response of a memento (status, headers, body stream;
+   * the body also whole in `bodyBuffer` for a small record): see
+   * {@link WarcReader.read}.
+   * @throws when the WARC record is missing or damaged.
+   */
   readResponse(row: MementoRow): Promise<StoredResponse> {
-    return readResponseRecord(this.warcsDir, row.warc_file, row.warc_offset, row.warc_length);
+    return this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
   }
 
   /** Waits for queued writes, closes WARC files and the index. */
   async close(): Promise<void> {
     await this.idle;
     for (const w of this.writers.values()) await w.close();
+    await this.reader.close();
     await this.index.close();
     if (this.pidFile) await removePidFile(this.config.dataDir);
   }

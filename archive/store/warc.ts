@@ -332,6 +332,11 @@ export interface StoredResponse {
   headers: RawHeader[];
   /** The payload exactly as stored (content-coding untouched). */
   body: AsyncIterable<Uint8Array>;
+  /**
+   * The same payload as one buffer when the record was small enough to be
+   * read and inflated whole ({@link SMALL_RECORD}); `null` when it streams.
+   */
+  bodyBuffer: Buffer | null;
   /** Payload length in bytes (from the WARC Content-Length minus the HTTP head). */
   bodyLength: number;
   /** Releases the file when the body is not read to its end. */
@@ -340,13 +345,170 @@ export interface StoredResponse {
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const MAX_HTTP_HEAD = 1024 * 1024;
+/** Response records up to this many bytes (gzip member) are read with one positioned read and inflated in one call. */
+export const SMALL_RECORD = 1024 * 1024;
+/** …as long as the inflated record is no larger than this; a larger one is streamed (bounded memory per request). */
+const SMALL_RECORD_INFLATED = 4 * 1024 * 1024;
+
+/** The WARC header block `buf[0, warcEnd)` of a response record: its block length. @throws via `fail` when it is not one. */
+function warcBlockLength(buf: Buffer, warcEnd: number, fail: (why: string) => Error): number {
+  const warcLines = buf.subarray(0, warcEnd).toString('utf8').split('\r\n');
+  let type = '', blockLength = -1;
+  for (let i = 1; i < warcLines.length; i++) {
+    const line = warcLines[i];
+    const colon = line.indexOf(':');
+    const k = line.slice(0, colon).trim().toLowerCase();
+    if (k === 'warc-type') type = line.slice(colon + 1).trim();
+    if (k === 'content-length') blockLength = Number(line.slice(colon + 1).trim());
+  }
+  if (!/^WARC\/1\.[01]$/.test(warcLines[0]) || type !== 'response' || !(blockLength >= 0)) throw fail('not a response record');
+  return blockLength;
+}
+
+/** The HTTP response head `buf[from, to)`: status line, status, reason and headers as captured. */
+function httpHead(buf: Buffer, from: number, to: number): Pick<StoredResponse, 'statusLine' | 'status' | 'reason' | 'headers'> {
+  const lines = buf.subarray(from, to).toString('utf8').split('\r\n');
+  const statusLine = lines[0] ?? '';
+  const headers: RawHeader[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i];
+    const colon = line.indexOf(':');
+    if (colon > 0) headers.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
+  }
+  const m = /^\S+ (\d{3})(?: (.*))?$/.exec(statusLine);
+  return { statusLine, status: m ? Number(m[1]) : 200, reason: m?.[2] ?? '', headers };
+}
+
+const noop = () => undefined;
+
+/** An async iterable of one buffer (none when empty). */
+async function* once(buf: Buffer): AsyncGenerator<Uint8Array> {
+  if (buf.length) yield buf;
+}
+
+/**
+ * Reads response records of the WARC files under `<data_dir>/warcs`
+ * (DESIGN.md "Storage"), keeping a read-only file descriptor open per WARC
+ * file (at most `maxOpen`, least recently used closed first). WARC files
+ * are append-only (a rollback only truncates the unacknowledged tail), so
+ * a descriptor stays valid while records are appended to its file.
+ */
+export class WarcReader {
+  private readonly handles = new Map<string, { fh: Promise<FileHandle>; users: number; evicted: boolean }>();
+  private closed = false;
+
+  /**
+   * @param warcsDir `<data_dir>/warcs`
+   * @param maxOpen how many WARC files stay open for reading
+   */
+  constructor(readonly warcsDir: string, private readonly maxOpen = 64) {}
+
+  /**
+   * Reads the response record at `offset`/`length` of `file` (relative to
+   * `warcsDir`; one gzip member). A small record ({@link SMALL_RECORD})
+   * is read with one positioned read and inflated in one call, its body
+   * returned whole in `bodyBuffer` too; a larger one streams
+   * ({@link readResponseRecord}).
+   *
+   * @throws when the bytes there are not a WARC response record with an
+   *   HTTP head, or end before the record's Content-Length.
+   */
+  async read(file: string, offset: number, length: number): Promise<StoredResponse> {
+    if (length > SMALL_RECORD || this.closed) return readResponseRecord(this.warcsDir, file, offset, length);
+    const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+    const member = Buffer.allocUnsafe(length);
+    const entry = this.acquire(file);
+    try {
+      const fh = await entry.fh;
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await fh.read(member, got, length - got, offset + got);
+        if (bytesRead === 0) throw fail(`the file ends ${length - got} bytes before the record's end`);
+        got += bytesRead;
+      }
+    } finally {
+      this.release(file, entry);
+    }
+    let rec: Buffer;
+    try {
+      rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
+    } catch (err) {
+      // Inflates to more than we hold for one request: stream it instead.
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return readResponseRecord(this.warcsDir, file, offset, length);
+      throw err;
+    }
+    const warcEnd = rec.indexOf(CRLFCRLF);
+    if (warcEnd < 0 || warcEnd > 64 * 1024) throw fail('no WARC header block');
+    const blockLength = warcBlockLength(rec, warcEnd, fail);
+    const blockStart = warcEnd + 4;
+    const headEnd = rec.indexOf(CRLFCRLF, blockStart);
+    if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
+    const bodyLength = blockLength - (headEnd + 4 - blockStart);
+    const bodyStart = headEnd + 4;
+    if (rec.length < bodyStart + bodyLength) {
+      throw new Error(`WARC record at ${file}:${offset} ends ${bodyStart + bodyLength - rec.length} bytes before its Content-Length`);
+    }
+    const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
+    return { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
+  }
+
+  private acquire(file: string) {
+    let e = this.handles.get(file);
+    if (e) {
+      // Most recently used last.
+      this.handles.delete(file);
+      this.handles.set(file, e);
+    } else {
+      const fh = open(path.join(this.warcsDir, file), 'r');
+      e = { fh, users: 0, evicted: false };
+      this.handles.set(file, e);
+      const entry = e;
+      // A file that cannot be opened is not kept (the next read tries again).
+      fh.catch(() => {
+        if (this.handles.get(file) === entry) this.handles.delete(file);
+      });
+      while (this.handles.size > this.maxOpen) {
+        const [oldest, old] = this.handles.entries().next().value!;
+        this.handles.delete(oldest);
+        old.evicted = true;
+        if (old.users === 0) void closeHandle(old.fh);
+      }
+    }
+    e.users++;
+    return e;
+  }
+
+  private release(_file: string, e: { fh: Promise<FileHandle>; users: number; evicted: boolean }) {
+    e.users--;
+    if (e.evicted && e.users === 0) void closeHandle(e.fh);
+  }
+
+  /** Closes the cached descriptors (reads in flight finish first); later reads open their file per read. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.handles.values()];
+    this.handles.clear();
+    for (const e of all) {
+      e.evicted = true;
+      if (e.users === 0) await closeHandle(e.fh);
+    }
+  }
+}
+
+async function closeHandle(fh: Promise<FileHandle>): Promise<void> {
+  try {
+    await (await fh).close();
+  } catch {
+    /* never opened, or closed already */
+  }
+}
 
 /**
  * Reads the response record at `offset`/`length` of `<warcsDir>/<file>`
  * (one gzip member), streaming its payload: the member is gunzipped as it
  * is read; the WARC header block and then the HTTP head are split off at
  * their blank lines; the rest, up to the record's Content-Length, is the
- * body.
+ * body. {@link WarcReader.read} uses this for large records.
  *
  * @throws when the bytes there are not a WARC response record with an HTTP head.
  */
@@ -378,26 +540,11 @@ export async function readResponseRecord(warcsDir: string, file: string, offset:
   };
   const warcEnd = await until(0, 64 * 1024);
   if (warcEnd < 0) throw fail('no WARC header block');
-  const warcLines = buf.subarray(0, warcEnd).toString('utf8').split('\r\n');
-  let type = '', blockLength = -1;
-  for (const line of warcLines.slice(1)) {
-    const colon = line.indexOf(':');
-    const k = line.slice(0, colon).trim().toLowerCase();
-    if (k === 'warc-type') type = line.slice(colon + 1).trim();
-    if (k === 'content-length') blockLength = Number(line.slice(colon + 1).trim());
-  }
-  if (!/^WARC\/1\.[01]$/.test(warcLines[0]) || type !== 'response' || !(blockLength >= 0)) throw fail('not a response record');
+  const blockLength = warcBlockLength(buf, warcEnd, fail);
   const blockStart = warcEnd + 4;
   const headEnd = await until(blockStart, MAX_HTTP_HEAD);
   if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
-  const lines = buf.subarray(blockStart, headEnd).toString('utf8').split('\r\n');
-  const statusLine = lines.shift() ?? '';
-  const headers: RawHeader[] = [];
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    if (colon > 0) headers.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
-  }
-  const m = /^\S+ (\d{3})(?: (.*))?$/.exec(statusLine);
+  const head = httpHead(buf, blockStart, headEnd);
   const bodyLength = blockLength - (headEnd + 4 - blockStart);
   const first = buf.subarray(headEnd + 4);
   async function* body(): AsyncGenerator<Uint8Array> {
@@ -421,13 +568,5 @@ export async function readResponseRecord(warcsDir: string, file: string, offset:
       close();
     }
   }
-  return {
-    statusLine,
-    status: m ? Number(m[1]) : 200,
-    reason: m?.[2] ?? '',
-    headers,
-    body: body(),
-    bodyLength,
-    close,
-  };
+  return { ...head, body: body(), bodyBuffer: null, bodyLength, close };
 }
