@@ -231,6 +231,7 @@ export class ArchiveQueue {
       try {
         const read = await readMeta(entry.file);
         meta = read.meta;
+        if (this.closed) return; // closed while the meta line was read: no new PUT (close() would wait on it)
         result = await this.send(entry, read.meta, read.offset);
       } catch (err) {
         result = { ok: false, reason: `spool file unreadable: ${(err as Error).message}` };

@@ -19,10 +19,17 @@ import type { LogEntry } from '../../proxy/log.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from '../../proxy/server.js';
 
 export async function listen(t: Test, server: http.Server | net.Server): Promise<number> {
+  // A plain net.Server has no closeAllConnections: track its sockets, so that close() never waits on a peer.
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (s: net.Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.teardown(() => {
     if ('closeAllConnections' in server) server.closeAllConnections();
+    for (const s of sockets) s.destroy();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return (server.address() as AddressInfo).port;
