@@ -248,10 +248,11 @@ export class ArchiveQueue {
       }
       if (this.closed) return;
       if (result.ok) {
+        // Count it sent in the same turn as it leaves the queue (the depth), so the two never disagree.
         this.files.shift();
+        metrics?.capturesSent.inc({ via: 'spool' });
         await unlink(entry.file).catch(() => {});
         this.spool.release(entry.size);
-        metrics?.capturesSent.inc({ via: 'spool' });
         log({ msg: 'spooled capture sent', uriR: meta?.uriR, archiveStatus: result.status, seq: entry.seq, queue: this.name, depth: this.files.length });
         this.down = false;
         this.delay = this.spool.retryMinMs;
