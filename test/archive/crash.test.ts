@@ -12,17 +12,8 @@ import { IndexDb } from '../../archive/store/index-db.js';
 import { verify } from '../../archive/store/maintenance.js';
 import { startDaemon, type Daemon } from '../helpers/daemons.js';
 import { captureRecord, putCapture, request } from '../helpers/archive.js';
-import { runCli, writeConfig } from './helpers.js';
+import { prng, runCli, writeConfig } from './helpers.js';
 
-/** mulberry32: a small seeded PRNG, so that a failing run can be repeated. */
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 20);
 const SEED = Number(process.env.CRASH_SEED ?? 20261123);

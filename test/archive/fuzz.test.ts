@@ -10,16 +10,8 @@ import t from 'tap';
 import net from 'node:net';
 import { verify } from '../../archive/store/maintenance.js';
 import { request, startArchive } from '../helpers/archive.js';
-import { warcBytes } from './helpers.js';
+import { prng, warcBytes } from './helpers.js';
 
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const COUNT = Number(process.env.FUZZ_COUNT ?? 300);
 const SEED = Number(process.env.FUZZ_SEED ?? 5);

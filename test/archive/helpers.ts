@@ -55,3 +55,13 @@ export function runCli(args: string[]): Promise<{ code: number | null; stdout: s
     p.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** mulberry32: a small seeded PRNG returning numbers in [0, 1), so that a failing random run can be repeated with its seed. */
+export function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}

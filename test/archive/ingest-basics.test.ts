@@ -4,35 +4,8 @@
  * new memento is then served.
  */
 import t from 'tap';
-import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { WARCParser } from 'warcio';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
-
-/** Every WARC record of an archive's folder, in file order: type, target URI, headers and block bytes. */
-async function warcRecords(dataDir: string, archiveId: string) {
-  const dir = path.join(dataDir, 'warcs', archiveId);
-  const out: { type: string; target: string; headers: Map<string, string>; block: Buffer }[] = [];
-  for (const f of (await readdir(dir)).sort()) {
-    const parser = new WARCParser(createReadStream(path.join(dir, f)), { parseHttp: false });
-    for await (const rec of parser) {
-      const block = Buffer.from(await rec.readFully(false));
-      const headers = new Map<string, string>();
-      for (const [k, v] of rec.warcHeaders.headers) headers.set(k.toLowerCase(), v);
-      out.push({ type: rec.warcType ?? '', target: rec.warcTargetURI ?? '', headers, block });
-    }
-  }
-  return out;
-}
-
-async function warcBytes(dataDir: string): Promise<number> {
-  let n = 0;
-  for (const id of await readdir(path.join(dataDir, 'warcs')).catch(() => [] as string[])) {
-    for (const f of await readdir(path.join(dataDir, 'warcs', id))) n += (await stat(path.join(dataDir, 'warcs', id, f))).size;
-  }
-  return n;
-}
+import { warcBytes, warcRecords } from './helpers.js';
 
 t.test('a chunked capture PUT answers 201 with the URI-M; the URI-R comes from Host + target, the datetime from Date', async (t) => {
   const a = await startArchive();
