@@ -35,14 +35,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 
-/** One line of the bench table (the shape bench/run.ts prints). */
-export interface BenchRow {
-  name: string;
-  figure: string;
-  baseline: string;
-  ratio: number | null;
-  target?: string;
-}
+import type { BenchRow } from './lib.js';
+
+export type { BenchRow };
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
