@@ -277,15 +277,13 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     const { uriR, urlkey } = uriROf(req, prefix + after.slice(0, slash + 1));
     const base = baseOf(req);
     const t = toEpochSeconds(when);
-    // The navigation links (id, datetime, URI-R of first/last/prev/next) and the whole row of the
-    // memento at exactly `t`, asked at once.
-    const [n, row] = await Promise.all([
-      store.index.neighbourhood(archive.id, urlkey, t),
-      ts.length === 14 ? store.index.exact(archive.id, urlkey, t) : undefined,
-    ]);
+    // The navigation links (id, datetime, URI-R of first/last/prev/next), and the whole row of the
+    // memento at or before `t` (the one served when its datetime is `t`), in one lookup.
+    const n = await store.index.neighbourhood(archive.id, urlkey, t, true);
     if (!n) return sendText(reply, 404, `no memento of ${uriR} in archive "${archive.id}"`);
     const s = select(n, t);
-    if (!row || s.memento.datetime !== t) {
+    const row = n.atOrBefore[0] as MementoRow | undefined;
+    if (!row || s.memento.datetime !== t || ts.length !== 14) {
       // Not a stored datetime (or a timestamp prefix): the nearest URI-M, as Wayback-style archives do.
       const location = uris.memento(base, archive.id, s.memento, idMode);
       reply.header('location', location);

@@ -105,6 +105,57 @@ function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined>
   return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
 }
 
+/** Most neighbourhood lookups answered by one query. */
+const NEIGHBOURHOOD_BATCH = 64;
+
+/** A waiting {@link IndexDb.neighbourhood} call. */
+interface Lookup {
+  archive: string;
+  urlkey: string;
+  t: number;
+  whole: boolean;
+  resolve: (n: Neighbourhood | undefined) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A row of {@link neighbourhoodSql}: lookup number, which neighbour (1 first, 2 last, 3/4 at or before, 5/6 after), the memento. */
+interface NeighbourRow extends MementoRef {
+  i: number;
+  kind: number;
+  status: number | null;
+  mime: string | null;
+  digest: string | null;
+  warc_file: string | null;
+  warc_offset: number | null;
+  warc_length: number | null;
+  client_ip: string | null;
+}
+
+/**
+ * The neighbourhoods of `n` lookups `(i, urlkey, archive, t, whole)` in one
+ * query: each neighbour's id is found in the covering `(urlkey,
+ * archive_id, datetime)` index (one seek each), then its row by id for
+ * `uri_r` (and, for the one at or before `t` of a `whole` lookup, every
+ * column). `CROSS JOIN`: SQLite then keeps r as the outer loop (a plain
+ * join let the planner scan the whole table against an automatic index on r).
+ */
+export function neighbourhoodSql(n: number): string {
+  const one = (kind: number, cond: string, order: string, offset: number) =>
+    `SELECT i, ${kind} AS kind, ${kind === 3 ? 'w' : '0'} AS w, (SELECT id FROM memento WHERE urlkey = q.k AND archive_id = q.a${cond} ORDER BY datetime ${order} LIMIT 1 OFFSET ${offset}) AS id FROM q`;
+  const whole = (col: string) => `CASE WHEN r.w THEN m.${col} END AS ${col}`;
+  return `WITH q(i, k, a, t, w) AS (VALUES ${new Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}),
+    r(i, kind, w, id) AS (
+      ${one(1, '', 'ASC', 0)}
+      UNION ALL ${one(2, '', 'DESC', 0)}
+      UNION ALL ${one(3, ' AND datetime <= q.t', 'DESC', 0)}
+      UNION ALL ${one(4, ' AND datetime <= q.t', 'DESC', 1)}
+      UNION ALL ${one(5, ' AND datetime > q.t', 'ASC', 0)}
+      UNION ALL ${one(6, ' AND datetime > q.t', 'ASC', 1)})
+    SELECT r.i AS i, r.kind AS kind, m.id AS id, m.datetime AS datetime, m.uri_r AS uri_r,
+      ${['status', 'mime', 'digest', 'warc_file', 'warc_offset', 'warc_length', 'client_ip'].map(whole).join(', ')}
+    FROM r CROSS JOIN memento m ON m.id = r.id`;
+}
+
 /** Memory-mapped bytes of the index file on the read connection (SQLite `mmap_size`): reads skip a copy through the page cache. */
 const MMAP_BYTES = 256 * 1024 * 1024;
 
@@ -152,21 +203,10 @@ export class IndexDb {
     await run(reader, `PRAGMA mmap_size = ${MMAP_BYTES}`);
     const prep = (sql: string) => db.prepare(sql);
     const read = (sql: string) => reader.prepare(sql);
-    // The neighbourhood reads (id, datetime) from the covering (urlkey, archive_id, datetime)
-    // index and only uri_r of each row it found (a row lookup by id): what a Link needs.
-    const side = (cond: string, order: string, limit: number) =>
-      `SELECT id, datetime FROM memento WHERE ${BY}${cond} ORDER BY datetime ${order} LIMIT ${limit}`;
     const stmts = {
       atOrBeforeAny: prep(`SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC, id DESC LIMIT 1`),
       exact: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $t`),
       byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
-      neighbourhood: read(`
-        WITH n(k, id, datetime) AS (
-          SELECT 1, * FROM (${side('', 'ASC', 1)})
-          UNION ALL SELECT 2, * FROM (${side('', 'DESC', 1)})
-          UNION ALL SELECT 3, * FROM (${side(' AND datetime <= $t', 'DESC', 2)})
-          UNION ALL SELECT 4, * FROM (${side(' AND datetime > $t', 'ASC', 2)}))
-        SELECT n.k AS k, n.id AS id, n.datetime AS datetime, m.uri_r AS uri_r FROM n JOIN memento m ON m.id = n.id`),
       page: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       spans: read(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
       count: prep('SELECT count(*) AS n FROM memento'),
@@ -253,27 +293,94 @@ export class IndexDb {
 
   /**
    * First, last and the two mementos on each side of `t` (epoch s) for
-   * `urlkey` in `archive`, in one query, as {@link MementoRef}s (id,
-   * datetime, uri_r: what navigation links need; the whole row of the one
-   * a route serves comes from {@link byId} or {@link exact});
-   * `undefined` when it has none.
+   * `urlkey` in `archive`, as {@link MementoRef}s (id, datetime, uri_r:
+   * what navigation links need); with `whole`, the last memento at or
+   * before `t` (`atOrBefore[0]`, the one a Memento route serves when its
+   * datetime is `t`) is the whole {@link MementoRow}. `undefined` when the
+   * URI-R has no memento there.
+   *
+   * Lookups asked for while one is running are answered together by the
+   * next query (up to {@link NEIGHBOURHOOD_BATCH} per query): each sqlite3
+   * query is a round trip to libuv's thread pool, which under load costs
+   * more than the lookup itself.
    */
-  async neighbourhood(archive: string, urlkey: string, t: number): Promise<Neighbourhood | undefined> {
-    const rows = await all<MementoRef & { k: number }>(this.stmts.neighbourhood, { $urlkey: urlkey, $archive: archive, $t: t });
-    if (rows.length === 0) return undefined;
-    const n: Neighbourhood = { first: undefined!, last: undefined!, atOrBefore: [], after: [] };
-    // Rows come in the CTE's order (1 first, 2 last, 3 at or before newest first, 4 after oldest first)
-    // unless the join is reordered by the planner: sort each group by datetime to be sure.
-    for (const { k, id, datetime, uri_r } of rows) {
-      const ref: MementoRef = { id, datetime, uri_r };
-      if (k === 1) n.first = ref;
-      else if (k === 2) n.last = ref;
-      else if (k === 3) n.atOrBefore.push(ref);
-      else n.after.push(ref);
+  neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
+    return new Promise((resolve, reject) => {
+      this.lookups.push({ archive, urlkey, t, whole, resolve, reject });
+      this.scheduleLookups();
+    });
+  }
+
+  private lookups: Lookup[] = [];
+  private lookupRunning = false;
+  private lookupScheduled = false;
+
+  /** Runs the waiting lookups after this turn of the event loop (so that requests read in it join), one query at a time. */
+  private scheduleLookups(): void {
+    if (this.lookupScheduled || this.lookupRunning || !this.lookups.length) return;
+    this.lookupScheduled = true;
+    setImmediate(() => {
+      this.lookupScheduled = false;
+      void this.runLookups();
+    });
+  }
+
+  private async runLookups(): Promise<void> {
+    if (this.lookupRunning || !this.lookups.length) return;
+    this.lookupRunning = true;
+    const batch = this.lookups.splice(0, NEIGHBOURHOOD_BATCH);
+    try {
+      const stmt = this.cachedRead(`nb${batch.length}`, () => neighbourhoodSql(batch.length));
+      const params: (string | number)[] = [];
+      for (const [i, q] of batch.entries()) params.push(i, q.urlkey, q.archive, q.t, q.whole ? 1 : 0);
+      const rows = await new Promise<NeighbourRow[]>((resolve, reject) =>
+        stmt.all(params, (err: Error | null, r: NeighbourRow[]) => (err ? reject(err) : resolve(r))));
+      const out: (Neighbourhood | undefined)[] = new Array(batch.length).fill(undefined);
+      for (const r of rows) {
+        const n = (out[r.i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] });
+        let ref: MementoRef;
+        if (r.warc_file !== null) {
+          const q = batch[r.i];
+          const row: MementoRow = {
+            id: r.id, archive_id: q.archive, urlkey: q.urlkey, uri_r: r.uri_r, datetime: r.datetime, status: r.status!, mime: r.mime!,
+            digest: r.digest!, warc_file: r.warc_file, warc_offset: r.warc_offset!, warc_length: r.warc_length!, client_ip: r.client_ip,
+          };
+          ref = row;
+        } else ref = { id: r.id, datetime: r.datetime, uri_r: r.uri_r };
+        switch (r.kind) {
+          case 1: n.first = ref; break;
+          case 2: n.last = ref; break;
+          case 3: n.atOrBefore[0] = ref; break;
+          case 4: n.atOrBefore[1] = ref; break;
+          case 5: n.after[0] = ref; break;
+          default: n.after[1] = ref;
+        }
+      }
+      // A hole (the second at or before without the first) cannot happen; keep the arrays dense anyway.
+      for (const n of out) {
+        if (!n) continue;
+        n.atOrBefore = n.atOrBefore.filter(Boolean);
+        n.after = n.after.filter(Boolean);
+      }
+      for (const [i, q] of batch.entries()) q.resolve(out[i]);
+    } catch (err) {
+      for (const q of batch) q.reject(err);
+    } finally {
+      this.lookupRunning = false;
+      this.scheduleLookups();
     }
-    if (n.atOrBefore.length === 2 && n.atOrBefore[0].datetime < n.atOrBefore[1].datetime) n.atOrBefore.reverse();
-    if (n.after.length === 2 && n.after[0].datetime > n.after[1].datetime) n.after.reverse();
-    return n;
+  }
+
+  /** Prepared statements on the read connection, one per batch size. */
+  private readonly readStmts = new Map<string, sqlite3.Statement>();
+
+  private cachedRead(key: string, sql: () => string): sqlite3.Statement {
+    let st = this.readStmts.get(key);
+    if (!st) {
+      st = this.reader.prepare(sql());
+      this.readStmts.set(key, st);
+    }
+    return st;
   }
 
   /** Up to `limit` mementos of `urlkey` in `archive` after `after` (epoch s), oldest first (keyset paging). */
@@ -321,7 +428,7 @@ export class IndexDb {
 
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
-    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values()]) await new Promise<void>((r) => s.finalize(() => r()));
+    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()]) await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
   }
