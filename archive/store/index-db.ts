@@ -122,13 +122,14 @@ interface Lookup {
 interface NeighbourRow extends MementoRef {
   i: number;
   kind: number;
-  status: number | null;
-  mime: string | null;
-  digest: string | null;
-  warc_file: string | null;
-  warc_offset: number | null;
-  warc_length: number | null;
-  client_ip: string | null;
+  /** The whole-row columns: absent from the statement without them, NULL on rows that are not whole. */
+  status?: number | null;
+  mime?: string | null;
+  digest?: string | null;
+  warc_file?: string | null;
+  warc_offset?: number | null;
+  warc_length?: number | null;
+  client_ip?: string | null;
 }
 
 /**
@@ -139,7 +140,7 @@ interface NeighbourRow extends MementoRef {
  * column). `CROSS JOIN`: SQLite then keeps r as the outer loop (a plain
  * join let the planner scan the whole table against an automatic index on r).
  */
-export function neighbourhoodSql(n: number): string {
+export function neighbourhoodSql(n: number, withWhole = true): string {
   const one = (kind: number, cond: string, order: string, offset: number) =>
     `SELECT i, ${kind} AS kind, ${kind === 3 ? 'w' : '0'} AS w, (SELECT id FROM memento WHERE urlkey = q.k AND archive_id = q.a${cond} ORDER BY datetime ${order} LIMIT 1 OFFSET ${offset}) AS id FROM q`;
   const whole = (col: string) => `CASE WHEN r.w THEN m.${col} END AS ${col}`;
@@ -151,8 +152,8 @@ export function neighbourhoodSql(n: number): string {
       UNION ALL ${one(4, ' AND datetime <= q.t', 'DESC', 1)}
       UNION ALL ${one(5, ' AND datetime > q.t', 'ASC', 0)}
       UNION ALL ${one(6, ' AND datetime > q.t', 'ASC', 1)})
-    SELECT r.i AS i, r.kind AS kind, m.id AS id, m.datetime AS datetime, m.uri_r AS uri_r,
-      ${['status', 'mime', 'digest', 'warc_file', 'warc_offset', 'warc_length', 'client_ip'].map(whole).join(', ')}
+    SELECT r.i AS i, r.kind AS kind, m.id AS id, m.datetime AS datetime, m.uri_r AS uri_r
+      ${withWhole ? ', ' + ['status', 'mime', 'digest', 'warc_file', 'warc_offset', 'warc_length', 'client_ip'].map(whole).join(', ') : ''}
     FROM r CROSS JOIN memento m ON m.id = r.id`;
 }
 
@@ -330,7 +331,10 @@ export class IndexDb {
     this.lookupRunning = true;
     const batch = this.lookups.splice(0, NEIGHBOURHOOD_BATCH);
     try {
-      const stmt = this.cachedRead(`nb${batch.length}`, () => neighbourhoodSql(batch.length));
+      // Without a whole-row lookup in the batch, the statement without the seven whole-row columns
+      // (converting them to JS, even as NULLs, is a good part of a lookup's cost).
+      const whole = batch.some((q) => q.whole);
+      const stmt = this.cachedRead(`nb${batch.length}${whole ? 'w' : ''}`, () => neighbourhoodSql(batch.length, whole));
       const params: (string | number)[] = [];
       for (const [i, q] of batch.entries()) params.push(i, q.urlkey, q.archive, q.t, q.whole ? 1 : 0);
       const rows = await new Promise<NeighbourRow[]>((resolve, reject) =>
@@ -339,11 +343,11 @@ export class IndexDb {
       for (const r of rows) {
         const n = (out[r.i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] });
         let ref: MementoRef;
-        if (r.warc_file !== null) {
+        if (r.warc_file != null) {
           const q = batch[r.i];
           const row: MementoRow = {
             id: r.id, archive_id: q.archive, urlkey: q.urlkey, uri_r: r.uri_r, datetime: r.datetime, status: r.status!, mime: r.mime!,
-            digest: r.digest!, warc_file: r.warc_file, warc_offset: r.warc_offset!, warc_length: r.warc_length!, client_ip: r.client_ip,
+            digest: r.digest!, warc_file: r.warc_file, warc_offset: r.warc_offset!, warc_length: r.warc_length!, client_ip: r.client_ip ?? null,
           };
           ref = row;
         } else ref = { id: r.id, datetime: r.datetime, uri_r: r.uri_r };
