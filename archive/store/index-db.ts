@@ -163,11 +163,15 @@ const MMAP_BYTES = 256 * 1024 * 1024;
 /**
  * Async access to the index file (sqlite3, WAL journal).
  *
- * Two connections: the writer (ingest, recovery, maintenance queries) and a
- * read-only one for the Memento read side (TimeGate, Memento, TimeMap
- * lookups) with `mmap_size` set, so that reads neither queue behind a write
- * transaction nor copy pages. In WAL mode the reader sees every committed
- * transaction, so a capture is readable once its PUT is acknowledged.
+ * Three connections: the writer (ingest, recovery, maintenance queries); a
+ * read-only one for the Memento read side's point lookups (TimeGate,
+ * Memento, spans) with `mmap_size` set, so that reads neither queue behind
+ * a write transaction nor copy pages; and a read-only one without mmap for
+ * the queries that walk every memento of a URI-R (TimeMap paging, spans),
+ * so that 100,000 mementos do not map the pages they touch into the
+ * daemon's RSS (measured in bench/timemap.ts: +30 MiB with mmap). In WAL
+ * mode the readers see every committed transaction, so a capture is
+ * readable once its PUT is acknowledged.
  *
  * Durability: `synchronous=NORMAL` by default. A committed transaction is
  * in the WAL file when the commit returns, so it survives the daemon being
@@ -181,6 +185,7 @@ export class IndexDb {
   private constructor(
     private readonly db: sqlite3.Database,
     private readonly reader: sqlite3.Database,
+    private readonly pager: sqlite3.Database,
     private readonly stmts: Record<string, sqlite3.Statement>,
   ) {}
 
@@ -197,26 +202,30 @@ export class IndexDb {
     await run(db, 'PRAGMA journal_mode = WAL');
     await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
     await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
-    const reader = await new Promise<sqlite3.Database>((resolve, reject) => {
-      const d = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(d)));
-    });
+    const openReadOnly = () =>
+      new Promise<sqlite3.Database>((resolve, reject) => {
+        const d = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(d)));
+      });
+    const reader = await openReadOnly();
     reader.configure('busyTimeout', 10_000);
     await run(reader, `PRAGMA mmap_size = ${MMAP_BYTES}`);
+    const pager = await openReadOnly();
+    pager.configure('busyTimeout', 10_000);
     const prep = (sql: string) => db.prepare(sql);
     const read = (sql: string) => reader.prepare(sql);
     const stmts = {
       atOrBeforeAny: prep(`SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC, id DESC LIMIT 1`),
       exact: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $t`),
       byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
-      page: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
-      spans: read(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
+      page: pager.prepare(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
+      spans: pager.prepare(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
       count: prep('SELECT count(*) AS n FROM memento'),
       fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
       ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
       everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
     };
-    return new IndexDb(db, reader, stmts);
+    return new IndexDb(db, reader, pager, stmts);
   }
 
   /**
@@ -434,6 +443,7 @@ export class IndexDb {
   async close(): Promise<void> {
     for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()]) await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
   }
 }
