@@ -2,9 +2,11 @@
  * Link header values and link-format documents for the Memento relations
  * (RFC 8288 Web Linking; RFC 6690 link-format; RFC 7089 §2.2, §5).
  *
- * Why not the http-link-header package: it percent-encodes attribute values
- * that contain ':' (`datetime="Tue, 20 Mar 2001 20%3A35%3A00 GMT"`), which
- * Memento clients cannot read. The shapes here are the ones RFC 7089 shows:
+ * Why not the http-link-header package: it percent-encodes attribute
+ * values that contain ':' (`datetime="Tue, 20 Mar 2001 20%3A35%3A00 GMT"`),
+ * which Memento clients cannot read, and its parser splits a combined
+ * `rel="first memento"` into two links, which loses what RFC 7089 §2.2.1
+ * clients read as one. The shapes here are the ones RFC 7089 shows:
  * `<URI>; rel="first memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`.
  */
 
