@@ -114,7 +114,7 @@ t.test('close() stops the watcher: a process using the proxy exits by itself', a
   await writeFile(path.join(dir, 'vhosts', 'a.yaml'), vhostYaml({ server_name: 'a.example', upstream: 'http://127.0.0.1:1' }));
   const script = `
     import { startProxy } from ${JSON.stringify(path.join(repo, 'proxy/server.ts'))};
-    const p = await startProxy({ file: 'x', listen: { host: '127.0.0.1', port: 0 }, vhostsDir: ${JSON.stringify(path.join(dir, 'vhosts'))}, spoolDir: 'x' });
+    const p = await startProxy({ file: 'x', listen: { host: '127.0.0.1', port: 0 }, vhostsDir: ${JSON.stringify(path.join(dir, 'vhosts'))}, spoolDir: ${JSON.stringify(path.join(dir, 'spool'))} });
     await p.close();
     console.log('closed');
   `;
