@@ -5,7 +5,8 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { ConfigError, isPlainObject, loadYamlFile, parseListen, resolveConfigPath, type ListenAddress, type YamlSource } from '../shared/config.js';
+import { ConfigError, isPlainObject, loadYamlFile, resolveConfigPath, type YamlSource } from '../shared/config.js';
+import { parseListen, type HostPort as ListenAddress } from '../shared/net.js';
 import { parseTimestamp14 } from '../shared/http-date.js';
 
 /** One time-span archive behind the redirector. */

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { formatHttpDate, parseHttpDate, parseTimestamp14, toEpochSeconds } from '../shared/http-date.js';
 import { formatLink, formatLinkHeader, hasRel, parseLinks, type Link } from '../shared/link.js';
-import { normalizeUriR, surtUrlkey, UriError } from '../shared/uri.js';
+import { normalizeUriR, exactUrlkey, UriError } from '../shared/uri.js';
 import { clientErrorHandler, putAuthHook } from './auth.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from './config.js';
 import { canDecode, decodeBody, decodedLength } from './memento/content-coding.js';
@@ -78,7 +78,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     if (!rest) throw new HttpError(400, 'no URL given after ' + prefix);
     try {
       const uriR = normalizeUriR(rest);
-      return { uriR, urlkey: surtUrlkey(uriR) };
+      return { uriR, urlkey: exactUrlkey(uriR) };
     } catch (err) {
       if (err instanceof UriError) throw new HttpError(400, err.message);
       throw err;

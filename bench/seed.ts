@@ -24,7 +24,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadYamlFile } from '../shared/config.js';
 import { formatHttpDate } from '../shared/http-date.js';
-import { surtUrlkey } from '../shared/uri.js';
+import { exactUrlkey } from '../shared/uri.js';
 import { validateArchiveConfig } from '../archive/config.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
 import { ArchiveStore } from '../archive/store/store.js';
@@ -129,7 +129,7 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
     for (let i = 0; i < opts.uris; i++) {
       const uriR = uriOf(i, prefix);
       const rec = records[i % RECORDS];
-      const urlkey = surtUrlkey(uriR);
+      const urlkey = exactUrlkey(uriR);
       for (const t of times(i)) {
         rows.push({
           archive_id: 'bench', urlkey, uri_r: uriR, datetime: t, status: 200, mime: 'text/html', digest,
@@ -194,7 +194,7 @@ export async function seedOneUri(name: string, count: number): Promise<Seeded & 
       responseHead: Buffer.from(`HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(T0)}\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\n\r\n`),
       body: async function* () { yield body; }, payloadDigest: digest,
     });
-    const urlkey = surtUrlkey(uriR);
+    const urlkey = exactUrlkey(uriR);
     for (let start = 0; start < count; start += TX_ROWS) {
       const rows: NewMementoRow[] = [];
       for (let j = start; j < Math.min(count, start + TX_ROWS); j++) {

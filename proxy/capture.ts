@@ -26,7 +26,8 @@
  */
 import http from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { serializeCaptureHead, fromRawHeaders, type CapturedRequest, type CapturedResponse, type RawHeader } from '../shared/capture-record.js';
+import { serializeCaptureHead, type CapturedRequest, type CapturedResponse } from '../shared/capture-record.js';
+import { fromRawHeaders, type RawHeader } from '../shared/http-head.js';
 import { normalizeMatchPath, type Vhost } from './config.js';
 import type { Logger } from './log.js';
 import type { ProxyMetrics } from './metrics.js';

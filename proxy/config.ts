@@ -53,13 +53,12 @@ import {
   ConfigError,
   isPlainObject,
   loadYamlFile,
-  parseListen,
   parseOnOff,
   parseYamlText,
   resolveConfigPath,
-  type ListenAddress,
   type YamlSource,
 } from '../shared/config.js';
+import { parseListen, type HostPort as ListenAddress } from '../shared/net.js';
 
 /** The settings of `conf/proxy.yaml`, resolved. */
 export interface ProxyConfig {

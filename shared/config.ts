@@ -1,11 +1,13 @@
 /**
- * Config loading shared by both daemons: YAML files with errors that name
- * file, line and reason, and the value shapes the configs use (On/Off,
- * host:port, paths relative to the file's folder).
+ * Config files of both daemons are YAML: this module reads them, keeps the
+ * way back from any key to its line (so that every error reads
+ * `file:line: reason`), and holds the small value shapes the files share
+ * (On/Off, paths relative to the file's folder). What each file may hold is
+ * its schema's (shared/config-schema.ts).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseAllDocuments, isMap, isSeq, type Document, type Node } from 'yaml';
+import { LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 
 /** A config that cannot be used; `message` is `file:line: reason`. */
 export class ConfigError extends Error {
@@ -73,8 +75,6 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export { isMap, isSeq };
-
 /**
  * Reads an On/Off setting (the Apache module's spelling); `true`/`false`
  * (YAML booleans or strings) are accepted too, case-insensitively.
@@ -88,29 +88,6 @@ export function parseOnOff(value: unknown): boolean | undefined {
   if (v === 'on' || v === 'true') return true;
   if (v === 'off' || v === 'false') return false;
   return undefined;
-}
-
-/** A listen address `host:port`; `port` 0 asks the OS for a free port. */
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
-
-/**
- * Parses `host:port`, `[v6]:port` or a bare port number.
- *
- * @returns the address, or `undefined` when it is not one of those shapes
- *   or the port is outside 0–65535.
- */
-export function parseListen(value: unknown, defaultHost = '127.0.0.1'): ListenAddress | undefined {
-  if (typeof value === 'number') value = String(value);
-  if (typeof value !== 'string') return undefined;
-  const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value.trim());
-  if (!m) return undefined;
-  const port = Number(m[2]);
-  if (port > 65535) return undefined;
-  const host = m[1] ? m[1].replace(/^\[|\]$/g, '') : defaultHost;
-  return { host, port };
 }
 
 /** A path from a config file, made absolute against the folder of that file. */

@@ -2,10 +2,10 @@
  * URI-R handling: the original URL of a capture, and its SURT urlkey.
  *
  * - URI-R from the embedded request: `Host` header + request target
- *   (DESIGN.md "The capture record"), scheme `http` unless the capture says
+ *   (docs/capture-record.md), scheme `http` unless the capture says
  *   the client connection was TLS.
- * - urlkey: the Sort-friendly URI Reordering Transform (SURT) used as the
- *   index key, in the form CDX/pywb archives use (`org,example)/path?q`).
+ * - urlkey: the SURT form used as the index key (`org,example)/path?q`),
+ *   see {@link exactUrlkey}.
  */
 
 /** A URI-R that cannot be built or parsed; `message` is one line for an HTTP 400. */
@@ -111,18 +111,27 @@ export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string
 }
 
 /**
- * The SURT urlkey of a URI-R, as CDX indexes write it:
- * `http://www.Example.org:80/a/b?x=1` → `org,example,www)/a/b?x=1`.
+ * The urlkey of a URI-R: its SURT form (Sort-friendly URI Reordering
+ * Transform) as CDX indexes write it, without any canonicalization beyond
+ * {@link normalizeUriR}: `http://www.Example.org:80/a/b?x=1` →
+ * `org,example,www)/a/b?x=1`.
  *
  * Rules: scheme dropped (http and https of one host share a key, as in
  * pywb); host lower-cased, labels reversed, comma-joined; port kept unless
- * it is the scheme's default; path and query kept as normalised by
- * {@link normalizeUriR} (case kept); fragment dropped. `www` is kept, so
- * `example.org` and `www.example.org` are different resources.
+ * it is the scheme's default; path and query exactly as normalised (case
+ * and query order kept); fragment dropped.
+ *
+ * Why not pywb's canonical form (warcio's `getSurt`, Python `surt`), which
+ * also strips `www.`, lower-cases the path and sorts the query: this
+ * archive records exactly the URLs its sites served, and on a legacy site
+ * `/Page` and `/page`, `example.org` and `www.example.org`, or `?b=1&a=2`
+ * and `?a=2&b=1` can be different resources; a fuzzy key would make the
+ * TimeGate of one answer with mementos of another. Index exports for pywb
+ * can compute its form from the stored URI-R.
  *
  * @throws UriError like {@link normalizeUriR}.
  */
-export function surtUrlkey(uriR: string): string {
+export function exactUrlkey(uriR: string): string {
   const u = new URL(normalizeUriR(uriR));
   let host = u.hostname;
   if (host.endsWith('.')) host = host.slice(0, -1);

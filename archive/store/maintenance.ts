@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { surtUrlkey } from '../../shared/uri.js';
+import { exactUrlkey } from '../../shared/uri.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { scanWarcFile, type ScanItem, type ScannedRecord } from './warc-scan.js';
 import { sortWarcFiles } from './warc.js';
@@ -60,7 +60,7 @@ export function rowFromRecords(archiveId: string, file: string, response: Scanne
   const ct = headField(response.httpHead, 'content-type');
   return {
     archive_id: archiveId,
-    urlkey: surtUrlkey(uriR),
+    urlkey: exactUrlkey(uriR),
     uri_r: uriR,
     datetime: Math.floor(date / 1000),
     status: Number(status[1]),

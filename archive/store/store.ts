@@ -6,9 +6,10 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { CaptureRecordError, CaptureRecordParser, getHeader, getHeaders, type CaptureHead } from '../../shared/capture-record.js';
+import { CaptureRecordError, CaptureRecordParser, type CaptureHead } from '../../shared/capture-record.js';
+import { getHeader, getHeaders } from '../../shared/http-head.js';
 import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import { checkCaptureTarget, surtUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
+import { checkCaptureTarget, exactUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
 import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from '../config.js';
 import { BodySpill } from './body-spill.js';
 import { ScavengeCounter } from './gc.js';
@@ -143,15 +144,6 @@ export class ArchiveStore {
     const counter = { n: 0 };
     const gc = new ScavengeCounter();
     let prepared: { archive: ArchiveSpan; row: NewMementoRow } | null = null;
-    let headError: unknown = null;
-    parser.once('head', (head: CaptureHead) => {
-      blockHash.update(head.responseBytes);
-      try {
-        prepared = this.prepare(head, receivedAt);
-      } catch (err) {
-        headError = err;
-      }
-    });
     try {
       // Plain iteration instead of stream.pipeline: it costs a fraction per PUT (no AbortSignal, no Transform).
       // destroyOnReturn false: on an error the request stays open, so that the answer can still be sent.
@@ -160,7 +152,10 @@ export class ArchiveStore {
         counter.n += chunk.length;
         if (counter.n > this.config.maxCaptureBytes) throw new IngestError(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
         const out = parser.feed(chunk);
-        if (headError) throw headError;
+        if (!prepared && parser.head) {
+          blockHash.update(parser.head.responseBytes);
+          prepared = this.prepare(parser.head, receivedAt);
+        }
         if (out.length) {
           hash.update(out);
           blockHash.update(out);
@@ -170,7 +165,7 @@ export class ArchiveStore {
       parser.finish();
     } catch (err) {
       await spill.dispose();
-      const e = headError ?? err;
+      const e = err;
       if (e instanceof IngestError) throw e;
       if (e instanceof CaptureRecordError) throw new IngestError(e.status, e.message);
       if (e instanceof UriError) throw new IngestError(400, e.message);
@@ -241,7 +236,7 @@ export class ArchiveStore {
     return {
       archive,
       row: {
-        archive_id: archive.id, urlkey: surtUrlkey(uriR), uri_r: uriR, datetime, status: response.status,
+        archive_id: archive.id, urlkey: exactUrlkey(uriR), uri_r: uriR, datetime, status: response.status,
         mime: mediaType(getHeader(response.headers, 'content-type')), digest: '', warc_file: '', warc_offset: 0, warc_length: 0,
         client_ip: ip,
       },

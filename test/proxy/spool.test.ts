@@ -11,7 +11,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import type { CaptureOutcome } from '../../proxy/capture.js';
-import { surtUrlkey } from '../../shared/uri.js';
+import { exactUrlkey } from '../../shared/uri.js';
 import { startDaemon } from '../helpers/daemons.js';
 import { freePort, get, listen, startRealArchive, startTestProxy, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';
 
@@ -19,7 +19,7 @@ import { freePort, get, listen, startRealArchive, startTestProxy, startUpstream,
 async function mementosPerPage(archive: { store: { index: { spans(urlkey: string): Promise<{ n: number }[]> } } }, host: string, count: number): Promise<number[]> {
   return Promise.all(
     Array.from({ length: count }, async (_, n) => {
-      const spans = await archive.store.index.spans(surtUrlkey(`http://${host}/p/${n}`));
+      const spans = await archive.store.index.spans(exactUrlkey(`http://${host}/p/${n}`));
       return spans.reduce((a, s) => a + s.n, 0);
     }),
   );

@@ -1,0 +1,186 @@
+/**
+ * Config files as JSON Schemas (TypeBox builds them, ajv checks them): one
+ * place holds each setting's type, default, meaning and the reason given
+ * when a value is refused. From the same schema come the settings tables
+ * of the documentation ({@link settingsTable}).
+ *
+ * A setting's schema carries, besides JSON Schema's own `default` and
+ * `description`:
+ * - `errorMessage`: why a value is refused, as a template: `{key}` is the
+ *   setting's name, `{value}` the refused value (JSON); without `{`, the
+ *   message reads `<key> <errorMessage>, not <value>`;
+ * - `missingMessage`: for a required setting, what it is (`server_name is
+ *   missing (<missingMessage>)`);
+ * - `docDefault`: the default as the documentation shows it when the
+ *   `default` value alone says too little (`4294967296 (4 GiB)`), or a
+ *   derived one;
+ * - `check`: the name of a value check registered with {@link defineCheck}
+ *   (a host name, a listen address, On/Off…), for shapes JSON Schema
+ *   cannot say.
+ *
+ * A key with no value (`key:` or `key: null` in YAML) counts as absent.
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { ConfigError, isPlainObject, type YamlSource } from './config.js';
+
+const ajv = new Ajv({ strict: true, strictTypes: false, useDefaults: true, allErrors: false, coerceTypes: false });
+const checks = new Map<string, (value: unknown) => boolean>();
+ajv.addKeyword({ keyword: 'errorMessage', schemaType: 'string' });
+ajv.addKeyword({ keyword: 'missingMessage', schemaType: 'string' });
+ajv.addKeyword({ keyword: 'docDefault', schemaType: 'string' });
+ajv.addKeyword({
+  keyword: 'check',
+  schemaType: 'string',
+  errors: false,
+  validate: (name: string, data: unknown) => {
+    const fn = checks.get(name);
+    if (!fn) throw new Error(`config schema: no check named "${name}"`);
+    return fn(data);
+  },
+});
+
+/**
+ * Registers a value check that schemas name with `check: '<name>'`.
+ * Checks are pure functions of the value (no file access).
+ */
+export function defineCheck(name: string, fn: (value: unknown) => boolean): void {
+  checks.set(name, fn);
+}
+
+/** The annotations this module reads on a setting's schema. */
+export interface SettingAnnotations {
+  description?: string;
+  errorMessage?: string;
+  missingMessage?: string;
+  docDefault?: string;
+  default?: unknown;
+  check?: string;
+}
+
+type SchemaNode = TSchema & SettingAnnotations & {
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  required?: string[];
+  anyOf?: SchemaNode[];
+};
+
+const compiled = new WeakMap<TSchema, ValidateFunction>();
+
+/** A key path into a YAML document: mapping keys and list indexes. */
+export type KeyPath = (string | number)[];
+
+/** Removes keys whose value is `null` (YAML `key:`), in mappings at any depth. */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (!isPlainObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = withoutNulls(x);
+  return out;
+}
+
+/** Options of {@link checkConfig}. */
+export interface CheckOptions {
+  /** The message for a key the schema does not know (default: `unknown setting "<key>"`). */
+  unknownKey?: (key: string, known: string[]) => string;
+}
+
+/**
+ * Checks `value` (a YAML document or part of one) against `schema`, fills
+ * in defaults, and returns the checked value.
+ *
+ * @param at where `value` sits in document `doc` of `src` (for line numbers)
+ * @throws ConfigError `file:line: reason` for the first problem found: a
+ *   key the schema does not know, a missing required key, a value of the
+ *   wrong type or shape (the setting's `errorMessage`)
+ */
+export function checkConfig<T extends TSchema>(schema: T, src: YamlSource, doc: number, at: KeyPath, value: unknown, opts: CheckOptions = {}): Static<T> {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  const data = withoutNulls(value);
+  if (validate(data)) return data as Static<T>;
+  throw new ConfigError(describeError(validate.errors![0], schema as SchemaNode, src, doc, at, data, opts));
+}
+
+/** The instance path of an ajv error as keys and indexes into `data`. */
+function keysOf(instancePath: string, data: unknown): KeyPath {
+  const out: KeyPath = [];
+  let cur = data;
+  for (const raw of instancePath.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    const key = Array.isArray(cur) ? Number(seg) : seg;
+    out.push(key);
+    cur = (cur as Record<string | number, unknown> | undefined)?.[key];
+  }
+  return out;
+}
+
+/** The schema node of the value at `keys`. */
+function nodeAt(root: SchemaNode, keys: KeyPath): SchemaNode | undefined {
+  let node: SchemaNode | undefined = root;
+  for (const k of keys) {
+    if (!node) return undefined;
+    node = typeof k === 'number' ? node.items : node.properties?.[k];
+  }
+  return node;
+}
+
+function valueAt(data: unknown, keys: KeyPath): unknown {
+  let cur = data;
+  for (const k of keys) cur = (cur as Record<string | number, unknown> | undefined)?.[k];
+  return cur;
+}
+
+/** Fills a message template: `{key}`, `{value}`; a plain message reads `<key> <message>, not <value>`. */
+export function fillMessage(template: string, key: string, value: unknown): string {
+  const shown = JSON.stringify(value) ?? String(value);
+  if (!template.includes('{')) return `${key} ${template}, not ${shown}`;
+  return template.replace(/\{key\}/g, key).replace(/\{value\}/g, shown);
+}
+
+function describeError(err: ErrorObject, root: SchemaNode, src: YamlSource, doc: number, at: KeyPath, data: unknown, opts: CheckOptions): string {
+  const keys = keysOf(err.instancePath, data);
+  const where = (k: KeyPath) => src.where(doc, [...at, ...k]);
+  if (err.keyword === 'additionalProperties') {
+    const key = String((err.params as { additionalProperty: string }).additionalProperty);
+    const known = Object.keys(nodeAt(root, keys)?.properties ?? {});
+    return `${where([...keys, key])}: ${opts.unknownKey ? opts.unknownKey(key, known) : `unknown setting "${key}" (known: ${known.join(', ')})`}`;
+  }
+  if (err.keyword === 'required') {
+    const key = String((err.params as { missingProperty: string }).missingProperty);
+    const why = nodeAt(root, [...keys, key])?.missingMessage;
+    return `${where(keys)}: ${key} is missing${why ? ` (${why})` : ''}`;
+  }
+  const node = nodeAt(root, keys);
+  const key = String([...keys].reverse().find((k) => typeof k === 'string') ?? '');
+  const value = valueAt(data, keys);
+  const message = node?.errorMessage ?? err.message ?? 'is not valid';
+  return `${where(keys)}: ${fillMessage(message, key, value)}`;
+}
+
+/** Markdown of a default value: `` `text` ``, numbers as written, lists in YAML flow form. */
+function showDefault(node: SchemaNode, required: boolean): string {
+  if (node.docDefault !== undefined) return node.docDefault;
+  const d = node.default;
+  if (d === undefined) return required ? '— (required)' : '—';
+  if (Array.isArray(d)) return d.length ? '`[' + d.join(', ') + ']`' : '`[]`';
+  if (typeof d === 'boolean') return d ? '`On`' : '`Off`';
+  return '`' + String(d) + '`';
+}
+
+/**
+ * The documentation table of a mapping's settings, in schema order:
+ * `| key | default | meaning |` (GitHub markdown), one row per property
+ * with its `description`.
+ *
+ * @param keyHeading the heading of the first column (`key`, `setting`)
+ */
+export function settingsTable(schema: TSchema, keyHeading = 'key'): string {
+  const node = schema as SchemaNode;
+  const required = new Set(node.required ?? []);
+  const rows = Object.entries(node.properties ?? {}).map(([k, p]) => `| \`${k}\` | ${showDefault(p, required.has(k))} | ${(p.description ?? '').replace(/\|/g, '\\|')} |`);
+  return [`| ${keyHeading} | default | meaning |`, '|---|---|---|', ...rows].join('\n') + '\n';
+}
