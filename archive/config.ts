@@ -1,30 +1,24 @@
 /**
- * `conf/archive.yaml`: the archive daemon's settings (DESIGN.md "Command
- * line and configuration"). Every key, its default and its meaning are in
- * README.md "Archive configuration"; keep the two in step.
+ * `archive.yaml`, the archive daemon's settings: the schema of the file
+ * (each key's type, default, meaning and refusal reason, in one place) and
+ * the resolved {@link ArchiveConfig} the code uses. Sizes are bytes and
+ * times are seconds in the file; in code, time fields carry their unit in
+ * their name (`requestTimeoutMs`). docs/configuration.md's archive table
+ * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
-import { isIP } from 'node:net';
 import path from 'node:path';
-import { ConfigError, isPlainObject, loadYamlFile, resolveConfigPath, type YamlSource } from '../shared/config.js';
-import { parseListen, type HostPort as ListenAddress } from '../shared/net.js';
+import { type Static, Type } from '@sinclair/typebox';
+import { checkConfig, defaultsOf, defineCheck } from '../shared/config-schema.js';
+import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../shared/config.js';
 import { parseTimestamp14 } from '../shared/http-date.js';
+import { type HostPort, parseAddressBlock, parseListen } from '../shared/net.js';
+import type { ArchiveSpan } from './spans.js';
 
-/** One time-span archive behind the redirector. */
-export interface ArchiveSpan {
-  /** Path segment naming the archive (`/<id>/timegate/…`). */
-  id: string;
-  /** Inclusive start, epoch seconds; `-Infinity` when open. */
-  from: number;
-  /** Exclusive end, epoch seconds; `Infinity` when open. */
-  until: number;
-  /** Base address of a TimeGate on another host (`http://h:p/id/timegate/`); absent for local archives. */
-  timegate?: string;
-  /** Base address of that host's link-format TimeMap; derived from `timegate` when absent. */
-  timemap?: string;
-}
+export type { ArchiveSpan } from './spans.js';
 
+/** The archive daemon's settings, resolved (absolute paths, epoch seconds, milliseconds). */
 export interface ArchiveConfig {
-  listen: ListenAddress;
+  listen: HostPort;
   /** Public address used in Location and Link; `undefined` = from the request's Host. No trailing slash. */
   baseUrl?: string;
   /** Folder for WARC files and the SQLite index (absolute). */
@@ -43,47 +37,33 @@ export interface ArchiveConfig {
   maxHeaders: number;
   /** Longest URI-R (and embedded request target) accepted, in characters; longer → 400. */
   maxUrlLength: number;
-  /** Largest HTTP request head (request line + headers) of any request to the daemon, bytes; larger → 431 (Node's maxHeaderSize). */
+  /** Largest HTTP request head of any request to the daemon, bytes; larger → 431 (Node's maxHeaderSize). */
   maxHttpHeaderBytes: number;
-  /** Seconds to receive a whole request, head and body (Node's requestTimeout); 408 after. */
-  requestTimeout: number;
-  /** Seconds to receive a request head (Node's headersTimeout); 408 after. */
-  headersTimeout: number;
-  /** Seconds a connection may stay silent (no bytes either way) before it is closed (socket timeout). */
-  idleTimeout: number;
-  /** Seconds an idle keep-alive connection is kept open for the next request. */
-  keepAliveTimeout: number;
+  /** Time to receive a whole request, head and body (Node's requestTimeout), ms; 408 after. */
+  requestTimeoutMs: number;
+  /** Time to receive a request head (Node's headersTimeout), ms; 408 after. */
+  headersTimeoutMs: number;
+  /** Time a connection may stay silent (no bytes either way) before it is closed, ms. */
+  idleTimeoutMs: number;
+  /** Time an idle keep-alive connection is kept open for the next request, ms. */
+  keepAliveTimeoutMs: number;
   /** Bearer tokens allowed to PUT; empty = no token needed (the address check still applies). */
   putTokens: string[];
-  /** Addresses/CIDR blocks allowed to PUT (`127.0.0.0/8`, `::1`, `10.1.0.0/16`). */
+  /** Address blocks allowed to PUT (`127.0.0.0/8`, `::1`, `10.1.0.0/16`). */
   putAllow: string[];
 }
 
-export const DEFAULTS = {
-  listen: '127.0.0.1:8090',
-  data_dir: '../data/archive',
-  put_prefix: '/',
-  warc_max_bytes: 1024 * 1024 * 1024,
-  max_capture_bytes: 4 * 1024 * 1024 * 1024,
-  max_head_bytes: 64 * 1024,
-  max_headers: 200,
-  max_url_length: 8192,
-  max_http_header_bytes: 16 * 1024,
-  request_timeout: 600,
-  headers_timeout: 30,
-  idle_timeout: 60,
-  keep_alive_timeout: 5,
-  put_tokens: [] as string[],
-  put_allow: ['127.0.0.0/8', '::1/128'],
-};
-
-const KEYS = new Set(['listen', 'base_url', 'data_dir', 'put_prefix', 'archives', 'warc_max_bytes', 'max_capture_bytes', 'max_head_bytes', 'max_headers',
-  'max_url_length', 'max_http_header_bytes', 'request_timeout', 'headers_timeout', 'idle_timeout', 'keep_alive_timeout', 'put_tokens', 'put_allow']);
-const ARCHIVE_KEYS = new Set(['id', 'from', 'until', 'timegate', 'timemap']);
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
 const RESERVED_IDS = new Set(['tg', 'put', '.well-known', 'timegate', 'memento', 'timemap', 'timebundle']);
 
-function parseInstant(v: unknown): number | undefined {
+/**
+ * An instant in the config: ISO 8601 (`2026-01-01T00:00:00Z`, a date alone
+ * = its midnight UTC, no zone = UTC) or 14 digits (a prefix of 4 or more
+ * works, as in a URI-M).
+ *
+ * @returns epoch seconds, or `undefined` when it is neither
+ */
+export function parseInstant(v: unknown): number | undefined {
   if (v instanceof Date) return Math.floor(v.getTime() / 1000);
   if (typeof v === 'number' && /^\d{4,14}$/.test(String(v))) v = String(v);
   if (typeof v !== 'string') return undefined;
@@ -96,138 +76,158 @@ function parseInstant(v: unknown): number | undefined {
   return Number.isNaN(t) ? undefined : Math.floor(t / 1000);
 }
 
-function positiveInt(src: YamlSource, raw: Record<string, unknown>, key: string, dflt: number): number {
-  const v = raw[key];
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) throw new ConfigError(`${src.where(0, [key])}: ${key} must be a positive whole number of bytes or a count, not ${JSON.stringify(v)}`);
-  return v;
-}
+defineCheck('listen', (v) => parseListen(v) !== undefined);
+defineCheck('instant', (v) => parseInstant(v) !== undefined);
+defineCheck('put-token', (v) => (typeof v === 'string' || typeof v === 'number') && /^[A-Za-z0-9\-._~+/]{16,}=*$/.test(String(v)));
+defineCheck('address-block', (v) => typeof v === 'string' && parseAddressBlock(v) !== undefined);
 
-function seconds(src: YamlSource, raw: Record<string, unknown>, key: string, dflt: number): number {
-  const v = raw[key];
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 86400 * 7) throw new ConfigError(`${src.where(0, [key])}: ${key} must be a number of seconds (e.g. 30 or 0.5), not ${JSON.stringify(v)}`);
-  return v;
-}
+const bytes = (dflt: number, description: string, docDefault?: string) =>
+  Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: dflt, description, errorMessage: 'must be a positive whole number of bytes or a count', ...(docDefault ? { docDefault } : {}) }));
+const seconds = (dflt: number, description: string) =>
+  Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 * 7, default: dflt, description, errorMessage: 'must be a number of seconds (e.g. 30 or 0.5)' }));
 
-/** A CIDR block or single address as `[address, prefix, family]`, or undefined when it is not one. */
-export function parseCidr(s: string): [string, number, 'ipv4' | 'ipv6'] | undefined {
-  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(s.trim());
-  if (!m) return undefined;
-  const family = isIP(m[1]);
-  if (!family) return undefined;
-  const max = family === 4 ? 32 : 128;
-  const prefix = m[2] === undefined ? max : Number(m[2]);
-  if (prefix > max) return undefined;
-  return [m[1], prefix, family === 4 ? 'ipv4' : 'ipv6'];
-}
+/** One entry of `archives:`. */
+const ARCHIVE_SCHEMA = Type.Object(
+  {
+    id: Type.Union([Type.String(), Type.Integer()], {
+      description: 'path segment naming the archive (`/<id>/timegate/…`): letters, digits, `.` `_` `~` `-`, not one of the fixed words of the URL space',
+      errorMessage: 'archive id must be one path segment of letters, digits, . _ ~ -, not {value}',
+      missingMessage: 'a path segment naming the archive',
+    }),
+    from: Type.Optional(Type.Unsafe<string | number>({ check: 'instant', description: 'inclusive start (ISO 8601 or 14 digits); open when left out', errorMessage: 'from must be a date like 2026-01-01T00:00:00Z, not {value}' })),
+    until: Type.Optional(Type.Unsafe<string | number>({ check: 'instant', description: 'exclusive end; open when left out', errorMessage: 'until must be a date like 2026-01-01T00:00:00Z, not {value}' })),
+    timegate: Type.Optional(Type.String({ pattern: '^https?://\\S+/$', description: 'a remote archive: base address of its TimeGate (`http://host:port/<id>/timegate/`)', errorMessage: 'timegate must be an http(s) base address ending in /, e.g. http://host:8090/<id>/timegate/' })),
+    timemap: Type.Optional(Type.String({ pattern: '^https?://\\S+/$', description: "a remote archive's link-format TimeMap base address; default: the timegate address with `timemap/link/` in place of `timegate/`", errorMessage: 'timemap must be an http(s) base address ending in /, e.g. http://host:8090/<id>/timemap/link/' })),
+  },
+  { additionalProperties: false, errorMessage: 'each archive is a mapping {id, from, until}, not {value}' },
+);
 
-function stringList(src: YamlSource, raw: Record<string, unknown>, key: string, dflt: string[], check: (s: string) => string | null): string[] {
-  const v = raw[key];
-  if (v === undefined) return dflt;
-  const list = typeof v === 'string' ? [v] : v;
-  if (!Array.isArray(list)) throw new ConfigError(`${src.where(0, [key])}: ${key} must be a list`);
-  return list.map((item, i) => {
-    const s = typeof item === 'number' ? String(item) : item;
-    const why = typeof s === 'string' ? check(s) : 'must be a string';
-    if (why) throw new ConfigError(`${src.where(0, [key, i])}: ${key} entry ${JSON.stringify(item)} ${why}`);
-    return s as string;
-  });
-}
+/** The schema of `archive.yaml`: keys in documentation order. */
+export const ARCHIVE_FILE_SCHEMA = Type.Object(
+  {
+    listen: Type.Optional(Type.Unsafe<string | number>({ check: 'listen', default: '127.0.0.1:8090', description: '`host:port` to listen on (`port` 0: any free port)', errorMessage: 'must be host:port' })),
+    base_url: Type.Optional(Type.String({ pattern: '^https?://[^/\\s]+(/\\S*)?$', docDefault: "from the request's `Host`", description: 'public address used in `Location` and `Link`, e.g. `https://archive.example.org`', errorMessage: 'must be an http(s) URL' })),
+    data_dir: Type.Optional(Type.String({ minLength: 1, default: '../data/archive', description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`', errorMessage: '{key} must be a folder path' })),
+    put_prefix: Type.Optional(Type.String({ pattern: '^/?([A-Za-z0-9._~-]+/?)*$', default: '/', description: 'captures arrive as `PUT <put_prefix>put/<URL>` (e.g. `/archive/` → `PUT /archive/put/…`)', errorMessage: 'must be a path like / or /archive/' })),
+    archives: Type.Array(ARCHIVE_SCHEMA, {
+      minItems: 1,
+      description:
+        'time spans, oldest first: `{id, from, until}`; `from` inclusive, `until` exclusive, either open when left out; dates as ISO 8601 (`2026-01-01T00:00:00Z`) or 14 digits. A remote archive adds `timegate:` (and `timemap:` when its TimeGate address does not end in `/timegate/`)',
+      errorMessage: '{key} must list at least one archive ({id, from, until})',
+      missingMessage: 'a list of at least one archive ({id, from, until})',
+    }),
+    warc_max_bytes: bytes(1024 ** 3, 'a WARC file is closed and a new one begun once it is larger', '1073741824 (1 GiB)'),
+    max_capture_bytes: bytes(4 * 1024 ** 3, 'largest PUT body; larger → 413', '4294967296 (4 GiB)'),
+    max_head_bytes: bytes(64 * 1024, 'largest request + response head in a capture record; larger → 431'),
+    max_headers: bytes(200, 'most header lines in each head; more → 431'),
+    max_url_length: bytes(8192, 'longest URI-R / embedded request target, in characters; longer → 400'),
+    max_http_header_bytes: bytes(16 * 1024, 'largest request line + headers of any HTTP request to the daemon (the PUT itself, a GET); larger → 431'),
+    request_timeout: seconds(600, 'seconds to receive a whole request, head and body (a capture PUT streams while the proxied page streams: allow slow pages); later → 408'),
+    headers_timeout: seconds(30, "seconds to receive a request's head; later → 408. Not longer than `request_timeout`"),
+    idle_timeout: seconds(60, 'seconds a connection may stay silent (no byte either way) before it is closed'),
+    keep_alive_timeout: seconds(5, 'seconds an idle keep-alive connection is kept for the next request'),
+    put_tokens: Type.Optional(
+      Type.Array(Type.Unsafe<string | number>({ check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' }), {
+        default: [],
+        description: 'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401',
+        errorMessage: '{key} must be a list',
+      }),
+    ),
+    put_allow: Type.Optional(
+      Type.Array(Type.Unsafe<string>({ type: 'string', check: 'address-block', errorMessage: '{key} entry {value} is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8' }), {
+        default: ['127.0.0.0/8', '::1/128'],
+        description: 'addresses / CIDR blocks allowed to PUT (default: this host only); others → 403',
+        errorMessage: '{key} must be a list',
+      }),
+    ),
+  },
+  { additionalProperties: false, errorMessage: 'the file must be a mapping of settings, not {value}' },
+);
+
+/** `archive.yaml` as checked against {@link ARCHIVE_FILE_SCHEMA}, defaults filled in. */
+export type ArchiveFile = Static<typeof ARCHIVE_FILE_SCHEMA>;
+
+/** The defaults of `archive.yaml`, from its schema. */
+export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Required<Omit<ArchiveFile, 'archives' | 'base_url'>>;
 
 /**
- * Validates the parsed YAML of an archive config.
+ * Validates the parsed YAML of an archive config (a string `put_tokens` or
+ * `put_allow` is a list of one).
  *
- * @throws ConfigError `file:line: reason` for unknown keys, bad listen
+ * @throws ConfigError `file:line: reason` for unknown keys, a bad listen
  *   address, bad base_url, archive ids that are not path segments or are
- *   reserved words, unparsable or overlapping spans, no archives.
+ *   reserved words, unparsable or overlapping spans, no archives,
+ *   `headers_timeout` longer than `request_timeout`.
  */
 export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
-  const raw = src.values[0] ?? {};
-  if (!isPlainObject(raw)) throw new ConfigError(`${src.file}: the file must be a mapping of settings`);
-  for (const k of Object.keys(raw)) if (!KEYS.has(k)) throw new ConfigError(`${src.where(0, [k])}: unknown setting "${k}" (known: ${[...KEYS].join(', ')})`);
-
-  const listen = parseListen(raw.listen ?? DEFAULTS.listen);
-  if (!listen) throw new ConfigError(`${src.where(0, ['listen'])}: listen must be host:port, not ${JSON.stringify(raw.listen)}`);
-
-  let baseUrl: string | undefined;
-  if (raw.base_url !== undefined) {
-    if (typeof raw.base_url !== 'string' || !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/.test(raw.base_url)) throw new ConfigError(`${src.where(0, ['base_url'])}: base_url must be an http(s) URL, not ${JSON.stringify(raw.base_url)}`);
-    baseUrl = raw.base_url.replace(/\/+$/, '');
+  const value = src.values[0] ?? {};
+  for (const k of ['put_tokens', 'put_allow']) {
+    const v = (value as Record<string, unknown>)[k];
+    if (typeof v === 'string') (value as Record<string, unknown>)[k] = [v];
   }
+  const raw = checkConfig(ARCHIVE_FILE_SCHEMA, src, 0, [], value);
+  const config: ArchiveConfig = {
+    listen: parseListen(raw.listen)!,
+    baseUrl: raw.base_url?.replace(/\/+$/, ''),
+    dataDir: resolveConfigPath(src.file, raw.data_dir!),
+    putPrefix: ('/' + raw.put_prefix + '/').replace(/\/+/g, '/'),
+    archives: archiveSpans(src, raw.archives),
+    warcMaxBytes: raw.warc_max_bytes!,
+    maxCaptureBytes: raw.max_capture_bytes!,
+    maxHeadBytes: raw.max_head_bytes!,
+    maxHeaders: raw.max_headers!,
+    maxUrlLength: raw.max_url_length!,
+    maxHttpHeaderBytes: raw.max_http_header_bytes!,
+    requestTimeoutMs: raw.request_timeout! * 1000,
+    headersTimeoutMs: raw.headers_timeout! * 1000,
+    idleTimeoutMs: raw.idle_timeout! * 1000,
+    keepAliveTimeoutMs: raw.keep_alive_timeout! * 1000,
+    putTokens: raw.put_tokens!.map(String),
+    putAllow: raw.put_allow!,
+  };
+  if (config.baseUrl === undefined) delete config.baseUrl;
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError(`${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`);
+  }
+  return config;
+}
 
-  const dataDirRaw = raw.data_dir ?? DEFAULTS.data_dir;
-  if (typeof dataDirRaw !== 'string' || !dataDirRaw) throw new ConfigError(`${src.where(0, ['data_dir'])}: data_dir must be a folder path`);
-  const dataDir = resolveConfigPath(src.file, dataDirRaw);
-
-  const putPrefixRaw = raw.put_prefix ?? DEFAULTS.put_prefix;
-  if (typeof putPrefixRaw !== 'string' || !/^\/?([A-Za-z0-9._~-]+\/?)*$/.test(putPrefixRaw)) throw new ConfigError(`${src.where(0, ['put_prefix'])}: put_prefix must be a path like / or /archive/, not ${JSON.stringify(putPrefixRaw)}`);
-  const putPrefix = ('/' + putPrefixRaw + '/').replace(/\/+/g, '/');
-
-  const list = raw.archives;
-  if (!Array.isArray(list) || list.length === 0) throw new ConfigError(`${src.where(0, ['archives'])}: archives must list at least one archive ({id, from, until})`);
-  const archives: ArchiveSpan[] = [];
+/** The `archives:` list as spans: ids unique and not reserved, spans in order without overlap, remote TimeMap addresses derived. */
+function archiveSpans(src: YamlSource, list: ArchiveFile['archives']): ArchiveSpan[] {
+  const spans: ArchiveSpan[] = [];
   const seen = new Set<string>();
   list.forEach((a, i) => {
     const at = src.where(0, ['archives', i]);
-    if (!isPlainObject(a)) throw new ConfigError(`${at}: each archive is a mapping {id, from, until}`);
-    for (const k of Object.keys(a)) if (!ARCHIVE_KEYS.has(k)) throw new ConfigError(`${src.where(0, ['archives', i, k])}: unknown archive setting "${k}" (known: ${[...ARCHIVE_KEYS].join(', ')})`);
-    const id = typeof a.id === 'number' ? String(a.id) : a.id;
-    if (typeof id !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(id)) throw new ConfigError(`${src.where(0, ['archives', i, 'id'])}: archive id must be one path segment of letters, digits, . _ ~ -, not ${JSON.stringify(a.id)}`);
-    if (RESERVED_IDS.has(id)) throw new ConfigError(`${src.where(0, ['archives', i, 'id'])}: archive id "${id}" is a fixed word of the URL space`);
-    if (seen.has(id)) throw new ConfigError(`${src.where(0, ['archives', i, 'id'])}: archive id "${id}" is listed twice`);
+    const here = (k: string) => src.where(0, ['archives', i, k]);
+    const id = String(a.id);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(id)) throw new ConfigError(`${here('id')}: archive id must be one path segment of letters, digits, . _ ~ -, not ${JSON.stringify(a.id)}`);
+    if (RESERVED_IDS.has(id)) throw new ConfigError(`${here('id')}: archive id "${id}" is a fixed word of the URL space`);
+    if (seen.has(id)) throw new ConfigError(`${here('id')}: archive id "${id}" is listed twice`);
     seen.add(id);
-    const from = a.from === undefined || a.from === null ? -Infinity : parseInstant(a.from);
-    if (from === undefined) throw new ConfigError(`${src.where(0, ['archives', i, 'from'])}: from must be a date like 2026-01-01T00:00:00Z, not ${JSON.stringify(a.from)}`);
-    const until = a.until === undefined || a.until === null ? Infinity : parseInstant(a.until);
-    if (until === undefined) throw new ConfigError(`${src.where(0, ['archives', i, 'until'])}: until must be a date like 2026-01-01T00:00:00Z, not ${JSON.stringify(a.until)}`);
+    const from = a.from === undefined ? -Infinity : parseInstant(a.from)!;
+    const until = a.until === undefined ? Infinity : parseInstant(a.until)!;
     if (from >= until) throw new ConfigError(`${at}: archive "${id}" ends (until) before it starts (from)`);
     const span: ArchiveSpan = { id, from, until };
-    for (const k of ['timegate', 'timemap'] as const) {
-      if (a[k] === undefined) continue;
-      if (typeof a[k] !== 'string' || !/^https?:\/\/\S+\/$/.test(a[k] as string)) throw new ConfigError(`${src.where(0, ['archives', i, k])}: ${k} must be an http(s) base address ending in /, e.g. http://host:8090/${id}/${k === 'timegate' ? 'timegate' : 'timemap/link'}/`);
-      span[k] = a[k] as string;
-    }
-    if (span.timemap && !span.timegate) throw new ConfigError(`${src.where(0, ['archives', i, 'timemap'])}: timemap is only for remote archives, which also set timegate`);
+    if (a.timegate) span.timegate = a.timegate;
+    if (a.timemap) span.timemap = a.timemap;
+    if (span.timemap && !span.timegate) throw new ConfigError(`${here('timemap')}: timemap is only for remote archives, which also set timegate`);
     if (span.timegate && !span.timemap) {
       // This daemon's own shape: …/<id>/timegate/ → …/<id>/timemap/link/. Other archives name theirs.
-      if (!/\/timegate\/$/.test(span.timegate)) throw new ConfigError(`${src.where(0, ['archives', i, 'timegate'])}: archive "${id}": timegate does not end in /timegate/, so its TimeMap address cannot be derived; set timemap: too (the base address of its link-format TimeMap, ending in /)`);
+      if (!/\/timegate\/$/.test(span.timegate)) {
+        throw new ConfigError(
+          `${here('timegate')}: archive "${id}": timegate does not end in /timegate/, so its TimeMap address cannot be derived; set timemap: too (the base address of its link-format TimeMap, ending in /)`,
+        );
+      }
       span.timemap = span.timegate.replace(/\/timegate\/$/, '/timemap/link/');
     }
-    const prev = archives[archives.length - 1];
+    const prev = spans[spans.length - 1];
     if (prev && from < prev.until) throw new ConfigError(`${at}: archive "${id}" starts before archive "${prev.id}" ends; list archives oldest first with spans that do not overlap`);
-    archives.push(span);
+    spans.push(span);
   });
-
-  const config: ArchiveConfig = {
-    listen,
-    baseUrl,
-    dataDir,
-    putPrefix,
-    archives,
-    warcMaxBytes: positiveInt(src, raw, 'warc_max_bytes', DEFAULTS.warc_max_bytes),
-    maxCaptureBytes: positiveInt(src, raw, 'max_capture_bytes', DEFAULTS.max_capture_bytes),
-    maxHeadBytes: positiveInt(src, raw, 'max_head_bytes', DEFAULTS.max_head_bytes),
-    maxHeaders: positiveInt(src, raw, 'max_headers', DEFAULTS.max_headers),
-    maxUrlLength: positiveInt(src, raw, 'max_url_length', DEFAULTS.max_url_length),
-    maxHttpHeaderBytes: positiveInt(src, raw, 'max_http_header_bytes', DEFAULTS.max_http_header_bytes),
-    requestTimeout: seconds(src, raw, 'request_timeout', DEFAULTS.request_timeout),
-    headersTimeout: seconds(src, raw, 'headers_timeout', DEFAULTS.headers_timeout),
-    idleTimeout: seconds(src, raw, 'idle_timeout', DEFAULTS.idle_timeout),
-    keepAliveTimeout: seconds(src, raw, 'keep_alive_timeout', DEFAULTS.keep_alive_timeout),
-    putTokens: stringList(src, raw, 'put_tokens', DEFAULTS.put_tokens, (s) => (/^[A-Za-z0-9\-._~+/]{16,}=*$/.test(s) ? null : 'must be a bearer token of at least 16 characters (letters, digits, -._~+/)')),
-    putAllow: stringList(src, raw, 'put_allow', DEFAULTS.put_allow, (s) => (parseCidr(s) ? null : 'is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8')),
-  };
-  if (config.headersTimeout > config.requestTimeout) throw new ConfigError(`${src.where(0, ['headers_timeout'])}: headers_timeout (${config.headersTimeout} s) must not be longer than request_timeout (${config.requestTimeout} s)`);
-  return config;
+  return spans;
 }
 
 /** Reads and validates an archive config file. @throws ConfigError `file:line: reason`. */
 export function loadArchiveConfig(file: string): ArchiveConfig {
   return validateArchiveConfig(loadYamlFile(path.resolve(file)));
-}
-
-/** The archive whose span holds `t` (epoch seconds), local or remote; `undefined` in a gap. */
-export function archiveForInstant(archives: ArchiveSpan[], t: number): ArchiveSpan | undefined {
-  return archives.find((a) => a.from <= t && t < a.until);
 }

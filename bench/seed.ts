@@ -28,7 +28,7 @@ import { exactUrlkey } from '../shared/uri.js';
 import { validateArchiveConfig } from '../archive/config.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
 import { ArchiveStore } from '../archive/store/store.js';
-import { WarcWriter } from '../archive/store/warc.js';
+import { WarcWriter } from '../archive/store/warc-writer.js';
 import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 
 /** The code whose output the bulk data is (index schema, WARC writer, urlkey). */

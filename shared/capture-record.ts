@@ -99,7 +99,7 @@ function parseResponseHead(bytes: Buffer, limits: HeadLimits): CapturedResponse 
   const opts = { strict: true, what: 'embedded response', maxFields: limits.maxHeaders };
   const { startLine, fieldLines } = strictly(() => splitHead(bytes, opts));
   const line = parseStatusLine(startLine);
-  if (!line) throw new CaptureRecordError(`status line is not "HTTP/x.y NNN reason": ${JSON.stringify(startLine.slice(0, 80))}`);
+  if (!line || !VERSION.test(line.httpVersion)) throw new CaptureRecordError(`status line is not "HTTP/x.y NNN reason": ${JSON.stringify(startLine.slice(0, 80))}`);
   if (line.status < 100 || line.status > 599) throw new CaptureRecordError(`status code ${line.status} is outside 100-599`);
   if (!isFieldValue(line.reason)) throw new CaptureRecordError('reason phrase has a control character or is not valid UTF-8');
   return { ...line, headers: strictly(() => parseFields(fieldLines, opts)) };

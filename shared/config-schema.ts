@@ -161,6 +161,13 @@ function describeError(err: ErrorObject, root: SchemaNode, src: YamlSource, doc:
   return `${where(keys)}: ${fillMessage(message, key, value)}`;
 }
 
+/** The `default` of each property of a mapping's schema (properties without one are left out). */
+export function defaultsOf(schema: TSchema): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, p] of Object.entries((schema as SchemaNode).properties ?? {})) if (p.default !== undefined) out[k] = p.default;
+  return out;
+}
+
 /** Markdown of a default value: `` `text` ``, numbers as written, lists in YAML flow form. */
 function showDefault(node: SchemaNode, required: boolean): string {
   if (node.docDefault !== undefined) return node.docDefault;

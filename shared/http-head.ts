@@ -39,6 +39,12 @@ export interface HeadOptions {
   what?: string;
   /** Most field lines; more throws a {@link HeadSyntaxError} with `tooMany` set (strict only). */
   maxFields?: number;
+  /**
+   * How bytes become text: `latin1` (default: every byte one character, so
+   * HTTP values go out again exactly as they came) or `utf8` (WARC named
+   * fields, which WARC 1.1 §4 says are UTF-8).
+   */
+  encoding?: 'latin1' | 'utf8';
 }
 
 // RFC 9110 §5.6.2 token characters.
@@ -58,8 +64,9 @@ export function isFieldValue(s: string): boolean {
 
 /**
  * Parses a head: `bytes` holds the start line and the field lines, with or
- * without the final blank line. Bytes are read as latin1, so that every
- * byte stays one character (obs-text survives; values are as on the wire).
+ * without the final blank line. Bytes are read as latin1 unless told
+ * otherwise, so that every byte stays one character (obs-text survives;
+ * values are as on the wire).
  *
  * @throws HeadSyntaxError in strict mode, with a one-line reason
  */
@@ -76,7 +83,7 @@ export function parseHead(bytes: Buffer, opts: HeadOptions = {}): ParsedHead {
  */
 export function splitHead(bytes: Buffer, opts: HeadOptions = {}): { startLine: string; fieldLines: string[] } {
   const what = opts.what ?? 'head';
-  let text = bytes.toString('latin1');
+  let text = bytes.toString(opts.encoding ?? 'latin1');
   if (text.endsWith('\r\n\r\n')) text = text.slice(0, -2);
   if (opts.strict && text.includes('\0')) throw new HeadSyntaxError(`${what} contains a NUL byte`);
   const lines = text.split('\r\n');
@@ -136,13 +143,14 @@ export interface StatusLine {
 }
 
 /**
- * Parses a status line `HTTP/x.y NNN reason` (HTTP/2 as a proxy may write
- * it for an h2 client is accepted too).
+ * Parses a status line `HTTP/x.y NNN reason` (RFC 9112 §4). The protocol
+ * version is not checked here (any non-space word): a caller that must
+ * refuse versions it does not know checks `httpVersion` itself.
  *
  * @returns the parts, or `undefined` when it is not a status line
  */
 export function parseStatusLine(line: string): StatusLine | undefined {
-  const m = /^(HTTP\/(?:1\.[01]|2(?:\.0)?)) (\d{3})(?: (.*))?$/.exec(line);
+  const m = /^(\S+) (\d{3})(?: (.*))?$/.exec(line);
   return m ? { httpVersion: m[1], status: Number(m[2]), reason: m[3] ?? '' } : undefined;
 }
 

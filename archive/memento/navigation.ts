@@ -1,6 +1,8 @@
 /**
- * Memento addresses and navigation links (RFC 7089 §2.2, DESIGN.md
- * "Archive daemon URL space").
+ * Memento addresses and navigation links (RFC 7089 §2.2; the URL space is
+ * in docs/url-space.md): the builders of every URI-G, URI-M and URI-T this
+ * archive names, the choice of the memento for an instant, and the
+ * first/prev/next/last links around it.
  */
 import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
 import type { Link } from '../../shared/link.js';
@@ -54,11 +56,11 @@ export function select(n: Neighbourhood, t: number): Selection {
  * memento"`), each with its quoted IMF-fixdate `datetime` (RFC 7089 §2.2.4,
  * §4.2.1), oldest first.
  *
- * @param rawVariant when true, every URI-M is the `id_` variant (the raw
+ * @param raw when true, every URI-M is the raw (`id_`) one (the raw
  *   Memento was asked for: Prefer original-content at a TimeGate, or an
  *   `id_` address)
  */
-export function mementoLinks(base: string, archive: string, s: Selection, rawVariant = false): Link[] {
+export function mementoLinks(base: string, archive: string, s: Selection, raw = false): Link[] {
   const entries: [string, MementoRef][] = [['first', s.first], ['prev', s.prev!], ['memento', s.memento], ['next', s.next!], ['last', s.last]];
   const byId = new Map<number, { row: MementoRef; rels: string[] }>();
   for (const [rel, row] of entries) {
@@ -71,7 +73,7 @@ export function mementoLinks(base: string, archive: string, s: Selection, rawVar
   return [...byId.values()]
     .sort((a, b) => a.row.datetime - b.row.datetime)
     .map(({ row, rels }) => ({
-      uri: uris.memento(base, archive, row, rawVariant),
+      uri: uris.memento(base, archive, row, raw),
       rel: [...rels.filter((r) => r !== 'memento').sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'memento'].join(' '),
       datetime: formatHttpDate(row.datetime),
     }));

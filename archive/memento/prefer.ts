@@ -1,5 +1,6 @@
 /**
- * Prefer negotiation of raw Mementos (spec.md "Prefer rules"; RFC 7240).
+ * Prefer negotiation of raw Mementos (RFC 7240; the Prefer rules of
+ * docs/architecture.md "Replay and Prefer").
  *
  * Dimensions: `original-content`, `original-links`, `echo-original-headers`.
  * pywb's tokens are understood too: `raw` = all three, `rewritten` = the
@@ -49,27 +50,30 @@ export function hasPreference(p: PreferRequest): boolean {
 }
 
 /**
- * The dimensions a Memento response satisfies (spec Prefer rule 3): the raw
- * (`id_`) variant satisfies all three; the default Memento keeps links
- * (none is rewritten) and echoes headers (`X-Archive-Orig-*`), and keeps
- * the content too when nothing was inserted or decoded.
+ * The dimensions a Memento response satisfies (Prefer rule 3): the stored
+ * bytes (the raw `id_` variant, or Prefer: original-content) satisfy all
+ * three; the default Memento keeps links (none is rewritten) and echoes
+ * headers (`X-Archive-Orig-*`), and keeps the content too when nothing was
+ * inserted or decoded.
  *
- * @param raw the stored bytes are served exactly
+ * @param originalContent the stored bytes are served exactly
  * @param bodyChanged the default Memento's body differs from the stored one
  */
-export function satisfied(raw: boolean, bodyChanged: boolean): Dimension[] {
-  return raw || !bodyChanged ? [...DIMENSIONS] : ['original-links', 'echo-original-headers'];
+export function satisfied(originalContent: boolean, bodyChanged: boolean): Dimension[] {
+  return originalContent || !bodyChanged ? [...DIMENSIONS] : ['original-links', 'echo-original-headers'];
 }
 
 /**
- * The Preference-Applied value of a response (spec Prefer rules 3, 4, 6):
- * the dimensions the response satisfies, plus pywb's `raw` when it asked
- * for raw and got the raw variant, or `rewritten` when it asked for that
- * and got the default Memento.
+ * The Preference-Applied value of a response (Prefer rules 3, 4, 6): the
+ * dimensions the response satisfies, plus pywb's `raw` when it asked for
+ * raw and got the stored bytes, or `rewritten` when it asked for that and
+ * got the default Memento.
+ *
+ * @param originalContent the stored bytes are served exactly
  */
-export function preferenceApplied(p: PreferRequest, raw: boolean, bodyChanged: boolean): string {
-  const list: string[] = satisfied(raw, bodyChanged);
-  if (p.raw && raw) list.push('raw');
-  if (p.rewritten && !raw) list.push('rewritten');
+export function preferenceApplied(p: PreferRequest, originalContent: boolean, bodyChanged: boolean): string {
+  const list: string[] = satisfied(originalContent, bodyChanged);
+  if (p.raw && originalContent) list.push('raw');
+  if (p.rewritten && !originalContent) list.push('rewritten');
   return list.join(', ');
 }

@@ -1,11 +1,11 @@
 /**
- * The SQLite index of the archive (DESIGN.md "Storage"): one row per
- * memento, keyed by (SURT urlkey, archive id, Memento-Datetime), pointing at
- * the WARC response record that holds it.
+ * The SQLite index of the archive (docs/storage.md): one row per memento,
+ * keyed by (urlkey, archive id, Memento-Datetime), pointing at the WARC
+ * response record that holds it.
  *
  * Rule for two different captures of one URI-R in the same second (one
  * URI-M): the row keeps the capture received last; both WARC records stay
- * in the WARC files. See README "Same-second captures".
+ * in the WARC files. See docs/storage.md "Same-second captures".
  */
 import sqlite3 from 'sqlite3';
 
@@ -157,6 +157,9 @@ export function neighbourhoodSql(n: number, withWhole = true): string {
     FROM r CROSS JOIN memento m ON m.id = r.id`;
 }
 
+/** Rows per query when {@link IndexDb.mementos} walks a TimeMap. */
+const TIMEMAP_PAGE = 1000;
+
 /** Memory-mapped bytes of the index file on the read connection (SQLite `mmap_size`): reads skip a copy through the page cache. */
 const MMAP_BYTES = 256 * 1024 * 1024;
 
@@ -214,8 +217,6 @@ export class IndexDb {
     const prep = (sql: string) => db.prepare(sql);
     const read = (sql: string) => reader.prepare(sql);
     const stmts = {
-      atOrBeforeAny: prep(`SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC, id DESC LIMIT 1`),
-      exact: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $t`),
       byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
       page: pager.prepare(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       spans: pager.prepare(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
@@ -266,14 +267,10 @@ export class IndexDb {
   /** Transactions committed by {@link insertMany} since the index was opened. */
   commits = 0;
 
-  /** The memento of `urlkey` in any archive at or before `t` (epoch s), the latest such. Used for dedup. */
-  atOrBefore(urlkey: string, t: number): Promise<MementoRow | undefined> {
-    return get<MementoRow>(this.stmts.atOrBeforeAny, { $urlkey: urlkey, $t: t });
-  }
-
   /**
-   * {@link atOrBefore} for many (urlkey, t) pairs in one query (one round
-   * trip to SQLite's thread): the dedup lookups of a write batch.
+   * For each (urlkey, t) pair, the latest memento of `urlkey` in any archive
+   * at or before `t` (epoch s), all in one query (one round trip to SQLite's
+   * thread): the dedup lookups of a write batch.
    * @returns one entry per pair, in order; `undefined` where there is none.
    */
   async atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<(MementoRow | undefined)[]> {
@@ -289,11 +286,6 @@ export class IndexDb {
       for (const { q_i, ...row } of rows) out[q_i] = row as MementoRow;
     }
     return out;
-  }
-
-  /** The memento of `urlkey` in `archive` at exactly `t` (epoch s). */
-  exact(archive: string, urlkey: string, t: number): Promise<MementoRow | undefined> {
-    return first<MementoRow>(this.stmts.exact, { $urlkey: urlkey, $archive: archive, $t: t });
   }
 
   /** The memento with row id `id` (a {@link MementoRef}'s), whole; `undefined` when gone. */
@@ -399,6 +391,21 @@ export class IndexDb {
   /** Up to `limit` mementos of `urlkey` in `archive` after `after` (epoch s), oldest first (keyset paging). */
   page(archive: string, urlkey: string, after: number, limit: number): Promise<MementoRow[]> {
     return all<MementoRow>(this.stmts.page, { $urlkey: urlkey, $archive: archive, $after: after, $limit: limit });
+  }
+
+  /**
+   * Every memento of `urlkey` in `archive`, oldest first, read from the
+   * index {@link TIMEMAP_PAGE} rows at a time (keyset paging on datetime),
+   * so that a TimeMap of any size is read in constant memory.
+   */
+  async *mementos(archive: string, urlkey: string): AsyncGenerator<MementoRow> {
+    let after = Number.MIN_SAFE_INTEGER;
+    for (;;) {
+      const rows = await this.page(archive, urlkey, after, TIMEMAP_PAGE);
+      yield* rows;
+      if (rows.length < TIMEMAP_PAGE) return;
+      after = rows[rows.length - 1].datetime;
+    }
   }
 
   /** For each archive holding `urlkey`: first and last datetime (epoch s) and the count. */

@@ -1,6 +1,6 @@
 /**
- * Keeping the WARC files and the SQLite index in agreement (DESIGN.md
- * "Storage", durability): crash recovery on start, `memento-archive verify`
+ * Keeping the WARC files and the SQLite index in agreement (docs/storage.md,
+ * durability): crash recovery on start, `memento-archive verify`
  * and `memento-archive reindex`.
  *
  * The WARC files are the archive; the index is derived from them. Each
@@ -12,10 +12,11 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { exactUrlkey } from '../../shared/uri.js';
+import { parseHead, parseStatusLine } from '../../shared/http-head.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { indexRow } from './index-row.js';
 import { scanWarcFile, type ScanItem, type ScannedRecord } from './warc-scan.js';
-import { sortWarcFiles } from './warc.js';
+import { listWarcFiles } from './warc-files.js';
 
 /** Where maintenance messages go (one line each). */
 export type Log = (line: string) => void;
@@ -23,54 +24,28 @@ export type Log = (line: string) => void;
 /** Progress of a long scan: bytes of WARC files read so far and in all. */
 export type Progress = (done: number, total: number) => void;
 
-/** The WARC files of each archive folder under `warcsDir`, in writing order (names relative to `warcsDir`). */
-export async function listWarcFiles(warcsDir: string): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  const ids = await readdir(warcsDir, { withFileTypes: true }).catch(() => []);
-  for (const d of ids) {
-    if (!d.isDirectory()) continue;
-    const names = (await readdir(path.join(warcsDir, d.name))).filter((n) => /\.warc(\.gz)?$/.test(n));
-    out.set(d.name, sortWarcFiles(names).map((n) => path.posix.join(d.name, n)));
-  }
-  return out;
-}
-
-/** Header lookup in an HTTP head (first value, case-insensitive). */
-function headField(head: Buffer | null, name: string): string | undefined {
-  if (!head) return undefined;
-  const n = name.toLowerCase();
-  for (const line of head.toString('latin1').split('\r\n').slice(1)) {
-    const colon = line.indexOf(':');
-    if (colon > 0 && line.slice(0, colon).toLowerCase() === n) return line.slice(colon + 1).trim();
-  }
-  return undefined;
-}
-
 /**
  * The index row of a response record (and the request record written with
- * it, for `X-Client-IP`), as ingest would have made it.
+ * it, for `X-Client-IP`), as ingest would have made it (index-row.ts).
  *
  * @throws Error when the record has no target URI, date or status line.
  */
 export function rowFromRecords(archiveId: string, file: string, response: ScannedRecord, request: ScannedRecord | null): NewMementoRow {
   const uriR = response.headers.get('warc-target-uri') ?? '';
   const date = Date.parse(response.headers.get('warc-date') ?? '');
-  const status = /^\S+ (\d{3})/.exec(response.httpHead?.toString('latin1') ?? '');
-  if (!uriR || Number.isNaN(date) || !status) throw new Error(`response record at ${file}:${response.offset} lacks a target URI, date or status line`);
-  const ct = headField(response.httpHead, 'content-type');
-  return {
-    archive_id: archiveId,
-    urlkey: exactUrlkey(uriR),
-    uri_r: uriR,
+  const head = response.httpHead ? parseHead(response.httpHead) : null;
+  const status = head && parseStatusLine(head.startLine);
+  if (!uriR || Number.isNaN(date) || !head || !status) throw new Error(`response record at ${file}:${response.offset} lacks a target URI, date or status line`);
+  return indexRow({
+    archiveId,
+    uriR,
     datetime: Math.floor(date / 1000),
-    status: Number(status[1]),
-    mime: (ct ?? '').split(';')[0].trim().toLowerCase(),
+    status: status.status,
+    responseHeaders: head.fields,
+    requestHeaders: request?.httpHead ? parseHead(request.httpHead).fields : null,
     digest: response.headers.get('warc-payload-digest') ?? response.payloadDigest ?? '',
-    warc_file: file,
-    warc_offset: response.offset,
-    warc_length: response.length,
-    client_ip: headField(request?.httpHead ?? null, 'x-client-ip')?.trim() || null,
-  };
+    warc: { file, offset: response.offset, length: response.length },
+  });
 }
 
 /** True when `req` is the request record written with `res` (WARC-Concurrent-To). */

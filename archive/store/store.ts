@@ -1,6 +1,7 @@
 /**
- * The archive's store: capture ingest (PUT body → WARC records + index row)
- * and the lookups the Memento side needs. DESIGN.md "Storage".
+ * The archive's store: capture ingest (a capture record → WARC records +
+ * index row, durably, with dedup and group commit) and the record reads
+ * the Memento side needs. docs/storage.md.
  */
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -9,20 +10,21 @@ import type { Readable } from 'node:stream';
 import { CaptureRecordError, CaptureRecordParser, type CaptureHead } from '../../shared/capture-record.js';
 import { getHeader, getHeaders } from '../../shared/http-head.js';
 import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import { checkCaptureTarget, exactUrlkey, uriRFromRequest, UriError } from '../../shared/uri.js';
-import { archiveForInstant, type ArchiveConfig, type ArchiveSpan } from '../config.js';
+import { checkCaptureTarget, uriRFromRequest, UriError } from '../../shared/uri.js';
+import { type HttpError, httpError, isHttpError } from '../../shared/http-error.js';
+import { indexRow } from './index-row.js';
+import type { ArchiveConfig } from '../config.js';
+import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
 import { ScavengeCounter } from './gc.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { recover, removePidFile, writePidFile, type Log, type RecoveryReport } from './maintenance.js';
-import { WarcReader, WarcWriter, type StoredResponse } from './warc.js';
+import { type StoredResponse, WarcReader } from './warc-reader.js';
+import { WarcWriter } from './warc-writer.js';
 
-/** A PUT that cannot be stored: `status` is the HTTP answer, `message` one line saying why. */
-export class IngestError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-    this.name = 'IngestError';
-  }
+/** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
+function refuse(status: number, reason: string): HttpError {
+  return httpError(status, reason, { close: true });
 }
 
 /** The outcome of a stored capture. */
@@ -30,11 +32,6 @@ export interface IngestResult {
   /** false: identical to the memento it follows (dedup); nothing was written. */
   created: boolean;
   row: MementoRow | NewMementoRow;
-}
-
-/** Media type without parameters, lower case; `''` for none. */
-export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0].trim().toLowerCase();
 }
 
 interface PendingCapture {
@@ -116,11 +113,6 @@ export class ArchiveStore {
     return store;
   }
 
-  /** The local archives (those without a remote `timegate`), oldest first. */
-  get localArchives(): ArchiveSpan[] {
-    return this.config.archives.filter((a) => !a.timegate);
-  }
-
   /**
    * Ingests one capture record (DESIGN.md "The capture record") from a
    * stream. The heads are parsed as they arrive; the body streams into a
@@ -132,7 +124,7 @@ export class ArchiveStore {
    * it carries `X-Forwarded-Proto: https`. Memento-Datetime: the response's
    * Date header, else `receivedAt`.
    *
-   * @throws IngestError 400 (malformed record, with a one-line reason), 413
+   * @throws HttpError 400 (malformed record, with a one-line reason), 413
    *   (over `maxCaptureBytes`), 422 (no local archive covers the datetime);
    *   nothing is stored then. Stream errors (client gone) are rethrown.
    */
@@ -150,7 +142,7 @@ export class ArchiveStore {
       for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         gc.add(chunk.length);
         counter.n += chunk.length;
-        if (counter.n > this.config.maxCaptureBytes) throw new IngestError(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
+        if (counter.n > this.config.maxCaptureBytes) throw refuse(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
         const out = parser.feed(chunk);
         if (!prepared && parser.head) {
           blockHash.update(parser.head.responseBytes);
@@ -166,12 +158,12 @@ export class ArchiveStore {
     } catch (err) {
       await spill.dispose();
       const e = err;
-      if (e instanceof IngestError) throw e;
-      if (e instanceof CaptureRecordError) throw new IngestError(e.status, e.message);
-      if (e instanceof UriError) throw new IngestError(400, e.message);
+      if (isHttpError(e)) throw e;
+      if (e instanceof CaptureRecordError) throw refuse(e.status, e.message);
+      if (e instanceof UriError) throw refuse(400, e.message);
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || (e as Error).message === 'aborted') {
-        throw new IngestError(400, 'capture record was cut: the client closed the connection before the end of the body');
+        throw refuse(400, 'capture record was cut: the client closed the connection before the end of the body');
       }
       throw e;
     }
@@ -182,7 +174,7 @@ export class ArchiveStore {
     const bodyless = row.status === 204 || row.status === 304;
     if (declared !== undefined && !bodyless && Number(declared) !== spill.length) {
       await spill.dispose();
-      throw new IngestError(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
+      throw refuse(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
     }
     row.digest = 'sha256:' + hash.digest('hex');
     return new Promise<IngestResult>((resolve, reject) => {
@@ -205,42 +197,35 @@ export class ArchiveStore {
    */
   private prepare(head: CaptureHead, receivedAt: Date): { archive: ArchiveSpan; row: NewMementoRow } {
     const { request, response } = head;
-    if (request.method !== 'GET') throw new IngestError(400, `embedded request method ${request.method} is not archived: a capture is a GET request and its response`);
+    if (request.method !== 'GET') throw refuse(400, `embedded request method ${request.method} is not archived: a capture is a GET request and its response`);
     const hosts = getHeaders(request.headers, 'host');
-    if (hosts.length > 1) throw new IngestError(400, 'embedded request has more than one Host header');
+    if (hosts.length > 1) throw refuse(400, 'embedded request has more than one Host header');
     checkCaptureTarget(request.target, this.config.maxUrlLength);
     const proto = getHeader(request.headers, 'x-forwarded-proto')?.trim().toLowerCase();
     const uriR = uriRFromRequest(hosts[0], request.target, proto === 'https' ? 'https' : 'http', this.config.maxUrlLength);
-    if (response.status < 200) throw new IngestError(400, `status ${response.status} is an interim response, not a representation to archive`);
+    if (response.status < 200) throw refuse(400, `status ${response.status} is an interim response, not a representation to archive`);
     if (getHeader(response.headers, 'transfer-encoding') !== undefined) {
-      throw new IngestError(400, 'embedded response has Transfer-Encoding: send the body without its transfer coding (chunked undone) and drop the header');
+      throw refuse(400, 'embedded response has Transfer-Encoding: send the body without its transfer coding (chunked undone) and drop the header');
     }
     const lengths = getHeaders(response.headers, 'content-length').flatMap((v) => v.split(',')).map((v) => v.trim());
     if (lengths.some((v) => !/^\d{1,15}$/.test(v)) || new Set(lengths).size > 1) {
-      throw new IngestError(400, `embedded response Content-Length is not one number: ${JSON.stringify(lengths.join(', ').slice(0, 60))}`);
+      throw refuse(400, `embedded response Content-Length is not one number: ${JSON.stringify(lengths.join(', ').slice(0, 60))}`);
     }
     const dateText = getHeader(response.headers, 'date');
     const dateHeader = parseHttpDate(dateText);
     if (!dateHeader && dateText && /^[A-Za-z]{3}, +\d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/.test(dateText.trim())) {
-      throw new IngestError(400, `embedded response Date names no real instant: ${JSON.stringify(dateText.slice(0, 40))}`);
+      throw refuse(400, `embedded response Date names no real instant: ${JSON.stringify(dateText.slice(0, 40))}`);
     }
     if (dateHeader && (dateHeader.getTime() < 0 || dateHeader.getTime() > receivedAt.getTime() + 86_400_000)) {
-      throw new IngestError(400, `embedded response Date ${JSON.stringify(dateText!.slice(0, 40))} is before 1970 or more than a day after the archive received it`);
+      throw refuse(400, `embedded response Date ${JSON.stringify(dateText!.slice(0, 40))} is before 1970 or more than a day after the archive received it`);
     }
     const datetime = toEpochSeconds(dateHeader ?? receivedAt);
     const archive = archiveForInstant(this.config.archives, datetime);
-    if (!archive || archive.timegate) {
-      throw new IngestError(422, `no local archive in the config covers the capture's datetime ${new Date(datetime * 1000).toISOString()}`);
+    if (!archive || !isLocal(archive)) {
+      throw refuse(422, `no local archive in the config covers the capture's datetime ${new Date(datetime * 1000).toISOString()}`);
     }
-    const ip = getHeader(request.headers, 'x-client-ip')?.trim() || null;
-    return {
-      archive,
-      row: {
-        archive_id: archive.id, urlkey: exactUrlkey(uriR), uri_r: uriR, datetime, status: response.status,
-        mime: mediaType(getHeader(response.headers, 'content-type')), digest: '', warc_file: '', warc_offset: 0, warc_length: 0,
-        client_ip: ip,
-      },
-    };
+    const row = indexRow({ archiveId: archive.id, uriR, datetime, status: response.status, responseHeaders: response.headers, requestHeaders: request.headers, digest: '' });
+    return { archive, row };
   }
 
   private writer(archiveId: string): WarcWriter {

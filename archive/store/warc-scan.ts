@@ -3,8 +3,8 @@
  * `reindex`: each record is one gzip member (RFC 1952) holding one WARC
  * record (WARC 1.1 §4, §9 "record-at-time compression").
  *
- * warcio's parser is used to serve Mementos; this scanner exists because
- * those three jobs need what warcio does not give: the exact byte bounds of
+ * Those three jobs need what a WARC library such as warcio (which the tests
+ * use to read our files) does not give: the exact byte bounds of
  * each gzip member, a clear "partial" answer for a member cut short by a
  * crash (instead of silently stopping), the gzip CRC-32 checked, and the
  * block and payload digests recomputed in the same pass. It streams: a
@@ -13,6 +13,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import zlib from 'node:zlib';
+import { parseHead } from '../../shared/http-head.js';
 
 /** One complete WARC record found in a file. */
 export interface ScannedRecord {
@@ -155,17 +156,15 @@ class RecordBytes {
       else this.head = [all];
       return Buffer.alloc(0);
     }
-    const lines = all.subarray(0, end).toString('utf8').split('\r\n');
-    this.version = lines.shift() ?? '';
+    const { startLine, fields } = parseHead(all.subarray(0, end), { encoding: 'utf8' });
+    this.version = startLine;
     if (!/^WARC\/1\.[01]$/.test(this.version)) {
       this.error = `not a WARC record (version line ${JSON.stringify(this.version.slice(0, 20))})`;
       return Buffer.alloc(0);
     }
-    for (const line of lines) {
-      const colon = line.indexOf(':');
-      if (colon <= 0) continue;
-      const k = line.slice(0, colon).trim().toLowerCase();
-      if (!this.headers.has(k)) this.headers.set(k, line.slice(colon + 1).trim());
+    for (const [name, value] of fields) {
+      const k = name.toLowerCase();
+      if (!this.headers.has(k)) this.headers.set(k, value);
     }
     const cl = this.headers.get('content-length');
     if (!cl || !/^\d+$/.test(cl)) {

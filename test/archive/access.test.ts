@@ -7,7 +7,7 @@ import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { allowList, clientAddress } from '../../archive/auth.js';
+import { addressMatcher, clientAddress } from '../../shared/net.js';
 import { DEFAULTS, validateArchiveConfig } from '../../archive/config.js';
 import { parseYamlText } from '../../shared/config.js';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES, type Answer } from '../helpers/archive.js';
@@ -35,7 +35,7 @@ function putFrom(port: number, localAddress: string, body: Buffer, headers: Reco
 t.test('default: PUT from loopback only; the defaults are what the README says', async (t) => {
   t.same(DEFAULTS.put_allow, ['127.0.0.0/8', '::1/128']);
   t.same(DEFAULTS.put_tokens, []);
-  const allowed = allowList(DEFAULTS.put_allow);
+  const allowed = addressMatcher(DEFAULTS.put_allow);
   t.ok(allowed('127.0.0.1'));
   t.ok(allowed('127.3.2.1'));
   t.ok(allowed('::1'));
@@ -106,8 +106,8 @@ t.test('config: bad put_allow / put_tokens / limits are refused with file:line a
   t.match(bad('max_url_length: 0\n'), /max_url_length must be a positive whole number/);
   const c = validateArchiveConfig(parseYamlText(`data_dir: /tmp/x\n${TWO_ARCHIVES}`, path.join('/etc', 'archive.yaml')));
   t.same(
-    { u: c.maxUrlLength, h: c.maxHttpHeaderBytes, r: c.requestTimeout, ht: c.headersTimeout, i: c.idleTimeout, k: c.keepAliveTimeout, b: c.maxCaptureBytes, hb: c.maxHeadBytes },
-    { u: 8192, h: 16384, r: 600, ht: 30, i: 60, k: 5, b: 4294967296, hb: 65536 },
+    { u: c.maxUrlLength, h: c.maxHttpHeaderBytes, r: c.requestTimeoutMs, ht: c.headersTimeoutMs, i: c.idleTimeoutMs, k: c.keepAliveTimeoutMs, b: c.maxCaptureBytes, hb: c.maxHeadBytes },
+    { u: 8192, h: 16384, r: 600_000, ht: 30_000, i: 60_000, k: 5_000, b: 4294967296, hb: 65536 },
     'defaults as in the README',
   );
 });

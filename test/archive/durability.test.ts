@@ -11,7 +11,7 @@ import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import { IndexDb } from '../../archive/store/index-db.js';
 import { verify } from '../../archive/store/maintenance.js';
-import { WarcWriter } from '../../archive/store/warc.js';
+import { WarcWriter } from '../../archive/store/warc-writer.js';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { runCli, warcBytes, warcRecords, writeConfig } from './helpers.js';
 

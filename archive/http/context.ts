@@ -1,0 +1,150 @@
+/**
+ * What every route of the archive's HTTP side shares: the store and config
+ * as fastify decorators, the URI-R of the request read once by a hook (the
+ * part of the request target after a route's fixed segments, query
+ * included: `/tg/http://a.example/x?y=1` names `http://a.example/x?y=1`),
+ * the public base URL, Accept-Datetime, and the helpers that register a
+ * read-only resource and answer a redirect. URL space: docs/url-space.md.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
+import { httpError } from '../../shared/http-error.js';
+import { formatLinkHeader } from '../../shared/link.js';
+import { formatHostPort } from '../../shared/net.js';
+import { exactUrlkey, normalizeUriR, UriError } from '../../shared/uri.js';
+import type { ArchiveConfig } from '../config.js';
+import { type ArchiveSpan, isLocal } from '../spans.js';
+import type { ArchiveStore } from '../store/store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The archive daemon's settings. */
+    config: ArchiveConfig;
+    /** The open store (WARC files and index). */
+    store: ArchiveStore;
+  }
+  interface FastifyRequest {
+    /** The URI-R the request names (routes with `config: { uriR: true }`), normalised. */
+    uriR: string;
+    /** Its urlkey (shared/uri.ts `exactUrlkey`). */
+    urlkey: string;
+    /** The archive's public base URL for this request (no trailing slash). */
+    readonly base: string;
+  }
+  interface FastifyContextConfig {
+    /** The route's address ends in a URI-R (after its `*`): the hook reads it into `req.uriR`. */
+    uriR?: boolean;
+  }
+}
+
+/** Media type of every text answer (errors, the bodies of redirects). */
+export const TEXT = 'text/plain; charset=UTF-8';
+const READ_METHODS = 'GET, HEAD';
+
+/**
+ * Decorates `app` with the config, the store, and the request's `uriR`,
+ * `urlkey` and `base`; the `uriR` hook runs on routes that ask for it.
+ */
+export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, store: ArchiveStore): void {
+  app.decorate('config', config);
+  app.decorate('store', store);
+  app.decorateRequest('uriR', '');
+  app.decorateRequest('urlkey', '');
+  app.decorateRequest('base', {
+    getter(this: FastifyRequest) {
+      return baseOf(config, this.headers.host);
+    },
+  });
+  app.addHook('onRequest', async (req) => {
+    if (!req.routeOptions.config.uriR) return;
+    const { uriR, urlkey } = uriRAfter(req.raw.url ?? '/', req.routeOptions.url ?? '');
+    req.uriR = uriR;
+    req.urlkey = urlkey;
+  });
+}
+
+/** Public base URL: configured, else `http://` + the request's Host, else the listen address. */
+export function baseOf(config: Pick<ArchiveConfig, 'baseUrl' | 'listen'>, host: string | undefined): string {
+  if (config.baseUrl) return config.baseUrl;
+  if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) return `http://${host}`;
+  return `http://${formatHostPort(config.listen.host, config.listen.port)}`;
+}
+
+/**
+ * The URI-R in a raw request target: what follows the route's fixed
+ * segments (those before its `*`), query included; a percent-encoded
+ * `http%3A…` is decoded first.
+ *
+ * @param route the route's pattern, e.g. `/:archive/timegate/*`
+ * @throws HttpError 400 when nothing follows, or it is not an http(s) URL
+ */
+export function uriRAfter(target: string, route: string): { uriR: string; urlkey: string } {
+  const fixed = route.split('/').indexOf('*');
+  let at = 0;
+  for (let i = 0; i < fixed && at >= 0; i++) at = target.indexOf('/', at) + 1 || -1;
+  let rest = at > 0 ? target.slice(at) : '';
+  if (/^https?%3a/i.test(rest)) rest = decodeURIComponent(rest);
+  if (!rest) throw httpError(400, 'no URL given after ' + target.slice(0, Math.max(0, at)));
+  try {
+    const uriR = normalizeUriR(rest);
+    return { uriR, urlkey: exactUrlkey(uriR) };
+  } catch (err) {
+    if (err instanceof UriError) throw httpError(400, err.message);
+    throw err;
+  }
+}
+
+/**
+ * The local archive named `id`.
+ *
+ * @throws HttpError 404 when no archive has that id, or it is a remote one (the message says where it is served)
+ */
+export function localArchive(config: ArchiveConfig, id: string): ArchiveSpan {
+  const a = config.archives.find((x) => x.id === id);
+  if (a && isLocal(a)) return a;
+  if (a) throw httpError(404, `archive "${id}" is served by ${a.timegate}`);
+  throw httpError(404, `no archive named "${id}" here (archives: ${config.archives.map((x) => x.id).join(', ')})`);
+}
+
+/**
+ * Accept-Datetime (RFC 7089 §2.1.1) as epoch seconds; `undefined` when absent.
+ *
+ * @throws HttpError 400 when it is not an HTTP-date (with `Vary` and the `original` link)
+ */
+export function acceptDatetime(req: FastifyRequest): number | undefined {
+  const h = req.headers['accept-datetime'];
+  if (h === undefined) return undefined;
+  const d = parseHttpDate(Array.isArray(h) ? h[0] : h);
+  if (!d) {
+    throw httpError(400, `Accept-Datetime is not an HTTP date like "Tue, 20 Mar 2001 20:35:00 GMT": ${JSON.stringify(String(h).slice(0, 80))}`, {
+      headers: { vary: 'accept-datetime', link: formatLinkHeader([{ uri: req.uriR, rel: 'original' }]) },
+    });
+  }
+  return toEpochSeconds(d);
+}
+
+/** Answers a redirect: `status`, `Location`, and the location as a one-line text body. */
+export function redirect(reply: FastifyReply, status: 302 | 303, location: string): FastifyReply {
+  return reply.code(status).header('location', location).type(TEXT).send(location + '\n');
+}
+
+/** The handler of a read-only resource. */
+export type ReadHandler = (req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply) => Promise<unknown>;
+
+/**
+ * Registers GET and HEAD at `url` (HEAD answers as GET without the body,
+ * RFC 9110 §9.3.2); POST, PUT, DELETE and PATCH get 405 with `Allow: GET,
+ * HEAD` and OPTIONS 204 with the same `Allow` (RFC 9110 §15.5.6, §9.3.7),
+ * answered before any body is read.
+ *
+ * @param opts.uriR the address ends in a URI-R (read into `req.uriR` by the hook)
+ */
+export function readRoute(app: FastifyInstance, url: string, handler: ReadHandler, opts: { uriR?: boolean } = {}): void {
+  app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, config: { uriR: opts.uriR ?? false }, handler });
+  const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('allow', READ_METHODS);
+    if (req.method === 'OPTIONS') return reply.code(204).send();
+    throw httpError(405, `${req.method} is not allowed here; use GET or HEAD`, { headers: { allow: READ_METHODS } });
+  };
+  app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url, onRequest: notAllowed, handler: notAllowed });
+}

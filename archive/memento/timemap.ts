@@ -1,0 +1,135 @@
+/**
+ * TimeMap serializers (RFC 7089 §5): the link-format TimeMap of one
+ * archive (RFC 6690), the same as JSON (the mementoweb.org timemap-json
+ * shape), and the index TimeMap over every archive. They take the mementos
+ * as an async iterable, oldest first, and yield text a page at a time, so a
+ * TimeMap of any size is sent in constant memory.
+ */
+import { formatHttpDate } from '../../shared/http-date.js';
+import { formatLink, type Link } from '../../shared/link.js';
+import type { ArchiveSpan } from '../spans.js';
+import type { Holdings } from './choice.js';
+import { uris } from './navigation.js';
+
+export const LINK_FORMAT = 'application/link-format';
+
+/** Text is yielded once this many characters are waiting. */
+const CHUNK_CHARS = 32 * 1024;
+
+/** What a TimeMap needs of a memento: its datetime (epoch s) and URI-R as captured. */
+export interface TimemapEntry {
+  datetime: number;
+  uri_r: string;
+}
+
+/** The first and last Memento-Datetime of the mementos a TimeMap lists (epoch s). */
+export interface Span {
+  first: number;
+  last: number;
+}
+
+/**
+ * The head of one archive's TimeMap: `original`, `self` (with `type` and
+ * `from`/`until`, RFC 7089 §5.1) and `timegate`.
+ */
+export function timemapHead(base: string, archiveId: string, uriR: string, span: Span): Link[] {
+  return [
+    { uri: uriR, rel: 'original' },
+    { uri: uris.timemap(base, archiveId, uriR), rel: 'self', type: LINK_FORMAT, from: formatHttpDate(span.first), until: formatHttpDate(span.last) },
+    { uri: uris.timegate(base, archiveId, uriR), rel: 'timegate' },
+  ];
+}
+
+/**
+ * Memento links of one archive's mementos (RFC 7089 §5), oldest first;
+ * those at `span.first` / `span.last` also get `first` / `last`.
+ */
+export async function* timemapMementoLinks(rows: AsyncIterable<TimemapEntry>, base: string, archiveId: string, span: Span): AsyncGenerator<Link> {
+  for await (const row of rows) {
+    const rels = [row.datetime === span.first ? 'first' : '', row.datetime === span.last ? 'last' : '', 'memento'].filter(Boolean).join(' ');
+    yield { uri: uris.memento(base, archiveId, row), rel: rels, datetime: formatHttpDate(row.datetime) };
+  }
+}
+
+/** A link-format document (RFC 6690 §2): links separated by `,` and a line end; the head first. */
+export async function* linkFormat(head: Link[], rest: AsyncIterable<Link>): AsyncGenerator<string> {
+  let buf = head.map(formatLink).join(',\n');
+  for await (const l of rest) {
+    buf += ',\n' + formatLink(l);
+    if (buf.length > CHUNK_CHARS) {
+      yield buf;
+      buf = '';
+    }
+  }
+  yield buf + '\n';
+}
+
+/** ISO 8601 UTC without milliseconds (`2001-03-20T20:35:00Z`). */
+function iso(t: number): string {
+  return new Date(t * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * One archive's TimeMap as mementoweb.org timemap-json:
+ * `{original_uri, timegate_uri, timemap_uri: {link_format, json_format},
+ * mementos: {list: [{datetime, uri}…], first: {…}, last: {…}}}`, datetimes
+ * in ISO 8601 UTC.
+ */
+export async function* jsonTimemap(rows: AsyncIterable<TimemapEntry>, base: string, archiveId: string, uriR: string): AsyncGenerator<string> {
+  const m = (row: TimemapEntry) => JSON.stringify({ datetime: iso(row.datetime), uri: uris.memento(base, archiveId, row) });
+  const head = JSON.stringify({
+    original_uri: uriR,
+    timegate_uri: uris.timegate(base, archiveId, uriR),
+    timemap_uri: { link_format: uris.timemap(base, archiveId, uriR), json_format: uris.timemapJson(base, archiveId, uriR) },
+  }).slice(0, -1);
+  let out = head + ',"mementos":{"list":[';
+  let first: TimemapEntry | undefined;
+  let last: TimemapEntry | undefined;
+  for await (const row of rows) {
+    out += (first ? ',' : '') + m(row);
+    first ??= row;
+    last = row;
+    if (out.length > CHUNK_CHARS) {
+      yield out;
+      out = '';
+    }
+  }
+  yield out + `],"first":${first ? m(first) : 'null'},"last":${last ? m(last) : 'null'}}}\n`;
+}
+
+/** `from`/`until` attributes of a span's configured bounds (open ends left out). */
+function configuredBounds(a: ArchiveSpan): { from?: string; until?: string } {
+  return {
+    ...(Number.isFinite(a.from) ? { from: formatHttpDate(a.from) } : {}),
+    ...(Number.isFinite(a.until) ? { until: formatHttpDate(a.until) } : {}),
+  };
+}
+
+/**
+ * The head of the index TimeMap over every archive: `original`; `self`
+ * with `from`/`until` over every archive whose mementos' span is known;
+ * `timegate` (the redirector); one `timemap` link per archive that has (or
+ * may have) the URI-R, with its span (known, else the configured one).
+ *
+ * @param archives oldest first; those with a holding other than `no` are listed
+ * @param timemapOf the TimeMap address of an archive for the URI-R
+ */
+export function indexTimemapHead(base: string, uriR: string, archives: readonly ArchiveSpan[], holdings: Holdings, timemapOf: (a: ArchiveSpan) => string): Link[] {
+  const listed = archives.filter((a) => holdings.get(a.id) && holdings.get(a.id)!.state !== 'no');
+  const known = [...holdings.values()].filter((h) => h.first !== undefined && h.last !== undefined);
+  const bounds = (a: ArchiveSpan) => {
+    const h = holdings.get(a.id)!;
+    return h.first !== undefined && h.last !== undefined ? { from: formatHttpDate(h.first), until: formatHttpDate(h.last) } : configuredBounds(a);
+  };
+  const self: Link = { uri: uris.indexTimemap(base, uriR), rel: 'self', type: LINK_FORMAT };
+  if (known.length) {
+    self.from = formatHttpDate(Math.min(...known.map((h) => h.first!)));
+    self.until = formatHttpDate(Math.max(...known.map((h) => h.last!)));
+  }
+  return [
+    { uri: uriR, rel: 'original' },
+    self,
+    { uri: uris.redirector(base, uriR), rel: 'timegate' },
+    ...listed.map((a): Link => ({ uri: timemapOf(a), rel: 'timemap', type: LINK_FORMAT, ...bounds(a) })),
+  ];
+}

@@ -1,0 +1,249 @@
+/**
+ * Reads response records back from the archive's WARC files, for the
+ * Memento side: the captured status line, headers and body of one record
+ * at its offset (one gzip member, WARC 1.1 §9). Small records are read and
+ * inflated in one call; larger ones stream, in bounded memory.
+ */
+import { createReadStream, readSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { getHeader, parseHead, parseStatusLine, type RawHeader } from '../../shared/http-head.js';
+import { ScavengeCounter } from './gc.js';
+
+/** A response record read back: the captured status line, headers and a stream of the stored body bytes. */
+export interface StoredResponse {
+  statusLine: string;
+  status: number;
+  reason: string;
+  headers: RawHeader[];
+  /** The payload exactly as stored (content-coding untouched). */
+  body: AsyncIterable<Uint8Array>;
+  /**
+   * The same payload as one buffer when the record was small enough to be
+   * read and inflated whole ({@link SMALL_RECORD}); `null` when it streams.
+   */
+  bodyBuffer: Buffer | null;
+  /** Payload length in bytes (from the WARC Content-Length minus the HTTP head). */
+  bodyLength: number;
+  /** Releases the file when the body is not read to its end. */
+  close(): void;
+}
+
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+const MAX_HTTP_HEAD = 1024 * 1024;
+/** Response records up to this many bytes (gzip member) are read with one positioned read and inflated in one call. */
+export const SMALL_RECORD = 1024 * 1024;
+/** …as long as the inflated record is no larger than this; a larger one is streamed (bounded memory per request). */
+const SMALL_RECORD_INFLATED = 4 * 1024 * 1024;
+
+/** The WARC header block `buf[0, warcEnd)` of a response record: its block length. @throws via `fail` when it is not one. */
+function warcBlockLength(buf: Buffer, warcEnd: number, fail: (why: string) => Error): number {
+  const { startLine, fields } = parseHead(buf.subarray(0, warcEnd));
+  const type = getHeader(fields, 'warc-type');
+  const blockLength = Number(getHeader(fields, 'content-length') ?? -1);
+  if (!/^WARC\/1\.[01]$/.test(startLine) || type !== 'response' || !(blockLength >= 0)) throw fail('not a response record');
+  return blockLength;
+}
+
+/** The HTTP response head `buf[from, to)`: status line, status, reason and headers as captured (bytes as latin1, so that values go out as stored). */
+function httpHead(buf: Buffer, from: number, to: number): Pick<StoredResponse, 'statusLine' | 'status' | 'reason' | 'headers'> {
+  const { startLine, fields } = parseHead(buf.subarray(from, to));
+  const line = parseStatusLine(startLine);
+  return { statusLine: startLine, status: line?.status ?? 200, reason: line?.reason ?? '', headers: fields };
+}
+
+const noop = () => undefined;
+
+/** An async iterable of one buffer (none when empty). */
+async function* once(buf: Buffer): AsyncGenerator<Uint8Array> {
+  if (buf.length) yield buf;
+}
+
+/**
+ * Reads response records of the WARC files under `<data_dir>/warcs`
+ * (docs/storage.md), keeping a read-only file descriptor open per WARC
+ * file (at most `maxOpen`, least recently used closed first). WARC files
+ * are append-only (a rollback only truncates the unacknowledged tail), so
+ * a descriptor stays valid while records are appended to its file.
+ */
+export class WarcReader {
+  private readonly handles = new Map<string, { fh: Promise<FileHandle>; users: number; evicted: boolean }>();
+  private closed = false;
+
+  /**
+   * @param warcsDir `<data_dir>/warcs`
+   * @param maxOpen how many WARC files stay open for reading
+   */
+  constructor(readonly warcsDir: string, private readonly maxOpen = 64) {}
+
+  /**
+   * Reads the response record at `offset`/`length` of `file` (relative to
+   * `warcsDir`; one gzip member). A small record ({@link SMALL_RECORD})
+   * is read with one synchronous positioned read and inflated in one call, its body
+   * returned whole in `bodyBuffer` too; a larger one streams
+   * ({@link readResponseRecord}).
+   *
+   * @throws when the bytes there are not a WARC response record with an
+   *   HTTP head, or end before the record's Content-Length.
+   */
+  async read(file: string, offset: number, length: number): Promise<StoredResponse> {
+    if (length > SMALL_RECORD || this.closed) return readResponseRecord(this.warcsDir, file, offset, length);
+    const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+    const member = Buffer.allocUnsafe(length);
+    const entry = this.acquire(file);
+    try {
+      const fh = await entry.fh;
+      let got = 0;
+      while (got < length) {
+        // A synchronous pread: a few KiB from the page cache cost microseconds, a hop through
+        // libuv's thread pool (what fh.read is) costs tens under load. (A cold read blocks the
+        // event loop for one disk read; records of up to SMALL_RECORD only.)
+        const bytesRead = readSync(fh.fd, member, got, length - got, offset + got);
+        if (bytesRead === 0) throw fail(`the file ends ${length - got} bytes before the record's end`);
+        got += bytesRead;
+      }
+    } finally {
+      this.release(file, entry);
+    }
+    let rec: Buffer;
+    try {
+      rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
+    } catch (err) {
+      // Inflates to more than we hold for one request: stream it instead.
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return readResponseRecord(this.warcsDir, file, offset, length);
+      throw err;
+    }
+    const warcEnd = rec.indexOf(CRLFCRLF);
+    if (warcEnd < 0 || warcEnd > 64 * 1024) throw fail('no WARC header block');
+    const blockLength = warcBlockLength(rec, warcEnd, fail);
+    const blockStart = warcEnd + 4;
+    const headEnd = rec.indexOf(CRLFCRLF, blockStart);
+    if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
+    const bodyLength = blockLength - (headEnd + 4 - blockStart);
+    const bodyStart = headEnd + 4;
+    if (rec.length < bodyStart + bodyLength) {
+      throw new Error(`WARC record at ${file}:${offset} ends ${bodyStart + bodyLength - rec.length} bytes before its Content-Length`);
+    }
+    const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
+    return { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
+  }
+
+  private acquire(file: string) {
+    let e = this.handles.get(file);
+    if (e) {
+      // Most recently used last.
+      this.handles.delete(file);
+      this.handles.set(file, e);
+    } else {
+      const fh = open(path.join(this.warcsDir, file), 'r');
+      e = { fh, users: 0, evicted: false };
+      this.handles.set(file, e);
+      const entry = e;
+      // A file that cannot be opened is not kept (the next read tries again).
+      fh.catch(() => {
+        if (this.handles.get(file) === entry) this.handles.delete(file);
+      });
+      while (this.handles.size > this.maxOpen) {
+        const [oldest, old] = this.handles.entries().next().value!;
+        this.handles.delete(oldest);
+        old.evicted = true;
+        if (old.users === 0) void closeHandle(old.fh);
+      }
+    }
+    e.users++;
+    return e;
+  }
+
+  private release(_file: string, e: { fh: Promise<FileHandle>; users: number; evicted: boolean }) {
+    e.users--;
+    if (e.evicted && e.users === 0) void closeHandle(e.fh);
+  }
+
+  /** Closes the cached descriptors (reads in flight finish first); later reads open their file per read. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.handles.values()];
+    this.handles.clear();
+    for (const e of all) {
+      e.evicted = true;
+      if (e.users === 0) await closeHandle(e.fh);
+    }
+  }
+}
+
+async function closeHandle(fh: Promise<FileHandle>): Promise<void> {
+  try {
+    await (await fh).close();
+  } catch {
+    /* never opened, or closed already */
+  }
+}
+
+/**
+ * Reads the response record at `offset`/`length` of `<warcsDir>/<file>`
+ * (one gzip member), streaming its payload: the member is gunzipped as it
+ * is read; the WARC header block and then the HTTP head are split off at
+ * their blank lines; the rest, up to the record's Content-Length, is the
+ * body. {@link WarcReader.read} uses this for large records.
+ *
+ * @throws when the bytes there are not a WARC response record with an HTTP head.
+ */
+export async function readResponseRecord(warcsDir: string, file: string, offset: number, length: number): Promise<StoredResponse> {
+  const raw = createReadStream(path.join(warcsDir, file), { start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
+  const gunzip = zlib.createGunzip({ chunkSize: 64 * 1024 });
+  raw.on('error', (err) => gunzip.destroy(err));
+  raw.pipe(gunzip);
+  const close = () => {
+    raw.destroy();
+    gunzip.destroy();
+  };
+  const fail = (why: string) => {
+    close();
+    return new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+  };
+  const it = gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let buf: Buffer = Buffer.alloc(0);
+  /** Reads until `buf` holds a blank line after `from`; returns its index or -1. */
+  const until = async (from: number, max: number): Promise<number> => {
+    for (;;) {
+      const end = buf.indexOf(CRLFCRLF, from);
+      if (end >= 0) return end;
+      if (buf.length - from > max) return -1;
+      const { value, done } = await it.next();
+      if (done) return -1;
+      buf = buf.length ? Buffer.concat([buf, value]) : value;
+    }
+  };
+  const warcEnd = await until(0, 64 * 1024);
+  if (warcEnd < 0) throw fail('no WARC header block');
+  const blockLength = warcBlockLength(buf, warcEnd, fail);
+  const blockStart = warcEnd + 4;
+  const headEnd = await until(blockStart, MAX_HTTP_HEAD);
+  if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
+  const head = httpHead(buf, blockStart, headEnd);
+  const bodyLength = blockLength - (headEnd + 4 - blockStart);
+  const first = buf.subarray(headEnd + 4);
+  async function* body(): AsyncGenerator<Uint8Array> {
+    let left = bodyLength;
+    const gc = new ScavengeCounter();
+    try {
+      if (first.length && left > 0) {
+        const c = first.subarray(0, left);
+        left -= c.length;
+        yield c;
+      }
+      while (left > 0) {
+        const { value, done } = await it.next();
+        if (done) throw new Error(`WARC record at ${file}:${offset} ends ${left} bytes before its Content-Length`);
+        const c = value.length > left ? value.subarray(0, left) : value;
+        left -= c.length;
+        gc.add(c.length);
+        yield c;
+      }
+    } finally {
+      close();
+    }
+  }
+  return { ...head, body: body(), bodyBuffer: null, bodyLength, close };
+}

@@ -1,0 +1,306 @@
+/**
+ * Writes the archive's WARC 1.1 files (WARC 1.1 §4, §5.7, §9 record-at-time
+ * compression). Each capture becomes a `response` record (block: the
+ * response head and body exactly as captured) and a `request` record
+ * (block: the request head exactly as captured) linked by
+ * `WARC-Concurrent-To`, each its own gzip member so that a record can be
+ * read at its offset. Each file starts with a `warcinfo` record and is
+ * rolled over at a size limit. Our own serializer with Node's zlib: warcio
+ * (which the tests use to check the files) costs the daemon memory and
+ * time for what these few functions do.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import { toTimestamp14 } from '../../shared/http-date.js';
+import { ScavengeCounter } from './gc.js';
+import { warcFileSerial } from './warc-files.js';
+
+/** What a capture needs to become a WARC request/response record pair. */
+export interface CapturePair {
+  uriR: string;
+  /** Memento-Datetime; also the WARC-Date of both records. */
+  datetime: Date;
+  /** Request line + headers + blank line, as captured (X-Client-IP included when the proxy sent it). */
+  requestHead: Buffer;
+  /** Status line + headers + blank line, as captured. */
+  responseHead: Buffer;
+  /** The response body, streamed (used when `bodyBuffer` is absent). */
+  body: () => AsyncIterable<Uint8Array>;
+  /** The whole body when it is small and in memory: the record is then compressed in one call. */
+  bodyBuffer?: Buffer | null;
+  /** Body length in bytes; counted with an extra read of `body` when absent. */
+  bodyLength?: number;
+  /** `sha256:<hex>` of the body, computed while it streamed in. */
+  payloadDigest: string;
+  /** `sha256:<hex>` of response head + body (the response record's block), computed while it streamed in; computed here when absent. */
+  blockDigest?: string;
+}
+
+/** Where a written response record is. */
+export interface WrittenRecord {
+  file: string;
+  offset: number;
+  length: number;
+}
+
+const EMPTY_DIGEST = 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+const RECORD_END = Buffer.from('\r\n\r\n');
+/** Records up to this size are gzipped in one call; larger ones stream through zlib. */
+const ONE_SHOT = 1024 * 1024;
+
+/**
+ * gzip in one call, with a window and hash table no larger than the input
+ * needs (same output size for a small record; zlib's default state is
+ * ~256 KiB to set up, which dominates the cost for a 10 KB capture).
+ */
+function gzipRecord(buf: Buffer): Buffer {
+  const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(buf.length + 262))));
+  return zlib.gzipSync(buf, { windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 7)) });
+}
+
+/** The header block of a WARC 1.1 record (WARC 1.1 §4): version line, named fields, blank line. */
+function warcHeader(fields: [string, string][]): Buffer {
+  let s = 'WARC/1.1\r\n';
+  for (const [k, v] of fields) s += `${k}: ${v}\r\n`;
+  return Buffer.from(s + '\r\n', 'utf8');
+}
+
+const sha256 = (...parts: Buffer[]) => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return 'sha256:' + h.digest('hex');
+};
+
+/** Writes all of `buf` at `pos`. */
+async function writeAll(fh: FileHandle, buf: Uint8Array, pos: number): Promise<void> {
+  let done = 0;
+  while (done < buf.length) {
+    const { bytesWritten } = await fh.write(buf, done, buf.length - done, pos + done);
+    done += bytesWritten;
+  }
+}
+
+function warcDate(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** One open WARC file being appended to. */
+class OpenWarc {
+  dirty = false;
+  /** Compressed records appended but not yet written (written together before the batch's fsync). */
+  pending: Buffer[] = [];
+  pendingBytes = 0;
+  /** Bytes on disk; `size` counts the pending ones too. */
+  flushed: number;
+  constructor(readonly name: string, readonly fh: FileHandle, public size: number) {
+    this.flushed = size;
+  }
+
+  /** A write failed: what is pending is lost, so the batch must not be acknowledged (sync throws this). */
+  failed: unknown = null;
+
+  /** Writes the pending records in one call. */
+  async flush(): Promise<void> {
+    if (!this.pending.length) return;
+    const buf = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
+    try {
+      await writeAll(this.fh, buf, this.flushed);
+    } catch (err) {
+      this.failed = err;
+      throw err;
+    }
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.flushed += buf.length;
+  }
+}
+
+/** Pending bytes that make a writer write before the batch ends. */
+const MAX_PENDING = 8 * 1024 * 1024;
+
+/**
+ * Appends record pairs to the WARC files of one archive. Not re-entrant:
+ * the caller runs one `append` at a time (the store's write queue does).
+ */
+export class WarcWriter {
+  private current: OpenWarc | null = null;
+  private seq = -1;
+  private readonly dir: string;
+  /** Counts fsync calls on WARC files (files and their folder), for the store's stats. */
+  fsyncs = 0;
+
+  /**
+   * @param warcsDir `<data_dir>/warcs`
+   * @param archiveId the archive whose files these are (file name prefix and folder)
+   * @param maxBytes roll over to a new file once the current one is larger
+   */
+  constructor(private readonly warcsDir: string, private readonly archiveId: string, private readonly maxBytes: number) {
+    this.dir = path.join(warcsDir, archiveId);
+  }
+
+  private async file(): Promise<OpenWarc> {
+    if (this.current && this.current.size < this.maxBytes) return this.current;
+    if (this.current) await this.closeCurrent();
+    await mkdir(this.dir, { recursive: true });
+    if (this.seq < 0) {
+      // Continue the serials of the files already there, so that file order survives restarts.
+      this.seq = 1 + Math.max(-1, ...(await readdir(this.dir)).map(warcFileSerial));
+    }
+    const name = `${this.archiveId}-${toTimestamp14(new Date())}-${String(this.seq++).padStart(5, '0')}-${randomBytes(3).toString('hex')}.warc.gz`;
+    const fh = await open(path.join(this.dir, name), 'wx');
+    const w = new OpenWarc(name, fh, 0);
+    this.current = w;
+    const block = Buffer.from('software: memento-archive\r\nformat: WARC File Format 1.1\r\nconformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n');
+    const info = zlib.gzipSync(Buffer.concat([warcHeader([
+      ['WARC-Type', 'warcinfo'], ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`], ['WARC-Date', warcDate(new Date())],
+      ['WARC-Filename', name], ['Content-Type', 'application/warc-fields'], ['Content-Length', String(block.length)],
+    ]), block, RECORD_END]));
+    await writeAll(w.fh, info, 0);
+    w.size = w.flushed = info.length;
+    w.dirty = true;
+    // Make the new file's directory entry durable too.
+    const dirFh = await open(this.dir, 'r');
+    this.fsyncs++;
+    await dirFh.sync().finally(() => dirFh.close());
+    return w;
+  }
+
+  /**
+   * Appends the response and request records of one capture.
+   *
+   * @returns the file (relative to `warcs/`), offset and length of the
+   *   response record's gzip member.
+   * @throws on a write error, after truncating the file back to where the
+   *   pair began (no partial record is left behind).
+   */
+  async append(pair: CapturePair): Promise<WrittenRecord> {
+    const w = await this.file();
+    const start = w.size;
+    try {
+      let { bodyLength, blockDigest } = pair;
+      if (bodyLength === undefined || blockDigest === undefined) {
+        const h = createHash('sha256').update(pair.responseHead);
+        bodyLength = 0;
+        for await (const c of pair.body()) {
+          h.update(c);
+          bodyLength += c.length;
+        }
+        blockDigest = 'sha256:' + h.digest('hex');
+      }
+      const date = warcDate(pair.datetime);
+      const responseId = `<urn:uuid:${randomUUID()}>`;
+      const resHeader = warcHeader([
+        ['WARC-Type', 'response'], ['WARC-Record-ID', responseId], ['WARC-Date', date], ['WARC-Target-URI', pair.uriR],
+        ['Content-Type', 'application/http; msgtype=response'], ['WARC-Payload-Digest', pair.payloadDigest],
+        ['WARC-Block-Digest', blockDigest], ['Content-Length', String(pair.responseHead.length + bodyLength)],
+      ]);
+      // The request record's payload (the request body) is empty: captures are GETs.
+      const reqHeader = warcHeader([
+        ['WARC-Type', 'request'], ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`], ['WARC-Date', date], ['WARC-Target-URI', pair.uriR],
+        ['WARC-Concurrent-To', responseId], ['Content-Type', 'application/http; msgtype=request'], ['WARC-Payload-Digest', EMPTY_DIGEST],
+        ['WARC-Block-Digest', sha256(pair.requestHead)], ['Content-Length', String(pair.requestHead.length)],
+      ]);
+      const requestMember = gzipRecord(Buffer.concat([reqHeader, pair.requestHead, RECORD_END]));
+      let length: number;
+      if (pair.bodyBuffer && bodyLength <= ONE_SHOT) {
+        const responseMember = gzipRecord(Buffer.concat([resHeader, pair.responseHead, pair.bodyBuffer, RECORD_END]));
+        length = responseMember.length;
+        // Written with the rest of the batch, before its fsync.
+        w.pending.push(responseMember, requestMember);
+        w.pendingBytes += length + requestMember.length;
+        if (w.pendingBytes > MAX_PENDING) await w.flush();
+      } else {
+        await w.flush();
+        let pos = start;
+        const fh = w.fh;
+        const sink = new Writable({
+          highWaterMark: 128 * 1024,
+          write(chunk: Buffer, _enc, cb) {
+            writeAll(fh, chunk, pos).then(() => {
+              pos += chunk.length;
+              cb();
+            }, cb);
+          },
+        });
+        const gc = new ScavengeCounter();
+        const parts = async function* () {
+          yield resHeader;
+          yield pair.responseHead;
+          for await (const c of pair.body()) {
+            gc.add(c.length);
+            yield c;
+          }
+          yield RECORD_END;
+        };
+        await pipeline(Readable.from(parts()), zlib.createGzip({ chunkSize: 64 * 1024 }), sink);
+        length = pos - start;
+        await writeAll(w.fh, requestMember, pos);
+      }
+      w.size = start + length + requestMember.length;
+      if (!w.pending.length) w.flushed = w.size;
+      w.dirty = true;
+      return { file: path.posix.join(this.archiveId, w.name), offset: start, length };
+    } catch (err) {
+      // A streamed record that failed half-way: cut it off. (Pending records of the
+      // batch stay; a failed write of them is reported by sync.)
+      if (!w.pending.length && w.flushed >= start) {
+        await w.fh.truncate(start).catch(() => undefined);
+        w.size = w.flushed = start;
+      }
+      throw err;
+    }
+  }
+
+  /** fsyncs the current file if anything was written since the last sync. */
+  async sync(): Promise<void> {
+    const w = this.current;
+    if (w?.failed) throw w.failed;
+    if (w && w.dirty) {
+      await w.flush();
+      w.dirty = false;
+      this.fsyncs++;
+      // fdatasync: the data and the file size, which is what a reader needs.
+      await w.fh.datasync();
+    }
+  }
+
+  /**
+   * Undoes appends that will not be acknowledged (their fsync or index
+   * commit failed): truncates `file` (as returned by {@link append}) back to
+   * `offset` and closes it, so that the next append begins a new file.
+   */
+  async rollback(file: string, offset: number): Promise<void> {
+    const w = this.current;
+    if (w && path.posix.join(this.archiveId, w.name) === file) {
+      w.pending = [];
+      w.pendingBytes = 0;
+      await w.fh.truncate(offset).catch(() => undefined);
+      w.size = w.flushed = offset;
+      await this.closeCurrent().catch(() => undefined);
+      return;
+    }
+    const fh = await open(path.join(this.warcsDir, file), 'r+');
+    await fh.truncate(offset).finally(() => fh.close());
+  }
+
+  private async closeCurrent(): Promise<void> {
+    const w = this.current;
+    this.current = null;
+    if (!w) return;
+    await w.flush();
+    if (w.dirty) {
+      this.fsyncs++;
+      await w.fh.sync();
+    }
+    await w.fh.close();
+  }
+
+  /** Syncs and closes the open file. */
+  async close(): Promise<void> {
+    await this.closeCurrent();
+  }
+}
