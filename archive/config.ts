@@ -7,8 +7,7 @@
  * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
 import path from 'node:path';
-import { type Static, Type } from '@sinclair/typebox';
-import { checkConfig, defaultsOf, defineCheck } from '../shared/config-schema.js';
+import { checkConfig, type ConfigOf, type ConfigSchema, defaultsOf, defineCheck } from '../shared/config-schema.js';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../shared/config.js';
 import { parseTimestamp14 } from '../shared/http-date.js';
 import { type HostPort, parseAddressBlock, parseListen } from '../shared/net.js';
@@ -81,41 +80,84 @@ defineCheck('instant', (v) => parseInstant(v) !== undefined);
 defineCheck('put-token', (v) => (typeof v === 'string' || typeof v === 'number') && /^[A-Za-z0-9\-._~+/]{16,}=*$/.test(String(v)));
 defineCheck('address-block', (v) => typeof v === 'string' && parseAddressBlock(v) !== undefined);
 
-const bytes = (dflt: number, description: string, docDefault?: string) =>
-  Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: dflt, description, errorMessage: 'must be a positive whole number of bytes or a count', ...(docDefault ? { docDefault } : {}) }));
-const seconds = (dflt: number, description: string) =>
-  Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 * 7, default: dflt, description, errorMessage: 'must be a number of seconds (e.g. 30 or 0.5)' }));
+/** A positive count or size (bytes) setting. */
+const bytes = <D extends number>(dflt: D, description: string, docDefault?: string) =>
+  ({
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    default: dflt,
+    description,
+    errorMessage: 'must be a positive whole number of bytes or a count',
+    ...(docDefault ? { docDefault } : {}),
+  }) as const;
+
+/** A time setting, seconds (fractions allowed). */
+const seconds = <D extends number>(dflt: D, description: string) =>
+  ({ type: 'number', exclusiveMinimum: 0, maximum: 86400 * 7, default: dflt, description, errorMessage: 'must be a number of seconds (e.g. 30 or 0.5)' }) as const;
 
 /** One entry of `archives:`. */
-const ARCHIVE_SCHEMA = Type.Object(
-  {
-    id: Type.Union([Type.String(), Type.Integer()], {
+const ARCHIVE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id'],
+  errorMessage: 'each archive is a mapping {id, from, until}, not {value}',
+  properties: {
+    id: {
+      type: ['string', 'integer'],
       description: 'path segment naming the archive (`/<id>/timegate/…`): letters, digits, `.` `_` `~` `-`, not one of the fixed words of the URL space',
       errorMessage: 'archive id must be one path segment of letters, digits, . _ ~ -, not {value}',
       missingMessage: 'a path segment naming the archive',
-    }),
-    from: Type.Optional(Type.Unsafe<string | number>({ check: 'instant', description: 'inclusive start (ISO 8601 or 14 digits); open when left out', errorMessage: 'from must be a date like 2026-01-01T00:00:00Z, not {value}' })),
-    until: Type.Optional(Type.Unsafe<string | number>({ check: 'instant', description: 'exclusive end; open when left out', errorMessage: 'until must be a date like 2026-01-01T00:00:00Z, not {value}' })),
-    timegate: Type.Optional(Type.String({ pattern: '^https?://\\S+/$', description: 'a remote archive: base address of its TimeGate (`http://host:port/<id>/timegate/`)', errorMessage: 'timegate must be an http(s) base address ending in /, e.g. http://host:8090/<id>/timegate/' })),
-    timemap: Type.Optional(Type.String({ pattern: '^https?://\\S+/$', description: "a remote archive's link-format TimeMap base address; default: the timegate address with `timemap/link/` in place of `timegate/`", errorMessage: 'timemap must be an http(s) base address ending in /, e.g. http://host:8090/<id>/timemap/link/' })),
+    },
+    from: { check: 'instant', description: 'inclusive start (ISO 8601 or 14 digits); open when left out', errorMessage: 'from must be a date like 2026-01-01T00:00:00Z, not {value}' },
+    until: { check: 'instant', description: 'exclusive end; open when left out', errorMessage: 'until must be a date like 2026-01-01T00:00:00Z, not {value}' },
+    timegate: {
+      type: 'string',
+      pattern: '^https?://\\S+/$',
+      description: 'a remote archive: base address of its TimeGate (`http://host:port/<id>/timegate/`)',
+      errorMessage: 'timegate must be an http(s) base address ending in /, e.g. http://host:8090/<id>/timegate/',
+    },
+    timemap: {
+      type: 'string',
+      pattern: '^https?://\\S+/$',
+      description: "a remote archive's link-format TimeMap base address; default: the timegate address with `timemap/link/` in place of `timegate/`",
+      errorMessage: 'timemap must be an http(s) base address ending in /, e.g. http://host:8090/<id>/timemap/link/',
+    },
   },
-  { additionalProperties: false, errorMessage: 'each archive is a mapping {id, from, until}, not {value}' },
-);
+} as const satisfies ConfigSchema;
 
 /** The schema of `archive.yaml`: keys in documentation order. */
-export const ARCHIVE_FILE_SCHEMA = Type.Object(
-  {
-    listen: Type.Optional(Type.Unsafe<string | number>({ check: 'listen', default: '127.0.0.1:8090', description: '`host:port` to listen on (`port` 0: any free port)', errorMessage: 'must be host:port' })),
-    base_url: Type.Optional(Type.String({ pattern: '^https?://[^/\\s]+(/\\S*)?$', docDefault: "from the request's `Host`", description: 'public address used in `Location` and `Link`, e.g. `https://archive.example.org`', errorMessage: 'must be an http(s) URL' })),
-    data_dir: Type.Optional(Type.String({ minLength: 1, default: '../data/archive', description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`', errorMessage: '{key} must be a folder path' })),
-    put_prefix: Type.Optional(Type.String({ pattern: '^/?([A-Za-z0-9._~-]+/?)*$', default: '/', description: 'captures arrive as `PUT <put_prefix>put/<URL>` (e.g. `/archive/` → `PUT /archive/put/…`)', errorMessage: 'must be a path like / or /archive/' })),
-    archives: Type.Array(ARCHIVE_SCHEMA, {
+export const ARCHIVE_FILE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['archives'],
+  errorMessage: 'the file must be a mapping of settings, not {value}',
+  properties: {
+    listen: { check: 'listen', default: '127.0.0.1:8090', description: '`host:port` to listen on (`port` 0: any free port)', errorMessage: 'must be host:port' },
+    base_url: {
+      type: 'string',
+      pattern: '^https?://[^/\\s]+(/\\S*)?$',
+      docDefault: "from the request's `Host`",
+      description: 'public address used in `Location` and `Link`, e.g. `https://archive.example.org`',
+      errorMessage: 'must be an http(s) URL',
+    },
+    data_dir: { type: 'string', minLength: 1, default: '../data/archive', description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`', errorMessage: '{key} must be a folder path' },
+    put_prefix: {
+      type: 'string',
+      pattern: '^/?([A-Za-z0-9._~-]+/?)*$',
+      default: '/',
+      description: 'captures arrive as `PUT <put_prefix>put/<URL>` (e.g. `/archive/` → `PUT /archive/put/…`)',
+      errorMessage: 'must be a path like / or /archive/',
+    },
+    archives: {
+      type: 'array',
       minItems: 1,
+      items: ARCHIVE_SCHEMA,
       description:
         'time spans, oldest first: `{id, from, until}`; `from` inclusive, `until` exclusive, either open when left out; dates as ISO 8601 (`2026-01-01T00:00:00Z`) or 14 digits. A remote archive adds `timegate:` (and `timemap:` when its TimeGate address does not end in `/timegate/`)',
       errorMessage: '{key} must list at least one archive ({id, from, until})',
-      missingMessage: 'a list of at least one archive ({id, from, until})',
-    }),
+      missingMessage: 'list at least one archive: {id, from, until}',
+    },
     warc_max_bytes: bytes(1024 ** 3, 'a WARC file is closed and a new one begun once it is larger', '1073741824 (1 GiB)'),
     max_capture_bytes: bytes(4 * 1024 ** 3, 'largest PUT body; larger → 413', '4294967296 (4 GiB)'),
     max_head_bytes: bytes(64 * 1024, 'largest request + response head in a capture record; larger → 431'),
@@ -126,29 +168,28 @@ export const ARCHIVE_FILE_SCHEMA = Type.Object(
     headers_timeout: seconds(30, "seconds to receive a request's head; later → 408. Not longer than `request_timeout`"),
     idle_timeout: seconds(60, 'seconds a connection may stay silent (no byte either way) before it is closed'),
     keep_alive_timeout: seconds(5, 'seconds an idle keep-alive connection is kept for the next request'),
-    put_tokens: Type.Optional(
-      Type.Array(Type.Unsafe<string | number>({ check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' }), {
-        default: [],
-        description: 'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401',
-        errorMessage: '{key} must be a list',
-      }),
-    ),
-    put_allow: Type.Optional(
-      Type.Array(Type.Unsafe<string>({ type: 'string', check: 'address-block', errorMessage: '{key} entry {value} is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8' }), {
-        default: ['127.0.0.0/8', '::1/128'],
-        description: 'addresses / CIDR blocks allowed to PUT (default: this host only); others → 403',
-        errorMessage: '{key} must be a list',
-      }),
-    ),
+    put_tokens: {
+      type: 'array',
+      items: { check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' },
+      default: [],
+      description: 'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401',
+      errorMessage: '{key} must be a list',
+    },
+    put_allow: {
+      type: 'array',
+      items: { type: 'string', check: 'address-block', errorMessage: '{key} entry {value} is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8' },
+      default: ['127.0.0.0/8', '::1/128'],
+      description: 'addresses / CIDR blocks allowed to PUT (default: this host only); others → 403',
+      errorMessage: '{key} must be a list',
+    },
   },
-  { additionalProperties: false, errorMessage: 'the file must be a mapping of settings, not {value}' },
-);
+} as const satisfies ConfigSchema;
 
 /** `archive.yaml` as checked against {@link ARCHIVE_FILE_SCHEMA}, defaults filled in. */
-export type ArchiveFile = Static<typeof ARCHIVE_FILE_SCHEMA>;
+export type ArchiveFile = ConfigOf<typeof ARCHIVE_FILE_SCHEMA>;
 
 /** The defaults of `archive.yaml`, from its schema. */
-export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Required<Omit<ArchiveFile, 'archives' | 'base_url'>>;
+export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'archives' | 'base_url'>;
 
 /**
  * Validates the parsed YAML of an archive config (a string `put_tokens` or
@@ -169,21 +210,21 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   const config: ArchiveConfig = {
     listen: parseListen(raw.listen)!,
     baseUrl: raw.base_url?.replace(/\/+$/, ''),
-    dataDir: resolveConfigPath(src.file, raw.data_dir!),
+    dataDir: resolveConfigPath(src.file, raw.data_dir),
     putPrefix: ('/' + raw.put_prefix + '/').replace(/\/+/g, '/'),
     archives: archiveSpans(src, raw.archives),
-    warcMaxBytes: raw.warc_max_bytes!,
-    maxCaptureBytes: raw.max_capture_bytes!,
-    maxHeadBytes: raw.max_head_bytes!,
-    maxHeaders: raw.max_headers!,
-    maxUrlLength: raw.max_url_length!,
-    maxHttpHeaderBytes: raw.max_http_header_bytes!,
-    requestTimeoutMs: raw.request_timeout! * 1000,
-    headersTimeoutMs: raw.headers_timeout! * 1000,
-    idleTimeoutMs: raw.idle_timeout! * 1000,
-    keepAliveTimeoutMs: raw.keep_alive_timeout! * 1000,
-    putTokens: raw.put_tokens!.map(String),
-    putAllow: raw.put_allow!,
+    warcMaxBytes: raw.warc_max_bytes,
+    maxCaptureBytes: raw.max_capture_bytes,
+    maxHeadBytes: raw.max_head_bytes,
+    maxHeaders: raw.max_headers,
+    maxUrlLength: raw.max_url_length,
+    maxHttpHeaderBytes: raw.max_http_header_bytes,
+    requestTimeoutMs: raw.request_timeout * 1000,
+    headersTimeoutMs: raw.headers_timeout * 1000,
+    idleTimeoutMs: raw.idle_timeout * 1000,
+    keepAliveTimeoutMs: raw.keep_alive_timeout * 1000,
+    putTokens: raw.put_tokens.map(String),
+    putAllow: raw.put_allow,
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.headersTimeoutMs > config.requestTimeoutMs) {

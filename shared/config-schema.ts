@@ -1,8 +1,9 @@
 /**
- * Config files as JSON Schemas (TypeBox builds them, ajv checks them): one
- * place holds each setting's type, default, meaning and the reason given
- * when a value is refused. From the same schema come the settings tables
- * of the documentation ({@link settingsTable}).
+ * Config files as JSON Schemas (plain object literals, checked by ajv; their
+ * TypeScript types derived from them by json-schema-to-ts, {@link ConfigOf}):
+ * one place holds each setting's type, default, meaning and the reason
+ * given when a value is refused. From the same schema come the settings
+ * tables of the documentation ({@link settingsTable}).
  *
  * A setting's schema carries, besides JSON Schema's own `default` and
  * `description`:
@@ -20,8 +21,8 @@
  *
  * A key with no value (`key:` or `key: null` in YAML) counts as absent.
  */
-import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ExtendedJSONSchema, FromExtendedSchema } from 'json-schema-to-ts';
 import { ConfigError, isPlainObject, type YamlSource } from './config.js';
 
 const ajv = new Ajv({ strict: true, strictTypes: false, useDefaults: true, allErrors: false, coerceTypes: false });
@@ -48,24 +49,34 @@ export function defineCheck(name: string, fn: (value: unknown) => boolean): void
   checks.set(name, fn);
 }
 
-/** The annotations this module reads on a setting's schema. */
-export interface SettingAnnotations {
-  description?: string;
+/** The keywords this module adds to JSON Schema (see the module comment). */
+export type SettingKeywords = {
   errorMessage?: string;
   missingMessage?: string;
   docDefault?: string;
-  default?: unknown;
   check?: string;
-}
-
-type SchemaNode = TSchema & SettingAnnotations & {
-  properties?: Record<string, SchemaNode>;
-  items?: SchemaNode;
-  required?: string[];
-  anyOf?: SchemaNode[];
 };
 
-const compiled = new WeakMap<TSchema, ValidateFunction>();
+/** A config schema: JSON Schema (draft 7 keywords) plus {@link SettingKeywords}. */
+export type ConfigSchema = ExtendedJSONSchema<SettingKeywords>;
+
+/**
+ * The value a schema admits once checked, defaults filled in (a property
+ * with a default is never missing); a `check`-only setting is `unknown`.
+ * Declare schemas `as const satisfies ConfigSchema`.
+ */
+export type ConfigOf<S extends ConfigSchema> = FromExtendedSchema<SettingKeywords, S>;
+
+/** What this module reads of a schema node. */
+type SchemaNode = SettingKeywords & {
+  description?: string;
+  default?: unknown;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  required?: readonly string[];
+};
+
+const compiled = new WeakMap<object, ValidateFunction>();
 
 /** A key path into a YAML document: mapping keys and list indexes. */
 export type KeyPath = (string | number)[];
@@ -94,14 +105,14 @@ export interface CheckOptions {
  *   key the schema does not know, a missing required key, a value of the
  *   wrong type or shape (the setting's `errorMessage`)
  */
-export function checkConfig<T extends TSchema>(schema: T, src: YamlSource, doc: number, at: KeyPath, value: unknown, opts: CheckOptions = {}): Static<T> {
-  let validate = compiled.get(schema);
+export function checkConfig<S extends ConfigSchema>(schema: S, src: YamlSource, doc: number, at: KeyPath, value: unknown, opts: CheckOptions = {}): ConfigOf<S> {
+  let validate = compiled.get(schema as object);
   if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+    validate = ajv.compile(schema as object);
+    compiled.set(schema as object, validate);
   }
   const data = withoutNulls(value);
-  if (validate(data)) return data as Static<T>;
+  if (validate(data)) return data as ConfigOf<S>;
   throw new ConfigError(describeError(validate.errors![0], schema as SchemaNode, src, doc, at, data, opts));
 }
 
@@ -162,7 +173,7 @@ function describeError(err: ErrorObject, root: SchemaNode, src: YamlSource, doc:
 }
 
 /** The `default` of each property of a mapping's schema (properties without one are left out). */
-export function defaultsOf(schema: TSchema): Record<string, unknown> {
+export function defaultsOf(schema: ConfigSchema): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, p] of Object.entries((schema as SchemaNode).properties ?? {})) if (p.default !== undefined) out[k] = p.default;
   return out;
@@ -185,7 +196,7 @@ function showDefault(node: SchemaNode, required: boolean): string {
  *
  * @param keyHeading the heading of the first column (`key`, `setting`)
  */
-export function settingsTable(schema: TSchema, keyHeading = 'key'): string {
+export function settingsTable(schema: ConfigSchema, keyHeading = 'key'): string {
   const node = schema as SchemaNode;
   const required = new Set(node.required ?? []);
   const rows = Object.entries(node.properties ?? {}).map(([k, p]) => `| \`${k}\` | ${showDefault(p, required.has(k))} | ${(p.description ?? '').replace(/\|/g, '\\|')} |`);
