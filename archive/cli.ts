@@ -46,15 +46,21 @@ options:
   -h, --help          show this text
 `;
 
+const OPTIONS = {
+  config: { type: 'string', short: 'c', default: 'conf/archive.yaml' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parseCliArgs(argv: string[]) {
+  return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+}
+
 /** Runs the CLI with `argv` (without node and script). Exits the process on fatal errors. */
 export async function main(argv: string[]): Promise<void> {
-  let args;
+  let args: ReturnType<typeof parseCliArgs>;
   try {
-    args = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { config: { type: 'string', short: 'c', default: 'conf/archive.yaml' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' } },
-    });
+    args = parseCliArgs(argv);
   } catch (err) {
     process.stderr.write(`memento-archive: ${(err as Error).message}\n\n${HELP}`);
     process.exit(2);
@@ -68,7 +74,7 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);
   }
-  let config;
+  let config: ArchiveConfig;
   try {
     config = loadArchiveConfig(args.values.config!);
   } catch (err) {

@@ -439,7 +439,7 @@ export function summarizeCpuProfile(file: string, top = 15): { self: [string, nu
   const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const selfTime = new Map<number, number>();
-  prof.samples.forEach((id, i) => selfTime.set(id, (selfTime.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
+  for (const [i, id] of prof.samples.entries()) selfTime.set(id, (selfTime.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0));
   // Percentages of the busy time: the servers idle between arms.
   const idle = prof.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id);
   for (const id of idle) selfTime.delete(id);

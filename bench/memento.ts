@@ -27,7 +27,10 @@ export async function run(): Promise<BenchRow[]> {
     const archive = await startArchiveProcess('archive-memento', seed.configFile);
     started.push(archive);
     let x = 4242;
-    const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => {
+      x = (x * 1103515245 + 12345) >>> 0;
+      return x / 2 ** 32;
+    };
     const uriM = (raw: boolean) => () => {
       const i = Math.floor(rnd() * seed.uris.length);
       return `/bench/memento/${toTimestamp14(seed.datetimes(i)[0])}${raw ? 'id_' : ''}/${seed.uris[i]}`;

@@ -158,7 +158,7 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
  */
 export async function seedIngest(name: string, opts: { uris: number; prefix?: string }): Promise<Seeded> {
   const prefix = opts.prefix ?? 'm';
-  const { dir, configFile } = await cached(name, INGEST_CODE, { ...opts, prefix, v: 1 }, async (dataDir, configFile) => {
+  const { dir, configFile } = await cached(name, INGEST_CODE, { ...opts, prefix, v: 1 }, async (_dataDir, configFile) => {
     const config = validateArchiveConfig(loadYamlFile(configFile));
     const store = await ArchiveStore.open(config);
     const one = async (i: number) => {
@@ -183,7 +183,7 @@ export async function seedIngest(name: string, opts: { uris: number; prefix?: st
  */
 export async function seedOneUri(name: string, count: number): Promise<Seeded & { uri: string }> {
   const uriR = 'http://www.example.org/busy-page.html';
-  const { dir, configFile } = await cached(name, BULK_CODE, { count, uriR, v: 1 }, async (dataDir, configFile) => {
+  const { dir, configFile } = await cached(name, BULK_CODE, { count, uriR, v: 1 }, async (dataDir, _configFile) => {
     mkdirSync(path.join(dataDir, 'warcs'), { recursive: true });
     const writer = new WarcWriter(path.join(dataDir, 'warcs'), 'bench', 1 << 30);
     const index = await IndexDb.open(path.join(dataDir, 'index.sqlite3'));

@@ -25,7 +25,10 @@ function requests(seed: Seeded) {
   let i = 0;
   // A fixed pseudo-random sequence (LCG), the same for every arm and run.
   let x = 12345;
-  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => {
+    x = (x * 1103515245 + 12345) >>> 0;
+    return x / 2 ** 32;
+  };
   const n = seed.uris.length;
   const perUri = seed.datetimes(0).length;
   return {

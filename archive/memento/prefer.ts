@@ -38,7 +38,7 @@ export function parsePrefer(header: string | string[] | undefined): PreferReques
     if ((DIMENSIONS as readonly string[]).includes(token)) out.dims.add(token as Dimension);
     else if (token === 'raw') {
       out.raw = true;
-      DIMENSIONS.forEach((d) => out.dims.add(d));
+      for (const d of DIMENSIONS) out.dims.add(d);
     } else if (token === 'rewritten') out.rewritten = true;
   }
   return out;

@@ -342,7 +342,8 @@ export class IndexDb {
         stmt.all(params, (err: Error | null, r: NeighbourRow[]) => (err ? reject(err) : resolve(r))));
       const out: (Neighbourhood | undefined)[] = new Array(batch.length).fill(undefined);
       for (const r of rows) {
-        const n = (out[r.i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] });
+        out[r.i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] };
+        const n = out[r.i]!;
         let ref: MementoRef;
         if (r.warc_file != null) {
           const q = batch[r.i];

@@ -259,7 +259,7 @@ export class WarcWriter {
   async sync(): Promise<void> {
     const w = this.current;
     if (w?.failed) throw w.failed;
-    if (w && w.dirty) {
+    if (w?.dirty) {
       await w.flush();
       w.dirty = false;
       this.fsyncs++;

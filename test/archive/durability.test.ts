@@ -62,7 +62,9 @@ t.test('a PUT is answered only after the WARC fsync and the index commit', async
     await realSync.call(this);
     events.push('synced');
   };
-  t.teardown(() => void (WarcWriter.prototype.sync = realSync));
+  t.teardown(() => {
+    WarcWriter.prototype.sync = realSync;
+  });
   const realInsert = a.store.index.insertMany.bind(a.store.index);
   a.store.index.insertMany = async (rows) => {
     events.push('commit');

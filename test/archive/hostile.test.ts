@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import net from 'node:net';
-import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { warcBytes } from './helpers.js';
 
 interface RawAnswer {
