@@ -32,9 +32,9 @@ import { WarcWriter } from '../archive/store/warc-writer.js';
 import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 
 /** The code whose output the bulk data is (index schema, WARC writer, urlkey). */
-const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/warc.ts', 'shared/uri.ts'];
+const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/warc-writer.ts', 'shared/uri.ts'];
 /** The code whose output ingested data is: the bulk code plus the ingest path. */
-const INGEST_CODE = [...BULK_CODE, 'archive/store/store.ts', 'archive/store/body-spill.ts', 'shared/capture-record.ts', 'shared/http-date.ts'];
+const INGEST_CODE = [...BULK_CODE, 'archive/store/store.ts', 'archive/store/index-row.ts', 'archive/store/body-spill.ts', 'shared/capture-record.ts', 'shared/http-head.ts', 'shared/http-date.ts'];
 
 /** A seeded archive: its config file (one archive `bench`) and what it holds. */
 export interface Seeded {
