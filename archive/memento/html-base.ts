@@ -1,9 +1,9 @@
 /**
- * The base element of the default Memento (DESIGN.md "Prefer"): HTML gets
- * `<base href="<URI-R>">` right after `<head…>`; without a head element,
- * in front of the content (after a leading BOM, doctype and `<html…>` tag,
- * so that the page keeps its standards mode); never when the page already
- * has a base element. No link is rewritten.
+ * The base element of the default Memento (docs/architecture.md "Replay and
+ * Prefer"): HTML gets `<base href="<URI-R>">` right after `<head…>`;
+ * without a head element, in front of the content (after a leading BOM,
+ * doctype and `<html…>` tag, so that the page keeps its standards mode);
+ * never when the page already has a base element. No link is rewritten.
  *
  * Only the first {@link SCAN_BYTES} bytes are held to decide; the rest
  * streams through.

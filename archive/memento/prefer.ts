@@ -27,7 +27,7 @@ export interface PreferRequest {
  *
  * @param header one Prefer value or several (repeated headers)
  * @returns the known dimensions and pywb tokens asked for; empty when none
- *   (also for a header of unknown tokens only: spec Prefer rule 7)
+ *   (also for a header of unknown tokens only: Prefer rule 7)
  */
 export function parsePrefer(header: string | string[] | undefined): PreferRequest {
   const out: PreferRequest = { dims: new Set(), raw: false, rewritten: false };

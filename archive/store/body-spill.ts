@@ -1,7 +1,7 @@
 /**
  * A body buffer that holds small bodies in memory and spills large ones to
  * a temporary file, so that a capture of any size costs at most
- * `memLimit` bytes of memory (DESIGN.md: "hold a bounded amount in memory").
+ * `memLimit` bytes of memory (the daemons hold a bounded amount of any body).
  */
 import { createReadStream } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';

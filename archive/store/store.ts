@@ -114,7 +114,7 @@ export class ArchiveStore {
   }
 
   /**
-   * Ingests one capture record (DESIGN.md "The capture record") from a
+   * Ingests one capture record (docs/capture-record.md) from a
    * stream. The heads are parsed as they arrive; the body streams into a
    * bounded buffer (memory, then a temp file) while its SHA-256 payload
    * digest is computed; then the capture is written as a WARC record pair,
@@ -193,7 +193,7 @@ export class ArchiveStore {
    * Content-Length that is not one number; a Date that has the HTTP-date form
    * but names no real instant (year 0, 31 Feb) or lies before 1970 or more
    * than a day after the archive received the PUT. A Date that is not an
-   * HTTP-date at all gives way to the receipt time (DESIGN.md).
+   * HTTP-date at all gives way to the receipt time (docs/capture-record.md).
    */
   private prepare(head: CaptureHead, receivedAt: Date): { archive: ArchiveSpan; row: NewMementoRow } {
     const { request, response } = head;

@@ -1,5 +1,5 @@
 /**
- * Conformance: discovery (RFC 6415 host-meta, XRD and JRD, spec "Discovery")
+ * Conformance: discovery (RFC 6415 host-meta, XRD and JRD, docs/url-space.md)
  * and the timebundle (RFC 7089 §4.2.1 rel="timebundle"); issue point 7.
  */
 import t from 'tap';
@@ -13,7 +13,7 @@ const a = await startArchive();
 t.teardown(() => a.close());
 await seed(a, R, D);
 
-t.test('RFC 6415 (host-meta, XRD) + spec Discovery: /.well-known/host-meta is an XRD document (application/xrd+xml) with Link templates for the redirector TimeGate and the index TimeMap', async (t) => {
+t.test('RFC 6415 (host-meta, XRD): discovery: /.well-known/host-meta is an XRD document (application/xrd+xml) with Link templates for the redirector TimeGate and the index TimeMap', async (t) => {
   const res = await headMatchesGet(t, `${a.url}/.well-known/host-meta`);
   t.equal(res.status, 200);
   t.equal(res.headers['content-type'], 'application/xrd+xml; charset=UTF-8');
@@ -49,7 +49,7 @@ t.test('RFC 6415 (Link template): the templates, filled with a URI-R, lead to it
   t.equal(links(tm.text).find((l) => l.rel.includes('memento'))?.uri, `${a.url}/2025/memento/${ts14(D)}/${R}`);
 });
 
-t.test('spec TimeGate rel=timebundle + DESIGN URL space: the timebundle answers 303 See Other to the TimeMap; unknown URI-R 404', async (t) => {
+t.test('rel=timebundle + docs/url-space.md: the timebundle answers 303 See Other to the TimeMap; unknown URI-R 404', async (t) => {
   const url = `${a.url}/2025/timebundle/${R}`;
   const res = await headMatchesGet(t, url);
   t.equal(res.status, 303);
@@ -66,7 +66,7 @@ t.test('spec TimeGate rel=timebundle + DESIGN URL space: the timebundle answers 
   t.equal(post.headers.allow, 'GET, HEAD');
 });
 
-t.test('DESIGN URL space: with base_url configured, Location, Link and templates use it instead of the Host', async (t) => {
+t.test('docs/url-space.md: with base_url configured, Location, Link and templates use it instead of the Host', async (t) => {
   const b = await startArchive(`base_url: https://archive.example.net/wa/
 archives:
   - id: all
@@ -82,7 +82,7 @@ archives:
   t.equal(g2.headers.location, `https://archive.example.net/wa/all/memento/${ts14(D)}/${R}`);
 });
 
-t.test('DESIGN URL space: a Host header is used as the base address when base_url is not set', async (t) => {
+t.test('docs/url-space.md: a Host header is used as the base address when base_url is not set', async (t) => {
   const res = await request(`${a.url}/tg/${R}`, { headers: { host: 'archive.example.org:8090' } });
   t.equal(res.headers.location, `http://archive.example.org:8090/2025/timegate/${R}`);
 });

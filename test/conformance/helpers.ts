@@ -1,6 +1,6 @@
 /**
- * Shared pieces of the Memento conformance suite (RFC 7089 and the spec's
- * Prefer rules): seeding captures through the real PUT path, reading Link
+ * Shared pieces of the Memento conformance suite (RFC 7089 and the Prefer
+ * rules of docs/architecture.md): seeding captures through the real PUT path, reading Link
  * headers, and comparing a HEAD answer with the GET answer.
  */
 import type { Test } from 'tap';

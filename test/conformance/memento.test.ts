@@ -1,6 +1,6 @@
 /**
  * Conformance: the Memento (RFC 7089 §2.1.1, §4.2.1, §4.5.4) and the
- * original headers (DESIGN.md "Prefer": X-Archive-Orig-*), issue points 2
+ * original headers (docs/architecture.md "Replay and Prefer": X-Archive-Orig-*), issue points 2
  * and 3.
  */
 import t from 'tap';
@@ -54,7 +54,7 @@ t.test('RFC 7089 §4.2.1: a request to a Memento that carries Accept-Datetime is
   }
 });
 
-t.test('DESIGN URL space: a timestamp that is not stored redirects (302) to the nearest URI-M; a prefix too', async (t) => {
+t.test('docs/url-space.md: a timestamp that is not stored redirects (302) to the nearest URI-M; a prefix too', async (t) => {
   const near = await request(`${a.url}/2025/memento/20010321000000/${R}`);
   t.equal(near.status, 302);
   t.equal(near.headers.location, uriM(R, D[1]));
@@ -67,7 +67,7 @@ t.test('DESIGN URL space: a timestamp that is not stored redirects (302) to the 
   t.equal(raw.headers.location, uriM(R, D[1], true), 'the raw variant stays raw');
 });
 
-t.test('DESIGN URL space: a malformed Memento timestamp is 400 with a reason and no Memento headers', async (t) => {
+t.test('docs/url-space.md: a malformed Memento timestamp is 400 with a reason and no Memento headers', async (t) => {
   for (const ts of ['2001032020350x', '2001032020350', '20011320203500', '20010332203500', 'latest', '20010320203500im_']) {
     const res = await request(`${a.url}/2025/memento/${ts}/${R}`);
     t.equal(res.status, 400, ts);
@@ -90,7 +90,7 @@ t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with M
   const rel = await capture('http://www.example.org/dir/rel', { status: 301, reason: 'Moved Permanently', responseHeaders: [['Location', '../other?x=1'], ['Content-Type', 'text/plain']], body: '' });
   const res2 = await request(rel);
   t.equal(res2.status, 301);
-  t.equal(res2.headers.location, '../other?x=1', 'a relative Location as stored (spec original-links: no URI rewritten)');
+  t.equal(res2.headers.location, '../other?x=1', 'a relative Location as stored (original-links: no URI rewritten)');
   t.equal(res2.headers['x-archive-orig-location'], '../other?x=1');
   t.equal(res2.body.length, 0);
   t.equal(res2.headers['content-length'], '0');
@@ -105,7 +105,7 @@ t.test('RFC 7089 §4.5.5: a Memento of a 404 replays the 404 with Memento-Dateti
   t.equal(res.text, 'no such page');
 });
 
-t.test('DESIGN Prefer: base element right after <head>, or after doctype/<html> without a head, never when the page has one; charset kept', async (t) => {
+t.test('docs/architecture.md (replay and Prefer): base element right after <head>, or after doctype/<html> without a head, never when the page has one; charset kept', async (t) => {
   const cases: [string, string, string, string][] = [
     ['with-head', 'text/html; charset=iso-8859-1', '<!DOCTYPE html><html><HEAD lang="x"><title>\xe9t\xe9</title></HEAD><body>b</body></html>', '<!DOCTYPE html><html><HEAD lang="x"><base href="http://www.example.org/base/with-head"><title>\xe9t\xe9</title></HEAD><body>b</body></html>'],
     ['no-head', 'text/html', '<!doctype html>\n<html lang="en"><p>para</p></html>', '<!doctype html>\n<html lang="en"><base href="http://www.example.org/base/no-head"><p>para</p></html>'],
@@ -122,7 +122,7 @@ t.test('DESIGN Prefer: base element right after <head>, or after doctype/<html> 
   }
 });
 
-t.test('DESIGN Prefer: a gzip- or deflate-encoded HTML page is decoded to get its base element, with the right Content-Length', async (t) => {
+t.test('docs/architecture.md (replay and Prefer): a gzip- or deflate-encoded HTML page is decoded to get its base element, with the right Content-Length', async (t) => {
   const page = '<html><head><title>gz</title></head><body>' + 'z'.repeat(100_000) + '</body></html>';
   const want = page.replace('<head>', '<head><base href="http://www.example.org/enc/NAME">');
   const encodings: [string, Buffer][] = [
@@ -145,7 +145,7 @@ t.test('DESIGN Prefer: a gzip- or deflate-encoded HTML page is decoded to get it
   }
 });
 
-t.test('DESIGN Prefer: a gzip HTML page that already has a base element, and a corrupt gzip page, are served as stored', async (t) => {
+t.test('docs/architecture.md (replay and Prefer): a gzip HTML page that already has a base element, and a corrupt gzip page, are served as stored', async (t) => {
   const withBase = zlib.gzipSync('<html><head><base href="http://x.example/"><title>t</title></head></html>');
   const corrupt = Buffer.concat([zlib.gzipSync('<html><head><title>t</title></head><body>' + 'y'.repeat(5000)).subarray(0, 60)]);
   for (const [name, body] of [['gz-base', withBase], ['gz-corrupt', corrupt]] as const) {
@@ -157,7 +157,7 @@ t.test('DESIGN Prefer: a gzip HTML page that already has a base element, and a c
   }
 });
 
-t.test('DESIGN Prefer: other gzip bodies are served byte-identical with Content-Encoding and Content-Length', async (t) => {
+t.test('docs/architecture.md (replay and Prefer): other gzip bodies are served byte-identical with Content-Encoding and Content-Length', async (t) => {
   const css = zlib.gzipSync('body { color: red }\n'.repeat(500));
   const m = await capture('http://www.example.org/style.css', { responseHeaders: [['Content-Type', 'text/css'], ['Content-Encoding', 'gzip']], body: css });
   const res = await headMatchesGet(t, m);
@@ -173,7 +173,7 @@ t.test('DESIGN Prefer: other gzip bodies are served byte-identical with Content-
   t.equal(res2.headers['content-type'], 'application/octet-stream');
 });
 
-t.test('DESIGN Prefer / issue point 3: every original header comes back as X-Archive-Orig-<name>; stale ones never as themselves', async (t) => {
+t.test('docs/architecture.md (replay and Prefer) / issue point 3: every original header comes back as X-Archive-Orig-<name>; stale ones never as themselves', async (t) => {
   const stale: [string, string][] = [
     ['Set-Cookie', 'session=abc; Path=/; HttpOnly'],
     ['Set-Cookie', 'theme=dark'],
@@ -232,7 +232,7 @@ t.test('RFC 9110 §15.5.6: POST, PUT, DELETE at a Memento are 405 with Allow: GE
   }
 });
 
-t.test('DESIGN Prefer / issue point 3: a capture without Content-Type is served without one (none is invented)', async (t) => {
+t.test('docs/architecture.md (replay and Prefer) / issue point 3: a capture without Content-Type is served without one (none is invented)', async (t) => {
   const m = await capture('http://www.example.org/untyped', { responseHeaders: [['X-Odd_Header.Name', 'v']], body: 'plain bytes' });
   const res = await headMatchesGet(t, m);
   t.notOk(res.headers['content-type']);

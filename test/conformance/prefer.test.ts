@@ -1,5 +1,5 @@
 /**
- * Conformance: raw Mementos negotiated with Prefer (spec.md "Prefer rules"
+ * Conformance: raw Mementos negotiated with Prefer (the Prefer rules of docs/architecture.md
  * 1–8, RFC 7240), both variants, and the `id_` URI-M; issue point 4.
  */
 import t from 'tap';
@@ -36,7 +36,7 @@ await put(GZ_BASED, D1, [['Content-Type', 'text/html'], ['Content-Encoding', 'gz
 const m = (uriR: string, d: string, raw = false) => `${a.url}/2025/memento/${ts14(d)}${raw ? 'id_' : ''}/${uriR}`;
 const tg = (uriR: string) => `${a.url}/2025/timegate/${uriR}`;
 
-t.test('spec Prefer rule 1 + variant 1: Prefer original-content at the TimeGate redirects to the id_ URI-M, with Preference-Applied and Vary: accept-datetime, prefer', async (t) => {
+t.test('Prefer rule 1 + variant 1: Prefer original-content at the TimeGate redirects to the id_ URI-M, with Preference-Applied and Vary: accept-datetime, prefer', async (t) => {
   const res = await request(tg(R), { headers: { 'accept-datetime': D1, prefer: 'original-content' } });
   t.equal(res.status, 302);
   t.equal(res.headers.location, m(R, D1, true));
@@ -47,7 +47,7 @@ t.test('spec Prefer rule 1 + variant 1: Prefer original-content at the TimeGate 
   t.same(mem.map((l) => l.rel), ['first memento', 'next last memento']);
 });
 
-t.test('spec Prefer rules 3, 4 + variant 1: Prefer original-links or echo-original-headers alone keeps the default URI-M, which satisfies them', async (t) => {
+t.test('Prefer rules 3, 4 + variant 1: Prefer original-links or echo-original-headers alone keeps the default URI-M, which satisfies them', async (t) => {
   for (const prefer of ['original-links', 'echo-original-headers', 'original-links, echo-original-headers']) {
     const res = await request(tg(R), { headers: { 'accept-datetime': D1, prefer } });
     t.equal(res.headers.location, m(R, D1), prefer);
@@ -59,7 +59,7 @@ t.test('spec Prefer rules 3, 4 + variant 1: Prefer original-links or echo-origin
   t.equal(css.headers['preference-applied'], ALL, 'a non-HTML default Memento keeps its content too');
 });
 
-t.test("spec Prefer: pywb's tokens — raw = all three dimensions, rewritten = the default Memento", async (t) => {
+t.test("Prefer: pywb's tokens — raw = all three dimensions, rewritten = the default Memento", async (t) => {
   const raw = await request(tg(R), { headers: { 'accept-datetime': D1, prefer: 'raw' } });
   t.equal(raw.headers.location, m(R, D1, true));
   t.equal(raw.headers['preference-applied'], `${ALL}, raw`);
@@ -71,7 +71,7 @@ t.test("spec Prefer: pywb's tokens — raw = all three dimensions, rewritten = t
   t.equal(atMemento.headers['preference-applied'], `${ALL}, raw`);
 });
 
-t.test('spec Prefer rule 7 + RFC 7240 §2: unknown preferences are ignored, not errors', async (t) => {
+t.test('Prefer rule 7 + RFC 7240 §2: unknown preferences are ignored, not errors', async (t) => {
   const plainTg = await request(tg(R), { headers: { 'accept-datetime': D1 } });
   const unknownTg = await request(tg(R), { headers: { 'accept-datetime': D1, prefer: 'return=minimal, wait=10, x-banner-only' } });
   t.equal(unknownTg.status, 302);
@@ -86,7 +86,7 @@ t.test('spec Prefer rule 7 + RFC 7240 §2: unknown preferences are ignored, not 
   t.same(unknownM.body, plainM.body);
 });
 
-t.test('spec Prefer rule 6: without Prefer the default Memento names what it satisfies by default, with Vary: prefer and its Content-Location', async (t) => {
+t.test('Prefer rule 6: without Prefer the default Memento names what it satisfies by default, with Vary: prefer and its Content-Location', async (t) => {
   const res = await request(m(R, D1));
   t.equal(res.headers['preference-applied'], DEFAULT_HTML);
   t.equal(res.headers.vary, 'prefer');
@@ -99,7 +99,7 @@ t.test('spec Prefer rule 6: without Prefer the default Memento names what it sat
   t.equal(css.text, 'p { color: red }');
 });
 
-t.test('spec Prefer rule 2 + variant 2: Prefer original-content at a Memento serves the stored bytes exactly, with Preference-Applied, Vary: prefer and the Content-Location of the raw variant', async (t) => {
+t.test('Prefer rule 2 + variant 2: Prefer original-content at a Memento serves the stored bytes exactly, with Preference-Applied, Vary: prefer and the Content-Location of the raw variant', async (t) => {
   const res = await headMatchesGet(t, m(R, D1), { prefer: 'original-content' });
   t.equal(res.status, 200);
   t.equal(res.text, PAGE);
@@ -115,7 +115,7 @@ t.test('spec Prefer rule 2 + variant 2: Prefer original-content at a Memento ser
   t.equal(gz.headers['content-length'], String(GZ_BODY.length));
 });
 
-t.test('DESIGN Prefer: the id_ URI-M is the stored bytes exactly, whatever Prefer says, and its Link names raw neighbours', async (t) => {
+t.test('docs/architecture.md (replay and Prefer): the id_ URI-M is the stored bytes exactly, whatever Prefer says, and its Link names raw neighbours', async (t) => {
   for (const prefer of [undefined, 'rewritten', 'original-links']) {
     const res = await headMatchesGet(t, m(R, D1, true), prefer ? { prefer } : {});
     t.equal(res.status, 200);
@@ -134,7 +134,7 @@ t.test('DESIGN Prefer: the id_ URI-M is the stored bytes exactly, whatever Prefe
   t.equal(gz.headers['x-archive-orig-content-encoding'], 'gzip');
 });
 
-t.test('spec Prefer rule 8: the URI-M chosen at a TimeGate with Prefer answers with the same Preference-Applied when fetched', async (t) => {
+t.test('Prefer rule 8: the URI-M chosen at a TimeGate with Prefer answers with the same Preference-Applied when fetched', async (t) => {
   for (const uriR of [R, GZ, CSS, BASED, GZ_BASED]) {
     for (const prefer of ['original-content', 'original-links', 'echo-original-headers', 'rewritten', 'raw']) {
       const g = await request(tg(uriR), { headers: { 'accept-datetime': D1, prefer } });

@@ -1,8 +1,8 @@
 /**
  * Conformance: the TimeGate redirector over several archives, local (this
  * daemon's store) and remote (`timegate:` of a TimeGate on another host),
- * and the index TimeMap across them (DESIGN.md "Archives and time spans",
- * spec "TimeGate Redirector"); issue point 6.
+ * and the index TimeMap across them (docs/architecture.md "Archives and time spans",
+ * RFC 7089 §4.2); issue point 6.
  *
  * Host B (a second archive daemon on its own port) holds the 1990s; host A
  * names it as its remote archive "old" and keeps 2000–2026 and 2026–2030
@@ -55,7 +55,7 @@ const tg = (uriR: string) => `${A.url}/tg/${uriR}`;
 const localTg = (id: string, uriR: string) => `${A.url}/${id}/timegate/${uriR}`;
 const remoteTg = (uriR: string) => `${B.url}/old/timegate/${uriR}`;
 
-t.test('spec TimeGate Redirector + DESIGN URL space: 302 to a TimeGate, Vary: accept-datetime, Link original and rel="timemap index", text/plain body', async (t) => {
+t.test('RFC 7089 §4.2 (redirector) + docs/url-space.md: 302 to a TimeGate, Vary: accept-datetime, Link original and rel="timemap index", text/plain body', async (t) => {
   const res = await request(tg(ALL), { headers: { 'accept-datetime': D05 } });
   t.equal(res.status, 302);
   t.equal(res.headers.location, localTg('2000s', ALL));
@@ -68,7 +68,7 @@ t.test('spec TimeGate Redirector + DESIGN URL space: 302 to a TimeGate, Vary: ac
   t.notOk(res.headers['memento-datetime']);
 });
 
-t.test('spec part 3 (archives by time span): Accept-Datetime picks the archive whose span holds it, local or remote', async (t) => {
+t.test('docs/architecture.md (archives by time span): Accept-Datetime picks the archive whose span holds it, local or remote', async (t) => {
   const cases: [string, string][] = [
     [D95, remoteTg(ALL)],
     ['Fri, 31 Dec 1999 23:59:59 GMT', remoteTg(ALL)],
@@ -83,20 +83,20 @@ t.test('spec part 3 (archives by time span): Accept-Datetime picks the archive w
   }
 });
 
-t.test('DESIGN Archives and time spans: outside all spans the first (before) or the last (after) archive', async (t) => {
+t.test('docs/architecture.md (archives and time spans): outside all spans the first (before) or the last (after) archive', async (t) => {
   const before = await request(tg(ALL), { headers: { 'accept-datetime': 'Thu, 01 Jan 1970 00:00:00 GMT' } });
   t.equal(before.headers.location, remoteTg(ALL), 'before the first span: the first archive (remote)');
   const after = await request(tg(ALL), { headers: { 'accept-datetime': 'Sun, 01 Jan 2040 00:00:00 GMT' } });
   t.equal(after.headers.location, localTg('current', ALL), 'after the last span: the last archive');
 });
 
-t.test('DESIGN URL space: without Accept-Datetime the newest archive that has the URI-R', async (t) => {
+t.test('docs/url-space.md: without Accept-Datetime the newest archive that has the URI-R', async (t) => {
   t.equal((await request(tg(ALL))).headers.location, localTg('current', ALL));
   t.equal((await request(tg(MID))).headers.location, localTg('2000s', MID), 'not "current", which has no memento of it');
   t.equal((await request(tg(OLD))).headers.location, remoteTg(OLD), 'only the remote archive has it (asked with HEAD at its TimeGate)');
 });
 
-t.test('DESIGN Archives and time spans: when the archive of the span lacks the URI-R, the archive with the nearest mementos', async (t) => {
+t.test('docs/architecture.md (archives and time spans): when the archive of the span lacks the URI-R, the archive with the nearest mementos', async (t) => {
   const midLate = await request(tg(MID), { headers: { 'accept-datetime': 'Mon, 01 Jun 2026 00:00:00 GMT' } });
   t.equal(midLate.headers.location, localTg('2000s', MID));
   const midEarly = await request(tg(MID), { headers: { 'accept-datetime': D95 } });
@@ -105,7 +105,7 @@ t.test('DESIGN Archives and time spans: when the archive of the span lacks the U
   t.equal(oldLate.headers.location, remoteTg(OLD));
 });
 
-t.test('DESIGN errors + RFC 7089 §4.5.3: a URI-R no archive has is 404 with no Memento headers; a bad Accept-Datetime 400', async (t) => {
+t.test('docs/url-space.md (errors) + RFC 7089 §4.5.3: a URI-R no archive has is 404 with no Memento headers; a bad Accept-Datetime 400', async (t) => {
   for (const headers of [{}, { 'accept-datetime': D05 }] as Record<string, string>[]) {
     const res = await request(tg(NONE), { headers });
     t.equal(res.status, 404);
@@ -159,7 +159,7 @@ t.test('RFC 7089 §5 (TimeMap index): /tg/timemap lists the remote TimeMap with 
   noMementoHeaders(t, none, 'index TimeMap 404');
 });
 
-t.test('DESIGN Archives and time spans: a remote archive that does not answer does not hide the archives that do', async (t) => {
+t.test('docs/architecture.md (archives and time spans): a remote archive that does not answer does not hide the archives that do', async (t) => {
   const closed = net.createServer();
   await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
   const port = (closed.address() as net.AddressInfo).port;
@@ -198,14 +198,14 @@ t.test('RFC 9110 §9.3.2 and §15.5.6: HEAD at the redirector answers as GET; PO
   }
 });
 
-t.test('DESIGN URL space: a remote archive id at this host is 404 naming where it is served', async (t) => {
+t.test('docs/url-space.md: a remote archive id at this host is 404 naming where it is served', async (t) => {
   const res = await request(`${A.url}/old/timegate/${ALL}`);
   t.equal(res.status, 404);
   t.match(res.text, `archive "old" is served by ${B.url}/old/timegate/`);
   noMementoHeaders(t, res, 'remote id');
 });
 
-t.test('DESIGN Archives and time spans (conf/archive.yaml): a remote archive names its TimeMap when it cannot be derived from its TimeGate', async (t) => {
+t.test('docs/architecture.md (archives and time spans) (conf/archive.yaml): a remote archive names its TimeMap when it cannot be derived from its TimeGate', async (t) => {
   const yaml = (extra: string) => `archives:
   - id: wayback
     until: 2000-01-01T00:00:00Z
@@ -252,7 +252,7 @@ t.test("RFC 7089 §4.2.1 with py-memento-client's rules: the first TimeGate of t
   t.same(links(noAd.headers.link).filter((l) => l.rel.includes('memento')).map((l) => l.rel), ['first last memento'], 'without Accept-Datetime: the newest archive\'s links');
 });
 
-t.test('DESIGN Archives and time spans: a remote archive is asked only when the choice depends on it', async (t) => {
+t.test('docs/architecture.md (archives and time spans): a remote archive is asked only when the choice depends on it', async (t) => {
   const asked: string[] = [];
   const remote = http.createServer((req, res) => {
     asked.push(`${req.method} ${req.url}`);

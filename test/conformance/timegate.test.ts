@@ -23,7 +23,7 @@ t.test('RFC 7089 §4.2.1: TimeGate answers 302 with Location of the best URI-M, 
   const res = await request(tg, { headers: { 'accept-datetime': D[1] } });
   t.equal(res.status, 302);
   t.equal(res.headers.location, m(D[1]));
-  t.equal(res.headers.vary, 'accept-datetime, prefer', 'Vary names accept-datetime (and prefer: this TimeGate negotiates Prefer, spec Prefer rule 5)');
+  t.equal(res.headers.vary, 'accept-datetime, prefer', 'Vary names accept-datetime (and prefer: this TimeGate negotiates Prefer, Prefer rule 5)');
   t.notOk(res.headers['memento-datetime'], 'a TimeGate is not a Memento: no Memento-Datetime');
   t.equal(res.headers['content-type'], 'text/plain; charset=UTF-8');
   t.equal(res.text, m(D[1]) + '\n');
@@ -113,7 +113,7 @@ t.test('RFC 7089 §4.5.3: an unparsable Accept-Datetime is 400 with Vary and the
   }
 });
 
-t.test('DESIGN errors + RFC 7089 §4.2.1: a URI-R without mementos is 404 with no Memento headers', async (t) => {
+t.test('docs/url-space.md (errors) + RFC 7089 §4.2.1: a URI-R without mementos is 404 with no Memento headers', async (t) => {
   for (const url of [`${a.url}/2025/timegate/http://www.example.org/never`, `${a.url}/current/timegate/${R}`]) {
     const res = await request(url, { headers: { 'accept-datetime': D[1] } });
     t.equal(res.status, 404, url);
@@ -144,7 +144,7 @@ t.test('RFC 9110 §15.5.6: POST, PUT, DELETE, PATCH at a TimeGate are 405 with A
   }
 });
 
-t.test('DESIGN URL space: the URI-R in a TimeGate address keeps its query, and host case / default port do not matter', async (t) => {
+t.test('docs/url-space.md: the URI-R in a TimeGate address keeps its query, and host case / default port do not matter', async (t) => {
   const res = await request(`${a.url}/2025/timegate/http://WWW.Example.ORG:80/news/page.html?id=7`, { headers: { 'accept-datetime': D[0] } });
   t.equal(res.status, 302);
   t.equal(res.headers.location, m(D[0]));

@@ -47,7 +47,7 @@ t.test('RFC 7089 §5: a TimeMap with one memento marks it first last memento', a
   t.match(res.text, /rel="self"; type="application\/link-format"; from="Tue, 20 Mar 2001 20:35:00 GMT"; until="Tue, 20 Mar 2001 20:35:00 GMT"/);
 });
 
-t.test('DESIGN URL space (mementoweb.org timemap-json): original_uri, timegate_uri, timemap_uri {link_format, json_format}, mementos {first, last, list[{datetime, uri}]}', async (t) => {
+t.test('docs/url-space.md (mementoweb.org timemap-json): original_uri, timegate_uri, timemap_uri {link_format, json_format}, mementos {first, last, list[{datetime, uri}]}', async (t) => {
   const res = await request(`${a.url}/2025/timemap/json/${R}`);
   t.equal(res.status, 200);
   t.equal(res.headers['content-type'], 'application/json');
@@ -64,7 +64,7 @@ t.test('DESIGN URL space (mementoweb.org timemap-json): original_uri, timegate_u
   t.equal(iso(D[0]), '2001-03-05T09:07:03Z');
 });
 
-t.test('RFC 7089 §5 (TimeMap index, DESIGN URL space): /tg/timemap lists each archive\'s TimeMap with from/until, then the mementos with one first and one last', async (t) => {
+t.test('RFC 7089 §5 (TimeMap index, docs/url-space.md): /tg/timemap lists each archive\'s TimeMap with from/until, then the mementos with one first and one last', async (t) => {
   const res = await request(`${a.url}/tg/timemap/${R}`);
   t.equal(res.status, 200);
   t.equal(res.headers['content-type'], 'application/link-format');

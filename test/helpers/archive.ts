@@ -86,7 +86,7 @@ export interface CaptureParts {
   date?: string | null;
 }
 
-/** Builds a capture record (DESIGN.md "The capture record") from parts. */
+/** Builds a capture record (docs/capture-record.md) from parts. */
 export function captureRecord(p: CaptureParts = {}): Buffer {
   const body = typeof p.body === 'string' ? Buffer.from(p.body) : (p.body ?? Buffer.from('<html><head><title>t</title></head><body>hi</body></html>'));
   const reqHeaders: [string, string][] = [['Host', p.host ?? 'www.example.org'], ...(p.requestHeaders ?? [])];
