@@ -55,7 +55,8 @@ export function formatLinkHeader(links: Link[]): string {
 /**
  * Parses a Link header value or a link-format document into links
  * (RFC 8288 §3, RFC 6690 §2). Commas inside `<…>` and quoted strings are
- * handled; unknown attributes are ignored; a link without `rel` gets `''`.
+ * handled; unknown attributes are ignored; of a parameter given twice the
+ * first counts (RFC 8288 §3.3); a link without `rel` gets `''`.
  *
  * @returns links in document order; malformed pieces are skipped.
  */
@@ -69,6 +70,7 @@ export function parseLinks(text: string): Link[] {
     const gt = text.indexOf('>', lt);
     if (gt < 0) break;
     const link: Link = { uri: text.slice(lt + 1, gt), rel: '' };
+    const seen = new Set<string>();
     i = gt + 1;
     // parameters until a top-level comma
     for (;;) {
@@ -104,6 +106,9 @@ export function parseLinks(text: string): Link[] {
           value = text.slice(vs, i);
         }
       }
+      // RFC 8288 §3.3, §3.4.1: a parameter given twice counts once, the first time.
+      if (seen.has(name)) continue;
+      seen.add(name);
       if (name === 'rel') link.rel = value;
       else if ((ATTRS as readonly string[]).includes(name)) (link as unknown as Record<string, string>)[name] = value;
     }

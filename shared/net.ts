@@ -55,16 +55,26 @@ export function clientAddress(remoteAddress: string | undefined): string | undef
 /** An address block: a CIDR (`10.0.0.0/8`, `fd00::/8`) or one address (a /32 or /128). */
 export type AddressBlock = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
-/** Parses an address block; `undefined` when `text` is not one. */
+/**
+ * Parses an address block; `undefined` when `text` is not one. An
+ * IPv4-mapped IPv6 block (`::ffff:192.0.2.0/120`, RFC 4291 §2.5.5.2) is
+ * its IPv4 block, as client addresses are (see {@link clientAddress}).
+ */
 export function parseAddressBlock(text: string): AddressBlock | undefined {
   const s = text.trim();
+  let block: AddressBlock;
   try {
-    if (s.includes('/')) return ipaddr.parseCIDR(s);
-    const a = ipaddr.parse(s);
-    return [a, a.kind() === 'ipv4' ? 32 : 128];
+    if (s.includes('/')) block = ipaddr.parseCIDR(s);
+    else {
+      const a = ipaddr.parse(s);
+      block = [a, a.kind() === 'ipv4' ? 32 : 128];
+    }
   } catch {
     return undefined;
   }
+  const [a, bits] = block;
+  if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) return [(a as ipaddr.IPv6).toIPv4Address(), bits - 96];
+  return block;
 }
 
 /**

@@ -94,7 +94,8 @@ export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string
   if (s.length > maxLength) throw new UriError(`URL is longer than ${maxLength} characters`);
   // Some clients collapse "//" in paths: "/tg/http:/a.example/" means http://a.example/.
   s = s.replace(/^(https?):\/(?!\/)/i, '$1://');
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(s)) s = 'http://' + s;
+  // No scheme, or only a host:port that looks like one (`example.org:8080/x`).
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(s) || /^[^/:?#]+:\d+(?:[/?#]|$)/.test(s)) s = 'http://' + s;
   let u: URL;
   try {
     u = new URL(s);

@@ -33,7 +33,8 @@ export function parsePrefer(header: string | string[] | undefined): PreferReques
   const out: PreferRequest = { dims: new Set(), raw: false, rewritten: false };
   if (!header) return out;
   const text = Array.isArray(header) ? header.join(',') : header;
-  for (const pref of text.split(',')) {
+  // Commas inside a quoted-string value do not separate preferences (RFC 7240 §2, RFC 9110 §5.6.4).
+  for (const pref of text.match(/(?:[^,"]|"(?:[^"\\]|\\.)*")+/g) ?? []) {
     const token = pref.split(';')[0].split('=')[0].trim().toLowerCase();
     if ((DIMENSIONS as readonly string[]).includes(token)) out.dims.add(token as Dimension);
     else if (token === 'raw') {
