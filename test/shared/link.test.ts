@@ -114,13 +114,10 @@ t.test('a link without rel gets rel ""', async (t) => {
   t.same(parseLinks('<http://a/>; rel'), [{ uri: 'http://a/', rel: '' }]);
 });
 
-t.test(
-  'RFC 8288 §3.3: rel must not appear twice in a link-value; occurrences after the first are ignored',
-  { todo: 'parseLinks keeps the last rel (link.rel is overwritten), not the first' },
-  async (t) => {
-    t.same(parseLinks('<http://a/>; rel="memento"; rel="original"'), [{ uri: 'http://a/', rel: 'memento' }]);
-  },
-);
+t.test('RFC 8288 §3.3: rel must not appear twice in a link-value; occurrences after the first are ignored', async (t) => {
+  const todo = 'bug: parseLinks keeps the last rel (link.rel is overwritten), not the first';
+  t.same(parseLinks('<http://a/>; rel="memento"; rel="original"'), [{ uri: 'http://a/', rel: 'memento' }], 'second rel ignored', { todo });
+});
 
 t.test('RFC 8288 §2.1.1: hasRel compares relation types case-insensitively, whole types only', async (t) => {
   const l: Link = { uri: 'http://a/', rel: 'first  Memento' };

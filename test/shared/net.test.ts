@@ -94,15 +94,12 @@ t.test('addressMatcher: CIDR v4 and v6, single addresses, mapped addresses match
   t.equal(addressMatcher(['::/0'])('192.0.2.7'), false, 'an IPv6 block never matches an IPv4 address');
 });
 
-t.test(
-  'addressMatcher: an entry written as an IPv4-mapped address (RFC 4291 §2.5.5.2) matches that address',
-  { todo: 'client addresses are unmapped to IPv4 but entries are not, so "::ffff:192.0.2.7" matches neither itself nor 192.0.2.7' },
-  async (t) => {
-    t.equal(addressMatcher(['::ffff:192.0.2.7'])('::ffff:192.0.2.7'), true, 'the same mapped address');
-    t.equal(addressMatcher(['::ffff:192.0.2.7'])('192.0.2.7'), true, 'its IPv4 address');
-    t.equal(addressMatcher(['::ffff:192.0.2.0/120'])('192.0.2.7'), true, 'a mapped block');
-  },
-);
+t.test('addressMatcher: an entry written as an IPv4-mapped address (RFC 4291 §2.5.5.2) matches that address', async (t) => {
+  const todo = 'bug: client addresses are unmapped to IPv4 but entries are not, so "::ffff:192.0.2.7" matches neither itself nor 192.0.2.7';
+  t.equal(addressMatcher(['::ffff:192.0.2.7'])('::ffff:192.0.2.7'), true, 'the same mapped address', { todo });
+  t.equal(addressMatcher(['::ffff:192.0.2.7'])('192.0.2.7'), true, 'its IPv4 address', { todo });
+  t.equal(addressMatcher(['::ffff:192.0.2.0/120'])('192.0.2.7'), true, 'a mapped block', { todo });
+});
 
 t.test('addressMatcher: an entry that is not an address block throws TypeError', async (t) => {
   t.throws(() => addressMatcher(['10.0.0.0/8', 'nope']), new TypeError('not an address or CIDR block: nope'));

@@ -43,14 +43,11 @@ t.test("pywb's tokens: raw asks for all three dimensions; rewritten asks for the
   t.same(shown('rewritten, original-links'), { dims: ['original-links'], raw: false, rewritten: true, has: true });
 });
 
-t.test(
-  'RFC 7240 §2: a comma inside a quoted-string value does not separate preferences',
-  { todo: 'parsePrefer splits on every comma, so foo="a,raw,b" is read as the raw preference' },
-  async (t) => {
-    t.same(shown('foo="a,raw,b"'), { dims: [], raw: false, rewritten: false, has: false });
-    t.same(shown('original-links; x="a,original-content"').dims, ['original-links']);
-  },
-);
+t.test('RFC 7240 §2: a comma inside a quoted-string value does not separate preferences', async (t) => {
+  const todo = 'bug: parsePrefer splits on every comma, so foo="a,raw,b" is read as the raw preference';
+  t.same(shown('foo="a,raw,b"'), { dims: [], raw: false, rewritten: false, has: false }, 'foo="a,raw,b"', { todo });
+  t.same(shown('original-links; x="a,original-content,b"').dims, ['original-links'], 'a quoted parameter value', { todo });
+});
 
 t.test('satisfied (spec Prefer rule 3): the raw variant and an unchanged body satisfy all three; a changed body keeps links and headers', async (t) => {
   t.same(satisfied(true, true), ALL, 'raw');
