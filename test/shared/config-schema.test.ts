@@ -1,30 +1,40 @@
 import t, { type Test } from 'tap';
-import { Type, type TSchema } from '@sinclair/typebox';
 import { checkConfig, defineCheck, settingsTable, fillMessage, type CheckOptions } from '../../shared/config-schema.js';
 import { parseYamlText, ConfigError } from '../../shared/config.js';
 
+// The schemas are written as the JSON Schema that TypeBox's Type.Object/Type.Integer/... build
+// (plain objects work with checkConfig whatever builds them).
+type Schema = Parameters<typeof checkConfig>[0];
+
 defineCheck('unit-test-even', (v) => typeof v === 'number' && v % 2 === 0);
 
-const Nested = Type.Object({ depth: Type.Integer({ errorMessage: 'must be an integer' }), width: Type.Optional(Type.Integer({ default: 3 })) }, { additionalProperties: false });
+const Nested = {
+  type: 'object',
+  properties: { depth: { type: 'integer', errorMessage: 'must be an integer' }, width: { type: 'integer', default: 3 } },
+  required: ['depth'],
+  additionalProperties: false,
+} as const;
 
-const S = Type.Object(
-  {
-    name: Type.String({ description: 'the name', errorMessage: 'must be a name', missingMessage: 'what this is called' }),
-    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 8090, description: 'listen | port', errorMessage: 'must be a port number 1-65535' })),
-    size: Type.Optional(Type.Integer({ default: 4294967296, docDefault: '4294967296 (4 GiB)', description: 'most bytes' })),
-    flag: Type.Optional(Type.Boolean({ default: false, description: 'a switch' })),
-    on: Type.Optional(Type.Boolean({ default: true })),
-    pair: Type.Optional(Type.Integer({ check: 'unit-test-even', default: 2, description: 'an even number', errorMessage: '{key} must be even (got {value})' })),
-    tags: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z]+$', errorMessage: 'entry {value} of {key} must be lower-case letters' }), { default: ['a', 'b'], description: 'tags' })),
-    empty: Type.Optional(Type.Array(Type.String(), { default: [] })),
-    nested: Type.Optional(Nested),
-    plain: Type.Optional(Type.String()),
+const S = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', description: 'the name', errorMessage: 'must be a name', missingMessage: 'what this is called' },
+    port: { type: 'integer', minimum: 1, maximum: 65535, default: 8090, description: 'listen | port', errorMessage: 'must be a port number 1-65535' },
+    size: { type: 'integer', default: 4294967296, docDefault: '4294967296 (4 GiB)', description: 'most bytes' },
+    flag: { type: 'boolean', default: false, description: 'a switch' },
+    on: { type: 'boolean', default: true },
+    pair: { type: 'integer', check: 'unit-test-even', default: 2, description: 'an even number', errorMessage: '{key} must be even (got {value})' },
+    tags: { type: 'array', items: { type: 'string', pattern: '^[a-z]+$', errorMessage: 'entry {value} of {key} must be lower-case letters' }, default: ['a', 'b'], description: 'tags' },
+    empty: { type: 'array', items: { type: 'string' }, default: [] },
+    nested: Nested,
+    plain: { type: 'string' },
   },
-  { additionalProperties: false, required: ['name'] },
-);
+  required: ['name'],
+  additionalProperties: false,
+} as const;
 
-/** Checks YAML `text` (file c.yaml) against `schema`: the value, or the ConfigError message. */
-function check(text: string, schema: TSchema = S, opts: CheckOptions = {}): unknown {
+/** Checks YAML `text` (file c.yaml) against `schema`: the checked value. */
+function check(text: string, schema: Schema = S, opts: CheckOptions = {}): unknown {
   const src = parseYamlText(text, 'c.yaml');
   return checkConfig(schema, src, 0, [], src.values[0], opts);
 }
@@ -57,10 +67,10 @@ t.test('a key with no value (key: or key: null) counts as absent', async (t) => 
 
 t.test('checking does not change the parsed document, and each result has its own defaults', async (t) => {
   const src = parseYamlText('name: a\nport:\n', 'c.yaml');
-  const a = checkConfig(S, src, 0, [], src.values[0]);
+  const a = checkConfig(S, src, 0, [], src.values[0]) as { tags: string[] };
   t.same(src.values[0], { name: 'a', port: null });
-  a.tags!.push('z');
-  t.same(checkConfig(S, src, 0, [], src.values[0]).tags, ['a', 'b']);
+  a.tags.push('z');
+  t.same((checkConfig(S, src, 0, [], src.values[0]) as { tags: string[] }).tags, ['a', 'b']);
 });
 
 t.test('an unknown key: file:line and the known keys; the unknownKey option words it', async (t) => {
@@ -106,7 +116,7 @@ t.test('defineCheck: a named check refuses values JSON Schema cannot describe', 
   t.same((check('name: a\npair: 4\n') as { pair: number }).pair, 4);
   message(t, 'name: a\npair: 5\n', 'c.yaml:2: pair must be even (got 5)');
   defineCheck('unit-test-late', (v) => v === 'yes');
-  const L = Type.Object({ v: Type.String({ check: 'unit-test-late', errorMessage: 'must be yes' }) });
+  const L = { type: 'object', properties: { v: { type: 'string', check: 'unit-test-late', errorMessage: 'must be yes' } } } as const;
   t.same(check('v: yes\n', L), { v: 'yes' });
   t.throws(() => check('v: no\n', L), new ConfigError('c.yaml:1: v must be yes, not "no"'));
 });
@@ -144,5 +154,5 @@ t.test('settingsTable: one markdown row per setting in schema order', async (t) 
     ].join('\n') + '\n',
   );
   t.equal(settingsTable(S, 'setting').split('\n')[0], '| setting | default | meaning |', 'keyHeading');
-  t.equal(settingsTable(Type.Object({})), '| key | default | meaning |\n|---|---|---|\n', 'no settings: the header only');
+  t.equal(settingsTable({ type: 'object', properties: {} }), '| key | default | meaning |\n|---|---|---|\n', 'no settings: the header only');
 });
