@@ -2,9 +2,11 @@ import t, { type Test } from 'tap';
 import { checkConfig, defineCheck, settingsTable, fillMessage, type CheckOptions } from '../../shared/config-schema.js';
 import { parseYamlText, ConfigError } from '../../shared/config.js';
 
-// The schemas are written as the JSON Schema that TypeBox's Type.Object/Type.Integer/... build
-// (plain objects work with checkConfig whatever builds them).
+// The schemas are written as the JSON Schema that TypeBox's Type.Object/Type.Integer/... build:
+// checkConfig reads plain JSON Schema whatever builds it, and the test does not depend on TypeBox
+// being installed. The cast gives them checkConfig's schema type (TypeBox's TSchema here).
 type Schema = Parameters<typeof checkConfig>[0];
+const schema = (s: object): Schema => s as unknown as Schema;
 
 defineCheck('unit-test-even', (v) => typeof v === 'number' && v % 2 === 0);
 
@@ -15,7 +17,7 @@ const Nested = {
   additionalProperties: false,
 } as const;
 
-const S = {
+const S = schema({
   type: 'object',
   properties: {
     name: { type: 'string', description: 'the name', errorMessage: 'must be a name', missingMessage: 'what this is called' },
@@ -31,7 +33,7 @@ const S = {
   },
   required: ['name'],
   additionalProperties: false,
-} as const;
+});
 
 /** Checks YAML `text` (file c.yaml) against `schema`: the checked value. */
 function check(text: string, schema: Schema = S, opts: CheckOptions = {}): unknown {
@@ -116,7 +118,7 @@ t.test('defineCheck: a named check refuses values JSON Schema cannot describe', 
   t.same((check('name: a\npair: 4\n') as { pair: number }).pair, 4);
   message(t, 'name: a\npair: 5\n', 'c.yaml:2: pair must be even (got 5)');
   defineCheck('unit-test-late', (v) => v === 'yes');
-  const L = { type: 'object', properties: { v: { type: 'string', check: 'unit-test-late', errorMessage: 'must be yes' } } } as const;
+  const L = schema({ type: 'object', properties: { v: { type: 'string', check: 'unit-test-late', errorMessage: 'must be yes' } } });
   t.same(check('v: yes\n', L), { v: 'yes' });
   t.throws(() => check('v: no\n', L), new ConfigError('c.yaml:1: v must be yes, not "no"'));
 });
@@ -154,5 +156,5 @@ t.test('settingsTable: one markdown row per setting in schema order', async (t) 
     ].join('\n') + '\n',
   );
   t.equal(settingsTable(S, 'setting').split('\n')[0], '| setting | default | meaning |', 'keyHeading');
-  t.equal(settingsTable({ type: 'object', properties: {} }), '| key | default | meaning |\n|---|---|---|\n', 'no settings: the header only');
+  t.equal(settingsTable(schema({ type: 'object', properties: {} })), '| key | default | meaning |\n|---|---|---|\n', 'no settings: the header only');
 });
