@@ -1,0 +1,105 @@
+import t from 'tap';
+import { select, mementoLinks, uris, type Selection } from '../../../archive/memento/navigation.js';
+import type { MementoRef, Neighbourhood } from '../../../archive/store/index-db.js';
+import { formatLinkHeader } from '../../../shared/link.js';
+
+const URI_R = 'http://a.example.org/x?y=1';
+const BASE = 'http://arxiv.example.net';
+const m = (id: number, iso: string): MementoRef => ({ id, datetime: Date.parse(iso) / 1000, uri_r: URI_R });
+
+// Four captures, a day apart at 12:00 UTC.
+const A = m(11, '2001-03-20T12:00:00Z');
+const B = m(12, '2001-03-21T12:00:00Z');
+const C = m(13, '2001-03-22T12:00:00Z');
+const D = m(14, '2001-03-23T12:00:00Z');
+const ALL = [A, B, C, D];
+const at = (iso: string) => Date.parse(iso) / 1000;
+
+/** The neighbourhood the index returns for instant `t` (see Neighbourhood in archive/store/index-db.ts). */
+function around(t: number, rows: MementoRef[] = ALL): Neighbourhood {
+  return {
+    first: rows[0],
+    last: rows[rows.length - 1],
+    atOrBefore: rows.filter((r) => r.datetime <= t).reverse().slice(0, 2),
+    after: rows.filter((r) => r.datetime > t).slice(0, 2),
+  };
+}
+
+const ids = (s: Selection) => ({ memento: s.memento.id, first: s.first.id, last: s.last.id, prev: s.prev?.id, next: s.next?.id });
+
+t.test('RFC 7089 §4.1.1: select picks the memento closest in time, with its neighbours', async (t) => {
+  const cases: [string, ReturnType<typeof ids>, string][] = [
+    ['2001-03-21T12:00:00Z', { memento: 12, first: 11, last: 14, prev: 11, next: 13 }, 'exactly at a capture'],
+    ['2001-03-21T13:00:00Z', { memento: 12, first: 11, last: 14, prev: 11, next: 13 }, 'an hour after B: B'],
+    ['2001-03-22T11:00:00Z', { memento: 13, first: 11, last: 14, prev: 12, next: 14 }, 'an hour before C: C'],
+    ['2001-03-21T23:59:59Z', { memento: 12, first: 11, last: 14, prev: 11, next: 13 }, 'one second before the midpoint: the earlier'],
+    ['2001-03-22T00:00:01Z', { memento: 13, first: 11, last: 14, prev: 12, next: 14 }, 'one second after the midpoint: the later'],
+  ];
+  for (const [iso, want, rule] of cases) t.same(ids(select(around(at(iso)), at(iso))), want, `${iso}: ${rule}`);
+});
+
+t.test('select: a tie goes to the earlier memento (the state the resource was in at t)', async (t) => {
+  const mid = at('2001-03-22T00:00:00Z'); // B + 12 h = C - 12 h
+  t.same(ids(select(around(mid), mid)), { memento: 12, first: 11, last: 14, prev: 11, next: 13 });
+});
+
+t.test('select: before the first memento → the first; after the last → the last', async (t) => {
+  const before = at('1999-01-01T00:00:00Z');
+  t.same(ids(select(around(before), before)), { memento: 11, first: 11, last: 14, prev: undefined, next: 12 });
+  const after = at('2030-01-01T00:00:00Z');
+  t.same(ids(select(around(after), after)), { memento: 14, first: 11, last: 14, prev: 13, next: undefined });
+});
+
+t.test('select: a single capture is chosen for any instant', async (t) => {
+  for (const iso of ['1999-01-01T00:00:00Z', '2001-03-20T12:00:00Z', '2030-01-01T00:00:00Z']) {
+    t.same(ids(select(around(at(iso), [A]), at(iso))), { memento: 11, first: 11, last: 11, prev: undefined, next: undefined }, iso);
+  }
+});
+
+const link = (row: MementoRef, rel: string, raw = false) => ({
+  uri: `${BASE}/2001/memento/${new Date(row.datetime * 1000).toISOString().replace(/\D/g, '').slice(0, 14)}${raw ? 'id_' : ''}/${URI_R}`,
+  rel,
+  datetime: new Date(row.datetime * 1000).toUTCString(),
+});
+
+t.test('RFC 7089 §2.2.1: one link per URI-M, relations combined first, prev, next, last, then memento; oldest first', async (t) => {
+  const cases: [string, ReturnType<typeof link>[], string][] = [
+    ['2001-03-21T12:00:00Z', [link(A, 'first prev memento'), link(B, 'memento'), link(C, 'next memento'), link(D, 'last memento')], 'B of four'],
+    ['2001-03-20T12:00:00Z', [link(A, 'first memento'), link(B, 'next memento'), link(D, 'last memento')], 'the first'],
+    ['2001-03-22T12:00:00Z', [link(A, 'first memento'), link(B, 'prev memento'), link(C, 'memento'), link(D, 'next last memento')], 'C of four'],
+    ['2030-01-01T00:00:00Z', [link(A, 'first memento'), link(C, 'prev memento'), link(D, 'last memento')], 'after the last'],
+  ];
+  for (const [iso, want, name] of cases) t.same(mementoLinks(BASE, '2001', select(around(at(iso)), at(iso))), want, name);
+});
+
+t.test('RFC 7089 §2.2.1: a single capture is one link, rel="first last memento"', async (t) => {
+  const s = select(around(at('2001-03-20T12:00:00Z'), [A]), at('2001-03-20T12:00:00Z'));
+  t.same(mementoLinks(BASE, '2001', s), [link(A, 'first last memento')]);
+  t.equal(
+    formatLinkHeader(mementoLinks(BASE, '2001', s)),
+    `<${BASE}/2001/memento/20010320120000/${URI_R}>; rel="first last memento"; datetime="Tue, 20 Mar 2001 12:00:00 GMT"`,
+    'as a Link header (RFC 7089 §2.2.1 shape, IMF-fixdate datetime)',
+  );
+});
+
+t.test('RFC 7089 §2.2.1: two captures, the later selected: rel="first prev memento" and "last memento"', async (t) => {
+  const s = select(around(at('2001-03-21T12:00:00Z'), [A, B]), at('2001-03-21T12:00:00Z'));
+  t.same(mementoLinks(BASE, '2001', s), [link(A, 'first prev memento'), link(B, 'last memento')]);
+});
+
+t.test('mementoLinks: with rawVariant every URI-M is the id_ URI-M', async (t) => {
+  const s = select(around(at('2001-03-20T12:00:00Z'), [A, B]), at('2001-03-20T12:00:00Z'));
+  t.same(mementoLinks(BASE, '2001', s, true), [link(A, 'first memento', true), link(B, 'next last memento', true)]);
+});
+
+t.test('uris: the archive URL space, absolute under base', async (t) => {
+  const row = { datetime: at('2001-03-20T20:35:00Z'), uri_r: URI_R };
+  t.equal(uris.memento(BASE, '2001', row), `${BASE}/2001/memento/20010320203500/${URI_R}`);
+  t.equal(uris.memento(BASE, '2001', row, true), `${BASE}/2001/memento/20010320203500id_/${URI_R}`);
+  t.equal(uris.timegate(BASE, '2001', URI_R), `${BASE}/2001/timegate/${URI_R}`);
+  t.equal(uris.timemap(BASE, '2001', URI_R), `${BASE}/2001/timemap/link/${URI_R}`);
+  t.equal(uris.timemapJson(BASE, '2001', URI_R), `${BASE}/2001/timemap/json/${URI_R}`);
+  t.equal(uris.timebundle(BASE, '2001', URI_R), `${BASE}/2001/timebundle/${URI_R}`);
+  t.equal(uris.redirector(BASE, URI_R), `${BASE}/tg/${URI_R}`);
+  t.equal(uris.indexTimemap(BASE, URI_R), `${BASE}/tg/timemap/${URI_R}`);
+});
