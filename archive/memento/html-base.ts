@@ -21,22 +21,29 @@ function escapeAttr(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** Where to insert in `text` (latin1 view of the prefix), or -1 for no insertion. */
+/** `text` with every comment (also one left open) blanked out, offsets kept. */
+function withoutComments(text: string): string {
+  return text.replace(/<!--[\s\S]*?(?:-->|$)/g, (m) => ' '.repeat(m.length));
+}
+
+/**
+ * Where to insert in `text` (latin1 view of the first {@link SCAN_BYTES}
+ * bytes), or -1 for no insertion: none when the page has a base element
+ * anywhere in it (the first base element of a document wins, so ours must
+ * not come before the page's own); right after `<head…>` when there is one
+ * before `</head>`; else after a leading BOM, doctype, comments and
+ * `<html…>`. Comments never count as elements.
+ */
 function insertionPoint(text: string): number {
   if (text.startsWith('\xfe\xff') || text.startsWith('\xff\xfe')) return -1; // UTF-16: not ASCII-compatible
-  const headEnd = text.search(/<\/head\s*>/i);
-  const scope = headEnd >= 0 ? text.slice(0, headEnd) : text;
-  if (/<base[\s>/]/i.test(scope)) return -1;
-  const head = /<head(?:\s[^>]*)?>/i.exec(text);
+  const code = withoutComments(text);
+  if (/<base[\s>/]/i.test(code)) return -1;
+  const headEnd = code.search(/<\/head\s*>/i);
+  const head = /<head(?:\s[^>]*)?>/i.exec(code);
   if (head && (headEnd < 0 || head.index < headEnd)) return head.index + head[0].length;
   // No head element: in front of the content, after BOM, doctype, comments and the html start tag.
   const lead = /^(?:\xef\xbb\xbf)?(?:\s+|<!--[\s\S]*?-->|<!doctype[^>]*>|<\?xml[^>]*\?>|<html(?:\s[^>]*)?>)*/i.exec(text);
   return lead ? lead[0].length : 0;
-}
-
-/** True once the prefix holds enough to decide. */
-function decided(text: string): boolean {
-  return /<\/head\s*>|<body[\s>]/i.test(text) || (/<head(?:\s[^>]*)?>/i.test(text) && /<base[\s>/]/i.test(text));
 }
 
 /**
@@ -51,6 +58,7 @@ export async function withBaseElement(body: AsyncIterable<Uint8Array>, uriR: str
   const held: Buffer[] = [];
   let heldBytes = 0;
   let ended = false;
+  // Hold the first SCAN_BYTES (the page's own base element may be anywhere in them), unless a base element shows up earlier.
   while (heldBytes < SCAN_BYTES) {
     const r = await it.next();
     if (r.done) {
@@ -60,10 +68,10 @@ export async function withBaseElement(body: AsyncIterable<Uint8Array>, uriR: str
     const b = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
     held.push(b);
     heldBytes += b.length;
-    if (decided(Buffer.concat(held).toString('latin1'))) break;
+    if (/<base[\s>/]/i.test(withoutComments(Buffer.concat(held).subarray(0, SCAN_BYTES).toString('latin1')))) break;
   }
   const prefix = Buffer.concat(held);
-  const at = insertionPoint(prefix.toString('latin1'));
+  const at = insertionPoint(prefix.subarray(0, SCAN_BYTES).toString('latin1'));
   const tag = Buffer.from(`<base href="${escapeAttr(uriR)}">`, 'latin1');
   const out = async function* (): AsyncGenerator<Buffer> {
     if (at < 0) yield prefix;

@@ -35,14 +35,13 @@ t.test('normalizeUriR: scheme, host, port, fragment and dot-segments (RFC 3986 Â
 });
 
 t.test('normalizeUriR: a missing scheme means http also when the host has a port', async (t) => {
-  const todo = 'bug: example.org:8080/x is read as scheme "example.org:" and refused (UriError); Wayback reads it as http://example.org:8080/x';
   let got: string;
   try {
     got = normalizeUriR('example.org:8080/x');
   } catch (err) {
     got = `${(err as Error).name}: ${(err as Error).message}`;
   }
-  t.equal(got, 'http://example.org:8080/x', 'example.org:8080/x', { todo });
+  t.equal(got, 'http://example.org:8080/x', 'example.org:8080/x');
 });
 
 t.test('normalizeUriR refuses what is not an http(s) URL with a host, with a UriError', async (t) => {
