@@ -59,6 +59,7 @@ import {
   type YamlSource,
 } from '../shared/config.js';
 import { parseListen, type HostPort as ListenAddress } from '../shared/net.js';
+import { normalizeMatchPath } from './capture/verdict.js';
 
 /** The settings of `conf/proxy.yaml`, resolved. */
 export interface ProxyConfig {
@@ -146,7 +147,7 @@ export interface Vhost {
   /** TimeGate address without scheme, ending in `/` (e.g. `127.0.0.1:8090/tg/`). */
   archiveTimeGate: string;
   enableIP: boolean;
-  /** Excluded path prefixes, normalised (see {@link normalizeMatchPath}); no trailing `/` except for `/` itself. */
+  /** Excluded path prefixes, normalised (see `normalizeMatchPath`, proxy/capture/verdict.ts); no trailing `/` except for `/` itself. */
   excluded: readonly string[];
   /** `ArchiveToken`: sent as `Authorization: Bearer <token>` on each PUT; `undefined` = none. */
   archiveToken?: string;
@@ -307,40 +308,6 @@ export function normalizeHostName(name: string): string | undefined {
   if (IPV6.test(n)) return n.replace(/^\[|\]$/g, '');
   if (!HOST_NAME.test(n)) return undefined;
   return n.endsWith('.') ? n.slice(0, -1) : n;
-}
-
-/**
- * A request path as the Excluded rules see it: query removed; percent-encoded
- * unreserved characters decoded (RFC 3986 §6.2.2.2: `%70rivate` = `private`);
- * dot segments resolved (RFC 3986 §5.2.4, `%2e` counted as a dot, WHATWG URL
- * rules); runs of `/` merged into one (as Apache's MergeSlashes does). So a
- * client cannot reach an excluded page under another spelling and have it
- * captured. Case is kept (paths are case-sensitive, RFC 3986 §6.2.2.1).
- *
- * @param target request target, origin-form `/a/b?q` or absolute-form `http://h/a/b?q`
- */
-export function normalizeMatchPath(target: string): string {
-  let p = target;
-  if (!p.startsWith('/')) {
-    try {
-      p = new URL(p).pathname;
-    } catch {
-      p = '/' + p;
-    }
-  }
-  const q = p.search(/[?#]/);
-  if (q >= 0) p = p.slice(0, q);
-  p = p.replace(/\/{2,}/g, '/');
-  p = p.replace(/%([0-9A-Fa-f]{2})/g, (m, hex: string) => {
-    const c = String.fromCharCode(parseInt(hex, 16));
-    return /[A-Za-z0-9\-._~]/.test(c) ? c : m.toUpperCase();
-  });
-  try {
-    p = new URL(p, 'http://x').pathname;
-  } catch {
-    // keep p as it is
-  }
-  return p.replace(/\/{2,}/g, '/');
 }
 
 function normalizeExcluded(entry: string): string {

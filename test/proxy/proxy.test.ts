@@ -12,7 +12,7 @@ import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { CaptureOutcome } from '../../proxy/capture.js';
+import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import { freePort, get, startFakeArchive, startTestProxy, startUpstream, tempDir, vhostYaml } from './helpers.js';
 
 const execFileP = promisify(execFile);
