@@ -45,7 +45,8 @@ import { requestVerdict, responseVerdict, type NotCapturedReason } from './captu
 import type { ProxyConfig, Vhost } from './config.js';
 import { silentLogger, type Logger } from './log.js';
 import { ProxyMetrics } from './metrics.js';
-import { Spool, type SpoolMeta, type SpoolOptions } from './spool.js';
+import type { SpoolMeta } from './spool/file.js';
+import { Spool, type SpoolOptions } from './spool/spool.js';
 import { VhostRegistry, type ReloadEvent } from './vhosts.js';
 
 /** Options of {@link startProxy}; every one has a default (the config's value, else the built-in one). */

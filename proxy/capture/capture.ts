@@ -11,7 +11,9 @@ import { putUrl } from '../archive-put.js';
 import type { Vhost } from '../config.js';
 import type { Logger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
-import type { ArchiveQueue, Spool, SpoolTee } from '../spool.js';
+import type { ArchiveQueue } from '../spool/queue.js';
+import type { Spool } from '../spool/spool.js';
+import type { SpoolTee } from '../spool/tee.js';
 import { captureHeads } from './record.js';
 import { CaptureUpload, type UploadOptions, type UploadOutcome } from './upload.js';
 
