@@ -14,7 +14,7 @@ import { UriError, uriRFromRequest } from '../shared/uri.js';
 import { sendError } from './answers.js';
 import { startCapture, type Capture, type CaptureOptions } from './capture/capture.js';
 import { requestVerdict, responseVerdict, type NotCapturedReason } from './capture/verdict.js';
-import type { Vhost } from './config.js';
+import type { Vhost } from './config/vhost-file.js';
 import type { Logger } from './log.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { Spool } from './spool/spool.js';

@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { serializeCaptureHead } from '../../shared/capture-record.js';
 import { putUrl } from '../archive-put.js';
-import type { Vhost } from '../config.js';
+import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { ArchiveQueue } from '../spool/queue.js';

@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CapturedRequest, CapturedResponse } from '../../shared/capture-record.js';
 import { fromRawHeaders, type RawHeader } from '../../shared/http-head.js';
 import { clientAddress } from '../../shared/net.js';
-import type { Vhost } from '../config.js';
+import type { Vhost } from '../config/vhost-file.js';
 
 /**
  * A `Cookie` value with the values removed, names kept (`a=1; b=2` →
@@ -55,7 +55,7 @@ function redactCredentials(value: string): string {
  * - `Cookie` values (names kept) unless `ArchiveCookies: On`;
  * - the credentials of `Authorization` / `Proxy-Authorization` (scheme kept), always.
  */
-export function captureRequestHeaders(req: IncomingMessage, vhost: Vhost, scheme: 'http' | 'https'): RawHeader[] {
+function captureRequestHeaders(req: IncomingMessage, vhost: Vhost, scheme: 'http' | 'https'): RawHeader[] {
   const headers = fromRawHeaders(req.rawHeaders)
     .filter(([k]) => {
       const n = k.toLowerCase();
@@ -84,7 +84,7 @@ const HOP_BY_HOP = new Set(['transfer-encoding', 'connection', 'keep-alive']);
  * is stored with the transfer coding undone), and with `Set-Cookie` values
  * removed (name and attributes kept) unless `ArchiveCookies: On`.
  */
-export function captureResponseHeaders(rawHeaders: string[], vhost: Vhost): RawHeader[] {
+function captureResponseHeaders(rawHeaders: string[], vhost: Vhost): RawHeader[] {
   return fromRawHeaders(rawHeaders)
     .filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()))
     .map(([k, v]): RawHeader => (k.toLowerCase() === 'set-cookie' && !vhost.archiveCookies ? [k, redactSetCookie(v)] : [k, v]));

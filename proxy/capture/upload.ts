@@ -7,7 +7,7 @@
  */
 import type http from 'node:http';
 import { answerFailure, archivePut, isStored, readArchiveAnswer, type ArchiveAnswer } from '../archive-put.js';
-import type { Vhost } from '../config.js';
+import type { Vhost } from '../config/vhost-file.js';
 
 /** How a live PUT ended. */
 export interface UploadOutcome {

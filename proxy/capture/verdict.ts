@@ -10,7 +10,7 @@
  * is normalised (RFC 3986 §6.2.2, §5.2.4).
  */
 import type http from 'node:http';
-import type { Vhost } from '../config.js';
+import type { Vhost } from '../config/vhost-file.js';
 
 /** Why an exchange is not captured (`null` in {@link requestVerdict} = it may be). */
 export type NotCapturedReason =
@@ -92,7 +92,7 @@ export function requestVerdict(vhost: Vhost, method: string, target: string, hea
 }
 
 /** The directive names of `Cache-Control` header values, lower-case (RFC 9111 §5.2). */
-export function cacheDirectives(value: string | string[] | undefined): Set<string> {
+function cacheDirectives(value: string | string[] | undefined): Set<string> {
   const out = new Set<string>();
   if (value === undefined) return out;
   for (const v of Array.isArray(value) ? value : [value]) {
@@ -122,6 +122,6 @@ export function responseVerdict(vhost: Vhost, status: number, headers: http.Inco
 }
 
 /** A response that is a representation: 2xx other than 206, 3xx other than 304 (RFC 9110 §15.3.7, §15.4.5). */
-export function isCapturableStatus(status: number): boolean {
+function isCapturableStatus(status: number): boolean {
   return (status >= 200 && status < 300 && status !== 206) || (status >= 300 && status < 400 && status !== 304);
 }
