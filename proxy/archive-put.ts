@@ -9,12 +9,18 @@
 import http from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { originOf } from '../shared/net.js';
+import type { Vhost } from './config/vhost-file.js';
 
 /** Where a capture goes: the archive's host and port, and the PUT path (`ArchivePath` + URI-R). */
 export interface PutTarget {
   host: string;
   port: number;
   path: string;
+}
+
+/** Where a vhost's capture of `uriR` goes: `ArchiveHost`, `ArchivePort`, and `ArchivePath` + URI-R as the path. */
+export function putTargetOf(vhost: Vhost, uriR: string): PutTarget {
+  return { host: vhost.archiveHost, port: vhost.archivePort, path: vhost.archivePath + uriR };
 }
 
 /** `http://host:port/path` of a PUT (IPv6 in brackets), for logs and outcomes. */

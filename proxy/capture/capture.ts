@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { serializeCaptureHead } from '../../shared/capture-record.js';
-import { putUrl } from '../archive-put.js';
+import { putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
@@ -81,18 +81,12 @@ export class Capture {
     this.vhost = vhost;
     this.uriR = uriR;
     this.options = options;
-    this.putUrl = putUrl({ host: vhost.archiveHost, port: vhost.archivePort, path: vhost.archivePath + uriR });
+    const target = putTargetOf(vhost, uriR);
+    this.putUrl = putUrl(target);
     const spool = options.spool;
     if (spool) {
-      this.queue = spool.queue(vhost.archiveHost, vhost.archivePort);
-      this.tee = spool.tee({
-        host: vhost.archiveHost,
-        port: vhost.archivePort,
-        path: vhost.archivePath + uriR,
-        uriR,
-        vhost: vhost.serverName,
-        capturedAt: new Date().toISOString(),
-      });
+      this.queue = spool.queue(target.host, target.port);
+      this.tee = spool.tee({ ...target, uriR, vhost: vhost.serverName, capturedAt: new Date().toISOString() });
       this.tee.write(head);
     }
     if (!this.queue?.down) {

@@ -6,7 +6,7 @@
  * server by more than a bound is cut (the capture then goes to the spool).
  */
 import type http from 'node:http';
-import { answerFailure, archivePut, isStored, readArchiveAnswer, type ArchiveAnswer } from '../archive-put.js';
+import { answerFailure, archivePut, isStored, putTargetOf, readArchiveAnswer, type ArchiveAnswer } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** How a live PUT ended. */
@@ -62,8 +62,7 @@ export class CaptureUpload {
   constructor(vhost: Vhost, uriR: string, head: Buffer, options: UploadOptions = {}) {
     this.maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
     const timeout = options.archiveTimeoutMs ?? DEFAULT_ARCHIVE_TIMEOUT_MS;
-    const target = { host: vhost.archiveHost, port: vhost.archivePort, path: vhost.archivePath + uriR };
-    this.put = archivePut(target, vhost.archiveToken, { 'Transfer-Encoding': 'chunked', Connection: 'close' });
+    this.put = archivePut(putTargetOf(vhost, uriR), vhost.archiveToken, { 'Transfer-Encoding': 'chunked', Connection: 'close' });
     this.put.setTimeout(timeout, () => this.finish('failed', `the archive sent nothing for ${timeout} ms`));
     // Kept for the whole life of the request: a late error must never become an uncaught one.
     this.put.on('error', (err: NodeJS.ErrnoException) => this.finish('failed', `PUT to the archive failed: ${err.code ?? ''} ${err.message}`.trim()));
