@@ -1,17 +1,13 @@
 /**
- * `capture-proxy`: the capture proxy's command line.
- *
- *   capture-proxy [--config conf/proxy.yaml] [--help]
- *
- * Prints one line, `capture-proxy listening on http://HOST:PORT`, once it
- * listens; logs to stdout as JSON lines (proxy/log.ts); SIGTERM/SIGINT stop
- * it (requests and captures in flight get a few seconds) and it exits 0;
- * SIGHUP reads the vhosts folder again. Config errors go to stderr as
- * `capture-proxy: file:line: reason`, exit status 2.
+ * `capture-proxy [--config conf/proxy.yaml]`: the capture proxy's command
+ * line. Reads the config, starts the proxy, prints
+ * `capture-proxy listening on <url>` and logs JSON lines to stdout;
+ * SIGTERM/SIGINT drain and exit 0, SIGHUP reads the vhosts again. A config
+ * error is one line on stderr, `capture-proxy: file:line: reason`, exit 2.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/config.js';
-import { loadProxyConfig } from './config.js';
+import { loadProxyConfig } from './config/proxy-file.js';
 import { pinoLogger } from './log.js';
 import { startProxy } from './server.js';
 

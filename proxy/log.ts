@@ -4,7 +4,7 @@
  *
  * Every entry has `level` (`info`, `warn`, `error`), `time` (ISO 8601, UTC)
  * and `msg`; the rest depends on the entry (`type: "request"` is the one
- * line per proxied request, see proxy/server.ts).
+ * line per proxied request, see proxy/exchange.ts).
  */
 import pino from 'pino';
 
@@ -46,14 +46,6 @@ export function pinoLogger(fd = 1): Logger {
     }
   };
   return log;
-}
-
-/** A logger writing JSON lines (`{"time":…,"level":…,"msg":…,…}`) to `stream` (without pino; tests). */
-export function jsonLineLogger(stream: NodeJS.WritableStream = process.stdout): Logger {
-  return (entry) => {
-    const { level = 'info', msg, ...rest } = entry;
-    stream.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...rest }) + '\n');
-  };
 }
 
 /** A logger that drops everything. */

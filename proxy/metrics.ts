@@ -1,20 +1,9 @@
 /**
- * The capture proxy's metrics (prom-client), served as Prometheus text on
- * the admin port (`GET /metrics`, proxy.yaml `admin_listen`).
- *
- * | metric | type | labels | meaning |
- * |---|---|---|---|
- * | `capture_proxy_requests_total` | counter | `vhost`, `status` | requests answered (`vhost` is `-` for 421s) |
- * | `capture_proxy_captures_sent_total` | counter | `via` (`live`, `spool`) | captures the archive acknowledged (2xx) |
- * | `capture_proxy_captures_spooled_total` | counter | | captures written to the spool |
- * | `capture_proxy_captures_dropped_total` | counter | `reason` | captures lost (`spool-full`, `spool-slow`, `spool-error`, `rejected`) |
- * | `capture_proxy_put_failures_total` | counter | `via` (`live`, `spool`) | PUTs that failed (no answer, timeout, non-2xx, cut) |
- * | `capture_proxy_spool_depth` | gauge | | captures waiting in the spool |
- * | `capture_proxy_spool_bytes` | gauge | | bytes the spool holds (queued plus being teed) |
- * | `capture_proxy_reloads_total` | counter | `result` (`ok`, `rejected`) | vhost file (re)loads |
- *
- * plus prom-client's default process metrics (`process_resident_memory_bytes`, …).
- * Each proxy has its own registry, so several proxies can run in one process.
+ * The capture proxy's counters and gauges (prom-client), in a registry of
+ * their own per proxy, so that several proxies can run in one process;
+ * the admin server (proxy/admin.ts) serves them as Prometheus text, with
+ * prom-client's default process metrics. The series whose labels are
+ * known in advance start at 0, so that a scrape shows them from the start.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 

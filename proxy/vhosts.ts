@@ -1,25 +1,17 @@
 /**
- * The vhost table: every vhost file of the vhosts folder, matched on the
- * request's `Host`, hot-reloaded (DESIGN.md "Capture proxy").
- *
- * - Matching: the host name of the `Host` header (RFC 7230 §5.4),
- *   case-insensitive, port ignored, trailing dot ignored; no match → the
- *   vhost with `default: true`, if any (the server answers 421 otherwise).
- * - Reload: the folder is watched (chokidar); a file that is added or
- *   changed is read again, a file that is removed takes its vhosts with it.
- *   A file that does not load (bad YAML, bad setting, a host name another
- *   file already serves, a second default) is logged as `file:line: reason`
- *   and the last good config of that file keeps serving. `reload()` (SIGHUP)
- *   reads the whole folder again with the same rules.
- * - Requests in flight keep the {@link Vhost} object they looked up: vhost
- *   objects are frozen and a reload swaps in a new table.
+ * The vhost table: the vhosts of every file in the vhosts folder, looked up
+ * by the host name of a request's `Host` (RFC 9110 §7.2; case-insensitive,
+ * port and trailing dot ignored), with the `default: true` vhost as the
+ * fallback. The folder is watched (chokidar): a file that fails to load
+ * keeps its last good vhosts serving; vhost objects are frozen and a
+ * reload swaps in a new table, so a request in flight keeps its vhost.
  */
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { ConfigError } from '../shared/config.js';
-import { isVhostFileName, listVhostFiles, loadVhostFile, type Vhost } from './config.js';
+import { clashOf, isVhostFileName, listVhostFiles, loadVhostFile, type Vhost } from './config/vhost-file.js';
 import { silentLogger, type Logger } from './log.js';
 
 /** What one (re)load of one vhost file did; the payload of the `'reload'` event. */
@@ -52,7 +44,7 @@ export interface VhostRegistryOptions {
  * brackets or trailing dot (`WWW.Example.org:8080` → `www.example.org`,
  * `[::1]:80` → `::1`). `undefined` for a missing or empty header.
  */
-export function hostNameOf(hostHeader: string | undefined): string | undefined {
+function hostNameOf(hostHeader: string | undefined): string | undefined {
   if (!hostHeader) return undefined;
   let h = hostHeader.trim().toLowerCase();
   if (h.startsWith('[')) {
@@ -187,9 +179,8 @@ export class VhostRegistry extends EventEmitter {
       if (other === file) continue;
       for (const t of theirs) {
         for (const v of vhosts) {
-          const clash = v.names.find((n) => t.names.includes(n));
-          if (clash) throw new ConfigError(`${v.source}: host name "${clash}" is already served by the vhost at ${t.source}`);
-          if (v.isDefault && t.isDefault) throw new ConfigError(`${v.source}: a second vhost with default: true (the first is at ${t.source})`);
+          const clash = clashOf(v, t);
+          if (clash) throw new ConfigError(clash);
         }
       }
     }

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
-import type { CaptureOutcome } from '../../proxy/capture.js';
+import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import type { RunningProxy } from '../../proxy/server.js';
 import { freePort, get, listen, rawRequest, startFakeArchive, startTestProxy, startUpstream, vhostYaml, type ReceivedPut } from './helpers.js';
 

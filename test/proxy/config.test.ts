@@ -7,8 +7,9 @@ import t from 'tap';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../shared/config.js';
-import { loadProxyConfig, loadVhostFile, parseVhostText, VHOST_DEFAULTS, PROXY_DEFAULTS } from '../../proxy/config.js';
-import { isExcludedPath } from '../../proxy/capture.js';
+import { loadProxyConfig, PROXY_DEFAULTS } from '../../proxy/config/proxy-file.js';
+import { loadVhostFile, parseVhostText, VHOST_DEFAULTS } from '../../proxy/config/vhost-file.js';
+import { isExcludedPath } from '../../proxy/capture/verdict.js';
 import { tempDir } from './helpers.js';
 
 /** The message of the ConfigError that `fn` throws. */

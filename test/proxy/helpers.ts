@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
-import type { ProxyConfig } from '../../proxy/config.js';
+import type { ProxyConfig } from '../../proxy/config/proxy-file.js';
 import type { LogEntry } from '../../proxy/log.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from '../../proxy/server.js';
 

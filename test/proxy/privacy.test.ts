@@ -8,8 +8,8 @@
 import t, { type Test } from 'tap';
 import { once } from 'node:events';
 import http from 'node:http';
-import type { CaptureOutcome } from '../../proxy/capture.js';
-import { redactCookie, redactSetCookie } from '../../proxy/capture.js';
+import type { CaptureOutcome } from '../../proxy/capture/capture.js';
+import { redactCookie, redactSetCookie } from '../../proxy/capture/record.js';
 import { get, startFakeArchive, startTestProxy, startUpstream, vhostYaml, type ReceivedPut } from './helpers.js';
 
 const DATE = 'Tue, 20 Mar 2001 20:35:00 GMT';

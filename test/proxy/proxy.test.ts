@@ -12,7 +12,7 @@ import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { CaptureOutcome } from '../../proxy/capture.js';
+import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import { freePort, get, startFakeArchive, startTestProxy, startUpstream, tempDir, vhostYaml } from './helpers.js';
 
 const execFileP = promisify(execFile);
@@ -187,7 +187,7 @@ t.test('TLS listener: HTTPS to the client, X-Forwarded-Proto https upstream and 
   t.equal(r.link, `<http://127.0.0.1:${archive.port}/tg/https://localhost/secure>; rel="timegate"`, 'the URI-R is https://');
   const [o] = (await captured) as [CaptureOutcome];
   t.match(o, { outcome: 'stored', uriR: 'https://localhost/secure' });
-  t.match(archive.puts[0].body.toString('latin1'), /^GET \/secure HTTP\/1\.1\r\nHost: localhost\r\nConnection: close\r\nX-Forwarded-Proto: https\r\n\r\n/, 'the capture says https (DESIGN.md: X-Forwarded-Proto)');
+  t.match(archive.puts[0].body.toString('latin1'), /^GET \/secure HTTP\/1\.1\r\nHost: localhost\r\nConnection: close\r\nX-Forwarded-Proto: https\r\n\r\n/, 'the capture says https (X-Forwarded-Proto)');
 });
 
 t.test('/metrics on the admin port (Prometheus text)', async (t) => {

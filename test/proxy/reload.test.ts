@@ -177,7 +177,7 @@ t.test('capture-proxy command: --help, and a config error names file:line', asyn
 });
 
 t.test('the sample config in conf/ loads', async (t) => {
-  const { loadProxyConfig } = await import('../../proxy/config.js');
+  const { loadProxyConfig } = await import('../../proxy/config/proxy-file.js');
   const { VhostRegistry } = await import('../../proxy/vhosts.js');
   const config = loadProxyConfig(path.join(repo, 'conf/proxy.yaml'));
   t.same(config.listen, { host: '127.0.0.1', port: 8080 });

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import type { CaptureOutcome } from '../../proxy/capture.js';
+import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import { exactUrlkey } from '../../shared/uri.js';
 import { startDaemon } from '../helpers/daemons.js';
 import { freePort, get, listen, startRealArchive, startTestProxy, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';

@@ -1,0 +1,30 @@
+/**
+ * The admin server (`admin_listen`): `GET /metrics`, the proxy's metrics in
+ * the Prometheus text format 0.0.4 (proxy/metrics.ts), and `GET /healthz`.
+ * Nothing else; it is meant for a loopback or management address only.
+ */
+import http from 'node:http';
+import { sendError, sendText } from './answers.js';
+import type { ProxyMetrics } from './metrics.js';
+
+/** An admin server for `metrics` (not listening yet). */
+export function createAdminServer(metrics: ProxyMetrics): http.Server {
+  return http.createServer((req, res) => void answerAdmin(metrics, req, res));
+}
+
+/** `GET`/`HEAD` `/metrics` and `/healthz` (`200 ok`); 405 for other methods, 404 for other paths. */
+async function answerAdmin(metrics: ProxyMetrics, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const p = (req.url ?? '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return sendError(res, 405, 'the admin server answers GET /metrics and GET /healthz');
+  }
+  if (p === '/metrics') {
+    const body = await metrics.text();
+    res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return;
+  }
+  if (p === '/healthz') return sendText(res, 200, '200 ok\n');
+  sendError(res, 404, `the admin server answers /metrics and /healthz, not ${JSON.stringify(p)}`);
+}

@@ -1,0 +1,50 @@
+/**
+ * The proxy's own answers, as opposed to the content server's: one line of
+ * text, `<status> <reason phrase>: <why>` (shared/http-error.ts
+ * `errorText`), so that they stand out from a site's own pages. 421
+ * Misdirected Request (RFC 9110 §15.5.20) for a Host no vhost serves, 502
+ * and 504 (§15.6.3, §15.6.5) when the content server fails, 408 and 400
+ * (§15.5.9, §15.5.1) when the client does.
+ */
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { errorText } from '../shared/http-error.js';
+
+const TEXT = 'text/plain; charset=utf-8';
+
+/**
+ * Ends `res` with `status` and `body` (`text/plain; charset=utf-8`,
+ * `Cache-Control: no-store`). Does nothing when the client is gone.
+ */
+export function sendText(res: http.ServerResponse, status: number, body: string): void {
+  if (res.destroyed || res.writableEnded) return;
+  res.writeHead(status, { 'Content-Type': TEXT, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  res.end(body);
+}
+
+/** Ends `res` with an error answer: `status` and the one line `<status> <phrase>: <reason>` (see {@link sendText}). */
+export function sendError(res: http.ServerResponse, status: number, reason: string): void {
+  sendText(res, status, errorText(status, reason, { withStatus: true }));
+}
+
+/**
+ * An error answer as raw HTTP/1.1 bytes, for a socket that has no
+ * `ServerResponse` (an upgrade request, a request Node could not parse):
+ * status line, `Content-Type`, `Content-Length`, `Connection: close`, the
+ * one-line body. The caller ends the socket with it.
+ */
+export function socketAnswer(status: number, reason: string): string {
+  const body = errorText(status, reason, { withStatus: true });
+  const head = `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: ${TEXT}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  return head + body;
+}
+
+/**
+ * The server's `'clientError'` listener: a request that took longer than
+ * `request_timeout` gets 408, one Node could not parse gets 400; then the
+ * connection is closed.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) return void socket.destroy();
+  socket.end(err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? socketAnswer(408, 'the request did not arrive in time') : socketAnswer(400, 'the request is malformed'));
+}

@@ -1,0 +1,83 @@
+/**
+ * The PUT of a capture record to the archive, as both senders make it (the
+ * live PUT, proxy/capture/upload.ts, and the spool's re-send,
+ * proxy/spool/queue.ts): one place builds the request (a new connection
+ * per PUT, `Authorization: Bearer <ArchiveToken>`, RFC 6750 §2.1) and one
+ * place reads the archive's answer (its status, the first line of its
+ * text, whether it broke off). The design: docs/architecture.md.
+ */
+import http from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { originOf } from '../shared/net.js';
+import type { Vhost } from './config/vhost-file.js';
+
+/** Where a capture goes: the archive's host and port, and the PUT path (`ArchivePath` + URI-R). */
+export interface PutTarget {
+  host: string;
+  port: number;
+  path: string;
+}
+
+/** Where a vhost's capture of `uriR` goes: `ArchiveHost`, `ArchivePort`, and `ArchivePath` + URI-R as the path. */
+export function putTargetOf(vhost: Vhost, uriR: string): PutTarget {
+  return { host: vhost.archiveHost, port: vhost.archivePort, path: vhost.archivePath + uriR };
+}
+
+/** `http://host:port/path` of a PUT (IPv6 in brackets), for logs and outcomes. */
+export function putUrl(target: PutTarget): string {
+  return originOf('http', target) + target.path;
+}
+
+/**
+ * Opens a PUT to the archive on a new connection (`agent: false`), with
+ * `headers` plus `Authorization: Bearer <token>` when a token is given.
+ * The caller writes the body, listens for `'error'` and `'response'`, and
+ * passes the response to {@link readArchiveAnswer}.
+ */
+export function archivePut(target: PutTarget, token: string | undefined, headers: Record<string, string | number>): http.ClientRequest {
+  const all: Record<string, string | number> = { ...headers };
+  if (token) all.Authorization = `Bearer ${token}`;
+  return http.request({ host: target.host, port: target.port, method: 'PUT', path: target.path, agent: false, headers: all });
+}
+
+/** The archive's answer to a PUT. */
+export interface ArchiveAnswer {
+  status: number;
+  /** First line of the answer's text, at most 300 characters (the archive answers one line). */
+  firstLine: string;
+  /** False when the answer broke off before its end. */
+  complete: boolean;
+}
+
+/** True for a 2xx answer: the archive has the capture. */
+export function isStored(answer: ArchiveAnswer): boolean {
+  return answer.status >= 200 && answer.status < 300;
+}
+
+/**
+ * Reads the archive's answer and calls `done` once, from the answer's
+ * `'end'` (whole) or `'close'` (broken off) event. Reads at most about
+ * 1 KiB of text; never throws.
+ */
+export function readArchiveAnswer(res: IncomingMessage, done: (answer: ArchiveAnswer) => void): void {
+  const status = res.statusCode ?? 0;
+  let text = '';
+  let called = false;
+  const finish = (complete: boolean) => {
+    if (called) return;
+    called = true;
+    done({ status, firstLine: text.split('\n')[0].slice(0, 300), complete });
+  };
+  res.setEncoding('utf8');
+  res.on('data', (d: string) => {
+    if (text.length < 1024) text += d;
+  });
+  res.on('error', () => {}); // 'close' follows
+  res.on('end', () => finish(true));
+  res.on('close', () => finish(false));
+}
+
+/** One line saying why an answer is not a success: `the archive answered 503: …`, or that it broke off. */
+export function answerFailure(answer: ArchiveAnswer): string {
+  return answer.complete ? `the archive answered ${answer.status}: ${answer.firstLine}` : `the archive's answer (${answer.status}) broke off`;
+}

@@ -1,0 +1,188 @@
+/**
+ * `proxy.yaml`, the capture proxy's own settings: the schema of the file
+ * ({@link PROXY_FILE_SCHEMA}: each key's type, default, meaning and the
+ * reason a value is refused) and the resolved {@link ProxyConfig} the code
+ * uses. Times are seconds in the file and milliseconds in code (fields
+ * named with their unit, `requestTimeoutMs`); relative paths are relative
+ * to the file's folder.
+ */
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { defineCheck } from '../../shared/config-schema.js';
+import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../../shared/config.js';
+import { parseListen, type HostPort } from '../../shared/net.js';
+import { checkSettings, defaultsOf, numberOf, type SettingsOf, type SettingsSchema } from './settings.js';
+
+/** `admin_listen`: `off` (or `false`) for none, else a listen address; `undefined` = neither. */
+function adminListenOf(value: unknown): HostPort | 'off' | undefined {
+  if (value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'off')) return 'off';
+  return parseListen(value);
+}
+
+/** A number of seconds greater than 0 (see {@link numberOf}). */
+function secondsOf(value: unknown): number | undefined {
+  const n = numberOf(value);
+  return n !== undefined && n > 0 ? n : undefined;
+}
+
+/** A whole number of bytes greater than 0 (see {@link numberOf}). */
+function bytesOf(value: unknown): number | undefined {
+  const n = numberOf(value);
+  return n !== undefined && n > 0 && Number.isInteger(n) ? n : undefined;
+}
+
+defineCheck('proxy-listen', (v) => parseListen(v) !== undefined);
+defineCheck('proxy-listen-or-off', (v) => adminListenOf(v) !== undefined);
+defineCheck('proxy-seconds', (v) => secondsOf(v) !== undefined);
+defineCheck('proxy-bytes', (v) => bytesOf(v) !== undefined);
+
+/** A time setting: seconds greater than 0, fractions allowed, a number or a string of digits. */
+const seconds = <D extends number>(dflt: D, description: string) =>
+  ({ check: 'proxy-seconds', default: dflt, description, errorMessage: 'must be a number of seconds greater than 0' }) as const;
+/** A folder path setting (relative to the file's folder). */
+const folder = <D extends string>(dflt: D, description: string) => ({ type: 'string', pattern: '\\S', default: dflt, description, errorMessage: 'must be a folder path' }) as const;
+/** A file path setting (relative to the file's folder). */
+const file = (description: string) => ({ type: 'string', pattern: '\\S', description, errorMessage: 'must be a file path' }) as const;
+
+/** The schema of `proxy.yaml`, keys in documentation order. */
+export const PROXY_FILE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  errorMessage: 'proxy config must be a mapping of settings (listen, vhosts, spool, …), not {value}',
+  properties: {
+    listen: { check: 'proxy-listen', default: '127.0.0.1:8080', description: '`host:port` to listen on (port 0: any free port)', errorMessage: 'must be host:port with a port 0-65535' },
+    vhosts: folder('vhosts/', 'folder of vhost files (`*.yaml`, `*.yml`), watched and hot-reloaded'),
+    spool: folder('../data/spool', 'folder of the durable spool (captures waiting for the archive)'),
+    spool_max_bytes: {
+      check: 'proxy-bytes',
+      default: 4294967296,
+      docDefault: "`4294967296` (4 GiB, the archive's default `max_capture_bytes`)",
+      description: 'most bytes the spool holds: queued captures plus captures being teed; past it, new captures are refused (see Spool)',
+      errorMessage: 'must be a number of bytes greater than 0',
+    },
+    spool_slow_disk: {
+      type: 'string',
+      enum: ['wait', 'drop'],
+      default: 'wait',
+      description:
+        "when the spool's disk falls 8 MiB behind a response: `wait` reads that response from the content server only as fast as the disk writes (the capture is kept; that one client is slowed to disk speed); `drop` gives up spooling it (logged, counted; the client is never slowed)",
+      errorMessage: 'must be wait or drop',
+    },
+    spool_retry_min: seconds(1, 'seconds before the first re-send after a failure; doubles on each failure …'),
+    spool_retry_max: seconds(60, '… up to this many seconds'),
+    admin_listen: {
+      check: 'proxy-listen-or-off',
+      default: 'off',
+      description: '`host:port` of the admin server: `GET /metrics` (Prometheus), `GET /healthz`; `off` = none. `conf/proxy.yaml` sets `127.0.0.1:8079`',
+      errorMessage: 'must be host:port (port 0-65535) or off',
+    },
+    tls_cert: file('PEM certificate (chain) file: with `tls_key`, the proxy listens with TLS (HTTPS). Both or neither'),
+    tls_key: file('PEM private key file of `tls_cert`'),
+    request_timeout: seconds(300, 'seconds a client has to send its whole request (its head: at most 60); then **408** and the connection is closed'),
+    upstream_timeout: seconds(60, 'seconds the content server may stay silent; then **504** (or, after the head, a cut response)'),
+    archive_timeout: seconds(60, 'seconds the archive may stay silent during a PUT; then the capture is spooled'),
+  },
+} as const satisfies SettingsSchema;
+
+/** `proxy.yaml` as checked against {@link PROXY_FILE_SCHEMA}, defaults filled in. */
+type ProxyFile = SettingsOf<typeof PROXY_FILE_SCHEMA>;
+
+/** The defaults of `proxy.yaml`, from its schema. */
+export const PROXY_DEFAULTS = defaultsOf(PROXY_FILE_SCHEMA);
+
+/** The settings of `proxy.yaml`, resolved. */
+export interface ProxyConfig {
+  /** Absolute path of the file it was read from. */
+  file: string;
+  listen: HostPort;
+  /** Absolute path of the vhosts folder. */
+  vhostsDir: string;
+  /** Absolute path of the spool folder (proxy/spool/spool.ts). */
+  spoolDir: string;
+  /** Bound of the spool, bytes (default 4 GiB). */
+  spoolMaxBytes?: number;
+  /** What a spool tee does when the disk falls behind (default `wait`; proxy/spool/tee.ts). */
+  spoolSlowDisk?: 'wait' | 'drop';
+  /** First re-send delay after a failure, ms (default 1000); doubles up to {@link spoolRetryMaxMs}. */
+  spoolRetryMinMs?: number;
+  /** Longest delay between re-sends, ms (default 60 000). */
+  spoolRetryMaxMs?: number;
+  /** Admin server (`/metrics`) address; `undefined` = none. */
+  adminListen?: HostPort;
+  /** TLS listener: absolute paths of the PEM certificate (chain) and key. */
+  tls?: { cert: string; key: string };
+  /** Whole-request receive timeout for clients, ms (default 300 000). */
+  requestTimeoutMs?: number;
+  /** Content server silence timeout, ms (default 60 000). */
+  upstreamTimeoutMs?: number;
+  /** Archive silence timeout during a PUT, ms (default 60 000). */
+  archiveTimeoutMs?: number;
+}
+
+/**
+ * Reads `proxy.yaml`.
+ *
+ * @param file path of the file (relative to the working directory or absolute)
+ * @throws ConfigError `file:line: reason` when the file cannot be read or
+ *   parsed, has more than one document, an unknown key or a bad value (see
+ *   {@link PROXY_FILE_SCHEMA}), `spool_retry_max` less than
+ *   `spool_retry_min`, only one of `tls_cert` and `tls_key`, a TLS file or
+ *   the `vhosts` folder that does not exist.
+ */
+export function loadProxyConfig(file: string): ProxyConfig {
+  return proxyConfigFrom(loadYamlFile(path.resolve(file)));
+}
+
+/** True when `p` is a file (`folder`: a folder) that can be stat'ed. */
+function exists(p: string, folder: boolean): boolean {
+  try {
+    const s = statSync(p);
+    return folder ? s.isDirectory() : s.isFile();
+  } catch {
+    return false;
+  }
+}
+
+function proxyConfigFrom(src: YamlSource): ProxyConfig {
+  if (src.values.length > 1) throw new ConfigError(`${src.file}: proxy config must be one YAML document, found ${src.values.length}`);
+  const raw = checkSettings(PROXY_FILE_SCHEMA, src, 0, [], src.values[0] ?? {});
+  const vhostsDir = resolveConfigPath(src.file, raw.vhosts.trim());
+  if (!exists(vhostsDir, true)) throw new ConfigError(`${src.where(0, ['vhosts'])}: vhosts folder ${vhostsDir} does not exist or is not a folder`);
+  const ms = (key: 'spool_retry_min' | 'spool_retry_max' | 'request_timeout' | 'upstream_timeout' | 'archive_timeout') => Math.round(secondsOf(raw[key])! * 1000);
+  const spoolRetryMinMs = ms('spool_retry_min');
+  const spoolRetryMaxMs = ms('spool_retry_max');
+  if (spoolRetryMaxMs < spoolRetryMinMs) throw new ConfigError(`${src.where(0, ['spool_retry_max'])}: spool_retry_max must not be less than spool_retry_min`);
+  const out: ProxyConfig = {
+    file: src.file,
+    listen: parseListen(raw.listen)!,
+    vhostsDir,
+    spoolDir: resolveConfigPath(src.file, raw.spool.trim()),
+    spoolMaxBytes: bytesOf(raw.spool_max_bytes),
+    spoolSlowDisk: raw.spool_slow_disk,
+    spoolRetryMinMs,
+    spoolRetryMaxMs,
+    requestTimeoutMs: ms('request_timeout'),
+    upstreamTimeoutMs: ms('upstream_timeout'),
+    archiveTimeoutMs: ms('archive_timeout'),
+  };
+  const admin = adminListenOf(raw.admin_listen);
+  if (admin && admin !== 'off') out.adminListen = admin;
+  const tls = tlsFiles(src, raw);
+  if (tls) out.tls = tls;
+  return out;
+}
+
+/** `tls_cert` and `tls_key` as absolute paths of existing files; `undefined` when neither is set. */
+function tlsFiles(src: YamlSource, raw: ProxyFile): { cert: string; key: string } | undefined {
+  if (raw.tls_cert === undefined && raw.tls_key === undefined) return undefined;
+  if (raw.tls_cert === undefined || raw.tls_key === undefined) {
+    const [missing, given] = raw.tls_cert === undefined ? ['tls_cert', 'tls_key'] : ['tls_key', 'tls_cert'];
+    throw new ConfigError(`${src.where(0, [given])}: ${missing} is missing (TLS needs both tls_cert and tls_key)`);
+  }
+  const existing = (key: 'tls_cert' | 'tls_key', value: string): string => {
+    const abs = resolveConfigPath(src.file, value.trim());
+    if (!exists(abs, false)) throw new ConfigError(`${src.where(0, [key])}: ${key} file ${abs} does not exist`);
+    return abs;
+  };
+  return { cert: existing('tls_cert', raw.tls_cert), key: existing('tls_key', raw.tls_key) };
+}

@@ -1,0 +1,313 @@
+/**
+ * The vhost files: one vhost (a mapping), a YAML list of vhosts, or several
+ * YAML documents of either. The schema of a vhost ({@link VHOST_SCHEMA}:
+ * each setting's type, default, meaning and the reason a value is refused)
+ * and the resolved, frozen {@link Vhost} the code uses. The capture
+ * plug-in's settings keep the Apache module's names and spelling; the
+ * proxy's own are lower-case. Host names are RFC 1123 §2.1 names or IP
+ * literals (RFC 3986 §3.2.2); `ArchiveToken` is an RFC 6750 §2.1 bearer
+ * token.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { defineCheck } from '../../shared/config-schema.js';
+import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, type YamlSource } from '../../shared/config.js';
+import { BEARER_TOKEN, formatHostPort } from '../../shared/net.js';
+import { normalizeMatchPath } from '../capture/verdict.js';
+import { checkSettings, type SettingsSchema } from './settings.js';
+
+// A DNS name (labels of letters, digits, hyphens; `_` tolerated as legacy
+// intranet names have it), an IPv4 address, or an IPv6 literal with or without brackets.
+const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*\.?$/i;
+const IPV6 = /^\[[0-9a-f:.]+\]$|^[0-9a-f.]*:[0-9a-f.]*:[0-9a-f:.]*$/i;
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * A host name setting as a key of the Host table: lower-case, IPv6
+ * brackets and a trailing dot removed. `undefined` when it is not a host
+ * name (nor a string or number).
+ */
+function hostNameOf(value: unknown): string | undefined {
+  if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+  const n = String(value).trim().toLowerCase();
+  if (IPV6.test(n)) return n.replace(/^\[|\]$/g, '');
+  if (!HOST_NAME.test(n)) return undefined;
+  return n.endsWith('.') ? n.slice(0, -1) : n;
+}
+
+/** `http://host[:port][/]` → `http://host:port`; `undefined` for anything else. */
+function upstreamOf(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  let u: URL;
+  try {
+    u = new URL(v.trim());
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== 'http:' || !u.hostname || u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) return undefined;
+  return `http://${u.hostname}:${u.port || '80'}`;
+}
+
+/** An `ArchivePort`: a whole number 1–65535, or a string of digits for one. */
+function portOf(v: unknown): number | undefined {
+  const p = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+  return Number.isInteger(p) && p >= 1 && p <= 65535 ? p : undefined;
+}
+
+/** An `ArchiveTimeGate` without scheme: `host[:port]/path/`, ending in `/`, nothing after the path. */
+function isTimeGateAddress(v: unknown): boolean {
+  if (typeof v !== 'string' || SCHEME.test(v) || !v.endsWith('/') || /\s/.test(v)) return false;
+  try {
+    const u = new URL('http://' + v);
+    return u.hostname !== '' && !u.username && !u.password && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
+}
+
+defineCheck('proxy-host-name', (v) => Boolean(hostNameOf(v)));
+defineCheck('proxy-upstream', (v) => upstreamOf(v) !== undefined);
+defineCheck('proxy-on-off', (v) => parseOnOff(v) !== undefined);
+defineCheck('proxy-port', (v) => portOf(v) !== undefined);
+defineCheck('proxy-timegate', isTimeGateAddress);
+defineCheck('proxy-bearer-token', (v) => (typeof v === 'string' || typeof v === 'number') && BEARER_TOKEN.test(String(v)));
+
+/** An On/Off setting (`true`/`false` too, case-insensitive). */
+const onOff = <D extends boolean>(dflt: D, description: string) =>
+  ({ check: 'proxy-on-off', default: dflt, description, errorMessage: 'must be On or Off (or true/false)' }) as const;
+const HOST_NAME_REFUSED = 'must be a host name (a host name only: no scheme, port, path or wildcard)';
+
+/** The schema of one vhost, settings in documentation order. */
+export const VHOST_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['server_name', 'upstream'],
+  errorMessage: 'a vhost must be a mapping of settings (server_name, upstream, …), not {value}',
+  properties: {
+    server_name: {
+      check: 'proxy-host-name',
+      description: "host name this vhost answers (the `Host` header's name, case-insensitive, port ignored)",
+      missingMessage: 'the host name this vhost answers',
+      errorMessage: HOST_NAME_REFUSED,
+    },
+    server_aliases: {
+      type: 'array',
+      items: { check: 'proxy-host-name', errorMessage: '{key} entry must be a host name (no scheme, port or wildcard), not {value}' },
+      default: [],
+      description: 'more host names (a list, or one space-separated string)',
+      errorMessage: 'must be a list of host names',
+    },
+    upstream: {
+      type: 'string',
+      check: 'proxy-upstream',
+      description: 'the content server, `http://host:port`',
+      missingMessage: 'the content server, e.g. upstream: http://127.0.0.1:8081',
+      errorMessage: 'must be http://host[:port] (no path)',
+    },
+    default: { ...onOff(false, 'answer requests whose Host matches no vhost (otherwise **421**); at most one vhost'), docDefault: '`false`' },
+    EnableArchiving: onOff(true, "capture this vhost's responses"),
+    ArchiveHost: { check: 'proxy-host-name', default: '127.0.0.1', description: "host of the archive's PUT endpoint", errorMessage: HOST_NAME_REFUSED },
+    ArchivePort: { check: 'proxy-port', default: 8090, description: 'its port, 1–65535', errorMessage: 'must be a port number 1-65535' },
+    ArchivePath: {
+      type: 'string',
+      pattern: "^/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@%]+/)*put/$",
+      default: '/put/',
+      description: 'path prefix of the PUT endpoint; starts with `/`, must end in `put/`',
+      errorMessage: 'must be a path starting with / whose last segment is put/ (e.g. /put/ or /archive/put/)',
+    },
+    ArchiveTimeGate: {
+      type: 'string',
+      check: 'proxy-timegate',
+      docDefault: '`ArchiveHost:ArchivePort/tg/`',
+      description:
+        'TimeGate address without scheme, ending in `/`, for the `Link: <http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` added to every proxied response (after any `Link` the content server sent)',
+      errorMessage: 'must be host[:port]/path/ ending in / (the URL is appended to it), like 127.0.0.1:8090/tg/',
+    },
+    ArchiveToken: {
+      check: 'proxy-bearer-token',
+      description: "sent as `Authorization: Bearer <token>` on every PUT, live and re-sent (the archive's `put_tokens`)",
+      // No {value}: the token is a secret, not to be echoed into logs.
+      errorMessage: '{key} must be a bearer token (letters, digits and - . _ ~ + / then any =; RFC 6750 b64token)',
+    },
+    EnableIP: onOff(
+      false,
+      "`On`: the captured request carries `X-Client-IP: <client's socket address>`. An `X-Client-IP` the client sent is always removed, from the capture and from the request to the content server (no spoofing), `On` or `Off`",
+    ),
+    Excluded: {
+      type: 'array',
+      items: { type: 'string', pattern: '^/\\S*$', errorMessage: 'each Excluded entry must be a path starting with /, not {value}' },
+      default: [],
+      docDefault: 'empty',
+      description:
+        'space-separated paths (or a YAML list) never captured, matched as **path prefixes on segment boundaries**: `/search` excludes `/search`, `/search/x` and `/search?q=`, not `/searchx`. The path is compared after decoding unreserved `%XX`, resolving `.`/`..` and merging `//`, so `/%73earch` and `/x/../search` are excluded too; case counts',
+      errorMessage: '{key} must be space-separated paths (e.g. Excluded: /private /search), not {value}',
+    },
+    ArchivePrivate: onOff(false, '`On`: also capture private traffic (see Privacy)'),
+    ArchiveCookies: onOff(false, '`On`: keep `Cookie` and `Set-Cookie` values in captures (see Privacy)'),
+  },
+} as const satisfies SettingsSchema;
+
+/**
+ * The defaults of the capture plug-in's settings (the capitalised ones),
+ * from {@link VHOST_SCHEMA}; `null` where there is none (`ArchiveToken`) or
+ * it is derived (`ArchiveTimeGate`: `${ArchiveHost}:${ArchivePort}/tg/`).
+ */
+export const VHOST_DEFAULTS: Record<string, unknown> = Object.fromEntries(
+  Object.entries(VHOST_SCHEMA.properties)
+    .filter(([k]) => /^[A-Z]/.test(k))
+    .map(([k, p]) => [k, ('default' in p ? p.default : undefined) ?? null]),
+);
+
+/**
+ * One virtual host, resolved and frozen. Requests hold on to the object they
+ * started with, so a reload never changes a request in flight.
+ */
+export interface Vhost {
+  /** `file:line` where the vhost is defined, for logs and errors. */
+  source: string;
+  /** Absolute path of its file. */
+  file: string;
+  /** `server_name`, lower-case. */
+  serverName: string;
+  /** `server_aliases`, lower-case. */
+  aliases: readonly string[];
+  /** `server_name` and aliases, lower-case, brackets of IPv6 literals removed: the keys of the Host table. */
+  names: readonly string[];
+  /** Content server, normalised `http://host:port` (no trailing slash). */
+  upstream: string;
+  /** `default: true`: answers requests whose Host matches no vhost. */
+  isDefault: boolean;
+  enableArchiving: boolean;
+  archiveHost: string;
+  archivePort: number;
+  /** Starts with `/`, ends with `put/`. */
+  archivePath: string;
+  /** TimeGate address without scheme, ending in `/` (e.g. `127.0.0.1:8090/tg/`). */
+  archiveTimeGate: string;
+  enableIP: boolean;
+  /** Excluded path prefixes, normalised (`normalizeMatchPath`, proxy/capture/verdict.ts); no trailing `/` except for `/` itself. */
+  excluded: readonly string[];
+  /** `ArchiveToken`: sent as `Authorization: Bearer <token>` on each PUT; `undefined` = none. */
+  archiveToken?: string;
+  /** `ArchivePrivate On`: capture requests with Authorization and responses marked private/no-store. */
+  archivePrivate: boolean;
+  /** `ArchiveCookies On`: keep Cookie/Set-Cookie values in captures. */
+  archiveCookies: boolean;
+}
+
+/** Files in a vhosts folder that are read: `*.yaml` and `*.yml` (not hidden files). */
+export function isVhostFileName(name: string): boolean {
+  const base = path.basename(name);
+  return !base.startsWith('.') && /\.ya?ml$/i.test(base);
+}
+
+/** The vhost files of a folder (`*.yaml`, `*.yml`), absolute paths, sorted by name. */
+export function listVhostFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => (d.isFile() || d.isSymbolicLink()) && isVhostFileName(d.name))
+    .map((d) => path.join(dir, d.name))
+    .sort();
+}
+
+/**
+ * Parses the vhosts of one vhost file.
+ *
+ * @param file path of the file
+ * @returns the vhosts it defines, in file order (an empty file gives `[]`)
+ * @throws ConfigError `file:line: reason` for unreadable or unparsable YAML,
+ *   an unknown setting, a missing `server_name` or `upstream`, a bad value
+ *   (see {@link VHOST_SCHEMA}: On/Off misspelt, port outside 1–65535,
+ *   ArchivePath not ending in `put/`, ArchiveTimeGate with a scheme, an
+ *   upstream that is not `http://host[:port]`…), a name given twice, or two
+ *   default vhosts.
+ */
+export function loadVhostFile(file: string): Vhost[] {
+  return vhostsFrom(loadYamlFile(path.resolve(file)));
+}
+
+/** As {@link loadVhostFile}, from YAML text; `file` names it in errors. */
+export function parseVhostText(text: string, file: string): Vhost[] {
+  return vhostsFrom(parseYamlText(text, path.resolve(file)));
+}
+
+function vhostsFrom(src: YamlSource): Vhost[] {
+  const out: Vhost[] = [];
+  src.values.forEach((value, doc) => {
+    if (value === null || value === undefined) return; // empty document
+    if (Array.isArray(value)) value.forEach((item, i) => out.push(vhostFrom(src, doc, [i], item)));
+    else out.push(vhostFrom(src, doc, [], value));
+  });
+  out.forEach((v, i) => {
+    for (const earlier of out.slice(0, i)) {
+      const clash = clashOf(v, earlier);
+      if (clash) throw new ConfigError(clash);
+    }
+  });
+  return out;
+}
+
+/**
+ * Why vhost `v` cannot serve beside `other` (`file:line: reason` at `v`):
+ * a host name both claim, or both `default: true`; `undefined` when they
+ * can. Within a file and across the files of a folder (proxy/vhosts.ts).
+ */
+export function clashOf(v: Vhost, other: Vhost): string | undefined {
+  const name = v.names.find((n) => other.names.includes(n));
+  if (name) return `${v.source}: host name "${name}" is already served by the vhost at ${other.source}`;
+  if (v.isDefault && other.isDefault) return `${v.source}: a second vhost with default: true (the first is at ${other.source})`;
+  return undefined;
+}
+
+/**
+ * A vhost mapping as the schema reads it: `server_aliases` and `Excluded`
+ * given as one space-separated string become lists. An `ArchiveTimeGate`
+ * with a scheme, the likely mistake, is refused here with its own hint.
+ */
+function beforeSchema(src: YamlSource, doc: number, at: (string | number)[], value: unknown): unknown {
+  if (!isPlainObject(value)) return value;
+  const tg = value.ArchiveTimeGate;
+  if (typeof tg === 'string' && SCHEME.test(tg)) {
+    throw new ConfigError(`${src.where(doc, [...at, 'ArchiveTimeGate'])}: ArchiveTimeGate is an address without scheme, like ${tg.replace(SCHEME, '')}, not ${JSON.stringify(tg)}`);
+  }
+  const out = { ...value };
+  for (const key of ['server_aliases', 'Excluded']) {
+    const v = out[key];
+    if (typeof v === 'string') out[key] = v.split(/\s+/).filter(Boolean);
+  }
+  return out;
+}
+
+/** An `Excluded` entry as the matcher compares it: normalised, no trailing `/` (except `/` itself). */
+function excludedPrefix(entry: string): string {
+  const p = normalizeMatchPath(entry);
+  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
+}
+
+/** One vhost of a file (document `doc`, at `at` in it), checked and resolved. */
+function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value: unknown): Vhost {
+  const raw = checkSettings(VHOST_SCHEMA, src, doc, at, beforeSchema(src, doc, at, value));
+  const serverName = hostNameOf(raw.server_name)!;
+  const aliases = raw.server_aliases.map((a) => hostNameOf(a)!);
+  const archiveHost = hostNameOf(raw.ArchiveHost)!;
+  const archivePort = portOf(raw.ArchivePort)!;
+  const archiveToken = raw.ArchiveToken === undefined ? undefined : String(raw.ArchiveToken);
+  return Object.freeze({
+    source: src.where(doc, at),
+    file: src.file,
+    serverName,
+    aliases: Object.freeze(aliases),
+    names: Object.freeze([...new Set([serverName, ...aliases])]),
+    upstream: upstreamOf(raw.upstream)!,
+    isDefault: parseOnOff(raw.default)!,
+    enableArchiving: parseOnOff(raw.EnableArchiving)!,
+    archiveHost,
+    archivePort,
+    archivePath: raw.ArchivePath,
+    archiveTimeGate: raw.ArchiveTimeGate ?? `${formatHostPort(archiveHost, archivePort)}/tg/`,
+    enableIP: parseOnOff(raw.EnableIP)!,
+    excluded: Object.freeze(raw.Excluded.map(excludedPrefix)),
+    ...(archiveToken !== undefined ? { archiveToken } : {}),
+    archivePrivate: parseOnOff(raw.ArchivePrivate)!,
+    archiveCookies: parseOnOff(raw.ArchiveCookies)!,
+  });
+}

@@ -1,0 +1,242 @@
+/**
+ * One archive's queue in the spool and its sender: the files waiting for
+ * that archive (`ArchiveHost:ArchivePort`), re-sent one at a time in
+ * sequence order, each as one PUT with `Content-Length` and the same record
+ * bytes (so the archive's dedup makes a second copy harmless). Failures
+ * back off exponentially; a refusal that a retry cannot fix (a 4xx other
+ * than 401, 403, 408, 429; RFC 9110 §15.5) moves the file to `rejected/`.
+ * The queue is also the archive's health as the proxy sees it
+ * ({@link ArchiveQueue.down}).
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, rm, unlink } from 'node:fs/promises';
+import type http from 'node:http';
+import path from 'node:path';
+import { answerFailure, archivePut, isStored, readArchiveAnswer } from '../archive-put.js';
+import { readMeta, REJECTED_DIR, SpoolFileError, type SpoolMeta } from './file.js';
+import type { Spool } from './spool.js';
+
+/** A capture waiting in a queue. */
+export interface QueuedFile {
+  seq: number;
+  /** Absolute path. */
+  file: string;
+  /** Bytes, meta line included. */
+  size: number;
+}
+
+/** How one re-send went. */
+type SendResult = { ok: true; status: number } | { ok: false; status?: number; reason: string };
+
+/** A re-send that the archive refused for good (4xx other than 401, 403, 408, 429). */
+function isPermanentRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
+}
+
+/**
+ * The captures waiting for one archive endpoint, and their sender. Also the
+ * endpoint's health as the proxy sees it: {@link down} while backing off.
+ */
+export class ArchiveQueue {
+  readonly dir: string;
+  private readonly files: QueuedFile[] = [];
+  private delay: number;
+  private nextTry = 0;
+  private running = false;
+  private closed = false;
+  private wake: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private current: http.ClientRequest | undefined;
+  /** True while the archive is failing: new captures skip the live PUT. */
+  down = false;
+  /** The queue's folder exists (made once, not on every commit). */
+  dirReady: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly spool: Spool,
+    readonly name: string,
+  ) {
+    this.dir = path.join(spool.dir, name);
+    this.delay = spool.retryMinMs;
+  }
+
+  /** Captures waiting. */
+  get depth(): number {
+    return this.files.length;
+  }
+
+  /** A live PUT to this archive failed: back off (unless already backing off). */
+  noteFailure(): void {
+    if (this.down) return;
+    this.down = true;
+    this.nextTry = Date.now() + this.delay;
+    this.delay = Math.min(this.delay * 2, this.spool.retryMaxMs);
+  }
+
+  /** A PUT to this archive succeeded: it is up; send what is queued. */
+  noteSuccess(): void {
+    const wasDown = this.down;
+    this.down = false;
+    this.delay = this.spool.retryMinMs;
+    this.nextTry = 0;
+    if (wasDown) this.interrupt();
+    this.kick();
+  }
+
+  /** Queues a committed file (its seq is the highest so far) and starts the sender. */
+  add(entry: QueuedFile): void {
+    this.files.push(entry);
+    this.kick();
+  }
+
+  /** Queues the files found at start, in sequence order (the sender is started by {@link kick}). */
+  load(entries: QueuedFile[]): void {
+    this.files.push(...entries);
+    this.files.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Starts the sender unless it runs, is paused, or the queue is empty. */
+  kick(): void {
+    if (this.running || this.closed || this.spool.paused || this.files.length === 0) return;
+    this.running = true;
+    void this.run().finally(() => {
+      this.running = false;
+      if (!this.closed && this.files.length > 0 && !this.spool.paused) this.kick();
+    });
+  }
+
+  /** Stops the sender: cuts a re-send in flight (the file stays queued). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.interrupt();
+    this.current?.destroy();
+    while (this.running) await new Promise((r) => setImmediate(r));
+  }
+
+  private interrupt(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  private sleepUntil(t: number): Promise<void> {
+    const ms = t - Date.now();
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.wake = undefined;
+        resolve();
+      }, ms);
+    });
+  }
+
+  /** The sender: the queue's files in order until it is empty or closed. */
+  private async run(): Promise<void> {
+    const { log, metrics } = this.spool;
+    while (!this.closed && this.files.length > 0) {
+      if (this.down) await this.sleepUntil(this.nextTry);
+      if (this.closed) return;
+      const entry = this.files[0];
+      let result: SendResult;
+      let meta: SpoolMeta | undefined;
+      try {
+        const read = await readMeta(entry.file);
+        meta = read.meta;
+        if (this.closed) return; // closed while the meta line was read: no new PUT (close() would wait on it)
+        result = await this.send(entry, read.meta, read.offset);
+      } catch (err) {
+        result = { ok: false, reason: `spool file unreadable: ${(err as Error).message}` };
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof SpoolFileError) {
+          await this.dropUnreadable(entry, err as Error);
+          continue;
+        }
+      }
+      if (this.closed) return;
+      if (result.ok) {
+        await this.sent(entry, meta, result.status);
+        continue;
+      }
+      metrics?.putFailures.inc({ via: 'spool' });
+      if (result.status !== undefined && isPermanentRefusal(result.status)) {
+        await this.reject(entry, meta, result.reason);
+        continue;
+      }
+      this.down = true;
+      this.nextTry = Date.now() + this.delay;
+      log({ level: 'warn', msg: 'spooled capture not sent; retrying later', uriR: meta?.uriR, reason: result.reason, retryInMs: this.delay, queue: this.name, depth: this.files.length });
+      this.delay = Math.min(this.delay * 2, this.spool.retryMaxMs);
+    }
+  }
+
+  /** The first file is gone or not a spool file: nothing to re-send, drop it. */
+  private async dropUnreadable(entry: QueuedFile, err: Error): Promise<void> {
+    this.spool.log({ level: 'error', msg: 'spool file dropped: unreadable', file: entry.file, error: err.message });
+    this.files.shift();
+    this.spool.release(entry.size);
+    await rm(entry.file, { force: true });
+    this.spool.metrics?.dropped.inc({ reason: 'spool-error' });
+    this.spool.changed();
+  }
+
+  /** The archive has the first file: delete it; the archive is up. */
+  private async sent(entry: QueuedFile, meta: SpoolMeta | undefined, status: number): Promise<void> {
+    // Count it sent in the same turn as it leaves the queue (the depth), so the two never disagree.
+    this.files.shift();
+    this.spool.metrics?.capturesSent.inc({ via: 'spool' });
+    await unlink(entry.file).catch(() => {});
+    this.spool.release(entry.size);
+    this.spool.log({ msg: 'spooled capture sent', uriR: meta?.uriR, archiveStatus: status, seq: entry.seq, queue: this.name, depth: this.files.length });
+    this.down = false;
+    this.delay = this.spool.retryMinMs;
+    this.spool.changed();
+  }
+
+  /** The archive will never take the first file: move it to `rejected/`. */
+  private async reject(entry: QueuedFile, meta: SpoolMeta | undefined, reason: string): Promise<void> {
+    this.files.shift();
+    const dest = path.join(this.spool.dir, REJECTED_DIR, path.basename(entry.file));
+    await mkdir(path.dirname(dest), { recursive: true });
+    await rename(entry.file, dest).catch(() => rm(entry.file, { force: true }));
+    this.spool.release(entry.size);
+    this.spool.metrics?.dropped.inc({ reason: 'rejected' });
+    this.spool.log({ level: 'error', msg: 'the archive refused a spooled capture for good; moved to rejected/', uriR: meta?.uriR, file: dest, reason });
+    this.spool.changed();
+  }
+
+  /** One re-send: PUT of the record bytes (after the meta line) with Content-Length. */
+  private send(entry: QueuedFile, meta: SpoolMeta, offset: number): Promise<SendResult> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const done = (r: SendResult) => {
+        if (settled) return;
+        settled = true;
+        this.current = undefined;
+        body.destroy();
+        resolve(r);
+      };
+      const body = createReadStream(entry.file, { start: offset });
+      const req = archivePut(meta, this.spool.tokenFor?.(meta), { 'Content-Length': entry.size - offset, Connection: 'close' });
+      this.current = req;
+      req.setTimeout(this.spool.archiveTimeoutMs, () => {
+        done({ ok: false, reason: `the archive sent nothing for ${this.spool.archiveTimeoutMs} ms` });
+        req.destroy();
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => done({ ok: false, reason: `PUT failed: ${err.code ?? ''} ${err.message}`.trim() }));
+      body.on('error', (err) => {
+        done({ ok: false, reason: `reading the spool file failed: ${err.message}` });
+        req.destroy();
+      });
+      req.on('response', (res) =>
+        readArchiveAnswer(res, (answer) => {
+          if (answer.complete && isStored(answer)) done({ ok: true, status: answer.status });
+          else done({ ok: false, status: answer.status, reason: answerFailure(answer) });
+        }),
+      );
+      body.pipe(req);
+    });
+  }
+}

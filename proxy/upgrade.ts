@@ -1,0 +1,69 @@
+/**
+ * Upgrade requests (WebSocket, RFC 6455 §4; any `Upgrade`, RFC 9110 §7.8):
+ * routed by `Host` like any request (421 when no vhost serves it), passed
+ * through both ways by http-proxy, never captured; one log line when the
+ * connection closes.
+ */
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type httpProxy from 'http-proxy';
+import { socketAnswer } from './answers.js';
+import type { LogRequest } from './exchange.js';
+import type { VhostRegistry } from './vhosts.js';
+
+/** What the upgrades of one proxy share. */
+export interface UpgradeContext {
+  vhosts: VhostRegistry;
+  proxy: httpProxy;
+  logRequest: LogRequest;
+}
+
+/**
+ * Listens to http-proxy's `proxyReqWs` and returns the server's
+ * `'upgrade'` listener, and the `'error'` listener for upgrades (the
+ * caller dispatches http-proxy's `'error'` between this and the exchanges).
+ */
+export function upgradeHandler(ctx: UpgradeContext): {
+  handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+  onError(err: Error, req: http.IncomingMessage, socket: Duplex): void;
+} {
+  /** The content server's answer to each upgrade request: 101, or the status it refused with. */
+  const upgrades = new WeakMap<http.IncomingMessage, { status?: number }>();
+  ctx.proxy.on('proxyReqWs', (proxyReq, req) => {
+    const up = upgrades.get(req);
+    if (!up) return;
+    proxyReq.on('upgrade', (r: http.IncomingMessage) => (up.status = r.statusCode ?? 101));
+    proxyReq.on('response', (r: http.IncomingMessage) => (up.status = r.statusCode));
+  });
+  return {
+    handle(req, socket, head) {
+      const started = performance.now();
+      const vhost = ctx.vhosts.lookup(req.headers.host);
+      socket.on('error', () => {});
+      if (!vhost) {
+        socket.end(socketAnswer(421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`));
+        ctx.logRequest({ method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: 0, upgrade: req.headers.upgrade }, 'info');
+        return;
+      }
+      const up: { status?: number } = {};
+      upgrades.set(req, up);
+      // http.Server sockets are half-open capable; a client that hangs up is gone (a WebSocket closes with a frame first).
+      socket.on('end', () => socket.end());
+      delete req.headers['x-client-ip'];
+      socket.once('close', () => {
+        const ms = Math.round(performance.now() - started);
+        const { method, url: target, headers } = req;
+        const { serverName, upstream } = vhost;
+        ctx.logRequest({ method, host: headers.host, target, status: up.status ?? 0, ms, client: req.socket.remoteAddress, vhost: serverName, upstream, upgrade: headers.upgrade, capture: 'no: websocket' }, 'info');
+      });
+      ctx.proxy.ws(req, socket, head, { target: vhost.upstream });
+    },
+    onError(_err, req, socket) {
+      const up = upgrades.get(req);
+      if (up && up.status === undefined && socket.writable) {
+        up.status = 502;
+        socket.end(socketAnswer(502, 'the content server could not be reached'));
+      } else socket.destroy();
+    },
+  };
+}
