@@ -128,6 +128,7 @@ const ARCHIVE_SCHEMA = {
 
 /** The schema of `archive.yaml`: keys in documentation order. */
 export const ARCHIVE_FILE_SCHEMA = {
+  $id: 'archive.yaml',
   type: 'object',
   additionalProperties: false,
   required: ['archives'],

@@ -21,25 +21,26 @@
  *
  * A key with no value (`key:` or `key: null` in YAML) counts as absent.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvType, ErrorObject, ValidateFunction } from 'ajv';
 import type { ExtendedJSONSchema, FromExtendedSchema } from 'json-schema-to-ts';
 import { ConfigError, isPlainObject, type YamlSource } from './config.js';
 
-const ajv = new Ajv({ strict: true, strictTypes: false, useDefaults: true, allErrors: false, coerceTypes: false });
+const require = createRequire(import.meta.url);
+
+/** The ajv settings of every config schema: defaults filled in, no type coercion, the first error only. */
+const AJV_OPTIONS = { strict: true, strictTypes: false, useDefaults: true, allErrors: false, coerceTypes: false } as const;
+
+/** An ajv instance with this module's keywords (annotations for ajv: `check` runs after it, see {@link runChecks}). */
+function newAjv(options: object = {}): AjvType {
+  const { Ajv } = require('ajv') as typeof import('ajv');
+  const ajv = new Ajv({ ...AJV_OPTIONS, ...options });
+  for (const keyword of ['errorMessage', 'missingMessage', 'docDefault', 'check']) ajv.addKeyword({ keyword, schemaType: 'string' });
+  return ajv;
+}
+
 const checks = new Map<string, (value: unknown) => boolean>();
-ajv.addKeyword({ keyword: 'errorMessage', schemaType: 'string' });
-ajv.addKeyword({ keyword: 'missingMessage', schemaType: 'string' });
-ajv.addKeyword({ keyword: 'docDefault', schemaType: 'string' });
-ajv.addKeyword({
-  keyword: 'check',
-  schemaType: 'string',
-  errors: false,
-  validate: (name: string, data: unknown) => {
-    const fn = checks.get(name);
-    if (!fn) throw new Error(`config schema: no check named "${name}"`);
-    return fn(data);
-  },
-});
 
 /**
  * Registers a value check that schemas name with `check: '<name>'`.
@@ -76,7 +77,68 @@ type SchemaNode = SettingKeywords & {
   required?: readonly string[];
 };
 
+/** Validators precompiled by ajv's standalone code generation (bin/compile-config-schemas.js), with the hash of each schema they were made from. */
+interface Precompiled {
+  validators: Record<string, ValidateFunction>;
+  hashes: Record<string, string>;
+}
+
+/** The precompiled validators, when the file exists (`npm ci` and `npm test` write it). */
+const precompiled: Precompiled | null = (() => {
+  try {
+    return require('./generated/config-validators.cjs') as Precompiled;
+  } catch {
+    return null;
+  }
+})();
+
+/** A hash of a schema's JSON: a precompiled validator is used only for the schema it was made from. */
+export function schemaHash(schema: object): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
+}
+
+let runtimeAjv: AjvType | undefined;
 const compiled = new WeakMap<object, ValidateFunction>();
+
+/**
+ * The validator of a schema: the precompiled one when it was made from
+ * this very schema (no ajv in memory: ~10 MiB and ~100 ms of start-up
+ * less), else one compiled now by ajv (loaded on first use).
+ */
+function validatorOf(schema: ConfigSchema): ValidateFunction {
+  const key = schema as object;
+  let v = compiled.get(key);
+  if (v) return v;
+  const id = (schema as { $id?: string }).$id;
+  if (id && precompiled?.hashes[id] === schemaHash(key)) v = precompiled.validators[id];
+  else {
+    runtimeAjv ??= newAjv();
+    v = runtimeAjv.compile(key);
+  }
+  compiled.set(key, v);
+  return v;
+}
+
+/**
+ * ajv's standalone code (CommonJS) of validators for `schemas` (each with
+ * a `$id`), with their hashes: what bin/compile-config-schemas.js writes to
+ * shared/generated/config-validators.cjs.
+ */
+export function standaloneValidators(schemas: ConfigSchema[]): string {
+  const ajv = newAjv({ code: { source: true } });
+  const refs: Record<string, string> = {};
+  const hashes: Record<string, string> = {};
+  for (const schema of schemas) {
+    const id = (schema as { $id?: string }).$id;
+    if (!id) throw new Error('a precompiled config schema needs a $id');
+    ajv.addSchema(schema as object);
+    refs[id] = id;
+    hashes[id] = schemaHash(schema as object);
+  }
+  const { default: standaloneCode } = require('ajv/dist/standalone/index.js') as typeof import('ajv/dist/standalone/index.js');
+  const code = standaloneCode(ajv, refs);
+  return `${code}\nmodule.exports.validators = Object.fromEntries(Object.keys(${JSON.stringify(refs)}).map((k) => [k, module.exports[k]]));\nmodule.exports.hashes = ${JSON.stringify(hashes)};\n`;
+}
 
 /** A key path into a YAML document: mapping keys and list indexes. */
 export type KeyPath = (string | number)[];
@@ -106,14 +168,40 @@ export interface CheckOptions {
  *   wrong type or shape (the setting's `errorMessage`)
  */
 export function checkConfig<S extends ConfigSchema>(schema: S, src: YamlSource, doc: number, at: KeyPath, value: unknown, opts: CheckOptions = {}): ConfigOf<S> {
-  let validate = compiled.get(schema as object);
-  if (!validate) {
-    validate = ajv.compile(schema as object);
-    compiled.set(schema as object, validate);
-  }
+  const validate = validatorOf(schema);
   const data = withoutNulls(value);
-  if (validate(data)) return data as ConfigOf<S>;
-  throw new ConfigError(describeError(validate.errors![0], schema as SchemaNode, src, doc, at, data, opts));
+  if (!validate(data)) throw new ConfigError(describeError(validate.errors![0], schema as SchemaNode, src, doc, at, data, opts));
+  const failed = runChecks(schema as SchemaNode, data, []);
+  if (failed) throw new ConfigError(describeError({ instancePath: failed, keyword: 'check', params: {}, schemaPath: '' }, schema as SchemaNode, src, doc, at, data, opts));
+  return data as ConfigOf<S>;
+}
+
+/**
+ * Runs the `check`s of a schema over data that passed the schema (a
+ * present value whose node names a check), depth first in schema order.
+ *
+ * @returns the JSON pointer of the first value refused, or `undefined`
+ */
+function runChecks(node: SchemaNode, data: unknown, path: string[]): string | undefined {
+  if (data === undefined) return undefined;
+  if (node.check) {
+    const fn = checks.get(node.check);
+    if (!fn) throw new Error(`config schema: no check named "${node.check}"`);
+    if (!fn(data)) return path.map((p) => '/' + p.replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  }
+  if (node.properties && isPlainObject(data)) {
+    for (const [k, p] of Object.entries(node.properties)) {
+      const bad = runChecks(p, data[k], [...path, k]);
+      if (bad !== undefined) return bad;
+    }
+  }
+  if (node.items && Array.isArray(data)) {
+    for (const [i, item] of data.entries()) {
+      const bad = runChecks(node.items, item, [...path, String(i)]);
+      if (bad !== undefined) return bad;
+    }
+  }
+  return undefined;
 }
 
 /** The instance path of an ajv error as keys and indexes into `data`. */

@@ -16,7 +16,7 @@ import { indexRow } from './index-row.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { ScavengeCounter } from './gc.js';
+import { ScavengeCounter } from '../../shared/gc.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { recover, removePidFile, writePidFile, type Log, type RecoveryReport } from './maintenance.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';

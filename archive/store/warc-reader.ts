@@ -9,7 +9,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { getHeader, parseHead, parseStatusLine, type RawHeader } from '../../shared/http-head.js';
-import { ScavengeCounter } from './gc.js';
+import { ScavengeCounter } from '../../shared/gc.js';
 
 /** A response record read back: the captured status line, headers and a stream of the stored body bytes. */
 export interface StoredResponse {

@@ -16,7 +16,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { toTimestamp14 } from '../../shared/http-date.js';
-import { ScavengeCounter } from './gc.js';
+import { ScavengeCounter } from '../../shared/gc.js';
 import { warcFileSerial } from './warc-files.js';
 
 /** What a capture needs to become a WARC request/response record pair. */

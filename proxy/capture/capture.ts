@@ -6,6 +6,7 @@
  * the design is in docs/architecture.md.
  */
 import type { IncomingMessage } from 'node:http';
+import { ScavengeCounter } from '../../shared/gc.js';
 import { serializeCaptureHead } from '../../shared/capture-record.js';
 import { putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
@@ -69,6 +70,8 @@ export class Capture {
   private readonly tee: SpoolTee | undefined;
   private readonly queue: ArchiveQueue | undefined;
   private bodyBytes = 0;
+  /** A scavenge every few MiB of body: the buffers of a large response are freed as it streams (shared/gc.ts). */
+  private readonly gc = new ScavengeCounter();
   private body: 'streaming' | 'complete' | 'aborted' = 'streaming';
   private abortReason: string | undefined;
   private liveResult: UploadOutcome | undefined;
@@ -102,6 +105,7 @@ export class Capture {
   write(chunk: Buffer): void {
     if (this.body !== 'streaming') return;
     this.bodyBytes += chunk.length;
+    this.gc.add(chunk.length);
     this.tee?.write(chunk);
     this.live?.write(chunk);
   }

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { defineCheck } from '../../shared/config-schema.js';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../../shared/config.js';
 import { parseListen, type HostPort } from '../../shared/net.js';
-import { checkSettings, defaultsOf, numberOf, type SettingsOf, type SettingsSchema } from './settings.js';
+import { type ConfigOf, type ConfigSchema, defaultsOf } from '../../shared/config-schema.js';
+import { checkSettings, numberOf } from './settings.js';
 
 /** `admin_listen`: `off` (or `false`) for none, else a listen address; `undefined` = neither. */
 function adminListenOf(value: unknown): HostPort | 'off' | undefined {
@@ -46,6 +47,7 @@ const file = (description: string) => ({ type: 'string', pattern: '\\S', descrip
 
 /** The schema of `proxy.yaml`, keys in documentation order. */
 export const PROXY_FILE_SCHEMA = {
+  $id: 'proxy.yaml',
   type: 'object',
   additionalProperties: false,
   errorMessage: 'proxy config must be a mapping of settings (listen, vhosts, spool, …), not {value}',
@@ -61,7 +63,6 @@ export const PROXY_FILE_SCHEMA = {
       errorMessage: 'must be a number of bytes greater than 0',
     },
     spool_slow_disk: {
-      type: 'string',
       enum: ['wait', 'drop'],
       default: 'wait',
       description:
@@ -82,10 +83,10 @@ export const PROXY_FILE_SCHEMA = {
     upstream_timeout: seconds(60, 'seconds the content server may stay silent; then **504** (or, after the head, a cut response)'),
     archive_timeout: seconds(60, 'seconds the archive may stay silent during a PUT; then the capture is spooled'),
   },
-} as const satisfies SettingsSchema;
+} as const satisfies ConfigSchema;
 
 /** `proxy.yaml` as checked against {@link PROXY_FILE_SCHEMA}, defaults filled in. */
-type ProxyFile = SettingsOf<typeof PROXY_FILE_SCHEMA>;
+type ProxyFile = ConfigOf<typeof PROXY_FILE_SCHEMA>;
 
 /** The defaults of `proxy.yaml`, from its schema. */
 export const PROXY_DEFAULTS = defaultsOf(PROXY_FILE_SCHEMA);

@@ -14,7 +14,8 @@ import { defineCheck } from '../../shared/config-schema.js';
 import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, type YamlSource } from '../../shared/config.js';
 import { BEARER_TOKEN, formatHostPort } from '../../shared/net.js';
 import { normalizeMatchPath } from '../capture/verdict.js';
-import { checkSettings, type SettingsSchema } from './settings.js';
+import type { ConfigSchema } from '../../shared/config-schema.js';
+import { checkSettings } from './settings.js';
 
 // A DNS name (labels of letters, digits, hyphens; `_` tolerated as legacy
 // intranet names have it), an IPv4 address, or an IPv6 literal with or without brackets.
@@ -79,6 +80,7 @@ const HOST_NAME_REFUSED = 'must be a host name (a host name only: no scheme, por
 
 /** The schema of one vhost, settings in documentation order. */
 export const VHOST_SCHEMA = {
+  $id: 'vhost.yaml',
   type: 'object',
   additionalProperties: false,
   required: ['server_name', 'upstream'],
@@ -145,7 +147,7 @@ export const VHOST_SCHEMA = {
     ArchivePrivate: onOff(false, '`On`: also capture private traffic (see Privacy)'),
     ArchiveCookies: onOff(false, '`On`: keep `Cookie` and `Set-Cookie` values in captures (see Privacy)'),
   },
-} as const satisfies SettingsSchema;
+} as const satisfies ConfigSchema;
 
 /**
  * The defaults of the capture plug-in's settings (the capitalised ones),

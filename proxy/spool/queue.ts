@@ -12,6 +12,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm, unlink } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
+import { ScavengeCounter } from '../../shared/gc.js';
 import { answerFailure, archivePut, isStored, readArchiveAnswer } from '../archive-put.js';
 import { readMeta, REJECTED_DIR, SpoolFileError, type SpoolMeta } from './file.js';
 import type { Spool } from './spool.js';
@@ -236,6 +237,8 @@ export class ArchiveQueue {
           else done({ ok: false, status: answer.status, reason: answerFailure(answer) });
         }),
       );
+      const gc = new ScavengeCounter();
+      body.on('data', (c: Buffer | string) => gc.add(c.length));
       body.pipe(req);
     });
   }

@@ -1,13 +1,13 @@
 /**
- * Bounded memory for large captures: a young-generation collection every
- * few MiB of a streamed body.
+ * Bounded memory for large bodies: a young-generation collection every few
+ * MiB of a streamed body, in both daemons.
  *
  * A capture's body streams through short-lived 64 KiB buffers (socket
- * reads, spill-file reads, gzip output). Their memory lives outside V8's
+ * reads, spill-file reads, gzip output, the proxy's tee). Their memory lives outside V8's
  * heap and is returned only when their small wrappers are collected, and V8
  * waits for tens of MiB of them before it collects. A scavenge takes well
  * under a millisecond; calling one every {@link SCAVENGE_EVERY} bytes keeps
- * the daemon's RSS about flat during a 1 GiB PUT.
+ * the RSS of either daemon about flat while 1 GiB streams through it.
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
