@@ -14,10 +14,10 @@ import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import pino from 'pino';
 import { ConfigError } from '../shared/config.js';
-import { loadArchiveConfig, type ArchiveConfig } from './config.js';
+import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 import { buildArchiveServer } from './server.js';
 import { IndexDb } from './store/index-db.js';
-import { daemonPid, reindex, verify, type Progress } from './store/maintenance.js';
+import { daemonPid, type Progress, reindex, verify } from './store/maintenance.js';
 import { ArchiveStore } from './store/store.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex] [--config FILE]
@@ -107,11 +107,14 @@ export async function main(argv: string[]): Promise<void> {
 /** A cli-progress bar over bytes when stderr is a terminal; otherwise nothing. It ends at 100% when stopped. */
 function progressBar(label: string): { progress?: Progress; stop(): void } {
   if (!process.stderr.isTTY) return { stop() {} };
-  const bar = new cliProgress.SingleBar({
-    format: `${label} [{bar}] {percentage}% | {done}/{all} MiB | ETA {eta}s`,
-    stream: process.stderr,
-    hideCursor: true,
-  }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    {
+      format: `${label} [{bar}] {percentage}% | {done}/{all} MiB | ETA {eta}s`,
+      stream: process.stderr,
+      hideCursor: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
   const mib = (n: number) => (n / 1048576).toFixed(1);
   let total = 0;
   return {
@@ -138,8 +141,8 @@ async function runVerify(config: ArchiveConfig): Promise<number> {
     for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
     process.stdout.write(
       `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
-      `${r.unindexed} response records not in the index (same-second captures superseded by a later one); ` +
-      `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,
+        `${r.unindexed} response records not in the index (same-second captures superseded by a later one); ` +
+        `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,
     );
     return r.ok ? 0 : 1;
   } finally {

@@ -7,8 +7,8 @@
  * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
 import path from 'node:path';
-import { checkConfig, type ConfigOf, type ConfigSchema, defaultsOf, defineCheck } from '../shared/config-schema.js';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../shared/config.js';
+import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '../shared/config-schema.js';
 import { parseTimestamp14 } from '../shared/http-date.js';
 import { type HostPort, parseAddressBlock, parseListen } from '../shared/net.js';
 import type { ArchiveSpan } from './spans.js';
@@ -94,7 +94,14 @@ const bytes = <D extends number>(dflt: D, description: string, docDefault?: stri
 
 /** A time setting, seconds (fractions allowed). */
 const seconds = <D extends number>(dflt: D, description: string) =>
-  ({ type: 'number', exclusiveMinimum: 0, maximum: 86400 * 7, default: dflt, description, errorMessage: 'must be a number of seconds (e.g. 30 or 0.5)' }) as const;
+  ({
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: 86400 * 7,
+    default: dflt,
+    description,
+    errorMessage: 'must be a number of seconds (e.g. 30 or 0.5)',
+  }) as const;
 
 /** One entry of `archives:`. */
 const ARCHIVE_SCHEMA = {
@@ -109,7 +116,11 @@ const ARCHIVE_SCHEMA = {
       errorMessage: 'archive id must be one path segment of letters, digits, . _ ~ -, not {value}',
       missingMessage: 'a path segment naming the archive',
     },
-    from: { check: 'instant', description: 'inclusive start (ISO 8601 or 14 digits); open when left out', errorMessage: 'from must be a date like 2026-01-01T00:00:00Z, not {value}' },
+    from: {
+      check: 'instant',
+      description: 'inclusive start (ISO 8601 or 14 digits); open when left out',
+      errorMessage: 'from must be a date like 2026-01-01T00:00:00Z, not {value}',
+    },
     until: { check: 'instant', description: 'exclusive end; open when left out', errorMessage: 'until must be a date like 2026-01-01T00:00:00Z, not {value}' },
     timegate: {
       type: 'string',
@@ -134,7 +145,12 @@ export const ARCHIVE_FILE_SCHEMA = {
   required: ['archives'],
   errorMessage: 'the file must be a mapping of settings, not {value}',
   properties: {
-    listen: { check: 'listen', default: '127.0.0.1:8090', description: '`host:port` to listen on (`port` 0: any free port)', errorMessage: 'must be host:port' },
+    listen: {
+      check: 'listen',
+      default: '127.0.0.1:8090',
+      description: '`host:port` to listen on (`port` 0: any free port)',
+      errorMessage: 'must be host:port',
+    },
     base_url: {
       type: 'string',
       pattern: '^https?://[^/\\s]+(/\\S*)?$',
@@ -142,7 +158,13 @@ export const ARCHIVE_FILE_SCHEMA = {
       description: 'public address used in `Location` and `Link`, e.g. `https://archive.example.org`',
       errorMessage: 'must be an http(s) URL',
     },
-    data_dir: { type: 'string', minLength: 1, default: '../data/archive', description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`', errorMessage: '{key} must be a folder path' },
+    data_dir: {
+      type: 'string',
+      minLength: 1,
+      default: '../data/archive',
+      description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`',
+      errorMessage: '{key} must be a folder path',
+    },
     put_prefix: {
       type: 'string',
       pattern: '^/?([A-Za-z0-9._~-]+/?)*$',
@@ -159,13 +181,16 @@ export const ARCHIVE_FILE_SCHEMA = {
       errorMessage: '{key} must list at least one archive ({id, from, until})',
       missingMessage: 'list at least one archive: {id, from, until}',
     },
-    warc_max_bytes: bytes(1024 ** 3, 'a WARC file is closed and a new one begun once it is larger', '1073741824 (1 GiB)'),
-    max_capture_bytes: bytes(4 * 1024 ** 3, 'largest PUT body; larger → 413', '4294967296 (4 GiB)'),
+    warc_max_bytes: bytes(1024 ** 3, 'a WARC file is closed and a new one begun once it is larger', '`1073741824` (1 GiB)'),
+    max_capture_bytes: bytes(4 * 1024 ** 3, 'largest PUT body; larger → 413', '`4294967296` (4 GiB)'),
     max_head_bytes: bytes(64 * 1024, 'largest request + response head in a capture record; larger → 431'),
     max_headers: bytes(200, 'most header lines in each head; more → 431'),
     max_url_length: bytes(8192, 'longest URI-R / embedded request target, in characters; longer → 400'),
     max_http_header_bytes: bytes(16 * 1024, 'largest request line + headers of any HTTP request to the daemon (the PUT itself, a GET); larger → 431'),
-    request_timeout: seconds(600, 'seconds to receive a whole request, head and body (a capture PUT streams while the proxied page streams: allow slow pages); later → 408'),
+    request_timeout: seconds(
+      600,
+      'seconds to receive a whole request, head and body (a capture PUT streams while the proxied page streams: allow slow pages); later → 408',
+    ),
     headers_timeout: seconds(30, "seconds to receive a request's head; later → 408. Not longer than `request_timeout`"),
     idle_timeout: seconds(60, 'seconds a connection may stay silent (no byte either way) before it is closed'),
     keep_alive_timeout: seconds(5, 'seconds an idle keep-alive connection is kept for the next request'),
@@ -173,7 +198,8 @@ export const ARCHIVE_FILE_SCHEMA = {
       type: 'array',
       items: { check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' },
       default: [],
-      description: 'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401',
+      description:
+        'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401',
       errorMessage: '{key} must be a list',
     },
     put_allow: {
@@ -229,7 +255,9 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
-    throw new ConfigError(`${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`);
+    throw new ConfigError(
+      `${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`,
+    );
   }
   return config;
 }
@@ -242,7 +270,8 @@ function archiveSpans(src: YamlSource, list: ArchiveFile['archives']): ArchiveSp
     const at = src.where(0, ['archives', i]);
     const here = (k: string) => src.where(0, ['archives', i, k]);
     const id = String(a.id);
-    if (!/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(id)) throw new ConfigError(`${here('id')}: archive id must be one path segment of letters, digits, . _ ~ -, not ${JSON.stringify(a.id)}`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(id))
+      throw new ConfigError(`${here('id')}: archive id must be one path segment of letters, digits, . _ ~ -, not ${JSON.stringify(a.id)}`);
     if (RESERVED_IDS.has(id)) throw new ConfigError(`${here('id')}: archive id "${id}" is a fixed word of the URL space`);
     if (seen.has(id)) throw new ConfigError(`${here('id')}: archive id "${id}" is listed twice`);
     seen.add(id);
@@ -263,7 +292,8 @@ function archiveSpans(src: YamlSource, list: ArchiveFile['archives']): ArchiveSp
       span.timemap = span.timegate.replace(/\/timegate\/$/, '/timemap/link/');
     }
     const prev = spans[spans.length - 1];
-    if (prev && from < prev.until) throw new ConfigError(`${at}: archive "${id}" starts before archive "${prev.id}" ends; list archives oldest first with spans that do not overlap`);
+    if (prev && from < prev.until)
+      throw new ConfigError(`${at}: archive "${id}" starts before archive "${prev.id}" ends; list archives oldest first with spans that do not overlap`);
     spans.push(span);
   });
   return spans;

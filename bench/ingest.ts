@@ -17,14 +17,27 @@
  * `node --import tsx bench/ingest.ts` runs it alone; `npm run bench -- ingest`
  * runs it in the table.
  */
-import http from 'node:http';
+
 import { mkdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import {
-  alternate, bareServer, dataRoot, fmt, formatTable, median, note, page10k, sampleRss, spawnServer, startArchiveProcess, writeArchiveConfig,
-  type BenchRow, type Child,
+  alternate,
+  type BenchRow,
+  bareServer,
+  type Child,
+  dataRoot,
+  fmt,
+  formatTable,
+  median,
+  note,
+  page10k,
+  sampleRss,
+  spawnServer,
+  startArchiveProcess,
+  writeArchiveConfig,
 } from './lib.js';
 
 export type { BenchRow };
@@ -55,21 +68,28 @@ async function putLoad(url: string, concurrency: number, ms: number): Promise<nu
   const until = Date.now() + ms;
   const one = (body: Buffer) =>
     new Promise<void>((resolve, reject) => {
-      const req = http.request({ host: u.hostname, port: u.port, method: 'PUT', path: '/put/bench', agent, headers: { 'content-length': body.length } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`PUT answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 200)}`))));
-      });
+      const req = http.request(
+        { host: u.hostname, port: u.port, method: 'PUT', path: '/put/bench', agent, headers: { 'content-length': body.length } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () =>
+            res.statusCode === 201 ? resolve() : reject(new Error(`PUT answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 200)}`)),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
   const started = Date.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < until) {
-      await one(capture10k());
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        await one(capture10k());
+        done++;
+      }
+    }),
+  );
   const elapsed = (Date.now() - started) / 1000;
   agent.destroy();
   return done / elapsed;
@@ -108,10 +128,12 @@ async function bigCapture(archive: Child): Promise<{ seconds: number; rss: numbe
       res.on('end', () => (res.statusCode === 201 || res.statusCode === 200 ? resolve() : reject(new Error(`big PUT answered ${res.statusCode}: ${text}`))));
     });
     req.on('error', reject);
-    Readable.from((function* () {
-      yield Buffer.from(head, 'latin1');
-      yield* bigBody(BIG);
-    })()).pipe(req);
+    Readable.from(
+      (function* () {
+        yield Buffer.from(head, 'latin1');
+        yield* bigBody(BIG);
+      })(),
+    ).pipe(req);
   });
   return { seconds: (Date.now() - started) / 1000, rss: rss.stop() };
 }
@@ -139,11 +161,13 @@ async function gzipBaseline(dir: string): Promise<{ seconds: number; rss: number
   try {
     const rss = sampleRss(child.pid, 20);
     const seconds = await new Promise<number>((resolve, reject) => {
-      http.get(child.url + '/', (res) => {
-        let t = '';
-        res.on('data', (c) => (t += c));
-        res.on('end', () => resolve(Number(t)));
-      }).on('error', reject);
+      http
+        .get(child.url + '/', (res) => {
+          let t = '';
+          res.on('data', (c) => (t += c));
+          res.on('end', () => resolve(Number(t)));
+        })
+        .on('error', reject);
     });
     return { seconds, rss: rss.stop() };
   } finally {
@@ -167,7 +191,8 @@ export async function run(): Promise<BenchRow[]> {
         archive: () => putLoad(archive.url, conc, DURATION_MS),
         sink: () => putLoad(sink.url, conc, DURATION_MS),
       });
-      const a = median(r.archive), s = median(r.sink);
+      const a = median(r.archive),
+        s = median(r.sink);
       rows.push({
         name: `ingest: 10 KB captures, ${conc} concurrent PUT${conc > 1 ? 's' : ''}, durable 201 (fsync + commit)`,
         figure: `${fmt(a)} captures/s`,

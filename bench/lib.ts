@@ -10,9 +10,9 @@
  * processes; the load generator runs in the bench process and competes with
  * them for CPU, the same way for baseline and candidate.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -130,7 +130,9 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
   for (const [code, v] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = Number((v as { count: number | string }).count);
   const bad = Object.keys(statuses).filter((c) => !opts.expect.includes(Number(c)));
   if (bad.length || result.errors) {
-    throw new Error(`load on ${opts.url}: unexpected answers ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts; first: ${firstBad ?? '-'}`);
+    throw new Error(
+      `load on ${opts.url}: unexpected answers ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts; first: ${firstBad ?? '-'}`,
+    );
   }
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
@@ -399,10 +401,16 @@ export function targetMet(row: BenchRow): boolean | null {
     have = Number(f[1].replace(/,/g, ''));
   }
   switch (m[1]) {
-    case '≥': case '>=': return have >= want;
-    case '>': return have > want;
-    case '≤': case '<=': return have <= want;
-    default: return have < want;
+    case '≥':
+    case '>=':
+      return have >= want;
+    case '>':
+      return have > want;
+    case '≤':
+    case '<=':
+      return have <= want;
+    default:
+      return have < want;
   }
 }
 
@@ -452,9 +460,21 @@ export function summarizeCpuProfile(file: string, top = 15): { self: [string, nu
     const name = `${functionName || '(anonymous)'} ${rel ? `${rel}:${lineNumber + 1}` : ''}`.trim();
     fn.set(name, (fn.get(name) ?? 0) + t);
     const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(rel);
-    const where = m ? m[1] : rel.startsWith('node:') ? 'node internals' : rel ? rel.split('/').slice(0, 2).join('/') : functionName.startsWith('(') ? functionName : 'native/V8';
+    const where = m
+      ? m[1]
+      : rel.startsWith('node:')
+        ? 'node internals'
+        : rel
+          ? rel.split('/').slice(0, 2).join('/')
+          : functionName.startsWith('(')
+            ? functionName
+            : 'native/V8';
     place.set(where, (place.get(where) ?? 0) + t);
   }
-  const rank = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, (100 * v) / total] as [string, number]);
+  const rank = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, v]) => [k, (100 * v) / total] as [string, number]);
   return { self: rank(fn), byPlace: rank(place) };
 }

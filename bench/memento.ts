@@ -10,7 +10,7 @@
  * ≥ 0.5×. A second row reports the raw Memento (`id_`, the stored bytes).
  */
 import { toTimestamp14 } from '../shared/http-date.js';
-import { alternate, bareServer, fmt, load, median, note, startArchiveProcess, type BenchRow, type Child } from './lib.js';
+import { alternate, type BenchRow, bareServer, type Child, fmt, load, median, note, startArchiveProcess } from './lib.js';
 import { seedIngest } from './seed.js';
 
 const ROUNDS = 5;
@@ -35,7 +35,10 @@ export async function run(): Promise<BenchRow[]> {
       const i = Math.floor(rnd() * seed.uris.length);
       return `/bench/memento/${toTimestamp14(seed.datetimes(i)[0])}${raw ? 'id_' : ''}/${seed.uris[i]}`;
     };
-    const arm = (url: string, path: () => string, d = SECONDS) => () => load({ url, connections: CONNECTIONS, duration: d, path, expect: [200] });
+    const arm =
+      (url: string, path: () => string, d = SECONDS) =>
+      () =>
+        load({ url, connections: CONNECTIONS, duration: d, path, expect: [200] });
     note('memento: warm-up');
     await arm(bare.url, () => '/', 1)();
     await arm(archive.url, uriM(false), 2)();
@@ -51,8 +54,20 @@ export async function run(): Promise<BenchRow[]> {
     const m = rps('memento');
     const raw = rps('raw');
     return [
-      { name: `Memento GET of a 10 KB HTML page (default: <base> added), ${CONNECTIONS} connections`, figure: `${fmt(m)} req/s`, baseline: `${fmt(base)} req/s (bare Node, 10 KB)`, ratio: m / base, target: '≥ 0.5×' },
-      { name: `Memento GET of a 10 KB page, raw (id_), ${CONNECTIONS} connections`, figure: `${fmt(raw)} req/s`, baseline: `${fmt(base)} req/s (bare Node, 10 KB)`, ratio: raw / base, target: 'report' },
+      {
+        name: `Memento GET of a 10 KB HTML page (default: <base> added), ${CONNECTIONS} connections`,
+        figure: `${fmt(m)} req/s`,
+        baseline: `${fmt(base)} req/s (bare Node, 10 KB)`,
+        ratio: m / base,
+        target: '≥ 0.5×',
+      },
+      {
+        name: `Memento GET of a 10 KB page, raw (id_), ${CONNECTIONS} connections`,
+        figure: `${fmt(raw)} req/s`,
+        baseline: `${fmt(base)} req/s (bare Node, 10 KB)`,
+        ratio: raw / base,
+        target: 'report',
+      },
     ];
   } finally {
     for (const c of started.reverse()) await c.stop();

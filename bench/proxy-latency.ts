@@ -27,7 +27,7 @@
  * arms; and down and slow against up (target p50 ≤ 1.1×: the client does
  * not wait for the archive, whatever state it is in).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -157,11 +157,11 @@ export async function run(): Promise<BenchRow[]> {
     const slow = await helperServer('slow');
     children.push(slow);
     const archiveData = path.join(dir, 'archive');
-    writeFileSync(
-      path.join(dir, 'archive.yaml'),
-      `listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(archiveData)}\narchives:\n  - id: current\n`,
+    writeFileSync(path.join(dir, 'archive.yaml'), `listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(archiveData)}\narchives:\n  - id: current\n`);
+    const archive = await spawnNode(
+      [path.join(repo, 'bin', 'memento-archive.js'), 'serve', '--config', path.join(dir, 'archive.yaml'), '--quiet'],
+      path.join(dir, 'archive.log'),
     );
-    const archive = await spawnNode([path.join(repo, 'bin', 'memento-archive.js'), 'serve', '--config', path.join(dir, 'archive.yaml'), '--quiet'], path.join(dir, 'archive.log'));
     children.push(archive);
     const down = await deadPort();
     const portOf = (u: string) => new URL(u).port;
@@ -191,15 +191,33 @@ export async function run(): Promise<BenchRow[]> {
     for (const arm of ['up', 'down', 'slow'] as const) {
       const what = arm === 'up' ? 'archive up' : arm === 'down' ? 'archive down (captures spooled)' : `archive slow (answers after ${SLOW_MS} ms)`;
       for (const k of ['p50', 'p99'] as const) {
-        rows.push({ name: `proxy latency ${k}, ${what}, vs capture off`, figure: ms(stat(arm, k)), baseline: ms(stat('off', k)), ratio: stat(arm, k) / stat('off', k), target: 'report' });
+        rows.push({
+          name: `proxy latency ${k}, ${what}, vs capture off`,
+          figure: ms(stat(arm, k)),
+          baseline: ms(stat('off', k)),
+          ratio: stat(arm, k) / stat('off', k),
+          target: 'report',
+        });
       }
-      rows.push({ name: `proxy req/s on 1 connection, ${what}, vs capture off`, figure: `${stat(arm, 'rps').toFixed(0)} req/s`, baseline: `${stat('off', 'rps').toFixed(0)} req/s`, ratio: stat(arm, 'rps') / stat('off', 'rps'), target: 'report' });
+      rows.push({
+        name: `proxy req/s on 1 connection, ${what}, vs capture off`,
+        figure: `${stat(arm, 'rps').toFixed(0)} req/s`,
+        baseline: `${stat('off', 'rps').toFixed(0)} req/s`,
+        ratio: stat(arm, 'rps') / stat('off', 'rps'),
+        target: 'report',
+      });
     }
     // The client never waits for the archive: its latency must not depend on the archive's state.
     for (const arm of ['down', 'slow'] as const) {
       const what = arm === 'down' ? 'archive down' : 'archive slow';
       for (const k of ['p50', 'p99'] as const) {
-        rows.push({ name: `proxy latency ${k}, ${what} vs archive up`, figure: ms(stat(arm, k)), baseline: ms(stat('up', k)), ratio: stat(arm, k) / stat('up', k), target: k === 'p50' ? '≤ 1.1×' : 'report' });
+        rows.push({
+          name: `proxy latency ${k}, ${what} vs archive up`,
+          figure: ms(stat(arm, k)),
+          baseline: ms(stat('up', k)),
+          ratio: stat(arm, k) / stat('up', k),
+          target: k === 'p50' ? '≤ 1.1×' : 'report',
+        });
       }
     }
     return rows;
@@ -214,7 +232,11 @@ export function table(rows: BenchRow[]): string {
   const head = ['benchmark', 'figure', 'baseline', 'ratio', 'target'];
   const body = rows.map((r) => [r.name, r.figure, r.baseline, r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`, r.target ?? '']);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 

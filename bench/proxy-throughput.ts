@@ -29,7 +29,22 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { alternate, bareServer, cpuSecondsOf, dataRoot, fmt, load, median, note, repo, spawnServer, startArchiveProcess, writeArchiveConfig, type BenchRow, type Child } from './lib.js';
+import {
+  alternate,
+  type BenchRow,
+  bareServer,
+  type Child,
+  cpuSecondsOf,
+  dataRoot,
+  fmt,
+  load,
+  median,
+  note,
+  repo,
+  spawnServer,
+  startArchiveProcess,
+  writeArchiveConfig,
+} from './lib.js';
 
 const ROUNDS = 5;
 const SECONDS = 3;
@@ -51,11 +66,14 @@ export async function run(): Promise<BenchRow[]> {
     const archive = await startArchiveProcess('archive-proxy', writeArchiveConfig(dir, path.join(dir, 'archive-data')));
     started.push(archive);
     const port = (u: string) => new URL(u).port;
-    writeFileSync(path.join(dir, 'vhosts', 'bench.yaml'), [
-      `- server_name: on.bench\n  upstream: ${content.url}\n  EnableArchiving: On\n  ArchiveHost: 127.0.0.1\n  ArchivePort: ${port(archive.url)}\n  ArchivePath: /put/\n`,
-      `- server_name: off.bench\n  upstream: ${content.url}\n  EnableArchiving: Off\n  ArchivePort: ${port(archive.url)}\n`,
-      `- server_name: sink.bench\n  upstream: ${content.url}\n  EnableArchiving: On\n  ArchiveHost: 127.0.0.1\n  ArchivePort: ${port(sink.url)}\n  ArchivePath: /put/\n`,
-    ].join(''));
+    writeFileSync(
+      path.join(dir, 'vhosts', 'bench.yaml'),
+      [
+        `- server_name: on.bench\n  upstream: ${content.url}\n  EnableArchiving: On\n  ArchiveHost: 127.0.0.1\n  ArchivePort: ${port(archive.url)}\n  ArchivePath: /put/\n`,
+        `- server_name: off.bench\n  upstream: ${content.url}\n  EnableArchiving: Off\n  ArchivePort: ${port(archive.url)}\n`,
+        `- server_name: sink.bench\n  upstream: ${content.url}\n  EnableArchiving: On\n  ArchiveHost: 127.0.0.1\n  ArchivePort: ${port(sink.url)}\n  ArchivePath: /put/\n`,
+      ].join(''),
+    );
     writeFileSync(path.join(dir, 'proxy.yaml'), `listen: 127.0.0.1:0\nvhosts: vhosts/\nspool: spool/\n`);
     const proxy = await spawnServer('capture-proxy', [path.join(repo, 'bin', 'capture-proxy.js'), '--config', path.join(dir, 'proxy.yaml')]);
     started.push(proxy);
@@ -64,12 +82,14 @@ export async function run(): Promise<BenchRow[]> {
     const paths = () => `/page/${n++ % PATHS}.html`;
     // CPU used per request by each server process, µs (user + system, from /proc).
     const procs = { proxy, archive, sink, content };
-    const arm = (url: string, host: string | null, d = SECONDS, connections = CONNECTIONS) => async () => {
-      const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuSecondsOf(c.pid)]));
-      const r = await load({ url, connections, duration: d, path: paths, headers: host ? { host } : {}, expect: [200] });
-      const cpu = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, ((cpuSecondsOf(c.pid) - before[k]) / r.total) * 1e6]));
-      return { ...r, cpu };
-    };
+    const arm =
+      (url: string, host: string | null, d = SECONDS, connections = CONNECTIONS) =>
+      async () => {
+        const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuSecondsOf(c.pid)]));
+        const r = await load({ url, connections, duration: d, path: paths, headers: host ? { host } : {}, expect: [200] });
+        const cpu = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, ((cpuSecondsOf(c.pid) - before[k]) / r.total) * 1e6]));
+        return { ...r, cpu };
+      };
     note('proxy: warm-up');
     await arm(content.url, null, 1)();
     for (const h of ['off.bench', 'on.bench', 'sink.bench']) await arm(proxy.url, h, 2)();
@@ -91,19 +111,47 @@ export async function run(): Promise<BenchRow[]> {
     const cpu = (k: keyof typeof res, p: keyof typeof procs) => median(res[k].map((r) => r.cpu[p]));
     const us = (v: number) => `${fmt(v, 0)} µs`;
     return [
-      { name: `proxy throughput, 10 KB pages, ${CONNECTIONS} connections, capture on`, figure: `${fmt(on)} req/s`, baseline: `${fmt(off)} req/s (capture off)`, ratio: on / off, target: '≥ 0.95×' },
       {
-        name: 'proxy p99 latency, 1 connection, capture on', figure: `${fmt(p99onOne, 2)} ms (p50 ${fmt(p50('onOne'), 2)} ms)`,
-        baseline: `${fmt(p99offOne, 2)} ms (p50 ${fmt(p50('offOne'), 2)} ms), capture off`, ratio: p99onOne / p99offOne, target: '≤ 1.1×',
+        name: `proxy throughput, 10 KB pages, ${CONNECTIONS} connections, capture on`,
+        figure: `${fmt(on)} req/s`,
+        baseline: `${fmt(off)} req/s (capture off)`,
+        ratio: on / off,
+        target: '≥ 0.95×',
       },
-      { name: `proxy p99 latency at full load (${CONNECTIONS} connections), capture on`, figure: `${fmt(p99on, 1)} ms`, baseline: `${fmt(p99off, 1)} ms (capture off)`, ratio: p99on / p99off, target: 'report' },
-      { name: 'proxy throughput, capture off', figure: `${fmt(off)} req/s`, baseline: `${fmt(direct)} req/s (content server directly)`, ratio: off / direct, target: '> 0.22×' },
-      { name: 'proxy throughput, capture on into a sink (no archive work)', figure: `${fmt(toSink)} req/s`, baseline: `${fmt(off)} req/s (capture off)`, ratio: toSink / off, target: 'report' },
+      {
+        name: 'proxy p99 latency, 1 connection, capture on',
+        figure: `${fmt(p99onOne, 2)} ms (p50 ${fmt(p50('onOne'), 2)} ms)`,
+        baseline: `${fmt(p99offOne, 2)} ms (p50 ${fmt(p50('offOne'), 2)} ms), capture off`,
+        ratio: p99onOne / p99offOne,
+        target: '≤ 1.1×',
+      },
+      {
+        name: `proxy p99 latency at full load (${CONNECTIONS} connections), capture on`,
+        figure: `${fmt(p99on, 1)} ms`,
+        baseline: `${fmt(p99off, 1)} ms (capture off)`,
+        ratio: p99on / p99off,
+        target: 'report',
+      },
+      {
+        name: 'proxy throughput, capture off',
+        figure: `${fmt(off)} req/s`,
+        baseline: `${fmt(direct)} req/s (content server directly)`,
+        ratio: off / direct,
+        target: '> 0.22×',
+      },
+      {
+        name: 'proxy throughput, capture on into a sink (no archive work)',
+        figure: `${fmt(toSink)} req/s`,
+        baseline: `${fmt(off)} req/s (capture off)`,
+        ratio: toSink / off,
+        target: 'report',
+      },
       {
         name: 'CPU per request, capture on (proxy + archive)',
         figure: `proxy ${us(cpu('on', 'proxy'))}, archive ${us(cpu('on', 'archive'))}`,
         baseline: `capture off: proxy ${us(cpu('off', 'proxy'))}; into sink: proxy ${us(cpu('sink', 'proxy'))}, sink ${us(cpu('sink', 'sink'))}`,
-        ratio: (cpu('on', 'proxy') + cpu('on', 'archive')) / cpu('off', 'proxy'), target: 'report',
+        ratio: (cpu('on', 'proxy') + cpu('on', 'archive')) / cpu('off', 'proxy'),
+        target: 'report',
       },
     ];
   } finally {

@@ -11,11 +11,11 @@
  * runs the servers under test with `node --cpu-prof` and prints where each
  * spent its CPU (profiles in `bench/.data/profiles/`).
  */
-import { existsSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { dataRoot, formatTable, note, removeStaleLogs, repo, summarizeCpuProfile, type BenchRow } from './lib.js';
+import { type BenchRow, dataRoot, formatTable, note, removeStaleLogs, repo, summarizeCpuProfile } from './lib.js';
 
 const SKIP = new Set(['lib.ts', 'run.ts', 'seed.ts']);
 
@@ -45,7 +45,9 @@ async function main(argv: string[]): Promise<number> {
   removeStaleLogs();
   if (process.env.BENCH_CPU_PROF) rmSync(path.join(dataRoot, 'profiles'), { recursive: true, force: true });
   const dir = path.join(repo, 'bench');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !SKIP.has(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !SKIP.has(f))
+    .sort();
   const picked = want.length ? files.filter((f) => want.some((w) => f.replace(/\.ts$/, '').startsWith(w))) : files;
   if (want.length && !picked.length) {
     process.stderr.write(`bench: no benchmark matches ${want.join(', ')} (have: ${files.map((f) => f.replace(/\.ts$/, '')).join(', ')})\n`);
@@ -74,7 +76,15 @@ async function main(argv: string[]): Promise<number> {
       for (const r of got) process.stderr.write(formatTable([r]).split('\n')[2] + '\n');
     } catch (err) {
       note(`${name} failed: ${(err as Error).stack ?? err}`);
-      rows.push({ name: `${name}: failed`, figure: String((err as Error).message ?? err).split('\n')[0].slice(0, 200), baseline: '', ratio: null, met: false });
+      rows.push({
+        name: `${name}: failed`,
+        figure: String((err as Error).message ?? err)
+          .split('\n')[0]
+          .slice(0, 200),
+        baseline: '',
+        ratio: null,
+        met: false,
+      });
       failed = true;
     }
   }

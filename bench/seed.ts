@@ -22,19 +22,27 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { loadYamlFile } from '../shared/config.js';
-import { formatHttpDate } from '../shared/http-date.js';
-import { exactUrlkey } from '../shared/uri.js';
 import { validateArchiveConfig } from '../archive/config.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
 import { ArchiveStore } from '../archive/store/store.js';
 import { WarcWriter } from '../archive/store/warc-writer.js';
+import { loadYamlFile } from '../shared/config.js';
+import { formatHttpDate } from '../shared/http-date.js';
+import { exactUrlkey } from '../shared/uri.js';
 import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 
 /** The code whose output the bulk data is (index schema, WARC writer, urlkey). */
 const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/warc-writer.ts', 'shared/uri.ts'];
 /** The code whose output ingested data is: the bulk code plus the ingest path. */
-const INGEST_CODE = [...BULK_CODE, 'archive/store/store.ts', 'archive/store/index-row.ts', 'archive/store/body-spill.ts', 'shared/capture-record.ts', 'shared/http-head.ts', 'shared/http-date.ts'];
+const INGEST_CODE = [
+  ...BULK_CODE,
+  'archive/store/store.ts',
+  'archive/store/index-row.ts',
+  'archive/store/body-spill.ts',
+  'shared/capture-record.ts',
+  'shared/http-head.ts',
+  'shared/http-date.ts',
+];
 
 /** A seeded archive: its config file (one archive `bench`) and what it holds. */
 export interface Seeded {
@@ -62,7 +70,12 @@ function datetimesOf(perUri: number) {
 }
 
 /** Finds or builds the cached data dir `<name>-<stamp>`, removing stale `<name>-*` dirs. */
-async function cached(name: string, code: string[], params: unknown, build: (dataDir: string, configFile: string) => Promise<void>): Promise<{ dir: string; configFile: string }> {
+async function cached(
+  name: string,
+  code: string[],
+  params: unknown,
+  build: (dataDir: string, configFile: string) => Promise<void>,
+): Promise<{ dir: string; configFile: string }> {
   const s = stamp(code, params);
   const dir = path.join(dataRoot, `${name}-${s}`);
   const configFile = path.join(dir, 'archive.yaml');
@@ -116,12 +129,22 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
     for (let i = 0; i < Math.min(opts.uris, RECORDS); i++) {
       const uriR = uriOf(i, prefix);
       const u = new URL(uriR);
-      const responseHead = Buffer.from(`HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(times(i)[0])}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`);
+      const responseHead = Buffer.from(
+        `HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(times(i)[0])}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
       const requestHead = Buffer.from(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n`);
-      records.push(await writer.append({
-        uriR, datetime: new Date(times(i)[0] * 1000), requestHead, responseHead,
-        body: async function* () { yield body; }, payloadDigest: digest,
-      }));
+      records.push(
+        await writer.append({
+          uriR,
+          datetime: new Date(times(i)[0] * 1000),
+          requestHead,
+          responseHead,
+          body: async function* () {
+            yield body;
+          },
+          payloadDigest: digest,
+        }),
+      );
     }
     await writer.sync();
     let rows: NewMementoRow[] = [];
@@ -132,8 +155,17 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
       const urlkey = exactUrlkey(uriR);
       for (const t of times(i)) {
         rows.push({
-          archive_id: 'bench', urlkey, uri_r: uriR, datetime: t, status: 200, mime: 'text/html', digest,
-          warc_file: rec.file, warc_offset: rec.offset, warc_length: rec.length, client_ip: null,
+          archive_id: 'bench',
+          urlkey,
+          uri_r: uriR,
+          datetime: t,
+          status: 200,
+          mime: 'text/html',
+          digest,
+          warc_file: rec.file,
+          warc_offset: rec.offset,
+          warc_length: rec.length,
+          client_ip: null,
         });
       }
       if (rows.length >= TX_ROWS) {
@@ -148,7 +180,13 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
     await writer.close();
     await index.close();
   });
-  return { dir, configFile, uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)), datetimes: datetimesOf(opts.perUri), mementos: opts.uris * opts.perUri };
+  return {
+    dir,
+    configFile,
+    uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)),
+    datetimes: datetimesOf(opts.perUri),
+    mementos: opts.uris * opts.perUri,
+  };
 }
 
 /**
@@ -164,7 +202,8 @@ export async function seedIngest(name: string, opts: { uris: number; prefix?: st
     const one = async (i: number) => {
       const u = new URL(uriOf(i, prefix));
       const body = page10k(i);
-      const head = `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n` +
+      const head =
+        `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n` +
         `HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(T0 + i)}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`;
       const r = await store.ingest(Readable.from([Buffer.from(head, 'latin1'), body]), new Date());
       if (!r.created) throw new Error(`seeding ${name}: capture ${i} was not stored as a new memento`);
@@ -190,15 +229,32 @@ export async function seedOneUri(name: string, count: number): Promise<Seeded & 
     const body = page10k(2);
     const digest = 'sha256:' + createHash('sha256').update(body).digest('hex');
     const rec = await writer.append({
-      uriR, datetime: new Date(T0 * 1000), requestHead: Buffer.from('GET /busy-page.html HTTP/1.1\r\nHost: www.example.org\r\n\r\n'),
+      uriR,
+      datetime: new Date(T0 * 1000),
+      requestHead: Buffer.from('GET /busy-page.html HTTP/1.1\r\nHost: www.example.org\r\n\r\n'),
       responseHead: Buffer.from(`HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(T0)}\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\n\r\n`),
-      body: async function* () { yield body; }, payloadDigest: digest,
+      body: async function* () {
+        yield body;
+      },
+      payloadDigest: digest,
     });
     const urlkey = exactUrlkey(uriR);
     for (let start = 0; start < count; start += TX_ROWS) {
       const rows: NewMementoRow[] = [];
       for (let j = start; j < Math.min(count, start + TX_ROWS); j++) {
-        rows.push({ archive_id: 'bench', urlkey, uri_r: uriR, datetime: T0 + j * 86400, status: 200, mime: 'text/html', digest, warc_file: rec.file, warc_offset: rec.offset, warc_length: rec.length, client_ip: null });
+        rows.push({
+          archive_id: 'bench',
+          urlkey,
+          uri_r: uriR,
+          datetime: T0 + j * 86400,
+          status: 200,
+          mime: 'text/html',
+          digest,
+          warc_file: rec.file,
+          warc_offset: rec.offset,
+          warc_length: rec.length,
+          client_ip: null,
+        });
       }
       await index.insertMany(rows);
     }

@@ -14,8 +14,8 @@
  * serve --quiet` in child processes; autocannon runs in this process.
  */
 import { formatHttpDate } from '../shared/http-date.js';
-import { alternate, bareServer, fmt, load, median, note, startArchiveProcess, type BenchRow, type Child } from './lib.js';
-import { seedBulk, STEP, T0, type Seeded } from './seed.js';
+import { alternate, type BenchRow, bareServer, type Child, fmt, load, median, note, startArchiveProcess } from './lib.js';
+import { type Seeded, STEP, seedBulk, T0 } from './seed.js';
 
 const ROUNDS = 5;
 const SECONDS = 3;
@@ -51,8 +51,10 @@ export async function run(): Promise<BenchRow[]> {
     started.push(a1k);
     const r1m = requests(big);
     const r1k = requests(small);
-    const many = (url: string, r: ReturnType<typeof requests>, c = CONNECTIONS, d = SECONDS) =>
-      () => load({ url, connections: c, duration: d, path: r.path, headers: r.headers, expect: [302] });
+    const many =
+      (url: string, r: ReturnType<typeof requests>, c = CONNECTIONS, d = SECONDS) =>
+      () =>
+        load({ url, connections: c, duration: d, path: r.path, headers: r.headers, expect: [302] });
     note('timegate: warm-up');
     await many(bare.url, r1m, CONNECTIONS, 1)();
     await many(a1m.url, r1m, CONNECTIONS, 2)();
@@ -73,11 +75,17 @@ export async function run(): Promise<BenchRow[]> {
     return [
       {
         name: `TimeGate req/s, ${fmt(big.mementos)} mementos over ${fmt(big.uris.length)} URI-Rs, ${CONNECTIONS} connections`,
-        figure: `${fmt(tg)} req/s`, baseline: `${fmt(base)} req/s (bare Node 302)`, ratio: tg / base, target: '≥ 0.5×',
+        figure: `${fmt(tg)} req/s`,
+        baseline: `${fmt(base)} req/s (bare Node 302)`,
+        ratio: tg / base,
+        target: '≥ 0.5×',
       },
       {
         name: `TimeGate latency at ${fmt(big.mementos)} mementos (1 connection, mean)`,
-        figure: `${fmt(l1m, 3)} ms`, baseline: `${fmt(l1k, 3)} ms at ${fmt(small.mementos)} mementos`, ratio: l1m / l1k, target: '≤ 1.3×',
+        figure: `${fmt(l1m, 3)} ms`,
+        baseline: `${fmt(l1k, 3)} ms at ${fmt(small.mementos)} mementos`,
+        ratio: l1m / l1k,
+        target: '≤ 1.3×',
       },
     ];
   } finally {

@@ -11,7 +11,7 @@
  * the same way, with the same targets. Targets: full body < 1 s, RSS growth < 50 MiB.
  */
 import http from 'node:http';
-import { fmt, median, note, sampleRss, startArchiveProcess, type BenchRow, type Child } from './lib.js';
+import { type BenchRow, type Child, fmt, median, note, sampleRss, startArchiveProcess } from './lib.js';
 import { seedOneUri } from './seed.js';
 
 const MEMENTOS = 100_000;
@@ -83,11 +83,17 @@ export async function run(): Promise<BenchRow[]> {
       const mib = (all[0].bytes / 2 ** 20).toFixed(1);
       rows.push({
         name: `TimeMap (${kind === 'link' ? 'link-format' : 'JSON'}) of one URI-R with ${fmt(MEMENTOS)} mementos: full body (${mib} MiB)`,
-        figure: `${fmt(ms / 1000, 3)} s`, baseline: `cold: ${fmt(all[0].ms / 1000, 3)} s`, ratio: null, target: '< 1 s',
+        figure: `${fmt(ms / 1000, 3)} s`,
+        baseline: `cold: ${fmt(all[0].ms / 1000, 3)} s`,
+        ratio: null,
+        target: '< 1 s',
       });
       rows.push({
         name: `TimeMap (${kind === 'link' ? 'link-format' : 'JSON'}), ${fmt(MEMENTOS)} mementos: archive RSS growth (largest of ${RUNS + 1})`,
-        figure: `${fmt(growth, 1)} MiB`, baseline: `RSS before: ${fmt(archive.rss() / 2 ** 20, 0)} MiB`, ratio: null, target: '< 50 MiB',
+        figure: `${fmt(growth, 1)} MiB`,
+        baseline: `RSS before: ${fmt(archive.rss() / 2 ** 20, 0)} MiB`,
+        ratio: null,
+        target: '< 50 MiB',
       });
     }
     return rows;

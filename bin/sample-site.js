@@ -6,8 +6,8 @@
 //   node bin/sample-site.js [--root conf/sample-site] [--listen 127.0.0.1:8081]
 import http from 'node:http';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import serveStatic from 'serve-static';
 
 /**
@@ -30,7 +30,11 @@ export async function startStaticServer(root, { host = '127.0.0.1', port = 0 } =
   return {
     url: `http://${host}:${addr.port}`,
     server,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -6,8 +6,9 @@
  * place reads the archive's answer (its status, the first line of its
  * text, whether it broke off). The design: docs/architecture.md.
  */
-import http from 'node:http';
+
 import type { IncomingMessage } from 'node:http';
+import http from 'node:http';
 import { originOf } from '../shared/net.js';
 import type { Vhost } from './config/vhost-file.js';
 

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/config.js';
 import { loadProxyConfig } from './config/proxy-file.js';
 import { pinoLogger } from './log.js';
-import { startProxy } from './server.js';
+import { type RunningProxy, startProxy } from './server.js';
 
 const HELP = `usage: capture-proxy [--config FILE]
 
@@ -38,19 +38,20 @@ signals:
 Logs are JSON lines on stdout.
 `;
 
+function parseCliArgs(argv: string[]) {
+  const options = { config: { type: 'string', short: 'c', default: 'conf/proxy.yaml' }, help: { type: 'boolean', short: 'h' } } as const;
+  return parseArgs({ args: argv, allowPositionals: false, options });
+}
+
 /**
  * Runs the CLI with `argv` (without node and script). Resolves once the
  * proxy listens (or after `--help`); exits the process on a bad command
  * line (2), a bad config (2) or an address it cannot listen on (1).
  */
 export async function main(argv: string[]): Promise<void> {
-  let args;
+  let args: ReturnType<typeof parseCliArgs>;
   try {
-    args = parseArgs({
-      args: argv,
-      allowPositionals: false,
-      options: { config: { type: 'string', short: 'c', default: 'conf/proxy.yaml' }, help: { type: 'boolean', short: 'h' } },
-    });
+    args = parseCliArgs(argv);
   } catch (err) {
     process.stderr.write(`capture-proxy: ${(err as Error).message}\n\n${HELP}`);
     process.exit(2);
@@ -60,7 +61,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const log = pinoLogger(1);
-  let proxy;
+  let proxy: RunningProxy;
   try {
     const config = loadProxyConfig(args.values.config!);
     proxy = await startProxy(config, { log });

@@ -12,8 +12,8 @@ import type http from 'node:http';
 import type httpProxy from 'http-proxy';
 import { UriError, uriRFromRequest } from '../shared/uri.js';
 import { sendError } from './answers.js';
-import { startCapture, type Capture, type CaptureOptions } from './capture/capture.js';
-import { requestVerdict, responseVerdict, type NotCapturedReason } from './capture/verdict.js';
+import { type Capture, type CaptureOptions, startCapture } from './capture/capture.js';
+import { type NotCapturedReason, requestVerdict, responseVerdict } from './capture/verdict.js';
 import type { Vhost } from './config/vhost-file.js';
 import type { Logger } from './log.js';
 import type { ProxyMetrics } from './metrics.js';
@@ -134,7 +134,17 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
   if (!vhost) {
     sendError(res, 421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`);
     res.on('close', () => {
-      ctx.logRequest({ method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: Math.round(performance.now() - started) }, 'info');
+      ctx.logRequest(
+        {
+          method: req.method,
+          host: req.headers.host,
+          target: req.url,
+          status: 421,
+          client: req.socket.remoteAddress,
+          ms: Math.round(performance.now() - started),
+        },
+        'info',
+      );
     });
     return undefined;
   }
@@ -165,12 +175,18 @@ function onResponse(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessag
 /** Adds the TimeGate `link` after any `Link` the content server sent. */
 function announceTimeGate(proxyRes: http.IncomingMessage, link: string): void {
   const had = proxyRes.headers.link;
-  if (had === undefined || had === '') proxyRes.headers['Link'] = link;
+  if (had === undefined || had === '') proxyRes.headers.Link = link;
   else proxyRes.headers.link = `${Array.isArray(had) ? had.join(', ') : had}, ${link}`;
 }
 
 /** Starts the capture of an exchange; `undefined` (and `notCaptured: 'no-uri'`) when its heads cannot be serialised. */
-function startExchangeCapture(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage, proxyRes: http.IncomingMessage, uriR: string): Capture | undefined {
+function startExchangeCapture(
+  ctx: ExchangeContext,
+  ex: Exchange,
+  req: http.IncomingMessage,
+  proxyRes: http.IncomingMessage,
+  uriR: string,
+): Capture | undefined {
   let capture: Capture;
   try {
     capture = startCapture(req, proxyRes, ex.vhost, uriR, ex.scheme, { log: ctx.log, metrics: ctx.metrics, spool: ctx.spool, ...ctx.upload });

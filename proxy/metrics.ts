@@ -5,19 +5,44 @@
  * prom-client's default process metrics. The series whose labels are
  * known in advance start at 0, so that a scrape shows them from the start.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 /** The counters and gauges of one proxy, in their own registry. */
 export class ProxyMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'capture_proxy_requests_total', help: 'Requests answered, by vhost and status', labelNames: ['vhost', 'status'] as const, registers: [this.registry] });
-  readonly capturesSent = new Counter({ name: 'capture_proxy_captures_sent_total', help: 'Captures acknowledged by the archive (2xx), live or re-sent from the spool', labelNames: ['via'] as const, registers: [this.registry] });
+  readonly requests = new Counter({
+    name: 'capture_proxy_requests_total',
+    help: 'Requests answered, by vhost and status',
+    labelNames: ['vhost', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly capturesSent = new Counter({
+    name: 'capture_proxy_captures_sent_total',
+    help: 'Captures acknowledged by the archive (2xx), live or re-sent from the spool',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
   readonly spooled = new Counter({ name: 'capture_proxy_captures_spooled_total', help: 'Captures written to the durable spool', registers: [this.registry] });
-  readonly dropped = new Counter({ name: 'capture_proxy_captures_dropped_total', help: 'Captures lost, by reason', labelNames: ['reason'] as const, registers: [this.registry] });
-  readonly putFailures = new Counter({ name: 'capture_proxy_put_failures_total', help: 'Capture PUTs that failed (no answer, timeout, non-2xx, cut)', labelNames: ['via'] as const, registers: [this.registry] });
+  readonly dropped = new Counter({
+    name: 'capture_proxy_captures_dropped_total',
+    help: 'Captures lost, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly putFailures = new Counter({
+    name: 'capture_proxy_put_failures_total',
+    help: 'Capture PUTs that failed (no answer, timeout, non-2xx, cut)',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
   readonly spoolDepth = new Gauge({ name: 'capture_proxy_spool_depth', help: 'Captures waiting in the spool', registers: [this.registry] });
   readonly spoolBytes = new Gauge({ name: 'capture_proxy_spool_bytes', help: 'Bytes held by the spool (queued and being teed)', registers: [this.registry] });
-  readonly reloads = new Counter({ name: 'capture_proxy_reloads_total', help: 'Vhost file loads after start, by result', labelNames: ['result'] as const, registers: [this.registry] });
+  readonly reloads = new Counter({
+    name: 'capture_proxy_reloads_total',
+    help: 'Vhost file loads after start, by result',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
 
   /** @param defaults also collect prom-client's default process metrics (default `true`) */
   constructor(defaults = true) {

@@ -19,13 +19,13 @@ import type { Capture } from './capture/capture.js';
 import type { ProxyConfig } from './config/proxy-file.js';
 import type { Vhost } from './config/vhost-file.js';
 import { exchangeHandler, requestLogger } from './exchange.js';
-import { silentLogger, type Logger } from './log.js';
+import { type Logger, silentLogger } from './log.js';
 import { ProxyMetrics } from './metrics.js';
 import { drainAndClose } from './shutdown.js';
 import type { SpoolMeta } from './spool/file.js';
 import { Spool, type SpoolOptions } from './spool/spool.js';
 import { upgradeHandler } from './upgrade.js';
-import { VhostRegistry, type ReloadEvent } from './vhosts.js';
+import { type ReloadEvent, VhostRegistry } from './vhosts.js';
 
 /** Options of {@link startProxy}; every one has a default (the config's value, else the built-in one). */
 export interface ProxyOptions {

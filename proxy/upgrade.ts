@@ -42,7 +42,10 @@ export function upgradeHandler(ctx: UpgradeContext): {
       socket.on('error', () => {});
       if (!vhost) {
         socket.end(socketAnswer(421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`));
-        ctx.logRequest({ method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: 0, upgrade: req.headers.upgrade }, 'info');
+        ctx.logRequest(
+          { method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: 0, upgrade: req.headers.upgrade },
+          'info',
+        );
         return;
       }
       const up: { status?: number } = {};
@@ -54,7 +57,21 @@ export function upgradeHandler(ctx: UpgradeContext): {
         const ms = Math.round(performance.now() - started);
         const { method, url: target, headers } = req;
         const { serverName, upstream } = vhost;
-        ctx.logRequest({ method, host: headers.host, target, status: up.status ?? 0, ms, client: req.socket.remoteAddress, vhost: serverName, upstream, upgrade: headers.upgrade, capture: 'no: websocket' }, 'info');
+        ctx.logRequest(
+          {
+            method,
+            host: headers.host,
+            target,
+            status: up.status ?? 0,
+            ms,
+            client: req.socket.remoteAddress,
+            vhost: serverName,
+            upstream,
+            upgrade: headers.upgrade,
+            capture: 'no: websocket',
+          },
+          'info',
+        );
       });
       ctx.proxy.ws(req, socket, head, { target: vhost.upstream });
     },

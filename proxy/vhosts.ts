@@ -9,10 +9,10 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
+import { type FSWatcher, watch } from 'chokidar';
 import { ConfigError } from '../shared/config.js';
 import { clashOf, isVhostFileName, listVhostFiles, loadVhostFile, type Vhost } from './config/vhost-file.js';
-import { silentLogger, type Logger } from './log.js';
+import { type Logger, silentLogger } from './log.js';
 
 /** What one (re)load of one vhost file did; the payload of the `'reload'` event. */
 export interface ReloadEvent {
@@ -216,7 +216,9 @@ export class VhostRegistry extends EventEmitter {
       if (this.closed || !this.files.has(path.resolve(p))) return;
       this.removeFile(p);
     });
-    watcher.on('error', (err: unknown) => this.log({ level: 'error', msg: 'watching the vhosts folder failed', dir: this.dir, error: String((err as Error)?.message ?? err) }));
+    watcher.on('error', (err: unknown) =>
+      this.log({ level: 'error', msg: 'watching the vhosts folder failed', dir: this.dir, error: String((err as Error)?.message ?? err) }),
+    );
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   }
 }

@@ -16,7 +16,7 @@
  * bytes on as they come; it never holds the body. The serializer writes the two heads;
  * the caller streams the body after them.
  */
-import { formatFieldLines, HeadSyntaxError, isFieldValue, isToken, parseFields, parseStatusLine, splitHead, type RawHeader } from './http-head.js';
+import { formatFieldLines, HeadSyntaxError, isFieldValue, isToken, parseFields, parseStatusLine, type RawHeader, splitHead } from './http-head.js';
 
 export type { RawHeader } from './http-head.js';
 
@@ -90,9 +90,11 @@ function parseRequestHead(bytes: Buffer, limits: HeadLimits): CapturedRequest {
   if (parts.length !== 3) throw new CaptureRecordError(`request line is not "METHOD target HTTP/x.y": ${JSON.stringify(startLine.slice(0, 80))}`);
   const [method, target, httpVersion] = parts;
   if (!isToken(method)) throw new CaptureRecordError(`request method is not a token: ${JSON.stringify(method.slice(0, 40))}`);
-  if (!VERSION.test(httpVersion)) throw new CaptureRecordError(`request line does not end in HTTP/1.0, HTTP/1.1 or HTTP/2: ${JSON.stringify(httpVersion.slice(0, 40))}`);
+  if (!VERSION.test(httpVersion))
+    throw new CaptureRecordError(`request line does not end in HTTP/1.0, HTTP/1.1 or HTTP/2: ${JSON.stringify(httpVersion.slice(0, 40))}`);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
-  if (target.length === 0 || /[\x00-\x20\x7f-\xff]/.test(target)) throw new CaptureRecordError('request target is empty or has a control, space or non-ASCII byte');
+  if (target.length === 0 || /[\x00-\x20\x7f-\xff]/.test(target))
+    throw new CaptureRecordError('request target is empty or has a control, space or non-ASCII byte');
   return { method, target, httpVersion, headers: strictly(() => parseFields(fieldLines, opts)) };
 }
 
@@ -100,7 +102,8 @@ function parseResponseHead(bytes: Buffer, limits: HeadLimits): CapturedResponse 
   const opts = { strict: true, what: 'embedded response', maxFields: limits.maxHeaders };
   const { startLine, fieldLines } = strictly(() => splitHead(bytes, opts));
   const line = parseStatusLine(startLine);
-  if (!line || !VERSION.test(line.httpVersion)) throw new CaptureRecordError(`status line is not "HTTP/x.y NNN reason": ${JSON.stringify(startLine.slice(0, 80))}`);
+  if (!line || !VERSION.test(line.httpVersion))
+    throw new CaptureRecordError(`status line is not "HTTP/x.y NNN reason": ${JSON.stringify(startLine.slice(0, 80))}`);
   if (line.status < 100 || line.status > 599) throw new CaptureRecordError(`status code ${line.status} is outside 100-599`);
   if (!isFieldValue(line.reason)) throw new CaptureRecordError('reason phrase has a control character or is not valid UTF-8');
   return { ...line, headers: strictly(() => parseFields(fieldLines, opts)) };

@@ -167,12 +167,22 @@ export interface CheckOptions {
  *   key the schema does not know, a missing required key, a value of the
  *   wrong type or shape (the setting's `errorMessage`)
  */
-export function checkConfig<S extends ConfigSchema>(schema: S, src: YamlSource, doc: number, at: KeyPath, value: unknown, opts: CheckOptions = {}): ConfigOf<S> {
+export function checkConfig<S extends ConfigSchema>(
+  schema: S,
+  src: YamlSource,
+  doc: number,
+  at: KeyPath,
+  value: unknown,
+  opts: CheckOptions = {},
+): ConfigOf<S> {
   const validate = validatorOf(schema);
   const data = withoutNulls(value);
   if (!validate(data)) throw new ConfigError(describeError(validate.errors![0], schema as SchemaNode, src, doc, at, data, opts));
   const failed = runChecks(schema as SchemaNode, data, []);
-  if (failed) throw new ConfigError(describeError({ instancePath: failed, keyword: 'check', params: {}, schemaPath: '' }, schema as SchemaNode, src, doc, at, data, opts));
+  if (failed)
+    throw new ConfigError(
+      describeError({ instancePath: failed, keyword: 'check', params: {}, schemaPath: '' }, schema as SchemaNode, src, doc, at, data, opts),
+    );
   return data as ConfigOf<S>;
 }
 
@@ -287,6 +297,8 @@ function showDefault(node: SchemaNode, required: boolean): string {
 export function settingsTable(schema: ConfigSchema, keyHeading = 'key'): string {
   const node = schema as SchemaNode;
   const required = new Set(node.required ?? []);
-  const rows = Object.entries(node.properties ?? {}).map(([k, p]) => `| \`${k}\` | ${showDefault(p, required.has(k))} | ${(p.description ?? '').replace(/\|/g, '\\|')} |`);
+  const rows = Object.entries(node.properties ?? {}).map(
+    ([k, p]) => `| \`${k}\` | ${showDefault(p, required.has(k))} | ${(p.description ?? '').replace(/\|/g, '\\|')} |`,
+  );
   return [`| ${keyHeading} | default | meaning |`, '|---|---|---|', ...rows].join('\n') + '\n';
 }

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { type Document, LineCounter, type Node, parseAllDocuments } from 'yaml';
 
 /** A config that cannot be used; `message` is `file:line: reason`. */
 export class ConfigError extends Error {

@@ -24,12 +24,15 @@ const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
  */
 export function formatHttpDate(date: Date | number): string {
   const d = typeof date === 'number' ? new Date(date * 1000) : date;
-  return `${DAYS[d.getUTCDay()]}, ${pad(d.getUTCDate())} ${MONTHS[d.getUTCMonth()]} ${pad(d.getUTCFullYear(), 4)} ` +
-    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} GMT`;
+  return (
+    `${DAYS[d.getUTCDay()]}, ${pad(d.getUTCDate())} ${MONTHS[d.getUTCMonth()]} ${pad(d.getUTCFullYear(), 4)} ` +
+    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} GMT`
+  );
 }
 
 const IMF_FIXDATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
-const RFC850 = /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const RFC850 =
+  /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
 const ASCTIME = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
 function build(year: number, month: string, day: number, h: number, m: number, s: number): Date | null {
@@ -71,8 +74,10 @@ export function parseHttpDate(text: string | undefined | null): Date | null {
 /** Formats an instant as a 14-digit Memento timestamp `YYYYMMDDhhmmss` (UTC). */
 export function toTimestamp14(date: Date | number): string {
   const d = typeof date === 'number' ? new Date(date * 1000) : date;
-  return `${pad(d.getUTCFullYear(), 4)}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}` +
-    `${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}`;
+  return (
+    `${pad(d.getUTCFullYear(), 4)}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}` +
+    `${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}`
+  );
 }
 
 /**
@@ -86,8 +91,12 @@ export function toTimestamp14(date: Date | number): string {
 export function parseTimestamp14(ts: string): Date | null {
   if (!/^\d{4,14}$/.test(ts) || ts.length % 2 !== 0) return null;
   const full = ts + '00000101000000'.slice(ts.length);
-  const year = +full.slice(0, 4), month = +full.slice(4, 6), day = +full.slice(6, 8);
-  const h = +full.slice(8, 10), mi = +full.slice(10, 12), s = +full.slice(12, 14);
+  const year = +full.slice(0, 4),
+    month = +full.slice(4, 6),
+    day = +full.slice(6, 8);
+  const h = +full.slice(8, 10),
+    mi = +full.slice(10, 12),
+    s = +full.slice(12, 14);
   if (month < 1 || month > 12 || day < 1) return null;
   return build(year, MONTHS[month - 1], day, h, mi, s);
 }

@@ -125,7 +125,11 @@ export function acceptDatetime(req: FastifyRequest): number | undefined {
 
 /** Answers a redirect: `status`, `Location`, and the location as a one-line text body. */
 export function redirect(reply: FastifyReply, status: 302 | 303, location: string): FastifyReply {
-  return reply.code(status).header('location', location).type(TEXT).send(location + '\n');
+  return reply
+    .code(status)
+    .header('location', location)
+    .type(TEXT)
+    .send(location + '\n');
 }
 
 /** The handler of a read-only resource. */

@@ -42,7 +42,10 @@ export function putAccessHook(config: Pick<ArchiveConfig, 'putAllow' | 'putToken
     }
     const given = digest(token);
     if (!tokens.some((t) => timingSafeEqual(t, given))) {
-      throw httpError(401, 'the bearer token is not one of put_tokens', { close: true, headers: { 'www-authenticate': `Bearer realm="${REALM}", error="invalid_token"` } });
+      throw httpError(401, 'the bearer token is not one of put_tokens', {
+        close: true,
+        headers: { 'www-authenticate': `Bearer realm="${REALM}", error="invalid_token"` },
+      });
     }
   };
 }
@@ -79,7 +82,9 @@ export function clientErrorHandler(config: Pick<ArchiveConfig, 'maxHttpHeaderByt
     // Only when nothing of a response has gone out on this socket yet.
     const sent = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
     if (socket.writable && !sent) {
-      socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: ${TEXT}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.write(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: ${TEXT}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     }
     socket.destroy();
   };

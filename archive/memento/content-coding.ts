@@ -31,17 +31,24 @@ export async function* decodeBody(body: AsyncIterable<Uint8Array>, encoding: str
   const first = await it.next();
   if (first.done) return;
   const head = Buffer.from(first.value.buffer, first.value.byteOffset, first.value.byteLength);
-  const z = encoding === 'br' ? zlib.createBrotliDecompress()
-    : encoding === 'deflate' ? (isZlibHeader(head) ? zlib.createInflate() : zlib.createInflateRaw())
-    : zlib.createGunzip();
-  const src = Readable.from((async function* () {
-    yield head;
-    for (;;) {
-      const r = await it.next();
-      if (r.done) return;
-      yield r.value;
-    }
-  })());
+  const z =
+    encoding === 'br'
+      ? zlib.createBrotliDecompress()
+      : encoding === 'deflate'
+        ? isZlibHeader(head)
+          ? zlib.createInflate()
+          : zlib.createInflateRaw()
+        : zlib.createGunzip();
+  const src = Readable.from(
+    (async function* () {
+      yield head;
+      for (;;) {
+        const r = await it.next();
+        if (r.done) return;
+        yield r.value;
+      }
+    })(),
+  );
   src.once('error', (err) => z.destroy(err));
   src.pipe(z);
   try {

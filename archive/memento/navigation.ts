@@ -61,7 +61,13 @@ export function select(n: Neighbourhood, t: number): Selection {
  *   `id_` address)
  */
 export function mementoLinks(base: string, archive: string, s: Selection, raw = false): Link[] {
-  const entries: [string, MementoRef][] = [['first', s.first], ['prev', s.prev!], ['memento', s.memento], ['next', s.next!], ['last', s.last]];
+  const entries: [string, MementoRef][] = [
+    ['first', s.first],
+    ['prev', s.prev!],
+    ['memento', s.memento],
+    ['next', s.next!],
+    ['last', s.last],
+  ];
   const byId = new Map<number, { row: MementoRef; rels: string[] }>();
   for (const [rel, row] of entries) {
     if (!row) continue;

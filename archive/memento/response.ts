@@ -51,7 +51,13 @@ export interface BodyPlan {
  *
  * @param contentEncoding the stored Content-Encoding, lower case; `undefined` for none or identity
  */
-export async function planBody(row: MementoRow, stored: StoredResponse, contentEncoding: string | undefined, originalContent: boolean, read: ReadRecord): Promise<BodyPlan> {
+export async function planBody(
+  row: MementoRow,
+  stored: StoredResponse,
+  contentEncoding: string | undefined,
+  originalContent: boolean,
+  read: ReadRecord,
+): Promise<BodyPlan> {
   const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
   const asStored: BodyPlan = { stored, body: stored.body, bodyBuffer: stored.bodyBuffer, length: stored.bodyLength, changed: false, bodyless };
   if (originalContent || !isHtml(row.mime) || bodyless) return asStored;
@@ -79,7 +85,10 @@ export async function planBody(row: MementoRow, stored: StoredResponse, contentE
 
 /** The Content-Encoding of stored headers, lower case; `undefined` for none or identity. */
 export function storedContentEncoding(stored: Pick<StoredResponse, 'headers'>): string | undefined {
-  const enc = stored.headers.find(([k]) => k.toLowerCase() === 'content-encoding')?.[1].trim().toLowerCase();
+  const enc = stored.headers
+    .find(([k]) => k.toLowerCase() === 'content-encoding')?.[1]
+    .trim()
+    .toLowerCase();
   return enc === 'identity' || enc === '' ? undefined : enc;
 }
 
@@ -118,7 +127,12 @@ function headerValue(value: string): string {
 export type HeaderMap = Record<string, string | string[]>;
 
 /** The original headers of a stored response as `X-Archive-Orig-<name>`, and the few that also go out as themselves. */
-export function originalHeaders(stored: Pick<StoredResponse, 'headers'>): { headers: HeaderMap; contentType?: string; contentEncoding?: string; location?: string } {
+export function originalHeaders(stored: Pick<StoredResponse, 'headers'>): {
+  headers: HeaderMap;
+  contentType?: string;
+  contentEncoding?: string;
+  location?: string;
+} {
   const headers: HeaderMap = {};
   let contentType: string | undefined;
   let location: string | undefined;

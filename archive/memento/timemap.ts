@@ -114,7 +114,13 @@ function configuredBounds(a: ArchiveSpan): { from?: string; until?: string } {
  * @param archives oldest first; those with a holding other than `no` are listed
  * @param timemapOf the TimeMap address of an archive for the URI-R
  */
-export function indexTimemapHead(base: string, uriR: string, archives: readonly ArchiveSpan[], holdings: Holdings, timemapOf: (a: ArchiveSpan) => string): Link[] {
+export function indexTimemapHead(
+  base: string,
+  uriR: string,
+  archives: readonly ArchiveSpan[],
+  holdings: Holdings,
+  timemapOf: (a: ArchiveSpan) => string,
+): Link[] {
   const listed = archives.filter((a) => holdings.get(a.id) && holdings.get(a.id)!.state !== 'no');
   const known = [...holdings.values()].filter((h) => h.first !== undefined && h.last !== undefined);
   const bounds = (a: ArchiveSpan) => {

@@ -3,9 +3,10 @@
  * a temporary file, so that a capture of any size costs at most
  * `memLimit` bytes of memory (the daemons hold a bounded amount of any body).
  */
-import { createReadStream } from 'node:fs';
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { type FileHandle, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 export class BodySpill {
@@ -20,7 +21,10 @@ export class BodySpill {
    * @param tmpDir folder for the spill file (same disk as the WARC files)
    * @param memLimit bytes kept in memory before spilling to disk
    */
-  constructor(private readonly tmpDir: string, private readonly memLimit = 256 * 1024) {}
+  constructor(
+    private readonly tmpDir: string,
+    private readonly memLimit = 256 * 1024,
+  ) {}
 
   /** Appends a chunk; resolves once it is in memory or written to the spill file. */
   async write(chunk: Buffer): Promise<void> {
@@ -58,7 +62,8 @@ export class BodySpill {
   /** Frees memory and deletes the spill file. Safe to call twice. */
   async dispose(): Promise<void> {
     this.chunks = [];
-    const fh = this.fh, file = this.file;
+    const fh = this.fh,
+      file = this.file;
     this.fh = null;
     this.file = null;
     if (fh) await fh.close().catch(() => undefined);

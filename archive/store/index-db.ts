@@ -219,7 +219,9 @@ export class IndexDb {
     const stmts = {
       byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
       page: pager.prepare(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
-      spans: pager.prepare(`SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`),
+      spans: pager.prepare(
+        `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`,
+      ),
       count: prep('SELECT count(*) AS n FROM memento'),
       fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
       ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
@@ -240,8 +242,23 @@ export class IndexDb {
       // wins, as the same-second rule wants): one statement per 80 rows, not one per row.
       for (let from = 0; from < rows.length; from += 80) {
         const part = rows.slice(from, from + 80);
-        const stmt = this.cached(`insert${part.length}`, () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`);
-        const params = part.flatMap((r) => [r.archive_id, r.urlkey, r.uri_r, r.datetime, r.status, r.mime, r.digest, r.warc_file, r.warc_offset, r.warc_length, r.client_ip]);
+        const stmt = this.cached(
+          `insert${part.length}`,
+          () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
+        );
+        const params = part.flatMap((r) => [
+          r.archive_id,
+          r.urlkey,
+          r.uri_r,
+          r.datetime,
+          r.status,
+          r.mime,
+          r.digest,
+          r.warc_file,
+          r.warc_offset,
+          r.warc_length,
+          r.client_ip,
+        ]);
         await new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
       }
       await run(this.db, 'COMMIT');
@@ -277,12 +294,16 @@ export class IndexDb {
     const out: (MementoRow | undefined)[] = new Array(pairs.length).fill(undefined);
     for (let from = 0; from < pairs.length; from += 300) {
       const part = pairs.slice(from, from + 300);
-      const stmt = this.cached(`lookup${part.length}`, () => `WITH q(i, k, t) AS (VALUES ${part.map(() => '(?, ?, ?)').join(', ')})
+      const stmt = this.cached(
+        `lookup${part.length}`,
+        () => `WITH q(i, k, t) AS (VALUES ${part.map(() => '(?, ?, ?)').join(', ')})
         SELECT q.i AS q_i, m.* FROM q JOIN memento m ON m.id = (
-          SELECT id FROM memento WHERE urlkey = q.k AND datetime <= q.t ORDER BY datetime DESC, id DESC LIMIT 1)`);
+          SELECT id FROM memento WHERE urlkey = q.k AND datetime <= q.t ORDER BY datetime DESC, id DESC LIMIT 1)`,
+      );
       const params = part.flatMap((p, j) => [from + j, p.urlkey, p.t]);
       const rows = await new Promise<(MementoRow & { q_i: number })[]>((resolve, reject) =>
-        stmt.all(params, (err: Error | null, r: (MementoRow & { q_i: number })[]) => (err ? reject(err) : resolve(r))));
+        stmt.all(params, (err: Error | null, r: (MementoRow & { q_i: number })[]) => (err ? reject(err) : resolve(r))),
+      );
       for (const { q_i, ...row } of rows) out[q_i] = row as MementoRow;
     }
     return out;
@@ -339,7 +360,8 @@ export class IndexDb {
       const params: (string | number)[] = [];
       for (const [i, q] of batch.entries()) params.push(i, q.urlkey, q.archive, q.t, q.whole ? 1 : 0);
       const rows = await new Promise<NeighbourRow[]>((resolve, reject) =>
-        stmt.all(params, (err: Error | null, r: NeighbourRow[]) => (err ? reject(err) : resolve(r))));
+        stmt.all(params, (err: Error | null, r: NeighbourRow[]) => (err ? reject(err) : resolve(r))),
+      );
       const out: (Neighbourhood | undefined)[] = new Array(batch.length).fill(undefined);
       for (const r of rows) {
         out[r.i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] };
@@ -348,18 +370,39 @@ export class IndexDb {
         if (r.warc_file != null) {
           const q = batch[r.i];
           const row: MementoRow = {
-            id: r.id, archive_id: q.archive, urlkey: q.urlkey, uri_r: r.uri_r, datetime: r.datetime, status: r.status!, mime: r.mime!,
-            digest: r.digest!, warc_file: r.warc_file, warc_offset: r.warc_offset!, warc_length: r.warc_length!, client_ip: r.client_ip ?? null,
+            id: r.id,
+            archive_id: q.archive,
+            urlkey: q.urlkey,
+            uri_r: r.uri_r,
+            datetime: r.datetime,
+            status: r.status!,
+            mime: r.mime!,
+            digest: r.digest!,
+            warc_file: r.warc_file,
+            warc_offset: r.warc_offset!,
+            warc_length: r.warc_length!,
+            client_ip: r.client_ip ?? null,
           };
           ref = row;
         } else ref = { id: r.id, datetime: r.datetime, uri_r: r.uri_r };
         switch (r.kind) {
-          case 1: n.first = ref; break;
-          case 2: n.last = ref; break;
-          case 3: n.atOrBefore[0] = ref; break;
-          case 4: n.atOrBefore[1] = ref; break;
-          case 5: n.after[0] = ref; break;
-          default: n.after[1] = ref;
+          case 1:
+            n.first = ref;
+            break;
+          case 2:
+            n.last = ref;
+            break;
+          case 3:
+            n.atOrBefore[0] = ref;
+            break;
+          case 4:
+            n.atOrBefore[1] = ref;
+            break;
+          case 5:
+            n.after[0] = ref;
+            break;
+          default:
+            n.after[1] = ref;
         }
       }
       // A hole (the second at or before without the first) cannot happen; keep the arrays dense anyway.
@@ -449,7 +492,8 @@ export class IndexDb {
 
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
-    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()]) await new Promise<void>((r) => s.finalize(() => r()));
+    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()])
+      await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));

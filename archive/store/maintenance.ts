@@ -15,8 +15,8 @@ import path from 'node:path';
 import { parseHead, parseStatusLine } from '../../shared/http-head.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
-import { scanWarcFile, type ScanItem, type ScannedRecord } from './warc-scan.js';
 import { listWarcFiles } from './warc-files.js';
+import { type ScanItem, type ScannedRecord, scanWarcFile } from './warc-scan.js';
 
 /** Where maintenance messages go (one line each). */
 export type Log = (line: string) => void;
@@ -159,7 +159,9 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
       } else if (size > keep && i !== files.length - 1) {
         // Only the newest file is being written when the daemon stops; damage in an older
         // one is not a crash's tail, and what follows it may be good: leave it for verify.
-        log(`recovery: ${file}: damaged record at offset ${keep}${cut ? `: ${cut.reason}` : ''}; not the newest file, left as it is (run memento-archive verify)`);
+        log(
+          `recovery: ${file}: damaged record at offset ${keep}${cut ? `: ${cut.reason}` : ''}; not the newest file, left as it is (run memento-archive verify)`,
+        );
       } else if (size > keep) {
         await truncate(abs, keep);
         report.truncatedBytes += size - keep;
@@ -224,7 +226,8 @@ export async function verify(index: IndexDb, warcsDir: string, opts: { progress?
           const last = fi === files.length - 1;
           const beyond = [...rows.keys()].every((o) => o < item.offset);
           const line = `${file}: ${item.kind} record at offset ${item.offset}: ${item.reason}`;
-          if (item.kind === 'partial' && last && beyond && !opts.strictTail) report.problems.push(line + ' (a write in progress, or a crash that recovery will truncate on the next start)');
+          if (item.kind === 'partial' && last && beyond && !opts.strictTail)
+            report.problems.push(line + ' (a write in progress, or a crash that recovery will truncate on the next start)');
           else problem(line);
           break;
         }
@@ -244,8 +247,10 @@ export async function verify(index: IndexDb, warcsDir: string, opts: { progress?
         if (row.warc_length !== r.length) problem(`${where}: index length ${row.warc_length}, record length ${r.length}`);
         if (r.headers.get('warc-target-uri') !== row.uri_r) problem(`${where}: record's WARC-Target-URI is ${r.headers.get('warc-target-uri')}`);
         const t = Math.floor(Date.parse(r.headers.get('warc-date') ?? '') / 1000);
-        if (t !== row.datetime) problem(`${where}: record's WARC-Date is ${r.headers.get('warc-date')}, index says ${new Date(row.datetime * 1000).toISOString()}`);
-        if ((r.headers.get('warc-payload-digest') ?? r.payloadDigest) !== row.digest) problem(`${where}: index digest ${row.digest} differs from the record's ${r.headers.get('warc-payload-digest')}`);
+        if (t !== row.datetime)
+          problem(`${where}: record's WARC-Date is ${r.headers.get('warc-date')}, index says ${new Date(row.datetime * 1000).toISOString()}`);
+        if ((r.headers.get('warc-payload-digest') ?? r.payloadDigest) !== row.digest)
+          problem(`${where}: index digest ${row.digest} differs from the record's ${r.headers.get('warc-payload-digest')}`);
       }
       for (const [off, row] of rows) if (!seen.has(off)) problem(`${file}:${off}: index row ${row.id} (${row.uri_r}) points at no complete response record`);
       done += (await stat(path.join(warcsDir, file))).size;
@@ -367,4 +372,3 @@ export async function daemonPid(dataDir: string): Promise<number | null> {
     return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
   }
 }
-

@@ -7,18 +7,18 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { CaptureRecordError, CaptureRecordParser, type CaptureHead } from '../../shared/capture-record.js';
-import { getHeader, getHeaders } from '../../shared/http-head.js';
+import { type CaptureHead, CaptureRecordError, CaptureRecordParser } from '../../shared/capture-record.js';
+import { ScavengeCounter } from '../../shared/gc.js';
 import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import { checkCaptureTarget, uriRFromRequest, UriError } from '../../shared/uri.js';
 import { type HttpError, httpError, isHttpError } from '../../shared/http-error.js';
-import { indexRow } from './index-row.js';
+import { getHeader, getHeaders } from '../../shared/http-head.js';
+import { checkCaptureTarget, UriError, uriRFromRequest } from '../../shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { ScavengeCounter } from '../../shared/gc.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
-import { recover, removePidFile, writePidFile, type Log, type RecoveryReport } from './maintenance.js';
+import { indexRow } from './index-row.js';
+import { type Log, type RecoveryReport, recover, removePidFile, writePidFile } from './maintenance.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
 import { WarcWriter } from './warc-writer.js';
 
@@ -88,7 +88,10 @@ export class ArchiveStore {
   /** Reads response records, with a cached read-only descriptor per WARC file. */
   private readonly reader: WarcReader;
 
-  private constructor(readonly config: ArchiveConfig, readonly index: IndexDb) {
+  private constructor(
+    readonly config: ArchiveConfig,
+    readonly index: IndexDb,
+  ) {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
     this.reader = new WarcReader(this.warcsDir);
@@ -142,7 +145,8 @@ export class ArchiveStore {
       for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         gc.add(chunk.length);
         counter.n += chunk.length;
-        if (counter.n > this.config.maxCaptureBytes) throw refuse(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
+        if (counter.n > this.config.maxCaptureBytes)
+          throw refuse(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
         const out = parser.feed(chunk);
         if (!prepared && parser.head) {
           blockHash.update(parser.head.responseBytes);
@@ -207,7 +211,9 @@ export class ArchiveStore {
     if (getHeader(response.headers, 'transfer-encoding') !== undefined) {
       throw refuse(400, 'embedded response has Transfer-Encoding: send the body without its transfer coding (chunked undone) and drop the header');
     }
-    const lengths = getHeaders(response.headers, 'content-length').flatMap((v) => v.split(',')).map((v) => v.trim());
+    const lengths = getHeaders(response.headers, 'content-length')
+      .flatMap((v) => v.split(','))
+      .map((v) => v.trim());
     if (lengths.some((v) => !/^\d{1,15}$/.test(v)) || new Set(lengths).size > 1) {
       throw refuse(400, `embedded response Content-Length is not one number: ${JSON.stringify(lengths.join(', ').slice(0, 60))}`);
     }
@@ -224,7 +230,15 @@ export class ArchiveStore {
     if (!archive || !isLocal(archive)) {
       throw refuse(422, `no local archive in the config covers the capture's datetime ${new Date(datetime * 1000).toISOString()}`);
     }
-    const row = indexRow({ archiveId: archive.id, uriR, datetime, status: response.status, responseHeaders: response.headers, requestHeaders: request.headers, digest: '' });
+    const row = indexRow({
+      archiveId: archive.id,
+      uriR,
+      datetime,
+      status: response.status,
+      responseHeaders: response.headers,
+      requestHeaders: request.headers,
+      digest: '',
+    });
     return { archive, row };
   }
 
@@ -278,9 +292,15 @@ export class ArchiveStore {
               continue;
             }
             const rec = await this.writer(p.archive.id).append({
-              uriR: p.row.uri_r, datetime: new Date(p.row.datetime * 1000), requestHead: p.head.requestBytes,
-              responseHead: p.head.responseBytes, body: () => p.body.read(), bodyBuffer: p.body.inMemory(), bodyLength: p.body.length,
-              payloadDigest: p.row.digest, blockDigest: p.blockDigest,
+              uriR: p.row.uri_r,
+              datetime: new Date(p.row.datetime * 1000),
+              requestHead: p.head.requestBytes,
+              responseHead: p.head.responseBytes,
+              body: () => p.body.read(),
+              bodyBuffer: p.body.inMemory(),
+              bodyLength: p.body.length,
+              payloadDigest: p.row.digest,
+              blockDigest: p.blockDigest,
             });
             p.row.warc_file = rec.file;
             p.row.warc_offset = rec.offset;
@@ -310,7 +330,10 @@ export class ArchiveStore {
         } catch (err) {
           // Not acknowledged: take the records back out of the WARC files, so that no
           // unindexed record is left between acknowledged ones.
-          for (const p of [...written].reverse()) await this.writer(p.archive.id).rollback(p.row.warc_file, p.row.warc_offset).catch(() => undefined);
+          for (const p of [...written].reverse())
+            await this.writer(p.archive.id)
+              .rollback(p.row.warc_file, p.row.warc_offset)
+              .catch(() => undefined);
           for (const p of written) p.reject(err);
           // Duplicates of a capture of this batch point at nothing now: not acknowledged either.
           const lost = new Set<NewMementoRow | MementoRow>(written.map((p) => p.row));

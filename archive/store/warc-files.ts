@@ -29,7 +29,10 @@ export async function listWarcFiles(warcsDir: string): Promise<Map<string, strin
   for (const d of ids) {
     if (!d.isDirectory()) continue;
     const names = (await readdir(path.join(warcsDir, d.name))).filter((n) => /\.warc(\.gz)?$/.test(n));
-    out.set(d.name, sortWarcFiles(names).map((n) => path.posix.join(d.name, n)));
+    out.set(
+      d.name,
+      sortWarcFiles(names).map((n) => path.posix.join(d.name, n)),
+    );
   }
   return out;
 }

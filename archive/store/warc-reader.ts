@@ -5,11 +5,11 @@
  * inflated in one call; larger ones stream, in bounded memory.
  */
 import { createReadStream, readSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { getHeader, parseHead, parseStatusLine, type RawHeader } from '../../shared/http-head.js';
 import { ScavengeCounter } from '../../shared/gc.js';
+import { getHeader, parseHead, parseStatusLine, type RawHeader } from '../../shared/http-head.js';
 
 /** A response record read back: the captured status line, headers and a stream of the stored body bytes. */
 export interface StoredResponse {
@@ -75,7 +75,10 @@ export class WarcReader {
    * @param warcsDir `<data_dir>/warcs`
    * @param maxOpen how many WARC files stay open for reading
    */
-  constructor(readonly warcsDir: string, private readonly maxOpen = 64) {}
+  constructor(
+    readonly warcsDir: string,
+    private readonly maxOpen = 64,
+  ) {}
 
   /**
    * Reads the response record at `offset`/`length` of `file` (relative to
@@ -111,7 +114,8 @@ export class WarcReader {
       rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
     } catch (err) {
       // Inflates to more than we hold for one request: stream it instead.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return readResponseRecord(this.warcsDir, file, offset, length);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+        return readResponseRecord(this.warcsDir, file, offset, length);
       throw err;
     }
     const warcEnd = rec.indexOf(CRLFCRLF);

@@ -11,7 +11,7 @@
  * record of any size costs a bounded amount of memory.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import zlib from 'node:zlib';
 import { parseHead } from '../../shared/http-head.js';
 
@@ -54,7 +54,10 @@ const CRLFCRLF = Buffer.from('\r\n\r\n');
 class FileWindow {
   private buf = Buffer.alloc(0);
   private bufStart = 0;
-  constructor(private readonly fh: FileHandle, readonly size: number) {}
+  constructor(
+    private readonly fh: FileHandle,
+    readonly size: number,
+  ) {}
 
   /** Up to `n` bytes at `pos` (fewer at the end of the file). */
   async at(pos: number, n: number): Promise<Buffer> {
@@ -75,7 +78,9 @@ class FileWindow {
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 function base32(buf: Buffer): string {
-  let bits = 0, value = 0, out = '';
+  let bits = 0,
+    value = 0,
+    out = '';
   for (const byte of buf) {
     value = (value << 8) | byte;
     bits += 8;
@@ -289,7 +294,8 @@ async function readMember(win: FileWindow, offset: number): Promise<ScanItem | n
   const deflateEnd = p + inflate.bytesWritten;
   const trailer = await win.at(deflateEnd, 8);
   if (trailer.length < 8) return { kind: 'partial', offset, reason: 'the file ends inside a gzip trailer' };
-  if (trailer.readUInt32LE(0) !== crc >>> 0 || trailer.readUInt32LE(4) !== outLen % 2 ** 32) return { kind: 'corrupt', offset, reason: 'gzip CRC-32 or length does not match the data' };
+  if (trailer.readUInt32LE(0) !== crc >>> 0 || trailer.readUInt32LE(4) !== outLen % 2 ** 32)
+    return { kind: 'corrupt', offset, reason: 'gzip CRC-32 or length does not match the data' };
   if (!rec.complete) return { kind: 'corrupt', offset, reason: `the WARC record is shorter than its Content-Length (${rec.blockLength})` };
   const d = rec.digests();
   return {

@@ -10,13 +10,13 @@
  * time for what these few functions do.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { toTimestamp14 } from '../../shared/http-date.js';
 import { ScavengeCounter } from '../../shared/gc.js';
+import { toTimestamp14 } from '../../shared/http-date.js';
 import { warcFileSerial } from './warc-files.js';
 
 /** What a capture needs to become a WARC request/response record pair. */
@@ -96,7 +96,11 @@ class OpenWarc {
   pendingBytes = 0;
   /** Bytes on disk; `size` counts the pending ones too. */
   flushed: number;
-  constructor(readonly name: string, readonly fh: FileHandle, public size: number) {
+  constructor(
+    readonly name: string,
+    readonly fh: FileHandle,
+    public size: number,
+  ) {
     this.flushed = size;
   }
 
@@ -138,7 +142,11 @@ export class WarcWriter {
    * @param archiveId the archive whose files these are (file name prefix and folder)
    * @param maxBytes roll over to a new file once the current one is larger
    */
-  constructor(private readonly warcsDir: string, private readonly archiveId: string, private readonly maxBytes: number) {
+  constructor(
+    private readonly warcsDir: string,
+    private readonly archiveId: string,
+    private readonly maxBytes: number,
+  ) {
     this.dir = path.join(warcsDir, archiveId);
   }
 
@@ -154,11 +162,23 @@ export class WarcWriter {
     const fh = await open(path.join(this.dir, name), 'wx');
     const w = new OpenWarc(name, fh, 0);
     this.current = w;
-    const block = Buffer.from('software: memento-archive\r\nformat: WARC File Format 1.1\r\nconformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n');
-    const info = zlib.gzipSync(Buffer.concat([warcHeader([
-      ['WARC-Type', 'warcinfo'], ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`], ['WARC-Date', warcDate(new Date())],
-      ['WARC-Filename', name], ['Content-Type', 'application/warc-fields'], ['Content-Length', String(block.length)],
-    ]), block, RECORD_END]));
+    const block = Buffer.from(
+      'software: memento-archive\r\nformat: WARC File Format 1.1\r\nconformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n',
+    );
+    const info = zlib.gzipSync(
+      Buffer.concat([
+        warcHeader([
+          ['WARC-Type', 'warcinfo'],
+          ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
+          ['WARC-Date', warcDate(new Date())],
+          ['WARC-Filename', name],
+          ['Content-Type', 'application/warc-fields'],
+          ['Content-Length', String(block.length)],
+        ]),
+        block,
+        RECORD_END,
+      ]),
+    );
     await writeAll(w.fh, info, 0);
     w.size = w.flushed = info.length;
     w.dirty = true;
@@ -194,15 +214,26 @@ export class WarcWriter {
       const date = warcDate(pair.datetime);
       const responseId = `<urn:uuid:${randomUUID()}>`;
       const resHeader = warcHeader([
-        ['WARC-Type', 'response'], ['WARC-Record-ID', responseId], ['WARC-Date', date], ['WARC-Target-URI', pair.uriR],
-        ['Content-Type', 'application/http; msgtype=response'], ['WARC-Payload-Digest', pair.payloadDigest],
-        ['WARC-Block-Digest', blockDigest], ['Content-Length', String(pair.responseHead.length + bodyLength)],
+        ['WARC-Type', 'response'],
+        ['WARC-Record-ID', responseId],
+        ['WARC-Date', date],
+        ['WARC-Target-URI', pair.uriR],
+        ['Content-Type', 'application/http; msgtype=response'],
+        ['WARC-Payload-Digest', pair.payloadDigest],
+        ['WARC-Block-Digest', blockDigest],
+        ['Content-Length', String(pair.responseHead.length + bodyLength)],
       ]);
       // The request record's payload (the request body) is empty: captures are GETs.
       const reqHeader = warcHeader([
-        ['WARC-Type', 'request'], ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`], ['WARC-Date', date], ['WARC-Target-URI', pair.uriR],
-        ['WARC-Concurrent-To', responseId], ['Content-Type', 'application/http; msgtype=request'], ['WARC-Payload-Digest', EMPTY_DIGEST],
-        ['WARC-Block-Digest', sha256(pair.requestHead)], ['Content-Length', String(pair.requestHead.length)],
+        ['WARC-Type', 'request'],
+        ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
+        ['WARC-Date', date],
+        ['WARC-Target-URI', pair.uriR],
+        ['WARC-Concurrent-To', responseId],
+        ['Content-Type', 'application/http; msgtype=request'],
+        ['WARC-Payload-Digest', EMPTY_DIGEST],
+        ['WARC-Block-Digest', sha256(pair.requestHead)],
+        ['Content-Length', String(pair.requestHead.length)],
       ]);
       const requestMember = gzipRecord(Buffer.concat([reqHeader, pair.requestHead, RECORD_END]));
       let length: number;

@@ -6,8 +6,8 @@
  * the design is in docs/architecture.md.
  */
 import type { IncomingMessage } from 'node:http';
-import { ScavengeCounter } from '../../shared/gc.js';
 import { serializeCaptureHead } from '../../shared/capture-record.js';
+import { ScavengeCounter } from '../../shared/gc.js';
 import { putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';
@@ -178,7 +178,14 @@ export class Capture {
       this.tee?.discard();
       result.outcome = 'aborted';
       result.reason = this.abortReason;
-      log?.({ level: 'warn', msg: 'capture cut off; the archive stores nothing', uriR: this.uriR, vhost: result.vhost, reason: this.abortReason, bodyBytes: this.bodyBytes });
+      log?.({
+        level: 'warn',
+        msg: 'capture cut off; the archive stores nothing',
+        uriR: this.uriR,
+        vhost: result.vhost,
+        reason: this.abortReason,
+        bodyBytes: this.bodyBytes,
+      });
     } else if (live?.outcome === 'stored') {
       this.tee?.discard();
       this.queue?.noteSuccess();
@@ -192,12 +199,31 @@ export class Capture {
         metrics?.spooled.inc();
         // (A capture that skipped the live PUT because the archive is backing off gets no line of its own:
         // its request line says `capture: "spooled"`, and the queue logs each failed re-send.)
-        if (live) log?.({ level: 'warn', msg: 'capture not delivered to the archive; spooled for a re-send', uriR: this.uriR, vhost: result.vhost, putUrl: this.putUrl, live: result.live, reason: result.reason, seq: spooled.seq });
+        if (live)
+          log?.({
+            level: 'warn',
+            msg: 'capture not delivered to the archive; spooled for a re-send',
+            uriR: this.uriR,
+            vhost: result.vhost,
+            putUrl: this.putUrl,
+            live: result.live,
+            reason: result.reason,
+            seq: spooled.seq,
+          });
       } else {
         result.outcome = 'dropped';
         const why = spooled.reason.startsWith('spool-error') ? 'spool-error' : spooled.reason;
         metrics?.dropped.inc({ reason: why });
-        log?.({ level: 'error', msg: 'capture lost: not delivered to the archive and not spooled', uriR: this.uriR, vhost: result.vhost, putUrl: this.putUrl, live: result.live, reason: result.reason, spool: spooled.reason });
+        log?.({
+          level: 'error',
+          msg: 'capture lost: not delivered to the archive and not spooled',
+          uriR: this.uriR,
+          vhost: result.vhost,
+          putUrl: this.putUrl,
+          live: result.live,
+          reason: result.reason,
+          spool: spooled.reason,
+        });
         result.reason = `${result.reason ? result.reason + '; ' : ''}not spooled: ${spooled.reason}`;
       }
     }

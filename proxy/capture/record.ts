@@ -91,9 +91,19 @@ function captureResponseHeaders(rawHeaders: string[], vhost: Vhost): RawHeader[]
 }
 
 /** The request and response heads of a capture record, from what the proxy saw (`scheme`: of the client's connection). */
-export function captureHeads(req: IncomingMessage, proxyRes: IncomingMessage, vhost: Vhost, scheme: 'http' | 'https'): { request: CapturedRequest; response: CapturedResponse } {
+export function captureHeads(
+  req: IncomingMessage,
+  proxyRes: IncomingMessage,
+  vhost: Vhost,
+  scheme: 'http' | 'https',
+): { request: CapturedRequest; response: CapturedResponse } {
   return {
-    request: { method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: `HTTP/${req.httpVersion}`, headers: captureRequestHeaders(req, vhost, scheme) },
+    request: {
+      method: req.method ?? 'GET',
+      target: req.url ?? '/',
+      httpVersion: `HTTP/${req.httpVersion}`,
+      headers: captureRequestHeaders(req, vhost, scheme),
+    },
     response: {
       httpVersion: `HTTP/${proxyRes.httpVersion}`,
       status: proxyRes.statusCode ?? 0,

@@ -6,7 +6,7 @@
  * server by more than a bound is cut (the capture then goes to the spool).
  */
 import type http from 'node:http';
-import { answerFailure, archivePut, isStored, putTargetOf, readArchiveAnswer, type ArchiveAnswer } from '../archive-put.js';
+import { type ArchiveAnswer, answerFailure, archivePut, isStored, putTargetOf, readArchiveAnswer } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** How a live PUT ended. */

@@ -13,14 +13,7 @@ import type http from 'node:http';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** Why an exchange is not captured (`null` in {@link requestVerdict} = it may be). */
-export type NotCapturedReason =
-  | 'archiving-off'
-  | 'method'
-  | 'accept-datetime'
-  | 'excluded'
-  | 'status'
-  | 'private'
-  | 'no-uri';
+export type NotCapturedReason = 'archiving-off' | 'method' | 'accept-datetime' | 'excluded' | 'status' | 'private' | 'no-uri';
 
 /**
  * A request path as the Excluded rules see it: query removed; percent-encoded

@@ -8,10 +8,9 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { defineCheck } from '../../shared/config-schema.js';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../../shared/config.js';
-import { parseListen, type HostPort } from '../../shared/net.js';
-import { type ConfigOf, type ConfigSchema, defaultsOf } from '../../shared/config-schema.js';
+import { type ConfigOf, type ConfigSchema, defaultsOf, defineCheck } from '../../shared/config-schema.js';
+import { type HostPort, parseListen } from '../../shared/net.js';
 import { checkSettings, numberOf } from './settings.js';
 
 /** `admin_listen`: `off` (or `false`) for none, else a listen address; `undefined` = neither. */
@@ -41,7 +40,8 @@ defineCheck('proxy-bytes', (v) => bytesOf(v) !== undefined);
 const seconds = <D extends number>(dflt: D, description: string) =>
   ({ check: 'proxy-seconds', default: dflt, description, errorMessage: 'must be a number of seconds greater than 0' }) as const;
 /** A folder path setting (relative to the file's folder). */
-const folder = <D extends string>(dflt: D, description: string) => ({ type: 'string', pattern: '\\S', default: dflt, description, errorMessage: 'must be a folder path' }) as const;
+const folder = <D extends string>(dflt: D, description: string) =>
+  ({ type: 'string', pattern: '\\S', default: dflt, description, errorMessage: 'must be a folder path' }) as const;
 /** A file path setting (relative to the file's folder). */
 const file = (description: string) => ({ type: 'string', pattern: '\\S', description, errorMessage: 'must be a file path' }) as const;
 
@@ -52,7 +52,12 @@ export const PROXY_FILE_SCHEMA = {
   additionalProperties: false,
   errorMessage: 'proxy config must be a mapping of settings (listen, vhosts, spool, …), not {value}',
   properties: {
-    listen: { check: 'proxy-listen', default: '127.0.0.1:8080', description: '`host:port` to listen on (port 0: any free port)', errorMessage: 'must be host:port with a port 0-65535' },
+    listen: {
+      check: 'proxy-listen',
+      default: '127.0.0.1:8080',
+      description: '`host:port` to listen on (port 0: any free port)',
+      errorMessage: 'must be host:port with a port 0-65535',
+    },
     vhosts: folder('vhosts/', 'folder of vhost files (`*.yaml`, `*.yml`), watched and hot-reloaded'),
     spool: folder('../data/spool', 'folder of the durable spool (captures waiting for the archive)'),
     spool_max_bytes: {
@@ -149,7 +154,8 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
   const raw = checkSettings(PROXY_FILE_SCHEMA, src, 0, [], src.values[0] ?? {});
   const vhostsDir = resolveConfigPath(src.file, raw.vhosts.trim());
   if (!exists(vhostsDir, true)) throw new ConfigError(`${src.where(0, ['vhosts'])}: vhosts folder ${vhostsDir} does not exist or is not a folder`);
-  const ms = (key: 'spool_retry_min' | 'spool_retry_max' | 'request_timeout' | 'upstream_timeout' | 'archive_timeout') => Math.round(secondsOf(raw[key])! * 1000);
+  const ms = (key: 'spool_retry_min' | 'spool_retry_max' | 'request_timeout' | 'upstream_timeout' | 'archive_timeout') =>
+    Math.round(secondsOf(raw[key])! * 1000);
   const spoolRetryMinMs = ms('spool_retry_min');
   const spoolRetryMaxMs = ms('spool_retry_max');
   if (spoolRetryMaxMs < spoolRetryMinMs) throw new ConfigError(`${src.where(0, ['spool_retry_max'])}: spool_retry_max must not be less than spool_retry_min`);

@@ -4,8 +4,9 @@
  * mean" for a near miss in case), and numbers that YAML may hand over as
  * strings (`ArchivePort: "9000"`).
  */
-import { type CheckOptions, checkConfig, type ConfigOf, type ConfigSchema } from '../../shared/config-schema.js';
+
 import type { YamlSource } from '../../shared/config.js';
+import { type CheckOptions, type ConfigOf, type ConfigSchema, checkConfig } from '../../shared/config-schema.js';
 
 /**
  * Checks `value` (a vhost, or a whole file: document `doc` of `src`, at

@@ -10,11 +10,11 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { defineCheck } from '../../shared/config-schema.js';
 import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, type YamlSource } from '../../shared/config.js';
+import type { ConfigSchema } from '../../shared/config-schema.js';
+import { defineCheck } from '../../shared/config-schema.js';
 import { BEARER_TOKEN, formatHostPort } from '../../shared/net.js';
 import { normalizeMatchPath } from '../capture/verdict.js';
-import type { ConfigSchema } from '../../shared/config-schema.js';
 import { checkSettings } from './settings.js';
 
 // A DNS name (labels of letters, digits, hyphens; `_` tolerated as legacy
@@ -236,7 +236,7 @@ function vhostsFrom(src: YamlSource): Vhost[] {
   const out: Vhost[] = [];
   src.values.forEach((value, doc) => {
     if (value === null || value === undefined) return; // empty document
-    if (Array.isArray(value)) value.forEach((item, i) => out.push(vhostFrom(src, doc, [i], item)));
+    if (Array.isArray(value)) for (const [i, item] of value.entries()) out.push(vhostFrom(src, doc, [i], item));
     else out.push(vhostFrom(src, doc, [], value));
   });
   out.forEach((v, i) => {
@@ -269,7 +269,9 @@ function beforeSchema(src: YamlSource, doc: number, at: (string | number)[], val
   if (!isPlainObject(value)) return value;
   const tg = value.ArchiveTimeGate;
   if (typeof tg === 'string' && SCHEME.test(tg)) {
-    throw new ConfigError(`${src.where(doc, [...at, 'ArchiveTimeGate'])}: ArchiveTimeGate is an address without scheme, like ${tg.replace(SCHEME, '')}, not ${JSON.stringify(tg)}`);
+    throw new ConfigError(
+      `${src.where(doc, [...at, 'ArchiveTimeGate'])}: ArchiveTimeGate is an address without scheme, like ${tg.replace(SCHEME, '')}, not ${JSON.stringify(tg)}`,
+    );
   }
   const out = { ...value };
   for (const key of ['server_aliases', 'Excluded']) {

@@ -64,7 +64,8 @@ export async function readMeta(file: string): Promise<{ meta: SpoolMeta; offset:
     } catch (err) {
       throw new SpoolFileError(`bad spool header in ${file}: ${(err as Error).message}`);
     }
-    if (typeof meta.host !== 'string' || typeof meta.port !== 'number' || typeof meta.path !== 'string') throw new SpoolFileError(`bad spool header in ${file}`);
+    if (typeof meta.host !== 'string' || typeof meta.port !== 'number' || typeof meta.path !== 'string')
+      throw new SpoolFileError(`bad spool header in ${file}`);
     return { meta, offset: nl + 1 };
   } finally {
     await fh.close();

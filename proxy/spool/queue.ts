@@ -14,7 +14,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import { ScavengeCounter } from '../../shared/gc.js';
 import { answerFailure, archivePut, isStored, readArchiveAnswer } from '../archive-put.js';
-import { readMeta, REJECTED_DIR, SpoolFileError, type SpoolMeta } from './file.js';
+import { REJECTED_DIR, readMeta, SpoolFileError, type SpoolMeta } from './file.js';
 import type { Spool } from './spool.js';
 
 /** A capture waiting in a queue. */
@@ -168,7 +168,15 @@ export class ArchiveQueue {
       }
       this.down = true;
       this.nextTry = Date.now() + this.delay;
-      log({ level: 'warn', msg: 'spooled capture not sent; retrying later', uriR: meta?.uriR, reason: result.reason, retryInMs: this.delay, queue: this.name, depth: this.files.length });
+      log({
+        level: 'warn',
+        msg: 'spooled capture not sent; retrying later',
+        uriR: meta?.uriR,
+        reason: result.reason,
+        retryInMs: this.delay,
+        queue: this.name,
+        depth: this.files.length,
+      });
       this.delay = Math.min(this.delay * 2, this.spool.retryMaxMs);
     }
   }

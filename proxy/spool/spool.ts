@@ -20,7 +20,7 @@ import path from 'node:path';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
-import { queueDirName, REJECTED_DIR, seqOfFileName, TMP_DIR, tmpFileName, type SpoolMeta } from './file.js';
+import { queueDirName, REJECTED_DIR, type SpoolMeta, seqOfFileName, TMP_DIR, tmpFileName } from './file.js';
 import { ArchiveQueue, type QueuedFile } from './queue.js';
 import { SpoolTee } from './tee.js';
 
@@ -102,7 +102,12 @@ export class Spool {
     const leftovers = await readdir(spool.tmpDir);
     if (leftovers.length) {
       await Promise.all(leftovers.map((f) => rm(path.join(spool.tmpDir, f), { force: true, recursive: true })));
-      spool.log({ level: 'warn', msg: 'spool: removed captures left half-written by a crash (their live PUT outcome is unknown)', count: leftovers.length, dir: spool.tmpDir });
+      spool.log({
+        level: 'warn',
+        msg: 'spool: removed captures left half-written by a crash (their live PUT outcome is unknown)',
+        count: leftovers.length,
+        dir: spool.tmpDir,
+      });
     }
     let total = 0;
     for (const d of await readdir(spool.dir, { withFileTypes: true })) {

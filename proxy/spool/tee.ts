@@ -10,9 +10,9 @@
  * "behind": with `slowDisk: 'wait'` the proxy then reads the response no
  * faster than the disk writes; with `drop` the tee gives up (`spool-slow`).
  */
-import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { metaLine, spoolFileName, type SpoolMeta } from './file.js';
+import { metaLine, type SpoolMeta, spoolFileName } from './file.js';
 import type { ArchiveQueue } from './queue.js';
 import type { Spool } from './spool.js';
 
@@ -54,7 +54,10 @@ export class SpoolTee {
   /** Adds bytes of the capture record. Never waits; may drop the tee (see {@link dropped}). */
   write(chunk: Buffer): void {
     if (this.state !== 'open' || this.dropped !== undefined) return;
-    if (!this.spool.reserve(chunk.length)) return this.drop('spool-full');
+    if (!this.spool.reserve(chunk.length)) {
+      this.drop('spool-full');
+      return;
+    }
     this.reserved += chunk.length;
     this.size += chunk.length;
     if (!this.fileStarted && this.memBytes + chunk.length <= this.spool.memoryBytes) {

@@ -3,30 +3,35 @@
  * bearer tokens; default loopback only), the read side open to all, and the
  * limits and timeouts of conf/archive.yaml.
  */
-import t from 'tap';
+
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { addressMatcher, clientAddress } from '../../shared/net.js';
+import t from 'tap';
 import { DEFAULTS, validateArchiveConfig } from '../../archive/config.js';
 import { parseYamlText } from '../../shared/config.js';
-import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES, type Answer } from '../helpers/archive.js';
+import { addressMatcher, clientAddress } from '../../shared/net.js';
+import { type Answer, captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { warcBytes } from './helpers.js';
 
 const TOKEN = 'k3yForTheProxy-0123456789abcdef';
-const record = (target = '/p') => captureRecord({ target, date: 'Mon, 05 Jan 2026 10:00:00 GMT', body: 'page', responseHeaders: [['Content-Type', 'text/plain']] });
+const record = (target = '/p') =>
+  captureRecord({ target, date: 'Mon, 05 Jan 2026 10:00:00 GMT', body: 'page', responseHeaders: [['Content-Type', 'text/plain']] });
 
 /** A PUT from a chosen local address (127.0.0.x). */
 function putFrom(port: number, localAddress: string, body: Buffer, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, localAddress, method: 'PUT', path: '/put/x', agent: false, headers: { 'content-length': String(body.length), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const b = Buffer.concat(chunks);
-        resolve({ status: res.statusCode!, headers: res.headers, body: b, text: b.toString() });
-      });
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, localAddress, method: 'PUT', path: '/put/x', agent: false, headers: { 'content-length': String(body.length), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const b = Buffer.concat(chunks);
+          resolve({ status: res.statusCode!, headers: res.headers, body: b, text: b.toString() });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -98,15 +103,30 @@ t.test('config: bad put_allow / put_tokens / limits are refused with file:line a
       return (err as Error).message;
     }
   };
-  t.equal(bad('put_allow: [10.0.0.0/33]\n'), '/etc/archive.yaml:2: put_allow entry "10.0.0.0/33" is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8');
-  t.equal(bad('put_allow: [example.org]\n'), '/etc/archive.yaml:2: put_allow entry "example.org" is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8');
+  t.equal(
+    bad('put_allow: [10.0.0.0/33]\n'),
+    '/etc/archive.yaml:2: put_allow entry "10.0.0.0/33" is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8',
+  );
+  t.equal(
+    bad('put_allow: [example.org]\n'),
+    '/etc/archive.yaml:2: put_allow entry "example.org" is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8',
+  );
   t.match(bad('put_tokens: [short]\n'), /^\/etc\/archive\.yaml:2: put_tokens entry "short" must be a bearer token of at least 16 characters/);
   t.match(bad('request_timeout: -1\n'), /^\/etc\/archive\.yaml:2: request_timeout must be a number of seconds/);
   t.match(bad('request_timeout: 10\nheaders_timeout: 20\n'), /headers_timeout \(20 s\) must not be longer than request_timeout \(10 s\)/);
   t.match(bad('max_url_length: 0\n'), /max_url_length must be a positive whole number/);
   const c = validateArchiveConfig(parseYamlText(`data_dir: /tmp/x\n${TWO_ARCHIVES}`, path.join('/etc', 'archive.yaml')));
   t.same(
-    { u: c.maxUrlLength, h: c.maxHttpHeaderBytes, r: c.requestTimeoutMs, ht: c.headersTimeoutMs, i: c.idleTimeoutMs, k: c.keepAliveTimeoutMs, b: c.maxCaptureBytes, hb: c.maxHeadBytes },
+    {
+      u: c.maxUrlLength,
+      h: c.maxHttpHeaderBytes,
+      r: c.requestTimeoutMs,
+      ht: c.headersTimeoutMs,
+      i: c.idleTimeoutMs,
+      k: c.keepAliveTimeoutMs,
+      b: c.maxCaptureBytes,
+      hb: c.maxHeadBytes,
+    },
     { u: 8192, h: 16384, r: 600_000, ht: 30_000, i: 60_000, k: 5_000, b: 4294967296, hb: 65536 },
     'defaults as in the README',
   );
@@ -135,7 +155,11 @@ t.test('timeouts: a PUT that stalls in its head or its body is dropped with 408 
   const a = await startArchive(`request_timeout: 1\nheaders_timeout: 0.5\nidle_timeout: 30\n` + TWO_ARCHIVES);
   t.teardown(() => a.close());
   const head = await stall(a.port, 'PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-  t.match(head.text, /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\nthe request was not received in time \(request_timeout \/ headers_timeout\)\n$/, 'head not finished in headers_timeout: 408 with a reason');
+  t.match(
+    head.text,
+    /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\nthe request was not received in time \(request_timeout \/ headers_timeout\)\n$/,
+    'head not finished in headers_timeout: 408 with a reason',
+  );
   const rec = record().toString('latin1');
   const body = await stall(a.port, `PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${rec.length + 100}\r\n\r\n${rec}`);
   t.match(body.text, /^HTTP\/1\.1 408 /, 'body not finished in request_timeout: 408');

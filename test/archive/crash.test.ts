@@ -4,16 +4,16 @@
  * every acknowledged capture is served byte-identical (the `id_` URI-M) and
  * that the index and the WARC files agree (`verify`).
  */
-import t from 'tap';
+
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import t from 'tap';
 import { IndexDb } from '../../archive/store/index-db.js';
 import { verify } from '../../archive/store/maintenance.js';
-import { startDaemon, type Daemon } from '../helpers/daemons.js';
 import { captureRecord, putCapture, request } from '../helpers/archive.js';
+import { type Daemon, startDaemon } from '../helpers/daemons.js';
 import { prng, runCli, writeConfig } from './helpers.js';
-
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 20);
 const SEED = Number(process.env.CRASH_SEED ?? 20261123);
@@ -58,7 +58,13 @@ t.test(`kill -9 during a stream of PUTs, ${ROUNDS} rounds: every acknowledged ca
         const big = rnd() < 0.2;
         const body = randomBytes(big ? 200_000 + Math.floor(rnd() * 300_000) : 200 + Math.floor(rnd() * 10_000));
         const uriR = `http://crash.example/r${round}/c${n}`;
-        const record = captureRecord({ target: `/r${round}/c${n}`, host: 'crash.example', date: rnd() < 0.5 ? 'Mon, 05 Jan 2026 10:00:00 GMT' : 'Mon, 05 May 2025 10:00:00 GMT', body, responseHeaders: [['Content-Type', 'application/octet-stream']] });
+        const record = captureRecord({
+          target: `/r${round}/c${n}`,
+          host: 'crash.example',
+          date: rnd() < 0.5 ? 'Mon, 05 Jan 2026 10:00:00 GMT' : 'Mon, 05 May 2025 10:00:00 GMT',
+          body,
+          responseHeaders: [['Content-Type', 'application/octet-stream']],
+        });
         try {
           const r = await putCapture(d, uriR, record);
           if (r.status === 201) {

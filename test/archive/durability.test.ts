@@ -2,13 +2,14 @@
  * Issue 5, parts 1–3 and 6: durable acknowledgement with group commit, crash
  * recovery of a WARC tail, `verify`, `reindex`, and same-second captures.
  */
-import t from 'tap';
-import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
+
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import sqlite3 from 'sqlite3';
+import t from 'tap';
 import { IndexDb } from '../../archive/store/index-db.js';
 import { verify } from '../../archive/store/maintenance.js';
 import { WarcWriter } from '../../archive/store/warc-writer.js';
@@ -36,7 +37,11 @@ t.test('group commit: 64 concurrent PUTs share fsyncs and transactions; every ac
   t.teardown(() => a.close());
   const bodies = Array.from({ length: 64 }, () => randomBytes(10_000));
   const answers = await Promise.all(bodies.map((b, i) => putCapture(a, `http://www.example.org/g${i}`, dated(`/g${i}`, b))));
-  t.same(answers.map((r) => r.status), bodies.map(() => 201), 'every PUT answered 201');
+  t.same(
+    answers.map((r) => r.status),
+    bodies.map(() => 201),
+    'every PUT answered 201',
+  );
   const s = a.store.stats;
   t.equal(s.written, 64);
   t.ok(s.batches < 64, `fewer batches (${s.batches}) than PUTs (64)`);
@@ -100,9 +105,17 @@ t.test('a batch whose index commit fails is answered 500 and leaves no record be
   const twins = await Promise.allSettled([a.store.ingest(Readable.from([twin]), new Date()), a.store.ingest(Readable.from([twin]), new Date())]);
   a.store.index.insertMany = realInsert;
   t.equal(bad.status, 500, 'not acknowledged');
-  t.same(twins.map((r) => r.status), ['rejected', 'rejected'], 'a duplicate of a capture whose batch failed is not acknowledged either');
+  t.same(
+    twins.map((r) => r.status),
+    ['rejected', 'rejected'],
+    'a duplicate of a capture whose batch failed is not acknowledged either',
+  );
   const responses = (await warcRecords(a.dataDir, 'current')).filter((r) => r.type === 'response');
-  t.same(responses.map((r) => r.target), ['http://www.example.org/f1'], 'the unacknowledged records were taken out of the WARC file');
+  t.same(
+    responses.map((r) => r.target),
+    ['http://www.example.org/f1'],
+    'the unacknowledged records were taken out of the WARC file',
+  );
   const ok3 = await putCapture(a, 'http://www.example.org/f3', dated('/f3', 'third'));
   t.equal(ok3.status, 201, 'the next PUT is stored');
   const v = await verify(a.store.index, a.store.warcsDir);
@@ -206,13 +219,19 @@ t.test('verify finds a damaged record and an index row that points nowhere; the 
   t.equal(bad.code, 1, 'exit code 1');
   t.match(bad.stdout, /verify: FAILED/);
   t.match(bad.stdout, new RegExp(`problem: current/\\S+: corrupt record at offset ${row.warc_offset}: `), 'the damaged record is named');
-  t.match(bad.stdout, /problem: .*index row \d+ \(http:\/\/www\.example\.org\/v2\) points at no complete response record/, 'the row that points nowhere is named');
+  t.match(
+    bad.stdout,
+    /problem: .*index row \d+ \(http:\/\/www\.example\.org\/v2\) points at no complete response record/,
+    'the row that points nowhere is named',
+  );
 });
 
 t.test('reindex rebuilds the same index from the WARC files alone (TimeMaps, Mementos, same-second rule, client IPs)', async (t) => {
   const { dir, config, dataDir } = writeConfig('warc_max_bytes: 20000\n');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const yaml = readFileSync(config, 'utf8').replace(/^listen:.*$/m, '').replace(/^data_dir:.*$/m, '');
+  const yaml = readFileSync(config, 'utf8')
+    .replace(/^listen:.*$/m, '')
+    .replace(/^data_dir:.*$/m, '');
   let a = await startArchive(yaml, { dataDir });
   const urls: string[] = [];
   for (let i = 0; i < 12; i++) {
@@ -283,32 +302,44 @@ t.test('same-second captures: both WARC records kept; the URI-M serves the one r
   const tm = await request(`${a.url}/current/timemap/link/http://www.example.org/s`);
   t.equal(tm.text.match(/rel="[^"]*memento[^"]*"/g)?.length, 1, 'the TimeMap lists one memento');
   const responses = (await warcRecords(a.dataDir, 'current')).filter((r) => r.type === 'response');
-  t.same(responses.map((r) => r.block.toString().split('\r\n\r\n')[1]), ['first version', 'second version'], 'both response records are in the WARC file');
+  t.same(
+    responses.map((r) => r.block.toString().split('\r\n\r\n')[1]),
+    ['first version', 'second version'],
+    'both response records are in the WARC file',
+  );
   const again = await putCapture(a, '', dated('/s', 'first version', date));
   t.equal(again.status, 201, 'the first version again, same second: differs from the memento it follows, so stored');
   t.equal((await request(idOf(String(first.headers.location), a.url))).text, 'first version', 'and now served: last received wins');
   const v = await verify(a.store.index, a.store.warcsDir);
   t.ok(v.ok);
   t.equal(v.unindexed, 2, 'verify counts the two superseded response records');
-  t.equal(await warcBytes(a.dataDir) > 0, true);
+  t.equal((await warcBytes(a.dataDir)) > 0, true);
 });
 
-t.test('reindex on a terminal shows a progress bar (run under script(1) for a pseudo-terminal)', { skip: !existsSync('/usr/bin/script') && 'no script(1) here' }, async (t) => {
-  const { dir, config, dataDir } = writeConfig();
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const a = await startArchive(TWO_ARCHIVES, { dataDir });
-  for (let i = 0; i < 3; i++) t.equal((await putCapture(a, '', dated(`/tty${i}`, randomBytes(3000)))).status, 201);
-  await a.close(true);
-  const bin = path.resolve('bin/memento-archive.js');
-  const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-    const p = spawn('/usr/bin/script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} reindex --config ${JSON.stringify(config)}`, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (out += d));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, out }));
-  });
-  t.equal(r.code, 0, r.out);
-  t.match(r.out, /reindex \[\u2588+\] 100% \| [\d.]+\/[\d.]+ MiB/, 'a cli-progress bar, at 100% when done');
-  t.match(r.out, /reindex: 3 mementos from 7 WARC records in 1 files/);
-});
+t.test(
+  'reindex on a terminal shows a progress bar (run under script(1) for a pseudo-terminal)',
+  { skip: !existsSync('/usr/bin/script') && 'no script(1) here' },
+  async (t) => {
+    const { dir, config, dataDir } = writeConfig();
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const a = await startArchive(TWO_ARCHIVES, { dataDir });
+    for (let i = 0; i < 3; i++) t.equal((await putCapture(a, '', dated(`/tty${i}`, randomBytes(3000)))).status, 201);
+    await a.close(true);
+    const bin = path.resolve('bin/memento-archive.js');
+    const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const p = spawn(
+        '/usr/bin/script',
+        ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} reindex --config ${JSON.stringify(config)}`, '/dev/null'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.stderr.on('data', (d) => (out += d));
+      p.on('error', reject);
+      p.on('close', (code) => resolve({ code, out }));
+    });
+    t.equal(r.code, 0, r.out);
+    t.match(r.out, /reindex \[\u2588+\] 100% \| [\d.]+\/[\d.]+ MiB/, 'a cli-progress bar, at 100% when done');
+    t.match(r.out, /reindex: 3 mementos from 7 WARC records in 1 files/);
+  },
+);

@@ -6,12 +6,12 @@
  * that followed the record's second blank line; at the end the index and
  * the WARC files agree.
  */
-import t from 'tap';
+
 import net from 'node:net';
+import t from 'tap';
 import { verify } from '../../archive/store/maintenance.js';
 import { request, startArchive } from '../helpers/archive.js';
 import { prng, warcBytes } from './helpers.js';
-
 
 const COUNT = Number(process.env.FUZZ_COUNT ?? 300);
 const SEED = Number(process.env.FUZZ_SEED ?? 5);
@@ -36,7 +36,27 @@ function send(port: number, body: Buffer, chunked: boolean): Promise<{ status: n
   });
 }
 
-const TOKENS = ['\0', '\r', '\n', '\r\n', ':', ' ', '\t', '%00', '..', '/', '\xff', '\xe9', 'HTTP/1.1', 'Host: evil.example\r\n', '99999999', '-1', '\r\n\r\n', 'Transfer-Encoding: chunked\r\n', 'Date: Sat, 01 Jan 0000 00:00:00 GMT\r\n'];
+const TOKENS = [
+  '\0',
+  '\r',
+  '\n',
+  '\r\n',
+  ':',
+  ' ',
+  '\t',
+  '%00',
+  '..',
+  '/',
+  '\xff',
+  '\xe9',
+  'HTTP/1.1',
+  'Host: evil.example\r\n',
+  '99999999',
+  '-1',
+  '\r\n\r\n',
+  'Transfer-Encoding: chunked\r\n',
+  'Date: Sat, 01 Jan 0000 00:00:00 GMT\r\n',
+];
 
 t.test(`${COUNT} random mutations of valid capture records (seed ${SEED})`, async (t) => {
   const rnd = prng(SEED);
@@ -57,19 +77,42 @@ t.test(`${COUNT} random mutations of valid capture records (seed ${SEED})`, asyn
       const headEnd = Math.max(1, b.indexOf('\r\n\r\n', b.indexOf('\r\n\r\n') + 4) + 4);
       const at = Math.floor(rnd() < 0.85 ? rnd() * headEnd : rnd() * b.length);
       switch (Math.floor(rnd() * 7)) {
-        case 0: b = Buffer.concat([b.subarray(0, at), Buffer.from([Math.floor(rnd() * 256)]), b.subarray(at + 1)]); break;
-        case 1: b = Buffer.concat([b.subarray(0, at), Buffer.from(pick(TOKENS), 'latin1'), b.subarray(at)]); break;
-        case 2: b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + Math.floor(rnd() * 20))]); break;
-        case 3: b = Buffer.concat([b.subarray(0, at), b.subarray(Math.max(0, at - 10), at), b.subarray(at)]); break;
-        case 4: b = b.subarray(0, at); break;
-        case 5: b = Buffer.from(b.toString('latin1').replace(pick(['\r\n', 'HTTP/1.1', 'GET', 'Host', ': ', '200', 'Content-Length: ']), pick(['\n', '', 'HTTP/1.0', 'PUT', 'host', ':', '2000', 'Content-Length: 1'])), 'latin1'); break;
-        default: b = Buffer.concat([b.subarray(0, at), Buffer.from('X-Junk: ' + 'j'.repeat(Math.floor(rnd() * 2000)) + '\r\n'), b.subarray(at)]); break;
+        case 0:
+          b = Buffer.concat([b.subarray(0, at), Buffer.from([Math.floor(rnd() * 256)]), b.subarray(at + 1)]);
+          break;
+        case 1:
+          b = Buffer.concat([b.subarray(0, at), Buffer.from(pick(TOKENS), 'latin1'), b.subarray(at)]);
+          break;
+        case 2:
+          b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + Math.floor(rnd() * 20))]);
+          break;
+        case 3:
+          b = Buffer.concat([b.subarray(0, at), b.subarray(Math.max(0, at - 10), at), b.subarray(at)]);
+          break;
+        case 4:
+          b = b.subarray(0, at);
+          break;
+        case 5:
+          b = Buffer.from(
+            b
+              .toString('latin1')
+              .replace(
+                pick(['\r\n', 'HTTP/1.1', 'GET', 'Host', ': ', '200', 'Content-Length: ']),
+                pick(['\n', '', 'HTTP/1.0', 'PUT', 'host', ':', '2000', 'Content-Length: 1']),
+              ),
+            'latin1',
+          );
+          break;
+        default:
+          b = Buffer.concat([b.subarray(0, at), Buffer.from('X-Junk: ' + 'j'.repeat(Math.floor(rnd() * 2000)) + '\r\n'), b.subarray(at)]);
+          break;
       }
     }
     return b;
   };
 
-  let accepted = 0, refused = 0;
+  let accepted = 0,
+    refused = 0;
   for (let i = 0; i < COUNT; i++) {
     const record = rnd() < 0.1 ? valid(i) : mutate(valid(i));
     const rowsBefore = await a.store.index.count();
@@ -83,7 +126,8 @@ t.test(`${COUNT} random mutations of valid capture records (seed ${SEED})`, asyn
     if (r.status >= 400) {
       refused++;
       if (!/^[^\n]+\n$/.test(r.text)) t.fail(`${where}: ${r.status} without a one-line reason: ${JSON.stringify(r.text.slice(0, 200))}`);
-      if ((await a.store.index.count()) !== rowsBefore || (await warcBytes(a.dataDir)) !== bytesBefore) t.fail(`${where}: refused with ${r.status} but something was stored`);
+      if ((await a.store.index.count()) !== rowsBefore || (await warcBytes(a.dataDir)) !== bytesBefore)
+        t.fail(`${where}: refused with ${r.status} but something was stored`);
       continue;
     }
     accepted++;
@@ -96,7 +140,8 @@ t.test(`${COUNT} random mutations of valid capture records (seed ${SEED})`, asyn
     const expected = record.subarray(second + 4);
     const uriM = /^(\S+)\n$/.exec(r.text)?.[1] ?? '';
     const m = await request(uriM.replace(/\/memento\/(\d{14})\//, '/memento/$1id_/').replace(/^http:\/\/[^/]+/, a.url));
-    if (r.status === 201 && !m.body.equals(expected)) t.fail(`${where}: memento ${uriM} does not serve the record's body: ${m.status} ${JSON.stringify(m.text.slice(0, 300))} record ${JSON.stringify(text)}`);
+    if (r.status === 201 && !m.body.equals(expected))
+      t.fail(`${where}: memento ${uriM} does not serve the record's body: ${m.status} ${JSON.stringify(m.text.slice(0, 300))} record ${JSON.stringify(text)}`);
   }
   t.comment(`${accepted} accepted, ${refused} refused`);
   t.ok(refused > COUNT / 2, `most mutations are refused (${refused})`);

@@ -40,7 +40,10 @@ export async function warcRecords(dataDir: string, archiveId: string) {
 export function writeConfig(extra = ''): { dir: string; config: string; dataDir: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'archive-cli-'));
   const config = path.join(dir, 'archive.yaml');
-  writeFileSync(config, `listen: 127.0.0.1:0\ndata_dir: data\narchives:\n  - id: "2025"\n    until: 2026-01-01T00:00:00Z\n  - id: current\n    from: 2026-01-01T00:00:00Z\n${extra}`);
+  writeFileSync(
+    config,
+    `listen: 127.0.0.1:0\ndata_dir: data\narchives:\n  - id: "2025"\n    until: 2026-01-01T00:00:00Z\n  - id: current\n    from: 2026-01-01T00:00:00Z\n${extra}`,
+  );
   return { dir, config, dataDir: path.join(dir, 'data') };
 }
 
@@ -48,7 +51,8 @@ export function writeConfig(extra = ''): { dir: string; config: string; dataDir:
 export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [path.join(repo, 'bin', 'memento-archive.js'), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
+    let stdout = '',
+      stderr = '';
     p.stdout.on('data', (d) => (stdout += d));
     p.stderr.on('data', (d) => (stderr += d));
     p.on('error', reject);

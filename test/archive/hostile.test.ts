@@ -3,8 +3,9 @@
  * a one-line reason (when the client is still there to read it), nothing is
  * stored (index rows and WARC bytes unchanged), and the daemon keeps serving.
  */
-import t from 'tap';
+
 import net from 'node:net';
+import t from 'tap';
 import { putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { warcBytes } from './helpers.js';
 
@@ -46,16 +47,26 @@ function raw(port: number, bytes: Buffer, opts: { cut?: boolean; halfClose?: boo
 /** A whole PUT request with Content-Length framing around `record`. */
 function put(record: Buffer | string, headers = ''): Buffer {
   const body = Buffer.isBuffer(record) ? record : Buffer.from(record, 'latin1');
-  return Buffer.concat([Buffer.from(`PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\nConnection: close\r\n${headers}\r\n`, 'latin1'), body]);
+  return Buffer.concat([
+    Buffer.from(
+      `PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\nConnection: close\r\n${headers}\r\n`,
+      'latin1',
+    ),
+    body,
+  ]);
 }
 
 /** A whole PUT request with chunked framing; `chunks` are written as given (already framed) when `framed`. */
 function putChunked(payload: string | Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`), Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'latin1')]);
+  return Buffer.concat([
+    Buffer.from(`PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`),
+    Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'latin1'),
+  ]);
 }
 
 const REQ = 'GET /page HTTP/1.1\r\nHost: www.example.org\r\n\r\n';
-const RES = (body = 'hello', extra = '') => `HTTP/1.1 200 OK\r\nDate: Mon, 05 Jan 2026 10:00:00 GMT\r\nContent-Type: text/plain\r\n${extra}Content-Length: ${body.length}\r\n\r\n${body}`;
+const RES = (body = 'hello', extra = '') =>
+  `HTTP/1.1 200 OK\r\nDate: Mon, 05 Jan 2026 10:00:00 GMT\r\nContent-Type: text/plain\r\n${extra}Content-Length: ${body.length}\r\n\r\n${body}`;
 const rec = (req: string, res = RES()) => req + res;
 const reqWith = (line: string, headers = 'Host: www.example.org\r\n') => `${line}\r\n${headers}\r\n`;
 const dateRec = (date: string) => REQ + `HTTP/1.1 200 OK\r\nDate: ${date}\r\nContent-Length: 2\r\n\r\nhi`;
@@ -101,8 +112,22 @@ const cases: Case[] = [
   ['target longer than max_url_length (10 KB)', put(rec(reqWith(`GET /${'a'.repeat(10_000)} HTTP/1.1`))), 400],
   ['target of 100 KB (over max_head_bytes)', put(rec(reqWith(`GET /${'a'.repeat(100_000)} HTTP/1.1`))), 431],
   ['NUL byte in a header value', put(rec(reqWith('GET /page HTTP/1.1', 'Host: www.example.org\r\nX-A: a\0b\r\n'))), 400],
-  ['non-UTF-8 byte in a header value', put(Buffer.concat([Buffer.from('GET /page HTTP/1.1\r\nHost: www.example.org\r\nX-Name: caf'), Buffer.from([0xe9]), Buffer.from('\r\n\r\n' + RES())])), 400],
-  ['non-UTF-8 byte in a response header', put(Buffer.concat([Buffer.from(REQ + 'HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename="'), Buffer.from([0xff, 0xfe]), Buffer.from('"\r\nContent-Length: 2\r\n\r\nhi')])), 400],
+  [
+    'non-UTF-8 byte in a header value',
+    put(Buffer.concat([Buffer.from('GET /page HTTP/1.1\r\nHost: www.example.org\r\nX-Name: caf'), Buffer.from([0xe9]), Buffer.from('\r\n\r\n' + RES())])),
+    400,
+  ],
+  [
+    'non-UTF-8 byte in a response header',
+    put(
+      Buffer.concat([
+        Buffer.from(REQ + 'HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename="'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"\r\nContent-Length: 2\r\n\r\nhi'),
+      ]),
+    ),
+    400,
+  ],
   // --- the embedded response
   ['no blank line between the heads', put('GET /page HTTP/1.1\r\nHost: www.example.org\r\n' + RES()), 400],
   ['no status line (record ends after the request head)', put(REQ), 400],
@@ -124,17 +149,49 @@ const cases: Case[] = [
   ['Date on 31 February', put(dateRec('Sat, 31 Feb 2026 10:00:00 GMT')), 400],
   ['Date before 1970', put(dateRec('Fri, 01 Jan 1960 00:00:00 GMT')), 400],
   // --- the PUT itself
-  ['PUT without Content-Length or chunked (411)', Buffer.from('PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'), 411, { halfClose: true }],
-  ['Content-Length over max_capture_bytes (413)', Buffer.from(`PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${MAX_CAPTURE + 1}\r\nConnection: close\r\n\r\n`), 413, { halfClose: true }],
-  ['chunked body growing over max_capture_bytes (413)', putChunked(`100000\r\n${BIG_HEAD}${'x'.repeat(0x100000 - BIG_HEAD.length)}\r\n10\r\n${'y'.repeat(16)}\r\n0\r\n\r\n`), 413],
+  [
+    'PUT without Content-Length or chunked (411)',
+    Buffer.from('PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
+    411,
+    { halfClose: true },
+  ],
+  [
+    'Content-Length over max_capture_bytes (413)',
+    Buffer.from(`PUT /put/http://www.example.org/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${MAX_CAPTURE + 1}\r\nConnection: close\r\n\r\n`),
+    413,
+    { halfClose: true },
+  ],
+  [
+    'chunked body growing over max_capture_bytes (413)',
+    putChunked(`100000\r\n${BIG_HEAD}${'x'.repeat(0x100000 - BIG_HEAD.length)}\r\n10\r\n${'y'.repeat(16)}\r\n0\r\n\r\n`),
+    413,
+  ],
   ['malformed chunk size', putChunked('zz\r\nhello\r\n0\r\n\r\n'), 400],
   ['chunk longer than its size', putChunked('2\r\nhello\r\n0\r\n\r\n'), 400],
   ['truncated chunked body (client ends mid-chunk)', putChunked(`1000\r\n${REQ}`), (s) => s === 400 || s === -1, { halfClose: true }],
-  ['Content-Length together with Transfer-Encoding', Buffer.from(`PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`), 400],
+  [
+    'Content-Length together with Transfer-Encoding',
+    Buffer.from(`PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`),
+    400,
+  ],
   ['PUT request line with four parts', Buffer.from('PUT /put/x y HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n'), 400],
-  ['PUT head over max_http_header_bytes (100 KB URL)', Buffer.from(`PUT /put/http://www.example.org/${'a'.repeat(100_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`), 431],
-  ['PUT body shorter than its Content-Length, then the client ends', Buffer.concat([Buffer.from(`PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n`), Buffer.from(rec(REQ))]), (s) => s === 400 || s === -1, { halfClose: true }],
-  ['body cut by a client disconnect', Buffer.concat([Buffer.from(`PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n`), Buffer.from(rec(REQ))]), (s) => s === -1, { cut: true }],
+  [
+    'PUT head over max_http_header_bytes (100 KB URL)',
+    Buffer.from(`PUT /put/http://www.example.org/${'a'.repeat(100_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`),
+    431,
+  ],
+  [
+    'PUT body shorter than its Content-Length, then the client ends',
+    Buffer.concat([Buffer.from(`PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n`), Buffer.from(rec(REQ))]),
+    (s) => s === 400 || s === -1,
+    { halfClose: true },
+  ],
+  [
+    'body cut by a client disconnect',
+    Buffer.concat([Buffer.from(`PUT /put/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n`), Buffer.from(rec(REQ))]),
+    (s) => s === -1,
+    { cut: true },
+  ],
 ];
 
 t.test(`${cases.length} kinds of bad capture PUT: 4xx with a one-line reason, nothing stored, the daemon still serving`, async (t) => {

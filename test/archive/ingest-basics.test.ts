@@ -14,7 +14,10 @@ t.test('a chunked capture PUT answers 201 with the URI-M; the URI-R comes from H
   const record = captureRecord({
     host: 'Legacy.Example.org',
     target: '/news/page.html?id=7',
-    requestHeaders: [['User-Agent', 'test'], ['X-Client-IP', '192.0.2.7']],
+    requestHeaders: [
+      ['User-Agent', 'test'],
+      ['X-Client-IP', '192.0.2.7'],
+    ],
     date: 'Tue, 20 Mar 2001 20:35:00 GMT',
     body,
   });
@@ -38,14 +41,24 @@ t.test('a chunked capture PUT answers 201 with the URI-M; the URI-R comes from H
   t.notOk('x-archive-orig-x-client-ip' in m.headers, 'the client address is not replayed as a header');
 
   const recs = await warcRecords(a.dataDir, '2025');
-  t.same(recs.map((r) => r.type), ['warcinfo', 'response', 'request'], 'a warcinfo, then the response + request record pair');
+  t.same(
+    recs.map((r) => r.type),
+    ['warcinfo', 'response', 'request'],
+    'a warcinfo, then the response + request record pair',
+  );
   const [, res, req] = recs;
   t.equal(res.target, 'http://legacy.example.org/news/page.html?id=7');
   t.equal(res.headers.get('warc-date'), '2001-03-20T20:35:00Z');
   t.equal(req.headers.get('warc-concurrent-to'), res.headers.get('warc-record-id'), 'the request names its response');
-  t.ok(res.block.toString('latin1').startsWith('HTTP/1.1 200 OK\r\nDate: Tue, 20 Mar 2001 20:35:00 GMT\r\n'), 'the response block is the captured response head');
+  t.ok(
+    res.block.toString('latin1').startsWith('HTTP/1.1 200 OK\r\nDate: Tue, 20 Mar 2001 20:35:00 GMT\r\n'),
+    'the response block is the captured response head',
+  );
   t.ok(res.block.subarray(res.block.length - Buffer.byteLength(body)).equals(Buffer.from(body)), 'followed by the captured body bytes');
-  t.ok(req.block.toString('latin1').startsWith('GET /news/page.html?id=7 HTTP/1.1\r\nHost: Legacy.Example.org\r\n'), 'the request block is the captured request');
+  t.ok(
+    req.block.toString('latin1').startsWith('GET /news/page.html?id=7 HTTP/1.1\r\nHost: Legacy.Example.org\r\n'),
+    'the request block is the captured request',
+  );
 });
 
 t.test('Content-Length PUT; no Date → receipt time; archive by span; the same capture again is a duplicate (200, same URI-M)', async (t) => {
@@ -72,7 +85,18 @@ t.test('Content-Length PUT; no Date → receipt time; archive by span; the same 
   const b3 = await putCapture(a, 'http://www.example.org/b', dated('Wed, 07 Jan 2026 10:00:00 GMT', 'changed'));
   t.equal(b3.status, 201, 'a changed body is a new memento');
   t.equal(b3.headers.location, `${a.url}/current/memento/20260107100000/http://www.example.org/b`);
-  const b4 = await putCapture(a, 'http://www.example.org/b', captureRecord({ target: '/b', date: 'Thu, 08 Jan 2026 10:00:00 GMT', body: 'changed', status: 404, reason: 'Not Found', responseHeaders: [['Content-Type', 'text/plain']] }));
+  const b4 = await putCapture(
+    a,
+    'http://www.example.org/b',
+    captureRecord({
+      target: '/b',
+      date: 'Thu, 08 Jan 2026 10:00:00 GMT',
+      body: 'changed',
+      status: 404,
+      reason: 'Not Found',
+      responseHeaders: [['Content-Type', 'text/plain']],
+    }),
+  );
   t.equal(b4.status, 201, 'same body but another status is a new memento');
 
   const tm = await request(`${a.url}/current/timemap/link/http://www.example.org/b`);

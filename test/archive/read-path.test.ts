@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
 import { byRel, formatHttpDate, links, partsOf, seed, ts14 } from '../conformance/helpers.js';
+import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
 
 const DATES = ['Mon, 01 Jan 2001 00:00:00 GMT', 'Fri, 01 Jun 2001 12:00:00 GMT', 'Sat, 01 Dec 2001 00:00:00 GMT'];
 
@@ -27,8 +27,7 @@ t.test('concurrent TimeGate and Memento requests for many URI-Rs each get their 
     asks.push({ u, at: DATES[2], want: 2 }); // exactly the last
   }
   for (let i = 0; i < 6; i++) asks.push({ u: `http://nowhere${i}.example.org/` });
-  const answers = await Promise.all(asks.map((a) =>
-    request(`${archive.url}/2025/timegate/${a.u}`, { headers: a.at ? { 'accept-datetime': a.at } : {} })));
+  const answers = await Promise.all(asks.map((a) => request(`${archive.url}/2025/timegate/${a.u}`, { headers: a.at ? { 'accept-datetime': a.at } : {} })));
   for (const [i, a] of asks.entries()) {
     const res = answers[i];
     if (a.want === undefined) {
@@ -45,7 +44,11 @@ t.test('concurrent TimeGate and Memento requests for many URI-Rs each get their 
     t.equal(first?.datetime, DATES[0]);
     t.equal(last?.uri, uriM(a.u, DATES[2]), 'last');
     // With 3 mementos, the selected one and its neighbours are all three, oldest first.
-    t.same(l.filter((x) => x.rel.split(' ').includes('memento')).map((x) => x.uri), DATES.map((d) => uriM(a.u, d)), 'memento links of its own URI-R');
+    t.same(
+      l.filter((x) => x.rel.split(' ').includes('memento')).map((x) => x.uri),
+      DATES.map((d) => uriM(a.u, d)),
+      'memento links of its own URI-R',
+    );
   }
 
   // Mementos of all of them at once: each its own body.
@@ -68,7 +71,10 @@ t.test('a capture acknowledged after reads is seen by the next read (the read co
   await seed(archive, u, DATES[0]);
   // Every kind of read: TimeGate, TimeGate with Prefer (whole row by id), Memento, TimeMap.
   t.equal((await request(`${archive.url}/2025/timegate/${u}`)).status, 302);
-  t.equal((await request(`${archive.url}/2025/timegate/${u}`, { headers: { prefer: 'original-links' } })).headers['preference-applied'], 'original-links, echo-original-headers');
+  t.equal(
+    (await request(`${archive.url}/2025/timegate/${u}`, { headers: { prefer: 'original-links' } })).headers['preference-applied'],
+    'original-links, echo-original-headers',
+  );
   t.equal((await request(`${archive.url}/2025/memento/${ts14(DATES[0])}/${u}`)).status, 200);
   t.equal((await request(`${archive.url}/2025/timemap/link/${u}`)).status, 200);
   await seed(archive, u, DATES[1]);
@@ -89,7 +95,12 @@ t.test('large and highly compressible records stream and come back byte for byte
   const html = Buffer.concat([Buffer.from('<html><head><title>x</title></head><body>'), Buffer.alloc(6 * 1024 * 1024, 'a'), Buffer.from('</body></html>')]);
   const cases = [
     { u: 'http://www.example.org/big.bin', body: big, type: 'application/octet-stream', want: big },
-    { u: 'http://www.example.org/big.html', body: html, type: 'text/html', want: Buffer.concat([html.subarray(0, 12), Buffer.from('<base href="http://www.example.org/big.html">'), html.subarray(12)]) },
+    {
+      u: 'http://www.example.org/big.html',
+      body: html,
+      type: 'text/html',
+      want: Buffer.concat([html.subarray(0, 12), Buffer.from('<base href="http://www.example.org/big.html">'), html.subarray(12)]),
+    },
   ];
   for (const c of cases) {
     const put = await putCapture(archive, c.u, captureRecord({ ...partsOf(c.u), date, body: c.body, responseHeaders: [['Content-Type', c.type]] }));

@@ -13,18 +13,24 @@ const a = await startArchive();
 t.teardown(() => a.close());
 await seed(a, R, D);
 
-t.test('RFC 6415 (host-meta, XRD): discovery: /.well-known/host-meta is an XRD document (application/xrd+xml) with Link templates for the redirector TimeGate and the index TimeMap', async (t) => {
-  const res = await headMatchesGet(t, `${a.url}/.well-known/host-meta`);
-  t.equal(res.status, 200);
-  t.equal(res.headers['content-type'], 'application/xrd+xml; charset=UTF-8');
-  t.equal(res.text, `<?xml version="1.0" encoding="UTF-8"?>
+t.test(
+  'RFC 6415 (host-meta, XRD): discovery: /.well-known/host-meta is an XRD document (application/xrd+xml) with Link templates for the redirector TimeGate and the index TimeMap',
+  async (t) => {
+    const res = await headMatchesGet(t, `${a.url}/.well-known/host-meta`);
+    t.equal(res.status, 200);
+    t.equal(res.headers['content-type'], 'application/xrd+xml; charset=UTF-8');
+    t.equal(
+      res.text,
+      `<?xml version="1.0" encoding="UTF-8"?>
 <XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">
   <Link rel="timegate" template="${a.url}/tg/{uri}"/>
   <Link rel="timemap" type="application/link-format" template="${a.url}/tg/timemap/{uri}"/>
 </XRD>
-`);
-  t.equal(res.headers['content-length'], String(res.body.length));
-});
+`,
+    );
+    t.equal(res.headers['content-length'], String(res.body.length));
+  },
+);
 
 t.test('RFC 6415 Appendix A (JRD): /.well-known/host-meta.json has the same links as JSON (application/jrd+json)', async (t) => {
   const res = await headMatchesGet(t, `${a.url}/.well-known/host-meta.json`);

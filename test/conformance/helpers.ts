@@ -5,8 +5,8 @@
  */
 import type { Test } from 'tap';
 import { formatHttpDate, parseHttpDate } from '../../shared/http-date.js';
-import { parseLinks, type Link } from '../../shared/link.js';
-import { captureRecord, putCapture, request, type Answer, type CaptureParts, type TestArchive } from '../helpers/archive.js';
+import { type Link, parseLinks } from '../../shared/link.js';
+import { type Answer, type CaptureParts, captureRecord, putCapture, request, type TestArchive } from '../helpers/archive.js';
 
 export { formatHttpDate };
 
@@ -33,7 +33,11 @@ export function partsOf(uriR: string): { host: string; target: string; requestHe
  * archive made a new memento (201).
  */
 export async function seed(archive: TestArchive, uriR: string, date: string, parts: CaptureParts = {}): Promise<Answer> {
-  const res = await putCapture(archive, uriR, captureRecord({ ...partsOf(uriR), date, body: `<html><head><title>${date}</title></head><body>${uriR} at ${date}</body></html>`, ...parts }));
+  const res = await putCapture(
+    archive,
+    uriR,
+    captureRecord({ ...partsOf(uriR), date, body: `<html><head><title>${date}</title></head><body>${uriR} at ${date}</body></html>`, ...parts }),
+  );
   if (res.status !== 201) throw new Error(`seeding ${uriR} at ${date}: ${res.status} ${res.text}`);
   return res;
 }

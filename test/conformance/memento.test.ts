@@ -3,8 +3,9 @@
  * original headers (docs/architecture.md "Replay and Prefer": X-Archive-Orig-*), issue points 2
  * and 3.
  */
-import t from 'tap';
+
 import zlib from 'node:zlib';
+import t from 'tap';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
 import { byRel, headMatchesGet, links, noMementoHeaders, partsOf, seed, ts14 } from './helpers.js';
 
@@ -29,14 +30,17 @@ t.test('RFC 7089 §2.1.1 + §4.2.1: a Memento is 200 with Memento-Datetime and L
   t.equal(res.status, 200);
   t.equal(res.headers['memento-datetime'], 'Tue, 20 Mar 2001 20:35:00 GMT');
   const base = a.url;
-  t.equal(res.headers.link, [
-    `<${R}>; rel="original"`,
-    `<${base}/2025/timegate/${R}>; rel="timegate"`,
-    `<${base}/2025/timemap/link/${R}>; rel="timemap"; type="application/link-format"`,
-    `<${uriM(R, D[0])}>; rel="first prev memento"; datetime="Mon, 05 Mar 2001 09:07:03 GMT"`,
-    `<${uriM(R, D[1])}>; rel="memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`,
-    `<${uriM(R, D[2])}>; rel="next last memento"; datetime="Fri, 01 Jun 2001 00:00:00 GMT"`,
-  ].join(', '));
+  t.equal(
+    res.headers.link,
+    [
+      `<${R}>; rel="original"`,
+      `<${base}/2025/timegate/${R}>; rel="timegate"`,
+      `<${base}/2025/timemap/link/${R}>; rel="timemap"; type="application/link-format"`,
+      `<${uriM(R, D[0])}>; rel="first prev memento"; datetime="Mon, 05 Mar 2001 09:07:03 GMT"`,
+      `<${uriM(R, D[1])}>; rel="memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`,
+      `<${uriM(R, D[2])}>; rel="next last memento"; datetime="Fri, 01 Jun 2001 00:00:00 GMT"`,
+    ].join(', '),
+  );
   t.equal(res.headers['content-type'], 'text/html; charset=utf-8');
   const stored = `<html><head><title>${D[1]}</title></head><body>${R} at ${D[1]}</body></html>`;
   t.equal(res.text, stored.replace('<head>', `<head><base href="${R}">`), 'the stored page with the base element after <head>');
@@ -80,14 +84,30 @@ t.test('docs/url-space.md: a malformed Memento timestamp is 400 with a reason an
 });
 
 t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with Memento-Datetime', async (t) => {
-  const abs = await capture('http://www.example.org/moved', { status: 302, reason: 'Found', responseHeaders: [['Location', 'http://www.example.org/new'], ['Content-Type', 'text/html']], body: '<a href="/new">moved</a>' });
+  const abs = await capture('http://www.example.org/moved', {
+    status: 302,
+    reason: 'Found',
+    responseHeaders: [
+      ['Location', 'http://www.example.org/new'],
+      ['Content-Type', 'text/html'],
+    ],
+    body: '<a href="/new">moved</a>',
+  });
   const res = await request(abs);
   t.equal(res.status, 302);
   t.equal(res.headers.location, 'http://www.example.org/new');
   t.equal(res.headers['x-archive-orig-location'], 'http://www.example.org/new');
   t.equal(res.headers['memento-datetime'], DAY);
   t.ok(byRel(links(res.headers.link), 'original').length);
-  const rel = await capture('http://www.example.org/dir/rel', { status: 301, reason: 'Moved Permanently', responseHeaders: [['Location', '../other?x=1'], ['Content-Type', 'text/plain']], body: '' });
+  const rel = await capture('http://www.example.org/dir/rel', {
+    status: 301,
+    reason: 'Moved Permanently',
+    responseHeaders: [
+      ['Location', '../other?x=1'],
+      ['Content-Type', 'text/plain'],
+    ],
+    body: '',
+  });
   const res2 = await request(rel);
   t.equal(res2.status, 301);
   t.equal(res2.headers.location, '../other?x=1', 'a relative Location as stored (original-links: no URI rewritten)');
@@ -98,68 +118,127 @@ t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with M
 });
 
 t.test('RFC 7089 §4.5.5: a Memento of a 404 replays the 404 with Memento-Datetime', async (t) => {
-  const m = await capture('http://www.example.org/gone', { status: 404, reason: 'Not Found', responseHeaders: [['Content-Type', 'text/plain']], body: 'no such page' });
+  const m = await capture('http://www.example.org/gone', {
+    status: 404,
+    reason: 'Not Found',
+    responseHeaders: [['Content-Type', 'text/plain']],
+    body: 'no such page',
+  });
   const res = await request(m);
   t.equal(res.status, 404);
   t.equal(res.headers['memento-datetime'], DAY);
   t.equal(res.text, 'no such page');
 });
 
-t.test('docs/architecture.md (replay and Prefer): base element right after <head>, or after doctype/<html> without a head, never when the page has one; charset kept', async (t) => {
-  const cases: [string, string, string, string][] = [
-    ['with-head', 'text/html; charset=iso-8859-1', '<!DOCTYPE html><html><HEAD lang="x"><title>\xe9t\xe9</title></HEAD><body>b</body></html>', '<!DOCTYPE html><html><HEAD lang="x"><base href="http://www.example.org/base/with-head"><title>\xe9t\xe9</title></HEAD><body>b</body></html>'],
-    ['no-head', 'text/html', '<!doctype html>\n<html lang="en"><p>para</p></html>', '<!doctype html>\n<html lang="en"><base href="http://www.example.org/base/no-head"><p>para</p></html>'],
-    ['has-base', 'text/html; charset=utf-8', '<html><head><base href="http://elsewhere.example/"></head><body>x</body></html>', '<html><head><base href="http://elsewhere.example/"></head><body>x</body></html>'],
-    ['xhtml', 'application/xhtml+xml', '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head></html>', '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><base href="http://www.example.org/base/xhtml"><title>x</title></head></html>'],
-  ];
-  for (const [name, type, body, want] of cases) {
-    const m = await capture(`http://www.example.org/base/${name}`, { responseHeaders: [['Content-Type', type]], body: Buffer.from(body, 'latin1') });
-    const res = await headMatchesGet(t, m);
-    t.equal(res.headers['content-type'], type, `${name}: Content-Type and charset as stored`);
-    t.equal(res.body.toString('latin1'), want, name);
-    t.equal(res.headers['content-length'], String(Buffer.byteLength(want, 'latin1')), `${name}: Content-Length`);
-    t.equal(res.headers['preference-applied'], name === 'has-base' ? 'original-content, original-links, echo-original-headers' : 'original-links, echo-original-headers', `${name}: Preference-Applied`);
-  }
-});
+t.test(
+  'docs/architecture.md (replay and Prefer): base element right after <head>, or after doctype/<html> without a head, never when the page has one; charset kept',
+  async (t) => {
+    const cases: [string, string, string, string][] = [
+      [
+        'with-head',
+        'text/html; charset=iso-8859-1',
+        '<!DOCTYPE html><html><HEAD lang="x"><title>\xe9t\xe9</title></HEAD><body>b</body></html>',
+        '<!DOCTYPE html><html><HEAD lang="x"><base href="http://www.example.org/base/with-head"><title>\xe9t\xe9</title></HEAD><body>b</body></html>',
+      ],
+      [
+        'no-head',
+        'text/html',
+        '<!doctype html>\n<html lang="en"><p>para</p></html>',
+        '<!doctype html>\n<html lang="en"><base href="http://www.example.org/base/no-head"><p>para</p></html>',
+      ],
+      [
+        'has-base',
+        'text/html; charset=utf-8',
+        '<html><head><base href="http://elsewhere.example/"></head><body>x</body></html>',
+        '<html><head><base href="http://elsewhere.example/"></head><body>x</body></html>',
+      ],
+      [
+        'xhtml',
+        'application/xhtml+xml',
+        '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head></html>',
+        '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><base href="http://www.example.org/base/xhtml"><title>x</title></head></html>',
+      ],
+    ];
+    for (const [name, type, body, want] of cases) {
+      const m = await capture(`http://www.example.org/base/${name}`, { responseHeaders: [['Content-Type', type]], body: Buffer.from(body, 'latin1') });
+      const res = await headMatchesGet(t, m);
+      t.equal(res.headers['content-type'], type, `${name}: Content-Type and charset as stored`);
+      t.equal(res.body.toString('latin1'), want, name);
+      t.equal(res.headers['content-length'], String(Buffer.byteLength(want, 'latin1')), `${name}: Content-Length`);
+      t.equal(
+        res.headers['preference-applied'],
+        name === 'has-base' ? 'original-content, original-links, echo-original-headers' : 'original-links, echo-original-headers',
+        `${name}: Preference-Applied`,
+      );
+    }
+  },
+);
 
-t.test('docs/architecture.md (replay and Prefer): a gzip- or deflate-encoded HTML page is decoded to get its base element, with the right Content-Length', async (t) => {
-  const page = '<html><head><title>gz</title></head><body>' + 'z'.repeat(100_000) + '</body></html>';
-  const want = page.replace('<head>', '<head><base href="http://www.example.org/enc/NAME">');
-  const encodings: [string, Buffer][] = [
-    ['gzip', zlib.gzipSync(page)],
-    ['deflate', zlib.deflateSync(page)],
-    ['deflate-raw', zlib.deflateRawSync(page)],
-    ['x-gzip', zlib.gzipSync(page)],
-  ];
-  for (const [name, enc] of encodings) {
-    const coding = name === 'deflate-raw' ? 'deflate' : name;
-    const m = await capture(`http://www.example.org/enc/${name}`, { responseHeaders: [['Content-Type', 'text/html; charset=utf-8'], ['Content-Encoding', coding]], body: enc });
-    const res = await headMatchesGet(t, m);
-    t.equal(res.status, 200);
-    t.notOk(res.headers['content-encoding'], `${name}: served decoded, so no Content-Encoding`);
-    t.equal(res.headers['x-archive-orig-content-encoding'], coding);
-    t.equal(res.headers['x-archive-orig-content-length'], String(enc.length));
-    t.equal(res.text, want.replace('NAME', name), `${name}: decoded page with base element`);
-    t.equal(res.headers['content-length'], String(res.body.length), `${name}: Content-Length of the decoded page`);
-    t.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-  }
-});
+t.test(
+  'docs/architecture.md (replay and Prefer): a gzip- or deflate-encoded HTML page is decoded to get its base element, with the right Content-Length',
+  async (t) => {
+    const page = '<html><head><title>gz</title></head><body>' + 'z'.repeat(100_000) + '</body></html>';
+    const want = page.replace('<head>', '<head><base href="http://www.example.org/enc/NAME">');
+    const encodings: [string, Buffer][] = [
+      ['gzip', zlib.gzipSync(page)],
+      ['deflate', zlib.deflateSync(page)],
+      ['deflate-raw', zlib.deflateRawSync(page)],
+      ['x-gzip', zlib.gzipSync(page)],
+    ];
+    for (const [name, enc] of encodings) {
+      const coding = name === 'deflate-raw' ? 'deflate' : name;
+      const m = await capture(`http://www.example.org/enc/${name}`, {
+        responseHeaders: [
+          ['Content-Type', 'text/html; charset=utf-8'],
+          ['Content-Encoding', coding],
+        ],
+        body: enc,
+      });
+      const res = await headMatchesGet(t, m);
+      t.equal(res.status, 200);
+      t.notOk(res.headers['content-encoding'], `${name}: served decoded, so no Content-Encoding`);
+      t.equal(res.headers['x-archive-orig-content-encoding'], coding);
+      t.equal(res.headers['x-archive-orig-content-length'], String(enc.length));
+      t.equal(res.text, want.replace('NAME', name), `${name}: decoded page with base element`);
+      t.equal(res.headers['content-length'], String(res.body.length), `${name}: Content-Length of the decoded page`);
+      t.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    }
+  },
+);
 
-t.test('docs/architecture.md (replay and Prefer): a gzip HTML page that already has a base element, and a corrupt gzip page, are served as stored', async (t) => {
-  const withBase = zlib.gzipSync('<html><head><base href="http://x.example/"><title>t</title></head></html>');
-  const corrupt = Buffer.concat([zlib.gzipSync('<html><head><title>t</title></head><body>' + 'y'.repeat(5000)).subarray(0, 60)]);
-  for (const [name, body] of [['gz-base', withBase], ['gz-corrupt', corrupt]] as const) {
-    const m = await capture(`http://www.example.org/${name}`, { responseHeaders: [['Content-Type', 'text/html'], ['Content-Encoding', 'gzip']], body });
-    const res = await headMatchesGet(t, m);
-    t.equal(res.headers['content-encoding'], 'gzip', name);
-    t.equal(res.headers['content-length'], String(body.length), name);
-    t.same(res.body, body, `${name}: stored bytes`);
-  }
-});
+t.test(
+  'docs/architecture.md (replay and Prefer): a gzip HTML page that already has a base element, and a corrupt gzip page, are served as stored',
+  async (t) => {
+    const withBase = zlib.gzipSync('<html><head><base href="http://x.example/"><title>t</title></head></html>');
+    const corrupt = Buffer.concat([zlib.gzipSync('<html><head><title>t</title></head><body>' + 'y'.repeat(5000)).subarray(0, 60)]);
+    for (const [name, body] of [
+      ['gz-base', withBase],
+      ['gz-corrupt', corrupt],
+    ] as const) {
+      const m = await capture(`http://www.example.org/${name}`, {
+        responseHeaders: [
+          ['Content-Type', 'text/html'],
+          ['Content-Encoding', 'gzip'],
+        ],
+        body,
+      });
+      const res = await headMatchesGet(t, m);
+      t.equal(res.headers['content-encoding'], 'gzip', name);
+      t.equal(res.headers['content-length'], String(body.length), name);
+      t.same(res.body, body, `${name}: stored bytes`);
+    }
+  },
+);
 
 t.test('docs/architecture.md (replay and Prefer): other gzip bodies are served byte-identical with Content-Encoding and Content-Length', async (t) => {
   const css = zlib.gzipSync('body { color: red }\n'.repeat(500));
-  const m = await capture('http://www.example.org/style.css', { responseHeaders: [['Content-Type', 'text/css'], ['Content-Encoding', 'gzip']], body: css });
+  const m = await capture('http://www.example.org/style.css', {
+    responseHeaders: [
+      ['Content-Type', 'text/css'],
+      ['Content-Encoding', 'gzip'],
+    ],
+    body: css,
+  });
   const res = await headMatchesGet(t, m);
   t.same(res.body, css);
   t.equal(res.headers['content-encoding'], 'gzip');
@@ -173,47 +252,54 @@ t.test('docs/architecture.md (replay and Prefer): other gzip bodies are served b
   t.equal(res2.headers['content-type'], 'application/octet-stream');
 });
 
-t.test('docs/architecture.md (replay and Prefer) / issue point 3: every original header comes back as X-Archive-Orig-<name>; stale ones never as themselves', async (t) => {
-  const stale: [string, string][] = [
-    ['Set-Cookie', 'session=abc; Path=/; HttpOnly'],
-    ['Set-Cookie', 'theme=dark'],
-    ['Cache-Control', 'max-age=31536000, immutable'],
-    ['ETag', '"abc123"'],
-    ['Expires', 'Wed, 21 Oct 2099 07:28:00 GMT'],
-    ['Last-Modified', 'Mon, 01 Jan 2001 00:00:00 GMT'],
-    ['Content-Security-Policy', "default-src 'none'"],
-    ['Strict-Transport-Security', 'max-age=63072000; includeSubDomains'],
-    ['X-Frame-Options', 'DENY'],
-    ['Refresh', '5; url=http://www.example.org/'],
-    ['Link', '<http://www.example.org/style.css>; rel="preload"'],
-    ['Vary', 'Cookie'],
-    ['Server', 'Apache/1.3.20'],
-    ['Age', '100'],
-    ['Access-Control-Allow-Origin', '*'],
-    ['Content-Disposition', 'inline'],
-    ['Accept-Ranges', 'bytes'],
-    ['Clear-Site-Data', '"cache"'],
-    ['WWW-Authenticate', 'Basic realm="x"'],
-  ];
-  const body = '<html><head><title>h</title></head></html>';
-  const m = await capture('http://www.example.org/headers', { responseHeaders: [['Content-Type', 'text/html; charset=windows-1252'], ...stale], body });
-  const res = await request(m);
-  t.equal(res.status, 200);
-  for (const [name] of stale) {
-    if (['link', 'vary'].includes(name.toLowerCase())) continue;
-    t.notOk(res.headers[name.toLowerCase()], `${name} is not sent as itself`);
-  }
-  t.equal(res.headers.vary, 'prefer', 'our own Vary, not the original one');
-  t.notOk(links(res.headers.link).some((l) => l.uri === 'http://www.example.org/style.css'), 'the original Link is not in our Link');
-  t.equal(res.headers['x-archive-orig-set-cookie'], 'session=abc; Path=/; HttpOnly, theme=dark', 'both Set-Cookie lines echoed');
-  for (const [name, value] of stale.filter(([n]) => n !== 'Set-Cookie')) t.equal(res.headers[`x-archive-orig-${name.toLowerCase()}`], value, `X-Archive-Orig-${name}`);
-  t.equal(res.headers['x-archive-orig-content-type'], 'text/html; charset=windows-1252');
-  t.equal(res.headers['content-type'], 'text/html; charset=windows-1252', 'Content-Type also as itself');
-  t.equal(res.headers['x-archive-orig-date'], DAY, 'the original Date echoed; Date is our own');
-  t.not(res.headers.date, DAY);
-  t.equal(res.headers['x-archive-orig-content-length'], String(body.length));
-  t.equal(res.headers['content-length'], String(res.body.length), 'Content-Length of the body as served (base element added)');
-});
+t.test(
+  'docs/architecture.md (replay and Prefer) / issue point 3: every original header comes back as X-Archive-Orig-<name>; stale ones never as themselves',
+  async (t) => {
+    const stale: [string, string][] = [
+      ['Set-Cookie', 'session=abc; Path=/; HttpOnly'],
+      ['Set-Cookie', 'theme=dark'],
+      ['Cache-Control', 'max-age=31536000, immutable'],
+      ['ETag', '"abc123"'],
+      ['Expires', 'Wed, 21 Oct 2099 07:28:00 GMT'],
+      ['Last-Modified', 'Mon, 01 Jan 2001 00:00:00 GMT'],
+      ['Content-Security-Policy', "default-src 'none'"],
+      ['Strict-Transport-Security', 'max-age=63072000; includeSubDomains'],
+      ['X-Frame-Options', 'DENY'],
+      ['Refresh', '5; url=http://www.example.org/'],
+      ['Link', '<http://www.example.org/style.css>; rel="preload"'],
+      ['Vary', 'Cookie'],
+      ['Server', 'Apache/1.3.20'],
+      ['Age', '100'],
+      ['Access-Control-Allow-Origin', '*'],
+      ['Content-Disposition', 'inline'],
+      ['Accept-Ranges', 'bytes'],
+      ['Clear-Site-Data', '"cache"'],
+      ['WWW-Authenticate', 'Basic realm="x"'],
+    ];
+    const body = '<html><head><title>h</title></head></html>';
+    const m = await capture('http://www.example.org/headers', { responseHeaders: [['Content-Type', 'text/html; charset=windows-1252'], ...stale], body });
+    const res = await request(m);
+    t.equal(res.status, 200);
+    for (const [name] of stale) {
+      if (['link', 'vary'].includes(name.toLowerCase())) continue;
+      t.notOk(res.headers[name.toLowerCase()], `${name} is not sent as itself`);
+    }
+    t.equal(res.headers.vary, 'prefer', 'our own Vary, not the original one');
+    t.notOk(
+      links(res.headers.link).some((l) => l.uri === 'http://www.example.org/style.css'),
+      'the original Link is not in our Link',
+    );
+    t.equal(res.headers['x-archive-orig-set-cookie'], 'session=abc; Path=/; HttpOnly, theme=dark', 'both Set-Cookie lines echoed');
+    for (const [name, value] of stale.filter(([n]) => n !== 'Set-Cookie'))
+      t.equal(res.headers[`x-archive-orig-${name.toLowerCase()}`], value, `X-Archive-Orig-${name}`);
+    t.equal(res.headers['x-archive-orig-content-type'], 'text/html; charset=windows-1252');
+    t.equal(res.headers['content-type'], 'text/html; charset=windows-1252', 'Content-Type also as itself');
+    t.equal(res.headers['x-archive-orig-date'], DAY, 'the original Date echoed; Date is our own');
+    t.not(res.headers.date, DAY);
+    t.equal(res.headers['x-archive-orig-content-length'], String(body.length));
+    t.equal(res.headers['content-length'], String(res.body.length), 'Content-Length of the body as served (base element added)');
+  },
+);
 
 t.test('RFC 9110 §9.3.2: HEAD at a Memento answers exactly as GET without the body (Content-Length included)', async (t) => {
   await headMatchesGet(t, uriM(R, D[0]));

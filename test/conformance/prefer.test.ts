@@ -2,8 +2,9 @@
  * Conformance: raw Mementos negotiated with Prefer (the Prefer rules of docs/architecture.md
  * 1–8, RFC 7240), both variants, and the `id_` URI-M; issue point 4.
  */
-import t from 'tap';
+
 import zlib from 'node:zlib';
+import t from 'tap';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
 import { headMatchesGet, links, partsOf, ts14 } from './helpers.js';
 
@@ -24,28 +25,62 @@ async function put(uriR: string, date: string, responseHeaders: [string, string]
   const res = await putCapture(a, uriR, captureRecord({ ...partsOf(uriR), date, responseHeaders, body }));
   if (res.status !== 201) throw new Error(res.text);
 }
-await put(R, D1, [['Content-Type', 'text/html; charset=utf-8'], ['Set-Cookie', 'a=1']], PAGE);
+await put(
+  R,
+  D1,
+  [
+    ['Content-Type', 'text/html; charset=utf-8'],
+    ['Set-Cookie', 'a=1'],
+  ],
+  PAGE,
+);
 await put(R, D2, [['Content-Type', 'text/html; charset=utf-8']], PAGE + ' ');
-await put(GZ, D1, [['Content-Type', 'text/html'], ['Content-Encoding', 'gzip']], GZ_BODY);
+await put(
+  GZ,
+  D1,
+  [
+    ['Content-Type', 'text/html'],
+    ['Content-Encoding', 'gzip'],
+  ],
+  GZ_BODY,
+);
 await put(CSS, D1, [['Content-Type', 'text/css']], 'p { color: red }');
 const BASED = 'http://www.example.org/based.html';
 const GZ_BASED = 'http://www.example.org/gz-based.html';
 await put(BASED, D1, [['Content-Type', 'text/html']], '<html><head><base href="http://www.example.org/"></head></html>');
-await put(GZ_BASED, D1, [['Content-Type', 'text/html'], ['Content-Encoding', 'gzip']], zlib.gzipSync('<html><head><base href="http://www.example.org/"></head></html>'));
+await put(
+  GZ_BASED,
+  D1,
+  [
+    ['Content-Type', 'text/html'],
+    ['Content-Encoding', 'gzip'],
+  ],
+  zlib.gzipSync('<html><head><base href="http://www.example.org/"></head></html>'),
+);
 
 const m = (uriR: string, d: string, raw = false) => `${a.url}/2025/memento/${ts14(d)}${raw ? 'id_' : ''}/${uriR}`;
 const tg = (uriR: string) => `${a.url}/2025/timegate/${uriR}`;
 
-t.test('Prefer rule 1 + variant 1: Prefer original-content at the TimeGate redirects to the id_ URI-M, with Preference-Applied and Vary: accept-datetime, prefer', async (t) => {
-  const res = await request(tg(R), { headers: { 'accept-datetime': D1, prefer: 'original-content' } });
-  t.equal(res.status, 302);
-  t.equal(res.headers.location, m(R, D1, true));
-  t.equal(res.headers['preference-applied'], ALL, 'the raw Memento satisfies all three dimensions (rule 3 allows more than asked)');
-  t.equal(res.headers.vary, 'accept-datetime, prefer');
-  const mem = links(res.headers.link).filter((l) => l.rel.includes('memento'));
-  t.same(mem.map((l) => l.uri), [m(R, D1, true), m(R, D2, true)], 'memento links name the raw URI-Ms (rule 8: different rawness, different URI-Ms)');
-  t.same(mem.map((l) => l.rel), ['first memento', 'next last memento']);
-});
+t.test(
+  'Prefer rule 1 + variant 1: Prefer original-content at the TimeGate redirects to the id_ URI-M, with Preference-Applied and Vary: accept-datetime, prefer',
+  async (t) => {
+    const res = await request(tg(R), { headers: { 'accept-datetime': D1, prefer: 'original-content' } });
+    t.equal(res.status, 302);
+    t.equal(res.headers.location, m(R, D1, true));
+    t.equal(res.headers['preference-applied'], ALL, 'the raw Memento satisfies all three dimensions (rule 3 allows more than asked)');
+    t.equal(res.headers.vary, 'accept-datetime, prefer');
+    const mem = links(res.headers.link).filter((l) => l.rel.includes('memento'));
+    t.same(
+      mem.map((l) => l.uri),
+      [m(R, D1, true), m(R, D2, true)],
+      'memento links name the raw URI-Ms (rule 8: different rawness, different URI-Ms)',
+    );
+    t.same(
+      mem.map((l) => l.rel),
+      ['first memento', 'next last memento'],
+    );
+  },
+);
 
 t.test('Prefer rules 3, 4 + variant 1: Prefer original-links or echo-original-headers alone keeps the default URI-M, which satisfies them', async (t) => {
   for (const prefer of ['original-links', 'echo-original-headers', 'original-links, echo-original-headers']) {
@@ -99,40 +134,49 @@ t.test('Prefer rule 6: without Prefer the default Memento names what it satisfie
   t.equal(css.text, 'p { color: red }');
 });
 
-t.test('Prefer rule 2 + variant 2: Prefer original-content at a Memento serves the stored bytes exactly, with Preference-Applied, Vary: prefer and the Content-Location of the raw variant', async (t) => {
-  const res = await headMatchesGet(t, m(R, D1), { prefer: 'original-content' });
-  t.equal(res.status, 200);
-  t.equal(res.text, PAGE);
-  t.equal(res.headers['content-length'], String(Buffer.byteLength(PAGE)));
-  t.equal(res.headers['preference-applied'], ALL);
-  t.equal(res.headers.vary, 'prefer');
-  t.equal(res.headers['content-location'], m(R, D1, true));
-  t.equal(res.headers['memento-datetime'], D1);
-  t.equal(res.headers['x-archive-orig-set-cookie'], 'a=1');
-  const gz = await headMatchesGet(t, m(GZ, D1), { prefer: 'original-content' });
-  t.same(gz.body, GZ_BODY, 'a gzip page: the stored (encoded) bytes');
-  t.equal(gz.headers['content-encoding'], 'gzip');
-  t.equal(gz.headers['content-length'], String(GZ_BODY.length));
-});
-
-t.test('docs/architecture.md (replay and Prefer): the id_ URI-M is the stored bytes exactly, whatever Prefer says, and its Link names raw neighbours', async (t) => {
-  for (const prefer of [undefined, 'rewritten', 'original-links']) {
-    const res = await headMatchesGet(t, m(R, D1, true), prefer ? { prefer } : {});
+t.test(
+  'Prefer rule 2 + variant 2: Prefer original-content at a Memento serves the stored bytes exactly, with Preference-Applied, Vary: prefer and the Content-Location of the raw variant',
+  async (t) => {
+    const res = await headMatchesGet(t, m(R, D1), { prefer: 'original-content' });
     t.equal(res.status, 200);
-    t.equal(res.text, PAGE, `prefer: ${prefer}`);
-    t.equal(res.headers['content-location'], m(R, D1, true));
+    t.equal(res.text, PAGE);
+    t.equal(res.headers['content-length'], String(Buffer.byteLength(PAGE)));
     t.equal(res.headers['preference-applied'], ALL);
-    t.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    t.equal(res.headers.vary, 'prefer');
+    t.equal(res.headers['content-location'], m(R, D1, true));
     t.equal(res.headers['memento-datetime'], D1);
-    const l = links(res.headers.link);
-    t.same(l.filter((x) => x.rel.includes('memento')).map((x) => x.uri), [m(R, D1, true), m(R, D2, true)]);
-    t.equal(l.find((x) => x.rel === 'original')?.uri, R);
-  }
-  const gz = await request(m(GZ, D1, true));
-  t.same(gz.body, GZ_BODY);
-  t.equal(gz.headers['content-encoding'], 'gzip');
-  t.equal(gz.headers['x-archive-orig-content-encoding'], 'gzip');
-});
+    t.equal(res.headers['x-archive-orig-set-cookie'], 'a=1');
+    const gz = await headMatchesGet(t, m(GZ, D1), { prefer: 'original-content' });
+    t.same(gz.body, GZ_BODY, 'a gzip page: the stored (encoded) bytes');
+    t.equal(gz.headers['content-encoding'], 'gzip');
+    t.equal(gz.headers['content-length'], String(GZ_BODY.length));
+  },
+);
+
+t.test(
+  'docs/architecture.md (replay and Prefer): the id_ URI-M is the stored bytes exactly, whatever Prefer says, and its Link names raw neighbours',
+  async (t) => {
+    for (const prefer of [undefined, 'rewritten', 'original-links']) {
+      const res = await headMatchesGet(t, m(R, D1, true), prefer ? { prefer } : {});
+      t.equal(res.status, 200);
+      t.equal(res.text, PAGE, `prefer: ${prefer}`);
+      t.equal(res.headers['content-location'], m(R, D1, true));
+      t.equal(res.headers['preference-applied'], ALL);
+      t.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      t.equal(res.headers['memento-datetime'], D1);
+      const l = links(res.headers.link);
+      t.same(
+        l.filter((x) => x.rel.includes('memento')).map((x) => x.uri),
+        [m(R, D1, true), m(R, D2, true)],
+      );
+      t.equal(l.find((x) => x.rel === 'original')?.uri, R);
+    }
+    const gz = await request(m(GZ, D1, true));
+    t.same(gz.body, GZ_BODY);
+    t.equal(gz.headers['content-encoding'], 'gzip');
+    t.equal(gz.headers['x-archive-orig-content-encoding'], 'gzip');
+  },
+);
 
 t.test('Prefer rule 8: the URI-M chosen at a TimeGate with Prefer answers with the same Preference-Applied when fetched', async (t) => {
   for (const uriR of [R, GZ, CSS, BASED, GZ_BASED]) {

@@ -8,9 +8,10 @@
  * names it as its remote archive "old" and keeps 2000–2026 and 2026–2030
  * itself.
  */
-import t from 'tap';
+
 import http from 'node:http';
 import net from 'node:net';
+import t from 'tap';
 import { request, startArchive } from '../helpers/archive.js';
 import { headMatchesGet, links, noMementoHeaders, seed, ts14 } from './helpers.js';
 
@@ -55,18 +56,24 @@ const tg = (uriR: string) => `${A.url}/tg/${uriR}`;
 const localTg = (id: string, uriR: string) => `${A.url}/${id}/timegate/${uriR}`;
 const remoteTg = (uriR: string) => `${B.url}/old/timegate/${uriR}`;
 
-t.test('RFC 7089 §4.2 (redirector) + docs/url-space.md: 302 to a TimeGate, Vary: accept-datetime, Link original and rel="timemap index", text/plain body', async (t) => {
-  const res = await request(tg(ALL), { headers: { 'accept-datetime': D05 } });
-  t.equal(res.status, 302);
-  t.equal(res.headers.location, localTg('2000s', ALL));
-  t.equal(res.headers.vary, 'accept-datetime');
-  const m05 = `${A.url}/2000s/memento/${ts14(D05)}/${ALL}`;
-  t.equal(res.headers.link, `<${ALL}>; rel="original", <${A.url}/tg/timemap/${ALL}>; rel="timemap index"; type="application/link-format", <${m05}>; rel="first last memento"; datetime="${D05}"`,
-    'original, the index TimeMap, and the memento links the chosen TimeGate sends');
-  t.equal(res.headers['content-type'], 'text/plain; charset=UTF-8');
-  t.equal(res.text, localTg('2000s', ALL) + '\n');
-  t.notOk(res.headers['memento-datetime']);
-});
+t.test(
+  'RFC 7089 §4.2 (redirector) + docs/url-space.md: 302 to a TimeGate, Vary: accept-datetime, Link original and rel="timemap index", text/plain body',
+  async (t) => {
+    const res = await request(tg(ALL), { headers: { 'accept-datetime': D05 } });
+    t.equal(res.status, 302);
+    t.equal(res.headers.location, localTg('2000s', ALL));
+    t.equal(res.headers.vary, 'accept-datetime');
+    const m05 = `${A.url}/2000s/memento/${ts14(D05)}/${ALL}`;
+    t.equal(
+      res.headers.link,
+      `<${ALL}>; rel="original", <${A.url}/tg/timemap/${ALL}>; rel="timemap index"; type="application/link-format", <${m05}>; rel="first last memento"; datetime="${D05}"`,
+      'original, the index TimeMap, and the memento links the chosen TimeGate sends',
+    );
+    t.equal(res.headers['content-type'], 'text/plain; charset=UTF-8');
+    t.equal(res.text, localTg('2000s', ALL) + '\n');
+    t.notOk(res.headers['memento-datetime']);
+  },
+);
 
 t.test('docs/architecture.md (archives by time span): Accept-Datetime picks the archive whose span holds it, local or remote', async (t) => {
   const cases: [string, string][] = [
@@ -139,11 +146,14 @@ t.test('RFC 7089 §5 (TimeMap index): /tg/timemap lists the remote TimeMap with 
   const res = await request(`${A.url}/tg/timemap/${ALL}`);
   t.equal(res.status, 200);
   const tms = links(res.text).filter((l) => l.rel === 'timemap');
-  t.same(tms.map((l) => [l.uri, l.from, l.until, l.type]), [
-    [`${B.url}/old/timemap/link/${ALL}`, D95, D96, 'application/link-format'],
-    [`${A.url}/2000s/timemap/link/${ALL}`, D05, D05, 'application/link-format'],
-    [`${A.url}/current/timemap/link/${ALL}`, D26, D26, 'application/link-format'],
-  ]);
+  t.same(
+    tms.map((l) => [l.uri, l.from, l.until, l.type]),
+    [
+      [`${B.url}/old/timemap/link/${ALL}`, D95, D96, 'application/link-format'],
+      [`${A.url}/2000s/timemap/link/${ALL}`, D05, D05, 'application/link-format'],
+      [`${A.url}/current/timemap/link/${ALL}`, D26, D26, 'application/link-format'],
+    ],
+  );
   const self = links(res.text).find((l) => l.rel === 'self');
   t.same([self?.from, self?.until], [D95, D26], 'self spans all archives');
   const remoteTm = await request(tms[0].uri);
@@ -151,9 +161,20 @@ t.test('RFC 7089 §5 (TimeMap index): /tg/timemap lists the remote TimeMap with 
 
   const onlyRemote = await request(`${A.url}/tg/timemap/${OLD}`);
   t.equal(onlyRemote.status, 200);
-  t.same(links(onlyRemote.text).filter((l) => l.rel === 'timemap').map((l) => l.uri), [`${B.url}/old/timemap/link/${OLD}`]);
+  t.same(
+    links(onlyRemote.text)
+      .filter((l) => l.rel === 'timemap')
+      .map((l) => l.uri),
+    [`${B.url}/old/timemap/link/${OLD}`],
+  );
   const onlyLocal = await request(`${A.url}/tg/timemap/${MID}`);
-  t.same(links(onlyLocal.text).filter((l) => l.rel === 'timemap').map((l) => l.uri), [`${A.url}/2000s/timemap/link/${MID}`], 'the remote archive that answered 404 is not listed');
+  t.same(
+    links(onlyLocal.text)
+      .filter((l) => l.rel === 'timemap')
+      .map((l) => l.uri),
+    [`${A.url}/2000s/timemap/link/${MID}`],
+    'the remote archive that answered 404 is not listed',
+  );
   const none = await request(`${A.url}/tg/timemap/${NONE}`);
   t.equal(none.status, 404);
   noMementoHeaders(t, none, 'index TimeMap 404');
@@ -180,10 +201,16 @@ t.test('docs/architecture.md (archives and time spans): a remote archive that do
   t.equal(inAway.headers.location, `${C.url}/local/timegate/${MID}`, 'the archive of the span cannot be asked: the nearest that has it');
   const index = await request(`${C.url}/tg/timemap/${MID}`);
   t.equal(index.status, 200);
-  t.same(links(index.text).filter((l) => l.rel === 'timemap').map((l) => [l.uri, l.from, l.until]), [
-    [`${C.url}/local/timemap/link/${MID}`, D05, D05],
-    [`http://127.0.0.1:${port}/away/timemap/link/${MID}`, 'Thu, 01 Jan 2026 00:00:00 GMT', undefined],
-  ], 'the unreachable archive is listed with its configured span');
+  t.same(
+    links(index.text)
+      .filter((l) => l.rel === 'timemap')
+      .map((l) => [l.uri, l.from, l.until]),
+    [
+      [`${C.url}/local/timemap/link/${MID}`, D05, D05],
+      [`http://127.0.0.1:${port}/away/timemap/link/${MID}`, 'Thu, 01 Jan 2026 00:00:00 GMT', undefined],
+    ],
+    'the unreachable archive is listed with its configured span',
+  );
 });
 
 t.test('RFC 9110 §9.3.2 and §15.5.6: HEAD at the redirector answers as GET; POST/PUT/DELETE are 405 with Allow', async (t) => {
@@ -205,20 +232,29 @@ t.test('docs/url-space.md: a remote archive id at this host is 404 naming where 
   noMementoHeaders(t, res, 'remote id');
 });
 
-t.test('docs/architecture.md (archives and time spans) (conf/archive.yaml): a remote archive names its TimeMap when it cannot be derived from its TimeGate', async (t) => {
-  const yaml = (extra: string) => `archives:
+t.test(
+  'docs/architecture.md (archives and time spans) (conf/archive.yaml): a remote archive names its TimeMap when it cannot be derived from its TimeGate',
+  async (t) => {
+    const yaml = (extra: string) => `archives:
   - id: wayback
     until: 2000-01-01T00:00:00Z
     timegate: http://127.0.0.1:9/web/
 ${extra}  - id: here
     from: 2000-01-01T00:00:00Z
 `;
-  await t.rejects(startArchive(yaml('')), /archive\.yaml:\d+: archive "wayback": timegate does not end in \/timegate\/.*set timemap: too/);
-  const C = await startArchive(yaml('    timemap: http://127.0.0.1:9/web/timemap/link/\n'));
-  t.teardown(() => C.close());
-  t.same(C.config.archives[0], { id: 'wayback', from: -Infinity, until: Date.UTC(2000, 0, 1) / 1000, timegate: 'http://127.0.0.1:9/web/', timemap: 'http://127.0.0.1:9/web/timemap/link/' });
-  t.equal(A.config.archives[0].timemap, `${B.url}/old/timemap/link/`, 'derived for this daemon\'s own /<id>/timegate/ shape');
-});
+    await t.rejects(startArchive(yaml('')), /archive\.yaml:\d+: archive "wayback": timegate does not end in \/timegate\/.*set timemap: too/);
+    const C = await startArchive(yaml('    timemap: http://127.0.0.1:9/web/timemap/link/\n'));
+    t.teardown(() => C.close());
+    t.same(C.config.archives[0], {
+      id: 'wayback',
+      from: -Infinity,
+      until: Date.UTC(2000, 0, 1) / 1000,
+      timegate: 'http://127.0.0.1:9/web/',
+      timemap: 'http://127.0.0.1:9/web/timemap/link/',
+    });
+    t.equal(A.config.archives[0].timemap, `${B.url}/old/timemap/link/`, "derived for this daemon's own /<id>/timegate/ shape");
+  },
+);
 
 /** HEAD with redirects followed, as python-requests does for py-memento-client: every answer of the chain. */
 async function headChain(url: string, headers: Record<string, string>): Promise<{ url: string; res: Awaited<ReturnType<typeof request>> }[]> {
@@ -232,25 +268,39 @@ async function headChain(url: string, headers: Record<string, string>): Promise<
   return out;
 }
 
-t.test("RFC 7089 §4.2.1 with py-memento-client's rules: the first TimeGate of the redirect chain (Vary accept-datetime + original + Location) names first/prev/next/last, and the end is a Memento", async (t) => {
-  for (const [uriR, ad, archive, host] of [[ALL, D05, '2000s', A.url], [ALL, D96, 'old', B.url], [ALL, D26, 'current', A.url]] as const) {
-    const chain = await headChain(tg(uriR), { 'accept-datetime': ad });
-    const isTimegate = (r: (typeof chain)[number]['res']) => /accept-datetime/i.test(String(r.headers.vary)) && links(r.headers.link).some((l) => l.rel === 'original') && !!r.headers.location;
-    const first = chain.find((c) => isTimegate(c.res));
-    t.equal(first?.url, tg(uriR), `${ad}: the redirector is the first TimeGate of the chain`);
-    const end = chain[chain.length - 1].res;
-    t.equal(end.status, 200);
-    t.equal(end.headers['memento-datetime'], ad, 'the chain ends at the Memento');
-    // The navigation links the client reads from the redirector are those of the archive's own TimeGate.
-    const own = chain[1].res;
-    const mem = (r: typeof own) => links(r.headers.link).filter((l) => l.rel.includes('memento'));
-    t.ok(mem(own).length > 0);
-    t.same(mem(first!.res), mem(own), `${ad}: same memento links as ${archive}'s TimeGate at ${host}`);
-    t.ok(mem(first!.res).some((l) => l.rel.split(' ').includes('first')) && mem(first!.res).some((l) => l.rel.split(' ').includes('last')));
-  }
-  const noAd = await request(tg(ALL));
-  t.same(links(noAd.headers.link).filter((l) => l.rel.includes('memento')).map((l) => l.rel), ['first last memento'], 'without Accept-Datetime: the newest archive\'s links');
-});
+t.test(
+  "RFC 7089 §4.2.1 with py-memento-client's rules: the first TimeGate of the redirect chain (Vary accept-datetime + original + Location) names first/prev/next/last, and the end is a Memento",
+  async (t) => {
+    for (const [uriR, ad, archive, host] of [
+      [ALL, D05, '2000s', A.url],
+      [ALL, D96, 'old', B.url],
+      [ALL, D26, 'current', A.url],
+    ] as const) {
+      const chain = await headChain(tg(uriR), { 'accept-datetime': ad });
+      const isTimegate = (r: (typeof chain)[number]['res']) =>
+        /accept-datetime/i.test(String(r.headers.vary)) && links(r.headers.link).some((l) => l.rel === 'original') && !!r.headers.location;
+      const first = chain.find((c) => isTimegate(c.res));
+      t.equal(first?.url, tg(uriR), `${ad}: the redirector is the first TimeGate of the chain`);
+      const end = chain[chain.length - 1].res;
+      t.equal(end.status, 200);
+      t.equal(end.headers['memento-datetime'], ad, 'the chain ends at the Memento');
+      // The navigation links the client reads from the redirector are those of the archive's own TimeGate.
+      const own = chain[1].res;
+      const mem = (r: typeof own) => links(r.headers.link).filter((l) => l.rel.includes('memento'));
+      t.ok(mem(own).length > 0);
+      t.same(mem(first!.res), mem(own), `${ad}: same memento links as ${archive}'s TimeGate at ${host}`);
+      t.ok(mem(first!.res).some((l) => l.rel.split(' ').includes('first')) && mem(first!.res).some((l) => l.rel.split(' ').includes('last')));
+    }
+    const noAd = await request(tg(ALL));
+    t.same(
+      links(noAd.headers.link)
+        .filter((l) => l.rel.includes('memento'))
+        .map((l) => l.rel),
+      ['first last memento'],
+      "without Accept-Datetime: the newest archive's links",
+    );
+  },
+);
 
 t.test('docs/architecture.md (archives and time spans): a remote archive is asked only when the choice depends on it', async (t) => {
   const asked: string[] = [];

@@ -31,19 +31,25 @@ t.test('RFC 7089 §4.2.1: TimeGate answers 302 with Location of the best URI-M, 
   t.notOk(res.headers['preference-applied'], 'no Prefer, no Preference-Applied at the TimeGate');
 });
 
-t.test('RFC 7089 §4.2.1 + §2.2: TimeGate Link is exactly original, timemap (link-format), timebundle and the memento links with first/prev/next/last and quoted IMF-fixdate datetime', async (t) => {
-  const res = await request(tg, { headers: { 'accept-datetime': D[1] } });
-  const base = a.url;
-  t.equal(res.headers.link, [
-    `<${R}>; rel="original"`,
-    `<${base}/2025/timemap/link/${R}>; rel="timemap"; type="application/link-format"`,
-    `<${base}/2025/timebundle/${R}>; rel="timebundle"`,
-    `<${m(D[0])}>; rel="first prev memento"; datetime="Mon, 05 Mar 2001 09:07:03 GMT"`,
-    `<${m(D[1])}>; rel="memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`,
-    `<${m(D[2])}>; rel="next memento"; datetime="Fri, 01 Jun 2001 00:00:00 GMT"`,
-    `<${m(D[3])}>; rel="last memento"; datetime="Sat, 01 Sep 2001 12:00:00 GMT"`,
-  ].join(', '));
-});
+t.test(
+  'RFC 7089 §4.2.1 + §2.2: TimeGate Link is exactly original, timemap (link-format), timebundle and the memento links with first/prev/next/last and quoted IMF-fixdate datetime',
+  async (t) => {
+    const res = await request(tg, { headers: { 'accept-datetime': D[1] } });
+    const base = a.url;
+    t.equal(
+      res.headers.link,
+      [
+        `<${R}>; rel="original"`,
+        `<${base}/2025/timemap/link/${R}>; rel="timemap"; type="application/link-format"`,
+        `<${base}/2025/timebundle/${R}>; rel="timebundle"`,
+        `<${m(D[0])}>; rel="first prev memento"; datetime="Mon, 05 Mar 2001 09:07:03 GMT"`,
+        `<${m(D[1])}>; rel="memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`,
+        `<${m(D[2])}>; rel="next memento"; datetime="Fri, 01 Jun 2001 00:00:00 GMT"`,
+        `<${m(D[3])}>; rel="last memento"; datetime="Sat, 01 Sep 2001 12:00:00 GMT"`,
+      ].join(', '),
+    );
+  },
+);
 
 t.test('RFC 7089 §2.2: prev and next move with the selection (third of four: first, prev, next-and-last)', async (t) => {
   const res = await request(tg, { headers: { 'accept-datetime': D[2] } });
@@ -78,7 +84,10 @@ t.test('RFC 7089 §4.5.3: Accept-Datetime before the first Memento gives the fir
   t.equal(before.status, 302);
   t.equal(before.headers.location, m(D[0]));
   t.equal(byRel(links(before.headers.link), 'first memento')[0]?.uri, m(D[0]));
-  t.notOk(links(before.headers.link).some((l) => l.rel.split(' ').includes('prev')), 'no prev before the first');
+  t.notOk(
+    links(before.headers.link).some((l) => l.rel.split(' ').includes('prev')),
+    'no prev before the first',
+  );
   const after = await request(tg, { headers: { 'accept-datetime': 'Fri, 31 Dec 2100 23:59:59 GMT' } });
   t.equal(after.headers.location, m(D[3]));
 });

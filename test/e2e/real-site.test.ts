@@ -6,7 +6,7 @@
  * Memento; the TimeMaps list them; the WARC files parse with warcio. A
  * second crawl after one page changed makes exactly one new memento.
  */
-import t from 'tap';
+
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,10 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sqlite3 from 'sqlite3';
+import t from 'tap';
 import { WARCParser } from 'warcio';
 import { startStaticServer } from '../../bin/sample-site.js';
+import { type Daemon, startDaemon } from '../helpers/daemons.js';
 import { apacheManual, wget } from '../helpers/real-site.js';
-import { startDaemon, type Daemon } from '../helpers/daemons.js';
 
 const execFileP = promisify(execFile);
 
@@ -55,11 +56,24 @@ async function crawl(wgetPath: string, startUrl: string, dir: string): Promise<{
   await mkdir(dir, { recursive: true });
   const warc = path.join(dir, 'crawl');
   const started = performance.now();
-  await execFileP(wgetPath, [
-    '--mirror', '--page-requisites', '-e', 'robots=off', '--no-verbose', '--no-proxy',
-    '--include-directories=/manual/en,/manual/images,/manual/style',
-    '--directory-prefix', path.join(dir, 'mirror'), `--warc-file=${warc}`, '--no-warc-compression', startUrl,
-  ], { maxBuffer: 64 * 1024 * 1024 }).catch((err: { code?: number; stderr?: string }) => {
+  await execFileP(
+    wgetPath,
+    [
+      '--mirror',
+      '--page-requisites',
+      '-e',
+      'robots=off',
+      '--no-verbose',
+      '--no-proxy',
+      '--include-directories=/manual/en,/manual/images,/manual/style',
+      '--directory-prefix',
+      path.join(dir, 'mirror'),
+      `--warc-file=${warc}`,
+      '--no-warc-compression',
+      startUrl,
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  ).catch((err: { code?: number; stderr?: string }) => {
     // wget exits 8 when some link answered an error (the manual links a few missing files); that is the site, not the crawl.
     if (err.code !== 8) throw err;
   });
@@ -118,14 +132,17 @@ t.test('issue 2 part 5: a real site crawled through the capture proxy comes back
 
   // The archive daemon.
   const conf = path.join(work, 'conf');
-  await writeFile(path.join(work, 'archive.yaml'), `listen: 127.0.0.1:0
+  await writeFile(
+    path.join(work, 'archive.yaml'),
+    `listen: 127.0.0.1:0
 data_dir: data
 archives:
   - id: "2025"
     until: 2026-01-01T00:00:00Z
   - id: current
     from: 2026-01-01T00:00:00Z
-`);
+`,
+  );
   const archive: Daemon = await startDaemon('memento-archive.js', ['serve', '--config', path.join(work, 'archive.yaml'), '--quiet']);
   t.teardown(() => archive.stop());
   const archivePort = new URL(archive.url).port;
@@ -133,11 +150,16 @@ archives:
 
   // Two capture proxies on the same site: capture on, and capture off (the baseline crawl).
   const proxies: Record<string, Daemon> = {};
-  for (const [name, enable] of [['on', 'On'], ['off', 'Off']] as const) {
+  for (const [name, enable] of [
+    ['on', 'On'],
+    ['off', 'Off'],
+  ] as const) {
     const vhosts = path.join(conf, name, 'vhosts');
     await mkdir(vhosts, { recursive: true });
     await writeFile(path.join(conf, name, 'proxy.yaml'), `listen: 127.0.0.1:0\nvhosts: vhosts/\nspool: ../spool-${name}\n`);
-    await writeFile(path.join(vhosts, 'manual.yaml'), `server_name: 127.0.0.1
+    await writeFile(
+      path.join(vhosts, 'manual.yaml'),
+      `server_name: 127.0.0.1
 upstream: ${site.url}
 EnableArchiving: ${enable}
 ArchiveHost: 127.0.0.1
@@ -145,7 +167,8 @@ ArchivePort: ${archivePort}
 ArchivePath: /put/
 ArchiveTimeGate: 127.0.0.1:${archivePort}/tg/
 EnableIP: On
-`);
+`,
+    );
     proxies[name] = await startDaemon('capture-proxy.js', ['--config', path.join(conf, name, 'proxy.yaml')]);
     t.teardown(() => proxies[name].stop());
   }
@@ -160,32 +183,51 @@ EnableIP: On
   const pages = fetched.filter((f) => f.contentType.startsWith('text/html')).length;
   const bytes = fetched.reduce((n, f) => n + f.body.length, 0);
   t.ok(pages >= 200, `wget fetched ${pages} HTML pages (the manual has ~250)`);
-  t.ok(fetched.some((f) => f.contentType.startsWith('text/css')) && fetched.some((f) => f.contentType.startsWith('image/')) && fetched.some((f) => /javascript/.test(f.contentType)),
-    'the crawl includes CSS, images and JavaScript');
+  t.ok(
+    fetched.some((f) => f.contentType.startsWith('text/css')) &&
+      fetched.some((f) => f.contentType.startsWith('image/')) &&
+      fetched.some((f) => /javascript/.test(f.contentType)),
+    'the crawl includes CSS, images and JavaScript',
+  );
   await waitForRows(dbFile, fetched.length, 'after crawl 1');
   t.equal(await countRows(dbFile), fetched.length, 'one memento per fetched URL');
 
   // Two more alternating rounds (off, on) so that the figures are medians of three; the repeated
   // captures are duplicates of crawl 1 and must add no memento.
-  const offMs = [base.ms], onMs = [c1.ms];
+  const offMs = [base.ms],
+    onMs = [c1.ms];
   for (let round = 2; round <= 3; round++) {
     offMs.push((await crawl(wgetPath, `${proxies.off.url}/manual/en/index.html`, path.join(work, `crawl-off-${round}`))).ms);
     onMs.push((await crawl(wgetPath, `${proxies.on.url}/manual/en/index.html`, path.join(work, `crawl-on-${round}`))).ms);
   }
   const median = (xs: number[]) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
-  t.comment(`real site: ${fetched.length} resources (${pages} HTML pages), ${bytes} bytes; crawl through the proxy, median of 3 alternating: ${median(offMs)} ms with capture off, ${median(onMs)} ms with capture on (off ${offMs.map(Math.round).join('/')}, on ${onMs.map(Math.round).join('/')})`);
-  await writeFile(path.join(os.tmpdir(), 'memento-e2e-figures.json'), JSON.stringify({ resources: fetched.length, pages, bytes, crawlOffMs: offMs.map(Math.round), crawlOnMs: onMs.map(Math.round) }));
+  t.comment(
+    `real site: ${fetched.length} resources (${pages} HTML pages), ${bytes} bytes; crawl through the proxy, median of 3 alternating: ${median(offMs)} ms with capture off, ${median(onMs)} ms with capture on (off ${offMs.map(Math.round).join('/')}, on ${onMs.map(Math.round).join('/')})`,
+  );
+  await writeFile(
+    path.join(os.tmpdir(), 'memento-e2e-figures.json'),
+    JSON.stringify({ resources: fetched.length, pages, bytes, crawlOffMs: offMs.map(Math.round), crawlOnMs: onMs.map(Math.round) }),
+  );
 
   // Every page: redirector → TimeGate → Memento, body as the content server sent it; TimeMap lists it.
   const failures: string[] = [];
   for (const f of fetched) {
     const tg = await get(`${archive.url}/tg/${f.url}`);
-    if (tg.status !== 302) { failures.push(`${f.url}: redirector ${tg.status}`); continue; }
+    if (tg.status !== 302) {
+      failures.push(`${f.url}: redirector ${tg.status}`);
+      continue;
+    }
     const gate = await get(tg.headers.get('location')!);
-    if (gate.status !== 302) { failures.push(`${f.url}: TimeGate ${gate.status}`); continue; }
+    if (gate.status !== 302) {
+      failures.push(`${f.url}: TimeGate ${gate.status}`);
+      continue;
+    }
     const uriM = gate.headers.get('location')!;
     const m = await get(uriM);
-    if (m.status !== f.status) { failures.push(`${f.url}: Memento status ${m.status}, wget got ${f.status}`); continue; }
+    if (m.status !== f.status) {
+      failures.push(`${f.url}: Memento status ${m.status}, wget got ${f.status}`);
+      continue;
+    }
     if (!m.headers.get('memento-datetime')) failures.push(`${f.url}: no Memento-Datetime`);
     if (f.location && m.headers.get('location') !== f.location) failures.push(`${f.url}: Location ${m.headers.get('location')} != ${f.location}`);
     const body = f.contentType.startsWith('text/html') ? stripBase(m.body, f.url) : m.body;
@@ -202,7 +244,8 @@ EnableIP: On
 
   // The WARC files parse with warcio: one response + one request record per memento.
   const warcDir = path.join(work, 'data', 'warcs');
-  let responses = 0, requests = 0;
+  let responses = 0,
+    requests = 0;
   for (const archiveDir of await readdir(warcDir)) {
     for (const file of await readdir(path.join(warcDir, archiveDir))) {
       for await (const record of new WARCParser(createReadStream(path.join(warcDir, archiveDir, file)))) {
@@ -240,7 +283,11 @@ EnableIP: On
   const list = JSON.parse(tm.body.toString()).mementos.list as { uri: string }[];
   t.equal(list.length, 2, 'the changed page has two mementos');
   const newest = await get(list[1].uri);
-  t.equal(stripBase(newest.body, changedUrl).toString(), (await readFile(path.join(siteRoot, changedUrlPath))).toString(), 'the new memento is the changed page');
+  t.equal(
+    stripBase(newest.body, changedUrl).toString(),
+    (await readFile(path.join(siteRoot, changedUrlPath))).toString(),
+    'the new memento is the changed page',
+  );
   const oldest = await get(list[0].uri);
   t.notOk(oldest.body.toString().includes('changed for the second crawl'), 'the first memento is the page as it was');
 });

@@ -8,10 +8,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { parseYamlText } from '../../shared/config.js';
-import { validateArchiveConfig, type ArchiveConfig } from '../../archive/config.js';
+import { type ArchiveConfig, validateArchiveConfig } from '../../archive/config.js';
 import { buildArchiveServer } from '../../archive/server.js';
 import { ArchiveStore } from '../../archive/store/store.js';
+import { parseYamlText } from '../../shared/config.js';
 
 export interface TestArchive {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
@@ -143,6 +143,11 @@ export function request(
 }
 
 /** PUTs `record` to `<archive>/put/<uriR>` (chunked unless `chunked: false`). */
-export function putCapture(archive: { url: string }, uriR: string, record: Buffer, opts: { chunked?: boolean; headers?: Record<string, string>; prefix?: string } = {}): Promise<Answer> {
+export function putCapture(
+  archive: { url: string },
+  uriR: string,
+  record: Buffer,
+  opts: { chunked?: boolean; headers?: Record<string, string>; prefix?: string } = {},
+): Promise<Answer> {
   return request(`${archive.url}${opts.prefix ?? '/'}put/${uriR}`, { method: 'PUT', body: record, chunked: opts.chunked ?? true, headers: opts.headers });
 }

@@ -3,7 +3,7 @@
  * written to a temp folder; each listens on 127.0.0.1 port 0 and the
  * address is read from the one line it prints.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -5,14 +5,15 @@
  * bytes exactly as the client got them. What is not captured, and that the
  * client never suffers for the archive.
  */
-import t, { type Test } from 'tap';
+
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
+import t, { type Test } from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import type { RunningProxy } from '../../proxy/server.js';
-import { freePort, get, listen, rawRequest, startFakeArchive, startTestProxy, startUpstream, vhostYaml, type ReceivedPut } from './helpers.js';
+import { freePort, get, listen, type ReceivedPut, rawRequest, startFakeArchive, startTestProxy, startUpstream, vhostYaml } from './helpers.js';
 
 const DATE = 'Tue, 20 Mar 2001 20:35:00 GMT';
 const GZIPPED = gzipSync(Buffer.from('<html><body>' + 'compressed '.repeat(500) + '</body></html>'));
@@ -73,7 +74,9 @@ function nextPut(archive: { events: NodeJS.EventEmitter }): Promise<ReceivedPut>
 async function setup(t: Test, settings: Record<string, string | number | boolean> = {}) {
   const upstream = await startUpstream(t, site);
   const archive = await startFakeArchive(t);
-  const { proxy, logs } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port, ...settings }) });
+  const { proxy, logs } = await startTestProxy(t, {
+    'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port, ...settings }),
+  });
   const host = `localhost:${proxy.address.port}`;
   return { upstream, archive, proxy, logs, host };
 }
@@ -81,7 +84,11 @@ async function setup(t: Test, settings: Record<string, string | number | boolean
 t.test('a captured GET: one chunked PUT with the exact capture record', async (t) => {
   const { archive, proxy, host } = await setup(t, { EnableIP: 'On' });
   const stored = nextCapture(proxy);
-  const r = await get(proxy.url, '/chunked?x=1', host, [['User-Agent', 'test/1.0'], ['X-Client-IP', '6.6.6.6'], ['Accept', '*/*']]);
+  const r = await get(proxy.url, '/chunked?x=1', host, [
+    ['User-Agent', 'test/1.0'],
+    ['X-Client-IP', '6.6.6.6'],
+    ['Accept', '*/*'],
+  ]);
   t.equal(r.status, 200);
   t.equal(r.body.toString(), '<p>hello, world</p>');
   t.match(await stored, { outcome: 'stored', archiveStatus: 201, bodyBytes: 19, uriR: `http://${host}/chunked?x=1` });
@@ -111,14 +118,17 @@ t.test('a captured GET: one chunked PUT with the exact capture record', async (t
       `X-Dup: 2\r\n` +
       `\r\n` +
       `<p>hello, world</p>`,
-    'request as received (the client\'s X-Client-IP replaced by the socket address), response head without Transfer-Encoding/Connection/Keep-Alive, body dechunked',
+    "request as received (the client's X-Client-IP replaced by the socket address), response head without Transfer-Encoding/Connection/Keep-Alive, body dechunked",
   );
 });
 
 t.test('EnableIP Off: no X-Client-IP, and a spoofed one is dropped', async (t) => {
   const { archive, proxy, host } = await setup(t, { EnableIP: 'Off' });
   const stored = nextCapture(proxy);
-  await get(proxy.url, '/length', host, [['X-Client-IP', '6.6.6.6'], ['x-forwarded-proto', 'https']]);
+  await get(proxy.url, '/length', host, [
+    ['X-Client-IP', '6.6.6.6'],
+    ['x-forwarded-proto', 'https'],
+  ]);
   await stored;
   t.equal(
     archive.puts[0].body.toString('latin1'),
@@ -135,10 +145,11 @@ t.test('gzip: the stored body is the compressed bytes the client got', async (t)
   t.equal(r.headers['content-encoding'], 'gzip');
   t.ok(r.body.equals(GZIPPED), 'the client got the gzip bytes');
   const body = archive.puts[0].body;
-  const head = `GET /gzip HTTP/1.1\r\nHost: ${host}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n` +
+  const head =
+    `GET /gzip HTTP/1.1\r\nHost: ${host}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n` +
     `HTTP/1.1 200 Fine\r\nDate: ${DATE}\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nVary: Accept-Encoding\r\n\r\n`;
   t.equal(body.subarray(0, head.length).toString('latin1'), head, 'heads, reason phrase kept, Content-Encoding kept');
-  t.ok(body.subarray(head.length).equals(r.body), 'stored body identical to the client\'s bytes');
+  t.ok(body.subarray(head.length).equals(r.body), "stored body identical to the client's bytes");
 });
 
 t.test('a redirect is captured', async (t) => {
@@ -147,7 +158,10 @@ t.test('a redirect is captured', async (t) => {
   const r = await get(proxy.url, '/redirect', host);
   t.equal(r.status, 301);
   t.equal((await stored).outcome, 'stored');
-  t.match(archive.puts[0].body.toString(), /^GET \/redirect HTTP\/1\.1\r\n[^]*\r\n\r\nHTTP\/1\.1 301 Moved Permanently\r\nDate: [^\r]+\r\nLocation: \/chunked\r\n\r\n$/);
+  t.match(
+    archive.puts[0].body.toString(),
+    /^GET \/redirect HTTP\/1\.1\r\n[\s\S]*\r\n\r\nHTTP\/1\.1 301 Moved Permanently\r\nDate: [^\r]+\r\nLocation: \/chunked\r\n\r\n$/,
+  );
 });
 
 t.test('not captured: 404, 206, 304, HEAD, POST, Accept-Datetime, an excluded path', async (t) => {
@@ -176,7 +190,11 @@ t.test('not captured: 404, 206, 304, HEAD, POST, Accept-Datetime, an excluded pa
   await get(proxy.url, '/searchx', host);
   t.equal((await stored).uriR, `http://${host}/searchx`, '/searchx is not under /search');
   t.equal(captures, 1, 'one capture started');
-  t.same(archive.puts.map((p) => p.url), [`/put/http://${host}/searchx`], 'the archive got only that one');
+  t.same(
+    archive.puts.map((p) => p.url),
+    [`/put/http://${host}/searchx`],
+    'the archive got only that one',
+  );
 });
 
 t.test('EnableArchiving Off: nothing goes to the archive, the Link is still there', async (t) => {
@@ -200,7 +218,10 @@ t.test('archive down: the client still gets 200 with the same body; the capture 
   const outcome = await done;
   t.match(outcome, { outcome: 'spooled', live: 'failed', reason: /ECONNREFUSED/ });
   t.equal(proxy.spool.depth, 1, 'one capture waits in the spool');
-  t.ok(logs.some((e) => e.level === 'warn' && /spooled/.test(e.msg) && e.uriR === `http://${host}/gzip`), 'logged');
+  t.ok(
+    logs.some((e) => e.level === 'warn' && /spooled/.test(e.msg) && e.uriR === `http://${host}/gzip`),
+    'logged',
+  );
   const again = await get(proxy.url, '/chunked', host);
   t.equal(again.body.toString(), '<p>hello, world</p>', 'the proxy keeps serving');
 });
@@ -218,7 +239,9 @@ t.test('an archive slower than the client: the capture is abandoned, the client 
     s.pause();
   });
   const port = await listen(t, stuck);
-  t.teardown(() => sockets.forEach((s) => s.destroy()));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+  });
   const { proxy } = await startTestProxy(
     t,
     { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: port }) },
@@ -258,7 +281,10 @@ t.test('the client goes away mid-body: the PUT is cut, so the archive stores not
   t.match(put.body.toString(), /first part;$/);
   t.match(await outcome, { outcome: 'aborted', reason: /client closed/ });
   await requestDone;
-  t.ok(logs.some((e) => e.type === 'request' && e.aborted === true), 'the request line says the client went away');
+  t.ok(
+    logs.some((e) => e.type === 'request' && e.aborted === true),
+    'the request line says the client went away',
+  );
 });
 
 t.test('the content server breaks off mid-body: the client connection and the PUT are cut', async (t) => {
@@ -277,8 +303,15 @@ t.test('the content server breaks off mid-body: the client connection and the PU
   t.not(clientError, 'complete', `the client sees the response break off (${clientError})`);
   t.match(await outcome, { outcome: 'aborted', reason: /content server broke off/ });
   const stored = nextCapture(proxy);
-  const again = await rawRequest(`${proxy.url}/ok`, 'GET', [['Host', 'localhost'], ['Connection', 'close']]);
+  const again = await rawRequest(`${proxy.url}/ok`, 'GET', [
+    ['Host', 'localhost'],
+    ['Connection', 'close'],
+  ]);
   t.equal(again.status, 200, 'the proxy keeps serving');
   t.equal((await stored).outcome, 'stored');
-  t.same(archive.puts.filter((p) => p.complete).map((p) => p.url), ['/put/http://localhost/ok'], 'the archive got a complete PUT for /ok only');
+  t.same(
+    archive.puts.filter((p) => p.complete).map((p) => p.url),
+    ['/put/http://localhost/ok'],
+    'the archive got a complete PUT for /ok only',
+  );
 });

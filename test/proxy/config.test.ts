@@ -3,13 +3,14 @@
  * vhost files, their defaults, and the errors a mistake gives (file:line:
  * reason). Also the Excluded matching rules.
  */
-import t from 'tap';
+
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '../../shared/config.js';
+import t from 'tap';
+import { isExcludedPath } from '../../proxy/capture/verdict.js';
 import { loadProxyConfig, PROXY_DEFAULTS } from '../../proxy/config/proxy-file.js';
 import { loadVhostFile, parseVhostText, VHOST_DEFAULTS } from '../../proxy/config/vhost-file.js';
-import { isExcludedPath } from '../../proxy/capture/verdict.js';
+import { ConfigError } from '../../shared/config.js';
 import { tempDir } from './helpers.js';
 
 /** The message of the ConfigError that `fn` throws. */
@@ -98,21 +99,45 @@ Excluded: /private /search/
 });
 
 t.test('ArchiveToken, ArchivePrivate, ArchiveCookies', async (t) => {
-  const [v] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveToken: s3cr3t-Tok.en_~+/==\nArchivePrivate: On\nArchiveCookies: true\n', 'v.yaml');
+  const [v] = parseVhostText(
+    'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveToken: s3cr3t-Tok.en_~+/==\nArchivePrivate: On\nArchiveCookies: true\n',
+    'v.yaml',
+  );
   t.equal(v.archiveToken, 's3cr3t-Tok.en_~+/==');
   t.equal(v.archivePrivate, true);
   t.equal(v.archiveCookies, true);
-  t.match(errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveToken: has space\n', 'v.yaml')), /v\.yaml:3: ArchiveToken must be a bearer token/);
-  t.match(errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePrivate: Of\n', 'v.yaml')), /v\.yaml:3: ArchivePrivate must be On or Off/);
-  t.match(errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveCookies: 1\n', 'v.yaml')), /v\.yaml:3: ArchiveCookies must be On or Off/);
+  t.match(
+    errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveToken: has space\n', 'v.yaml')),
+    /v\.yaml:3: ArchiveToken must be a bearer token/,
+  );
+  t.match(
+    errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePrivate: Of\n', 'v.yaml')),
+    /v\.yaml:3: ArchivePrivate must be On or Off/,
+  );
+  t.match(
+    errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveCookies: 1\n', 'v.yaml')),
+    /v\.yaml:3: ArchiveCookies must be On or Off/,
+  );
 });
 
 t.test('a list of vhosts, and several documents, in one file', async (t) => {
-  const list = parseVhostText('- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  upstream: http://127.0.0.1:2\n', 'list.yaml');
-  t.same(list.map((v) => [v.serverName, v.upstream]), [['a.example', 'http://127.0.0.1:1'], ['b.example', 'http://127.0.0.1:2']]);
+  const list = parseVhostText(
+    '- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  upstream: http://127.0.0.1:2\n',
+    'list.yaml',
+  );
+  t.same(
+    list.map((v) => [v.serverName, v.upstream]),
+    [
+      ['a.example', 'http://127.0.0.1:1'],
+      ['b.example', 'http://127.0.0.1:2'],
+    ],
+  );
   t.match(list[1].source, /list\.yaml:3$/);
   const docs = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\n---\nserver_name: b.example\nupstream: http://127.0.0.1:2\n', 'docs.yaml');
-  t.same(docs.map((v) => v.serverName), ['a.example', 'b.example']);
+  t.same(
+    docs.map((v) => v.serverName),
+    ['a.example', 'b.example'],
+  );
   t.match(docs[1].source, /docs\.yaml:4$/);
   t.same(parseVhostText('# nothing here yet\n', 'empty.yaml'), [], 'an empty file defines no vhost');
 });
@@ -120,39 +145,102 @@ t.test('a list of vhosts, and several documents, in one file', async (t) => {
 t.test('mistakes are ConfigErrors naming file:line and the reason', async (t) => {
   const cases: [string, string, RegExp][] = [
     ['unknown setting', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveHots: x\n', /v\.yaml:3: unknown setting "ArchiveHots"/],
-    ['case of a setting', 'server_name: a.example\nupstream: http://127.0.0.1:1\nenableip: On\n', /v\.yaml:3: unknown setting "enableip" \(did you mean "EnableIP"\?/],
-    ['port out of range', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePort: 99999\n', /v\.yaml:3: ArchivePort must be a port number 1-65535, not 99999/],
+    [
+      'case of a setting',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nenableip: On\n',
+      /v\.yaml:3: unknown setting "enableip" \(did you mean "EnableIP"\?/,
+    ],
+    [
+      'port out of range',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePort: 99999\n',
+      /v\.yaml:3: ArchivePort must be a port number 1-65535, not 99999/,
+    ],
     ['port not a number', 'server_name: a.example\nupstream: http://127.0.0.1:1\n\nArchivePort: eighty\n', /v\.yaml:4: ArchivePort must be a port number/],
-    ['On/Off misspelt', 'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableArchiving: Onn\n', /v\.yaml:3: EnableArchiving must be On or Off \(or true\/false\), not "Onn"/],
+    [
+      'On/Off misspelt',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableArchiving: Onn\n',
+      /v\.yaml:3: EnableArchiving must be On or Off \(or true\/false\), not "Onn"/,
+    ],
     ['EnableIP misspelt', 'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableIP: yes please\n', /v\.yaml:3: EnableIP must be On or Off/],
     ['missing upstream', '# site\nserver_name: a.example\nEnableIP: On\n', /v\.yaml:2: upstream is missing/],
     ['missing server_name', 'upstream: http://127.0.0.1:1\n', /v\.yaml:1: server_name is missing/],
     ['upstream not http', 'server_name: a.example\nupstream: ftp://127.0.0.1:1\n', /v\.yaml:2: upstream must be http:\/\/host\[:port\]/],
     ['upstream with a path', 'server_name: a.example\nupstream: http://127.0.0.1:1/app\n', /v\.yaml:2: upstream must be/],
-    ['ArchivePath without put/', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePath: /archive/\n', /v\.yaml:3: ArchivePath must be a path starting with \/ whose last segment is put\//],
+    [
+      'ArchivePath without put/',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePath: /archive/\n',
+      /v\.yaml:3: ArchivePath must be a path starting with \/ whose last segment is put\//,
+    ],
     ['ArchivePath output/', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePath: /output/\n', /v\.yaml:3: ArchivePath/],
-    ['ArchiveTimeGate with scheme', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: http://127.0.0.1:8090/tg/\n', /v\.yaml:3: ArchiveTimeGate is an address without scheme/],
-    ['ArchiveTimeGate without /', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: 127.0.0.1:8090/tg\n', /v\.yaml:3: ArchiveTimeGate must be host\[:port\]\/path\/ ending in \//],
-    ['ArchiveHost with port', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveHost: 127.0.0.1:8090\n', /v\.yaml:3: ArchiveHost must be a host name \(a host name only/],
+    [
+      'ArchiveTimeGate with scheme',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: http://127.0.0.1:8090/tg/\n',
+      /v\.yaml:3: ArchiveTimeGate is an address without scheme/,
+    ],
+    [
+      'ArchiveTimeGate without /',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: 127.0.0.1:8090/tg\n',
+      /v\.yaml:3: ArchiveTimeGate must be host\[:port\]\/path\/ ending in \//,
+    ],
+    [
+      'ArchiveHost with port',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveHost: 127.0.0.1:8090\n',
+      /v\.yaml:3: ArchiveHost must be a host name \(a host name only/,
+    ],
     ['server_name with scheme', 'server_name: http://a.example\nupstream: http://127.0.0.1:1\n', /v\.yaml:1: server_name must be a host name/],
-    ['Excluded not a path', 'server_name: a.example\nupstream: http://127.0.0.1:1\nExcluded: private\n', /v\.yaml:3: each Excluded entry must be a path starting with \//],
-    ['bad alias in a list', 'server_name: a.example\nserver_aliases:\n  - b.example\n  - "*.example"\nupstream: http://127.0.0.1:1\n', /v\.yaml:4: server_aliases entry must be a host name/],
-    ['second item of a list', '- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  upstream: http://127.0.0.1:2\n  EnableIP: maybe\n', /v\.yaml:5: EnableIP must be On or Off/],
-    ['second document', 'server_name: a.example\nupstream: http://127.0.0.1:1\n---\nserver_name: b.example\nupstream: http://127.0.0.1:2\nFoo: 1\n', /v\.yaml:6: unknown setting "Foo"/],
-    ['name twice', '- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: A.example\n  upstream: http://127.0.0.1:2\n', /v\.yaml:3: host name "a\.example" is already served by the vhost at .*v\.yaml:1/],
-    ['two defaults', '- server_name: a.example\n  default: true\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  default: On\n  upstream: http://127.0.0.1:2\n', /v\.yaml:4: a second vhost with default: true/],
+    [
+      'Excluded not a path',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nExcluded: private\n',
+      /v\.yaml:3: each Excluded entry must be a path starting with \//,
+    ],
+    [
+      'bad alias in a list',
+      'server_name: a.example\nserver_aliases:\n  - b.example\n  - "*.example"\nupstream: http://127.0.0.1:1\n',
+      /v\.yaml:4: server_aliases entry must be a host name/,
+    ],
+    [
+      'second item of a list',
+      '- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  upstream: http://127.0.0.1:2\n  EnableIP: maybe\n',
+      /v\.yaml:5: EnableIP must be On or Off/,
+    ],
+    [
+      'second document',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\n---\nserver_name: b.example\nupstream: http://127.0.0.1:2\nFoo: 1\n',
+      /v\.yaml:6: unknown setting "Foo"/,
+    ],
+    [
+      'name twice',
+      '- server_name: a.example\n  upstream: http://127.0.0.1:1\n- server_name: A.example\n  upstream: http://127.0.0.1:2\n',
+      /v\.yaml:3: host name "a\.example" is already served by the vhost at .*v\.yaml:1/,
+    ],
+    [
+      'two defaults',
+      '- server_name: a.example\n  default: true\n  upstream: http://127.0.0.1:1\n- server_name: b.example\n  default: On\n  upstream: http://127.0.0.1:2\n',
+      /v\.yaml:4: a second vhost with default: true/,
+    ],
     ['not a mapping', '- just a string\n', /v\.yaml:1: a vhost must be a mapping/],
     ['YAML syntax', 'server_name: a.example\nupstream: [http://127.0.0.1:1\n', /v\.yaml:\d+: /],
   ];
-  for (const [what, text, expected] of cases) t.match(errorOf(() => parseVhostText(text, 'v.yaml')), expected, what);
+  for (const [what, text, expected] of cases)
+    t.match(
+      errorOf(() => parseVhostText(text, 'v.yaml')),
+      expected,
+      what,
+    );
 });
 
 t.test('loadVhostFile names the real file', async (t) => {
   const dir = await tempDir(t);
   const file = path.join(dir, 'site.yaml');
   await writeFile(file, 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePort: 0\n');
-  t.equal(errorOf(() => loadVhostFile(file)), `${file}:3: ArchivePort must be a port number 1-65535, not 0`);
-  t.match(errorOf(() => loadVhostFile(path.join(dir, 'missing.yaml'))), /missing\.yaml: cannot read/);
+  t.equal(
+    errorOf(() => loadVhostFile(file)),
+    `${file}:3: ArchivePort must be a port number 1-65535, not 0`,
+  );
+  t.match(
+    errorOf(() => loadVhostFile(path.join(dir, 'missing.yaml'))),
+    /missing\.yaml: cannot read/,
+  );
 });
 
 t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
@@ -164,7 +252,19 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   t.same(c.listen, { host: '127.0.0.1', port: 8080 });
   t.equal(c.vhostsDir, path.join(dir, 'conf', 'vhosts'), 'vhosts/ relative to the file');
   t.equal(c.spoolDir, path.join(dir, 'data', 'spool'), '../data/spool relative to the file');
-  t.match(c, { spoolMaxBytes: 4294967296, spoolSlowDisk: 'wait', spoolRetryMinMs: 1000, spoolRetryMaxMs: 60000, requestTimeoutMs: 300000, upstreamTimeoutMs: 60000, archiveTimeoutMs: 60000 }, 'documented defaults');
+  t.match(
+    c,
+    {
+      spoolMaxBytes: 4294967296,
+      spoolSlowDisk: 'wait',
+      spoolRetryMinMs: 1000,
+      spoolRetryMaxMs: 60000,
+      requestTimeoutMs: 300000,
+      upstreamTimeoutMs: 60000,
+      archiveTimeoutMs: 60000,
+    },
+    'documented defaults',
+  );
   t.equal(c.adminListen, undefined, 'no admin server by default');
   t.equal(c.tls, undefined, 'no TLS by default');
 
@@ -197,7 +297,11 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   ];
   for (const [text, re] of bad) {
     await writeFile(file, text);
-    t.match(errorOf(() => loadProxyConfig(file)), re, text.trim());
+    t.match(
+      errorOf(() => loadProxyConfig(file)),
+      re,
+      text.trim(),
+    );
   }
   await writeFile(file, 'admin_listen: off\n');
   t.equal(loadProxyConfig(file).adminListen, undefined, 'admin_listen: off');
@@ -215,9 +319,15 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
     `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, upstream_timeout, archive_timeout`,
   );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
-  t.match(errorOf(() => loadProxyConfig(file)), new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1: listen must be host:port`));
+  t.match(
+    errorOf(() => loadProxyConfig(file)),
+    new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1: listen must be host:port`),
+  );
   await writeFile(file, 'listen: 127.0.0.1:8080\nvhosts: nowhere/\n');
-  t.match(errorOf(() => loadProxyConfig(file)), /proxy\.yaml:2: vhosts folder .*nowhere does not exist/);
+  t.match(
+    errorOf(() => loadProxyConfig(file)),
+    /proxy\.yaml:2: vhosts folder .*nowhere does not exist/,
+  );
 });
 
 t.test('Excluded: prefix match on path segment boundaries', async (t) => {

@@ -9,14 +9,14 @@
 import { EventEmitter, once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
 import type { ProxyConfig } from '../../proxy/config/proxy-file.js';
 import type { LogEntry } from '../../proxy/log.js';
-import { startProxy, type ProxyOptions, type RunningProxy } from '../../proxy/server.js';
+import { type ProxyOptions, type RunningProxy, startProxy } from '../../proxy/server.js';
 
 export async function listen(t: Test, server: http.Server | net.Server): Promise<number> {
   // A plain net.Server has no closeAllConnections: track its sockets, so that close() never waits on a peer.
@@ -36,7 +36,10 @@ export async function listen(t: Test, server: http.Server | net.Server): Promise
 }
 
 /** A content server; `handler` answers each request. */
-export async function startUpstream(t: Test, handler: http.RequestListener): Promise<{ url: string; port: number; server: http.Server; seen: http.IncomingMessage[] }> {
+export async function startUpstream(
+  t: Test,
+  handler: http.RequestListener,
+): Promise<{ url: string; port: number; server: http.Server; seen: http.IncomingMessage[] }> {
   const seen: http.IncomingMessage[] = [];
   const server = http.createServer((req, res) => {
     seen.push(req);
@@ -126,7 +129,9 @@ export function rawRequest(url: string, method: string, headers: [string, string
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode!, statusMessage: res.statusMessage!, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, statusMessage: res.statusMessage!, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }),
+      );
     });
     req.end();
   });
@@ -159,7 +164,13 @@ export async function startTestProxy(
   await mkdir(vhostsDir);
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(vhostsDir, name), text);
   const logs: LogEntry[] = [];
-  const config: ProxyConfig = { file: path.join(dir, 'proxy.yaml'), listen: { host: '127.0.0.1', port: 0 }, vhostsDir, spoolDir: path.join(dir, 'spool'), ...configExtra };
+  const config: ProxyConfig = {
+    file: path.join(dir, 'proxy.yaml'),
+    listen: { host: '127.0.0.1', port: 0 },
+    vhostsDir,
+    spoolDir: path.join(dir, 'spool'),
+    ...configExtra,
+  };
   const proxy = await startProxy(config, { watch: false, log: (e) => logs.push(e), ...options });
   t.teardown(() => proxy.close(1000));
   return { proxy, dir: vhostsDir, logs };
@@ -167,7 +178,9 @@ export async function startTestProxy(
 
 /** YAML of one vhost. */
 export function vhostYaml(settings: Record<string, string | number | boolean>): string {
-  return Object.entries(settings).map(([k, v]) => `${k}: ${v}\n`).join('');
+  return Object.entries(settings)
+    .map(([k, v]) => `${k}: ${v}\n`)
+    .join('');
 }
 
 /**
@@ -282,7 +295,10 @@ export async function startCountingArchive(t: Test): Promise<{ port: number; put
  * pseudo-random block, repeated), honouring backpressure. `state` says how
  * far it got, whether it is waiting for `drain`, and the SHA-256 of what it sent.
  */
-export async function startGeneratingUpstream(t: Test, totalBytes: number): Promise<{ url: string; state: { written: number; waiting: boolean; ended: boolean; sha256?: string } }> {
+export async function startGeneratingUpstream(
+  t: Test,
+  totalBytes: number,
+): Promise<{ url: string; state: { written: number; waiting: boolean; ended: boolean; sha256?: string } }> {
   const { createHash, randomBytes } = await import('node:crypto');
   const block = randomBytes(64 * 1024);
   const state: { written: number; waiting: boolean; ended: boolean; sha256?: string } = { written: 0, waiting: false, ended: false };

@@ -5,12 +5,13 @@
  * capture unless it opts in (ArchiveCookies); credentials never reach the
  * archive; X-Client-IP is never the client's word.
  */
-import t, { type Test } from 'tap';
+
 import { once } from 'node:events';
-import http from 'node:http';
+import type http from 'node:http';
+import t, { type Test } from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import { redactCookie, redactSetCookie } from '../../proxy/capture/record.js';
-import { get, startFakeArchive, startTestProxy, startUpstream, vhostYaml, type ReceivedPut } from './helpers.js';
+import { get, type ReceivedPut, startFakeArchive, startTestProxy, startUpstream, vhostYaml } from './helpers.js';
 
 const DATE = 'Tue, 20 Mar 2001 20:35:00 GMT';
 
@@ -38,7 +39,9 @@ function site(req: http.IncomingMessage, res: http.ServerResponse) {
 async function setup(t: Test, settings: Record<string, string | number | boolean> = {}) {
   const upstream = await startUpstream(t, site);
   const archive = await startFakeArchive(t);
-  const { proxy, logs } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: archive.port, ...settings }) });
+  const { proxy, logs } = await startTestProxy(t, {
+    'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: archive.port, ...settings }),
+  });
   const outcomes: CaptureOutcome[] = [];
   proxy.events.on('capture', (o: CaptureOutcome) => outcomes.push(o));
   /** GET and wait for its request log entry (and so for its capture, if any). */
@@ -79,7 +82,11 @@ t.test('by default: Authorization, Cache-Control private and no-store are not ca
   }
   const { entry } = await fetch('/page');
   t.equal(entry.capture, 'stored', 'a public page is captured');
-  t.same(archive.puts.map((p) => p.url), ['/put/http://site.example/page'], 'the archive got the public page only');
+  t.same(
+    archive.puts.map((p) => p.url),
+    ['/put/http://site.example/page'],
+    'the archive got the public page only',
+  );
 });
 
 t.test('ArchivePrivate On: they are captured, and the credentials still never reach the archive', async (t) => {
@@ -117,7 +124,10 @@ t.test('redactCookie / redactSetCookie', async (t) => {
 
 t.test('X-Client-IP: EnableIP On adds the real address, a client-sent one never passes (capture or content server)', async (t) => {
   const on = await setup(t, { EnableIP: 'On' });
-  await on.fetch('/page', [['X-Client-IP', '203.0.113.66'], ['x-client-ip', '203.0.113.67']]);
+  await on.fetch('/page', [
+    ['X-Client-IP', '203.0.113.66'],
+    ['x-client-ip', '203.0.113.67'],
+  ]);
   const head = requestHead(on.archive.puts[0]);
   t.match(head, /\r\nX-Client-IP: 127\.0\.0\.1\r\n$/, 'the socket address, once, at the end');
   t.notMatch(head, /203\.0\.113/, 'the spoofed values are gone');

@@ -3,7 +3,7 @@
  * TimeGate Link added, 421 for an unknown Host (or the default vhost), 502
  * when the content server is down, X-Forwarded-* at the content server.
  */
-import t from 'tap';
+
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
@@ -12,6 +12,7 @@ import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import t from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import { freePort, get, startFakeArchive, startTestProxy, startUpstream, tempDir, vhostYaml } from './helpers.js';
 
@@ -30,7 +31,13 @@ t.test('proxies to the vhost upstream and appends the TimeGate Link', async (t) 
     res.end(`hello from ${req.url}`);
   });
   const { proxy } = await startTestProxy(t, {
-    'a.yaml': vhostYaml({ server_name: 'a.example', server_aliases: '[alias.example]', upstream: site.url, ArchiveTimeGate: 'tg.example:8090/tg/', ...noArchive }),
+    'a.yaml': vhostYaml({
+      server_name: 'a.example',
+      server_aliases: '[alias.example]',
+      upstream: site.url,
+      ArchiveTimeGate: 'tg.example:8090/tg/',
+      ...noArchive,
+    }),
   });
 
   const r = await get(proxy.url, '/page?x=1', 'a.example');
@@ -76,9 +83,12 @@ t.test('unknown Host: 421 with one text line; the default vhost takes it when th
   t.equal(r.status, 421);
   t.equal(r.headers['content-type'], 'text/plain; charset=utf-8');
   t.equal(r.body.toString(), '421 Misdirected Request: no virtual host here serves "other.example"\n');
-  t.equal(r.headers.link, undefined, 'no TimeGate Link on the proxy\'s own answers');
+  t.equal(r.headers.link, undefined, "no TimeGate Link on the proxy's own answers");
   t.equal(site.seen.length, 0, 'nothing reached the content server');
-  t.ok(logs.some((e) => e.type === 'request' && e.status === 421 && e.host === 'other.example'), 'logged');
+  t.ok(
+    logs.some((e) => e.type === 'request' && e.status === 421 && e.host === 'other.example'),
+    'logged',
+  );
 
   const { proxy: p2 } = await startTestProxy(t, {
     'a.yaml': vhostYaml({ server_name: 'a.example', upstream: 'http://127.0.0.1:1', ...noArchive }),
@@ -113,7 +123,11 @@ t.test('content server silent past the timeout: 504', async (t) => {
   const site = await startUpstream(t, () => {
     /* never answers */
   });
-  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ...noArchive }) }, { upstreamTimeoutMs: 200 });
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ...noArchive }) },
+    { upstreamTimeoutMs: 200 },
+  );
   const r = await get(proxy.url, '/', 'a.example');
   t.equal(r.status, 504);
   t.equal(r.body.toString(), '504 Gateway Timeout: the content server did not answer in time\n');
@@ -122,14 +136,22 @@ t.test('content server silent past the timeout: 504', async (t) => {
 t.test('WebSocket upgrades pass through both ways, and are not captured', async (t) => {
   const site = await startUpstream(t, (_req, res) => res.end('plain'));
   site.server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket) => {
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Seen-Forwarded-For: ${req.headers['x-forwarded-for']}\r\n\r\n`);
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Seen-Forwarded-For: ${req.headers['x-forwarded-for']}\r\n\r\n`,
+    );
     socket.on('data', (d: Buffer) => socket.write(Buffer.concat([Buffer.from('echo:'), d])));
     socket.on('end', () => socket.end());
     socket.on('error', () => {});
   });
   const archive = await startFakeArchive(t);
   const { proxy, logs } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ArchivePort: archive.port }) });
-  const req = http.request({ host: '127.0.0.1', port: proxy.address.port, path: '/chat', headers: { Host: 'a.example', Connection: 'Upgrade', Upgrade: 'websocket' }, agent: false });
+  const req = http.request({
+    host: '127.0.0.1',
+    port: proxy.address.port,
+    path: '/chat',
+    headers: { Host: 'a.example', Connection: 'Upgrade', Upgrade: 'websocket' },
+    agent: false,
+  });
   req.end();
   const [res, socket] = (await once(req, 'upgrade')) as [http.IncomingMessage, net.Socket];
   t.equal(res.statusCode, 101, 'the client gets 101 Switching Protocols');
@@ -154,7 +176,7 @@ t.test('a client too slow to send its request gets 408; the proxy keeps serving'
   let answer = '';
   socket.on('data', (d: Buffer) => (answer += d.toString()));
   await once(socket, 'close');
-  t.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n[^]*\r\n\r\n408 Request Timeout: the request did not arrive in time\n$/, '408 with a one-line body');
+  t.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n408 Request Timeout: the request did not arrive in time\n$/, '408 with a one-line body');
   t.equal(site.seen.length, 0, 'nothing reached the content server');
   t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'ok', 'the proxy keeps serving');
 });
@@ -163,22 +185,46 @@ t.test('TLS listener: HTTPS to the client, X-Forwarded-Proto https upstream and 
   const dir = await tempDir(t);
   const cert = path.join(dir, 'cert.pem');
   const key = path.join(dir, 'key.pem');
-  await execFileP('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
+  await execFileP('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=localhost',
+    '-addext',
+    'subjectAltName=DNS:localhost,IP:127.0.0.1',
+  ]);
   const site = await startUpstream(t, (req, res) => {
     res.setHeader('Date', 'Tue, 20 Mar 2001 20:35:00 GMT');
     res.end(`proto ${req.headers['x-forwarded-proto']}`);
   });
   const archive = await startFakeArchive(t);
-  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: site.url, ArchivePort: archive.port }) }, {}, { tls: { cert, key } });
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: site.url, ArchivePort: archive.port }) },
+    {},
+    { tls: { cert, key } },
+  );
   t.match(proxy.url, /^https:\/\/127\.0\.0\.1:\d+$/);
   const captured = once(proxy.events, 'capture');
   const ca = await readFile(cert);
   const r = await new Promise<{ status: number; body: string; link: string }>((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: proxy.address.port, path: '/secure', servername: 'localhost', ca, headers: { Host: 'localhost' }, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body, link: String(res.headers.link) }));
-    });
+    const req = https.request(
+      { host: '127.0.0.1', port: proxy.address.port, path: '/secure', servername: 'localhost', ca, headers: { Host: 'localhost' }, agent: false },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body, link: String(res.headers.link) }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -187,13 +233,22 @@ t.test('TLS listener: HTTPS to the client, X-Forwarded-Proto https upstream and 
   t.equal(r.link, `<http://127.0.0.1:${archive.port}/tg/https://localhost/secure>; rel="timegate"`, 'the URI-R is https://');
   const [o] = (await captured) as [CaptureOutcome];
   t.match(o, { outcome: 'stored', uriR: 'https://localhost/secure' });
-  t.match(archive.puts[0].body.toString('latin1'), /^GET \/secure HTTP\/1\.1\r\nHost: localhost\r\nConnection: close\r\nX-Forwarded-Proto: https\r\n\r\n/, 'the capture says https (X-Forwarded-Proto)');
+  t.match(
+    archive.puts[0].body.toString('latin1'),
+    /^GET \/secure HTTP\/1\.1\r\nHost: localhost\r\nConnection: close\r\nX-Forwarded-Proto: https\r\n\r\n/,
+    'the capture says https (X-Forwarded-Proto)',
+  );
 });
 
 t.test('/metrics on the admin port (Prometheus text)', async (t) => {
   const site = await startUpstream(t, (_req, res) => res.end('ok'));
   const archive = await startFakeArchive(t);
-  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ArchivePort: archive.port }) }, {}, { adminListen: { host: '127.0.0.1', port: 0 } });
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ArchivePort: archive.port }) },
+    {},
+    { adminListen: { host: '127.0.0.1', port: 0 } },
+  );
   t.match(proxy.adminUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
   const captured = once(proxy.events, 'capture');
   await get(proxy.url, '/', 'a.example');

@@ -5,15 +5,16 @@
  * they started with; a removed file stops serving. And the command line:
  * one "listening" line, config errors with file:line, SIGHUP, SIGTERM.
  */
-import t from 'tap';
-import { once } from 'node:events';
+
 import { execFile } from 'node:child_process';
-import http from 'node:http';
+import { once } from 'node:events';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import t from 'tap';
 import type { ReloadEvent, VhostRegistry } from '../../proxy/vhosts.js';
-import { startDaemon, repo } from '../helpers/daemons.js';
+import { repo, startDaemon } from '../helpers/daemons.js';
 import { get, startTestProxy, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';
 
 const execFileP = promisify(execFile);
@@ -33,7 +34,11 @@ function reloaded(vhosts: VhostRegistry, file: string): Promise<ReloadEvent> {
 t.test('editing a vhost file: new requests go to the new upstream; a bad edit keeps the last good config', async (t) => {
   const one = await startUpstream(t, (_req, res) => res.end('one'));
   const two = await startUpstream(t, (_req, res) => res.end('two'));
-  const { proxy, dir, logs } = await startTestProxy(t, { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }) }, { watch: true });
+  const { proxy, dir, logs } = await startTestProxy(
+    t,
+    { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }) },
+    { watch: true },
+  );
   const file = path.join(dir, 'site.yaml');
   t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'one');
 
@@ -47,7 +52,10 @@ t.test('editing a vhost file: new requests go to the new upstream; a bad edit ke
   const bad = await ev;
   t.equal(bad.ok, false);
   t.equal(bad.error, `${file}:3: ArchivePort must be a port number 1-65535, not 99999`);
-  t.ok(logs.some((e) => e.level === 'error' && e.error === bad.error && /last good config keeps serving/.test(e.msg)), 'logged with file:line: reason');
+  t.ok(
+    logs.some((e) => e.level === 'error' && e.error === bad.error && /last good config keeps serving/.test(e.msg)),
+    'logged with file:line: reason',
+  );
   t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'two', 'the last good config keeps serving');
 
   ev = reloaded(proxy.vhosts, file);
@@ -58,7 +66,11 @@ t.test('editing a vhost file: new requests go to the new upstream; a bad edit ke
   const other = path.join(dir, 'other.yaml');
   ev = reloaded(proxy.vhosts, other);
   await writeFile(other, vhostYaml({ server_name: 'A.example', upstream: one.url }));
-  t.match(await ev, { ok: false, error: /other\.yaml:1: host name "a\.example" is already served by the vhost at .*site\.yaml:1/ }, 'a second file cannot take a served name');
+  t.match(
+    await ev,
+    { ok: false, error: /other\.yaml:1: host name "a\.example" is already served by the vhost at .*site\.yaml:1/ },
+    'a second file cannot take a served name',
+  );
 
   ev = reloaded(proxy.vhosts, other);
   await writeFile(other, vhostYaml({ server_name: 'b.example', upstream: one.url }));
@@ -105,7 +117,7 @@ t.test('a request in flight finishes on the vhost it started with', async (t) =>
   release();
   const r = await first;
   t.equal(r.body.toString(), 'one', 'answered by the old upstream');
-  t.equal(r.headers.link, '<http://old.example/tg/http://a.example/slow>; rel="timegate"', 'with the old vhost\'s TimeGate');
+  t.equal(r.headers.link, '<http://old.example/tg/http://a.example/slow>; rel="timegate"', "with the old vhost's TimeGate");
 });
 
 t.test('close() stops the watcher: a process using the proxy exits by itself', async (t) => {
@@ -145,11 +157,30 @@ t.test('capture-proxy command: listening line, SIGHUP reload, SIGTERM exits 0', 
     proxy.proc.stdout!.on('data', check);
     check();
   });
-  const lines = proxy.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-  t.ok(lines.some((l) => l.msg === 'vhost file loaded' && String(l.file).endsWith('a.yaml')), 'SIGHUP reads the vhost files again');
+  const lines = proxy
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.ok(
+    lines.some((l) => l.msg === 'vhost file loaded' && String(l.file).endsWith('a.yaml')),
+    'SIGHUP reads the vhost files again',
+  );
   t.match(
     lines.find((l) => l.type === 'request'),
-    { level: 'info', time: /^\d{4}-\d\d-\d\dT/, msg: 'request', method: 'GET', host: 'a.example', target: '/', status: 200, bytes: 4, ms: Number, vhost: 'a.example', capture: 'no: archiving-off' },
+    {
+      level: 'info',
+      time: /^\d{4}-\d\d-\d\dT/,
+      msg: 'request',
+      method: 'GET',
+      host: 'a.example',
+      target: '/',
+      status: 200,
+      bytes: 4,
+      ms: Number,
+      vhost: 'a.example',
+      capture: 'no: archiving-off',
+    },
     'one JSON line per request (pino): vhost, status, bytes, duration, capture',
   );
 
@@ -200,11 +231,14 @@ t.test('the sample config in conf/ loads', async (t) => {
   await reg.close();
 });
 
-
 t.test('changing the config during a load: 0 failed requests, keep-alive connections kept', async (t) => {
   const one = await startUpstream(t, (_req, res) => res.end('one'));
   const two = await startUpstream(t, (_req, res) => res.end('two'));
-  const { proxy, dir, logs } = await startTestProxy(t, { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }) }, { watch: true });
+  const { proxy, dir, logs } = await startTestProxy(
+    t,
+    { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off' }) },
+    { watch: true },
+  );
   const file = path.join(dir, 'site.yaml');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   t.teardown(() => agent.destroy());
@@ -249,7 +283,10 @@ t.test('changing the config during a load: 0 failed requests, keep-alive connect
   t.ok(sockets.size <= 8, `the load used ${sockets.size} keep-alive connections (no connection dropped by a reload)`);
   t.equal(await proxy.metrics.value('capture_proxy_reloads_total', { result: 'ok' }), 8, 'reloads counted');
   t.equal(await proxy.metrics.value('capture_proxy_reloads_total', { result: 'rejected' }), 4);
-  t.ok(logs.some((e) => e.level === 'error' && typeof e.error === 'string' && e.error.startsWith(`${file}:3: EnableArchiving must be On or Off`)), 'the bad version is logged with file:line: reason');
+  t.ok(
+    logs.some((e) => e.level === 'error' && typeof e.error === 'string' && e.error.startsWith(`${file}:3: EnableArchiving must be On or Off`)),
+    'the bad version is logged with file:line: reason',
+  );
 });
 
 t.test('SIGTERM: stops accepting, lets the request in flight finish, exits 0', async (t) => {

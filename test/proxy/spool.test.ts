@@ -5,18 +5,23 @@
  * re-sent in order with growing waits; a kill -9 loses nothing that was
  * spooled; the bound is kept; the ArchiveToken goes with every PUT.
  */
-import t from 'tap';
+
 import { once } from 'node:events';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import t from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import { exactUrlkey } from '../../shared/uri.js';
 import { startDaemon } from '../helpers/daemons.js';
 import { freePort, get, listen, startRealArchive, startTestProxy, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';
 
 /** Mementos of each `http://<host>/p/<n>`, n < `count`, as the archive's index has them. */
-async function mementosPerPage(archive: { store: { index: { spans(urlkey: string): Promise<{ n: number }[]> } } }, host: string, count: number): Promise<number[]> {
+async function mementosPerPage(
+  archive: { store: { index: { spans(urlkey: string): Promise<{ n: number }[]> } } },
+  host: string,
+  count: number,
+): Promise<number[]> {
   return Promise.all(
     Array.from({ length: count }, async (_, n) => {
       const spans = await archive.store.index.spans(exactUrlkey(`http://${host}/p/${n}`));
@@ -40,7 +45,7 @@ async function load(_t: unknown, proxyUrl: string, host: string, from: number, t
     while (next < to) {
       const n = next++;
       const r = await get(proxyUrl, `/p/${n}`, host).catch(() => null);
-      if (!r || r.status !== 200 || r.body.toString() !== `<html><body>page /p/${n}</body></html>`) failed++;
+      if (r?.status !== 200 || r.body.toString() !== `<html><body>page /p/${n}</body></html>`) failed++;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -61,20 +66,31 @@ t.test('the archive goes down during a load and comes back: every capture arrive
     }
     pages(req, res);
   });
-  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: port }) }, { spool: { retryMinMs: 50, retryMaxMs: 400 } });
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: port }) },
+    { spool: { retryMinMs: 50, retryMaxMs: 400 } },
+  );
   const outcomes: CaptureOutcome[] = [];
   proxy.events.on('capture', (o: CaptureOutcome) => outcomes.push(o));
 
   t.equal(await load(t, proxy.url, 'site.example', 0, 20), 0, 'archive up: 20 requests, none failed');
   await waitFor('20 captures settled', () => outcomes.length === 20);
-  t.ok(outcomes.every((o) => o.outcome === 'stored'), 'all stored live');
+  t.ok(
+    outcomes.every((o) => o.outcome === 'stored'),
+    'all stored live',
+  );
 
   t.equal(await load(t, proxy.url, 'site.example', 20, 100), 0, 'archive going down mid-load: 80 requests, none failed for the client');
   t.ok(archiveGone, 'the archive went away during the load');
   await waitFor('100 captures settled', () => outcomes.length === 100 && proxy.capturesInFlight === 0);
   const spooled = outcomes.filter((o) => o.outcome === 'spooled').length;
   t.ok(spooled > 0, `${spooled} captures went to the spool`);
-  t.same(outcomes.filter((o) => o.outcome !== 'stored' && o.outcome !== 'spooled'), [], 'none dropped or cut');
+  t.same(
+    outcomes.filter((o) => o.outcome !== 'stored' && o.outcome !== 'spooled'),
+    [],
+    'none dropped or cut',
+  );
   t.equal(proxy.spool.depth, spooled, 'all of them wait in the spool');
   t.equal(await proxy.metrics.value('capture_proxy_spool_depth'), spooled, 'spool depth metric');
 
@@ -82,7 +98,11 @@ t.test('the archive goes down during a load and comes back: every capture arrive
   await waitFor('the spool drained', () => proxy.spool.depth === 0, 60_000);
   t.equal(await proxy.metrics.value('capture_proxy_captures_sent_total', { via: 'spool' }), spooled, 'every spooled capture re-sent once');
   const counts = await mementosPerPage(archive, 'site.example', 100);
-  t.same(counts.filter((c) => c !== 1), [], 'each of the 100 pages has exactly one memento');
+  t.same(
+    counts.filter((c) => c !== 1),
+    [],
+    'each of the 100 pages has exactly one memento',
+  );
   t.equal(counts.length, 100);
 });
 
@@ -116,7 +136,11 @@ t.test('a PUT cut half-way is re-sent whole', async (t) => {
     });
   });
   const port = await listen(t, archive);
-  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: port }) }, { spool: { retryMinMs: 20 } });
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: port }) },
+    { spool: { retryMinMs: 20 } },
+  );
   const outcome = once(proxy.events, 'capture');
   const r = await get(proxy.url, '/big', 'site.example');
   t.ok(r.body.equals(big), 'the client got the whole 1 MiB');
@@ -171,11 +195,17 @@ t.test('spooled captures are re-sent in order, with growing waits; a 4xx goes to
   const urls = attempts.map((a) => a.url.replace(/^\/put\/http:\/\/site\.example/, ''));
   t.same(urls, ['/p/0', '/p/0', '/p/0', '/p/0', '/p/0', '/p/1', '/p/2', '/p/3', '/p/4'], 'the head of the queue until it goes, then the rest in order');
   const gaps = attempts.slice(1, 5).map((a, i) => a.at - attempts[i].at);
-  gaps.forEach((g, i) => t.ok(g >= 40 * 2 ** i - 5, `wait ${i + 1}: ${Math.round(g)} ms ≥ ${40 * 2 ** i} ms (doubling)`));
-  t.ok(attempts.every((a) => a.auth === 'Bearer tok-123'), 'Authorization: Bearer <ArchiveToken> on live PUTs and re-sends');
+  for (const [i, g] of gaps.entries()) t.ok(g >= 40 * 2 ** i - 5, `wait ${i + 1}: ${Math.round(g)} ms ≥ ${40 * 2 ** i} ms (doubling)`);
+  t.ok(
+    attempts.every((a) => a.auth === 'Bearer tok-123'),
+    'Authorization: Bearer <ArchiveToken> on live PUTs and re-sends',
+  );
   const rejected = await readdir(path.join(proxy.spool.dir, 'rejected'));
   t.equal(rejected.length, 1, 'the capture the archive refused with 400 is kept in rejected/');
-  t.ok(logs.some((e) => e.level === 'error' && /refused a spooled capture/.test(e.msg) && e.uriR === 'http://site.example/p/2'), 'and logged');
+  t.ok(
+    logs.some((e) => e.level === 'error' && /refused a spooled capture/.test(e.msg) && e.uriR === 'http://site.example/p/2'),
+    'and logged',
+  );
   t.equal(await proxy.metrics.value('capture_proxy_captures_dropped_total', { reason: 'rejected' }), 1);
   t.equal(await proxy.metrics.value('capture_proxy_put_failures_total'), 5, '4 × 503 and one 400 counted as PUT failures');
 });
@@ -183,7 +213,11 @@ t.test('spooled captures are re-sent in order, with growing waits; a 4xx goes to
 t.test('a full spool refuses new captures (logged, counted); what is queued stays', async (t) => {
   const upstream = await startUpstream(t, (req, res) => res.end(req.url === '/big' ? 'x'.repeat(5000) : 'small'));
   const down = await freePort();
-  const { proxy, logs } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: down }) }, { spool: { maxBytes: 3000, paused: true } });
+  const { proxy, logs } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: down }) },
+    { spool: { maxBytes: 3000, paused: true } },
+  );
   let settled = once(proxy.events, 'capture');
   await get(proxy.url, '/small', 'site.example');
   t.match((await settled)[0], { outcome: 'spooled' });
@@ -194,7 +228,10 @@ t.test('a full spool refuses new captures (logged, counted); what is queued stay
   t.equal(proxy.spool.depth, 1, 'the first capture is still queued');
   t.ok(proxy.spool.bytes <= 3000, `the spool holds ${proxy.spool.bytes} bytes ≤ 3000`);
   t.equal(await proxy.metrics.value('capture_proxy_captures_dropped_total', { reason: 'spool-full' }), 1);
-  t.ok(logs.some((e) => e.level === 'error' && /capture lost/.test(e.msg) && e.uriR === 'http://site.example/big'), 'logged');
+  t.ok(
+    logs.some((e) => e.level === 'error' && /capture lost/.test(e.msg) && e.uriR === 'http://site.example/big'),
+    'logged',
+  );
 });
 
 t.test('kill -9: captures in the spool are sent on the next start', async (t) => {

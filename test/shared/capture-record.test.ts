@@ -1,13 +1,13 @@
 import t, { type Test } from 'tap';
 import {
-  CaptureRecordParser,
-  CaptureRecordError,
-  serializeCaptureHead,
-  DEFAULT_HEAD_LIMITS,
-  type CaptureHead,
   type CapturedRequest,
   type CapturedResponse,
+  type CaptureHead,
+  CaptureRecordError,
+  CaptureRecordParser,
+  DEFAULT_HEAD_LIMITS,
   type HeadLimits,
+  serializeCaptureHead,
 } from '../../shared/capture-record.js';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
@@ -55,13 +55,20 @@ t.test('a record is parsed into the two heads, their exact bytes, and the body',
     method: 'GET',
     target: '/a?q=1',
     httpVersion: 'HTTP/1.1',
-    headers: [['Host', 'www.example.org'], ['X-Client-IP', '192.0.2.7']],
+    headers: [
+      ['Host', 'www.example.org'],
+      ['X-Client-IP', '192.0.2.7'],
+    ],
   });
   t.same(head.response, {
     httpVersion: 'HTTP/1.1',
     status: 200,
     reason: 'OK',
-    headers: [['Content-Type', 'text/html'], ['Set-Cookie', 'a=1'], ['set-cookie', 'b=2']],
+    headers: [
+      ['Content-Type', 'text/html'],
+      ['Set-Cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+    ],
   });
   t.equal(head.requestBytes.toString('latin1'), REQUEST_HEAD, 'request bytes as received');
   t.equal(head.responseBytes.toString('latin1'), RESPONSE_HEAD, 'response bytes as received');
@@ -102,12 +109,26 @@ t.test('limits: heads over maxHeadBytes, or more header lines than maxHeaders, a
   t.ok(parse(RECORD, 0, { maxHeadBytes: headBytes }).body.equals(BODY), 'heads of exactly maxHeadBytes pass; the body does not count');
   t.ok(parse(RECORD, 1, { maxHeadBytes: headBytes }).body.equals(BODY), 'the same byte by byte');
   for (const size of [0, 1, 10]) {
-    refused(t, () => parse(RECORD, size, { maxHeadBytes: headBytes - 1 }), 431, /^capture record heads exceed the limit of \d+ bytes$/, `one byte over, chunks of ${size}`);
+    refused(
+      t,
+      () => parse(RECORD, size, { maxHeadBytes: headBytes - 1 }),
+      431,
+      /^capture record heads exceed the limit of \d+ bytes$/,
+      `one byte over, chunks of ${size}`,
+    );
     refused(t, () => parse(RECORD, size, { maxHeadBytes: 40 }), 431, /exceed the limit of 40 bytes/, `request head over the limit, chunks of ${size}`);
   }
   // A head that never ends is refused once it passes the limit, without waiting for the end of the record.
   const p = new CaptureRecordParser({ maxHeadBytes: 100 });
-  refused(t, () => { for (let i = 0; i < 10; i++) p.feed(b('X-Long: aaaaaaaaaaaa\r\n')); }, 431, /limit of 100 bytes/, 'endless head');
+  refused(
+    t,
+    () => {
+      for (let i = 0; i < 10; i++) p.feed(b('X-Long: aaaaaaaaaaaa\r\n'));
+    },
+    431,
+    /limit of 100 bytes/,
+    'endless head',
+  );
 
   t.equal(parse(RECORD, 0, { maxHeaders: 4 }).head.response.headers.length, 3, 'three response header lines with maxHeaders 4');
   refused(t, () => parse(RECORD, 0, { maxHeaders: 2 }), 431, /^embedded response has 3 header lines, more than the limit of 2$/, 'response over maxHeaders');
@@ -159,13 +180,21 @@ const request: CapturedRequest = {
   method: 'GET',
   target: '/a?q=1',
   httpVersion: 'HTTP/1.1',
-  headers: [['Host', 'www.example.org'], ['Accept', 'text/html'], ['X-Utf8', '\xc3\xa9']],
+  headers: [
+    ['Host', 'www.example.org'],
+    ['Accept', 'text/html'],
+    ['X-Utf8', '\xc3\xa9'],
+  ],
 };
 const response: CapturedResponse = {
   httpVersion: 'HTTP/1.1',
   status: 200,
   reason: 'OK',
-  headers: [['Content-Type', 'text/html'], ['Set-Cookie', 'a=1'], ['Set-Cookie', 'b=2']],
+  headers: [
+    ['Content-Type', 'text/html'],
+    ['Set-Cookie', 'a=1'],
+    ['Set-Cookie', 'b=2'],
+  ],
 };
 
 t.test('serializeCaptureHead writes both heads with their blank lines', async (t) => {
@@ -182,7 +211,11 @@ t.test('serializeCaptureHead writes both heads with their blank lines', async (t
 });
 
 t.test('serializeCaptureHead then parse gives back the same heads', async (t) => {
-  for (const res of [response, { httpVersion: 'HTTP/1.0', status: 404, reason: 'Not Found', headers: [] }, { httpVersion: 'HTTP/2', status: 304, reason: '', headers: [['ETag', '"x"']] }] as CapturedResponse[]) {
+  for (const res of [
+    response,
+    { httpVersion: 'HTTP/1.0', status: 404, reason: 'Not Found', headers: [] },
+    { httpVersion: 'HTTP/2', status: 304, reason: '', headers: [['ETag', '"x"']] },
+  ] as CapturedResponse[]) {
     const head = serializeCaptureHead(request, res);
     const got = parse(Buffer.concat([head, b('body')]), 5);
     t.same(got.head.request, request, `${res.status}: request`);

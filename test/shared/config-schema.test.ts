@@ -1,13 +1,20 @@
 import t, { type Test } from 'tap';
-import { checkConfig, type ConfigSchema, defineCheck, settingsTable, fillMessage, type CheckOptions } from '../../shared/config-schema.js';
-import { parseYamlText, ConfigError, type YamlSource } from '../../shared/config.js';
+import { ConfigError, parseYamlText, type YamlSource } from '../../shared/config.js';
+import { type CheckOptions, type ConfigSchema, checkConfig, defineCheck, fillMessage, settingsTable } from '../../shared/config-schema.js';
 
 // Plain JSON Schema objects. checkConfig is called through an untyped view: deriving the value
 // type of a schema held as the wide ConfigSchema type is too deep for tsc, and the test looks at
 // values with its own expectations.
 type Schema = object;
 const schema = (s: object): Schema => s;
-const checkAny = checkConfig as unknown as (schema: Schema, src: YamlSource, doc: number, at: (string | number)[], value: unknown, opts?: CheckOptions) => unknown;
+const checkAny = checkConfig as unknown as (
+  schema: Schema,
+  src: YamlSource,
+  doc: number,
+  at: (string | number)[],
+  value: unknown,
+  opts?: CheckOptions,
+) => unknown;
 
 defineCheck('unit-test-even', (v) => typeof v === 'number' && v % 2 === 0);
 
@@ -27,7 +34,12 @@ const S = schema({
     flag: { type: 'boolean', default: false, description: 'a switch' },
     on: { type: 'boolean', default: true },
     pair: { type: 'integer', check: 'unit-test-even', default: 2, description: 'an even number', errorMessage: '{key} must be even (got {value})' },
-    tags: { type: 'array', items: { type: 'string', pattern: '^[a-z]+$', errorMessage: 'entry {value} of {key} must be lower-case letters' }, default: ['a', 'b'], description: 'tags' },
+    tags: {
+      type: 'array',
+      items: { type: 'string', pattern: '^[a-z]+$', errorMessage: 'entry {value} of {key} must be lower-case letters' },
+      default: ['a', 'b'],
+      description: 'tags',
+    },
     empty: { type: 'array', items: { type: 'string' }, default: [] },
     nested: Nested,
     plain: { type: 'string' },
@@ -157,5 +169,9 @@ t.test('settingsTable: one markdown row per setting in schema order', async (t) 
     ].join('\n') + '\n',
   );
   t.equal(settingsTable(S as ConfigSchema, 'setting').split('\n')[0], '| setting | default | meaning |', 'keyHeading');
-  t.equal(settingsTable(schema({ type: 'object', properties: {} }) as ConfigSchema), '| key | default | meaning |\n|---|---|---|\n', 'no settings: the header only');
+  t.equal(
+    settingsTable(schema({ type: 'object', properties: {} }) as ConfigSchema),
+    '| key | default | meaning |\n|---|---|---|\n',
+    'no settings: the header only',
+  );
 });

@@ -1,25 +1,32 @@
 import t from 'tap';
 import {
-  parseHead,
-  splitHead,
-  parseFields,
-  parseStatusLine,
-  parseRequestLine,
+  formatFieldLines,
+  fromRawHeaders,
   getHeader,
   getHeaders,
-  fromRawHeaders,
-  formatFieldLines,
-  isToken,
-  isFieldValue,
   HeadSyntaxError,
+  isFieldValue,
+  isToken,
+  parseFields,
+  parseHead,
+  parseRequestLine,
+  parseStatusLine,
   type RawHeader,
+  splitHead,
 } from '../../shared/http-head.js';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
 
 t.test('RFC 9112 §2.1, §5: start line and name: value fields, each line ending in CRLF', async (t) => {
   const head = b('GET /a HTTP/1.1\r\nHost: a.example\r\nAccept:  text/html  \r\nX-Empty:\r\n\r\n');
-  const want = { startLine: 'GET /a HTTP/1.1', fields: [['Host', 'a.example'], ['Accept', 'text/html'], ['X-Empty', '']] };
+  const want = {
+    startLine: 'GET /a HTTP/1.1',
+    fields: [
+      ['Host', 'a.example'],
+      ['Accept', 'text/html'],
+      ['X-Empty', ''],
+    ],
+  };
   t.same(parseHead(head), want, 'lenient');
   t.same(parseHead(head, { strict: true }), want, 'strict');
 });
@@ -41,13 +48,26 @@ t.test('bytes are read as latin1: obs-text stays one character per byte, as on t
 });
 
 t.test('field names keep their case and repeated fields stay separate, in order', async (t) => {
-  t.same(parseHead(b('X\r\nSet-Cookie: a\r\nset-cookie: b\r\n\r\n'), { strict: true }).fields, [['Set-Cookie', 'a'], ['set-cookie', 'b']]);
+  t.same(parseHead(b('X\r\nSet-Cookie: a\r\nset-cookie: b\r\n\r\n'), { strict: true }).fields, [
+    ['Set-Cookie', 'a'],
+    ['set-cookie', 'b'],
+  ]);
 });
 
 t.test('lenient mode skips lines without a colon or with an empty name, and reads what it can', async (t) => {
-  t.same(parseHead(b('GET / HTTP/1.1\r\nHost: a\r\nnocolon\r\n: v\r\nB: 2\r\n\r\n')).fields, [['Host', 'a'], ['B', '2']]);
+  t.same(parseHead(b('GET / HTTP/1.1\r\nHost: a\r\nnocolon\r\n: v\r\nB: 2\r\n\r\n')).fields, [
+    ['Host', 'a'],
+    ['B', '2'],
+  ]);
   t.same(parseHead(b('X\r\nHost : a\r\n folded\r\n\r\n')).fields, [['Host', 'a']], 'space before colon trimmed; a folded line without a colon skipped');
-  t.same(parseHead(b('X\r\nA: 1\r\nB: 2\r\n\r\n'), { maxFields: 1 }).fields, [['A', '1'], ['B', '2']], 'maxFields applies in strict mode only');
+  t.same(
+    parseHead(b('X\r\nA: 1\r\nB: 2\r\n\r\n'), { maxFields: 1 }).fields,
+    [
+      ['A', '1'],
+      ['B', '2'],
+    ],
+    'maxFields applies in strict mode only',
+  );
 });
 
 t.test('strict mode refuses what an archive must not store, with a one-line HeadSyntaxError', async (t) => {
@@ -74,11 +94,16 @@ t.test('strict mode refuses what an archive must not store, with a one-line Head
 });
 
 t.test('strict mode accepts HTAB and valid UTF-8 in a value', async (t) => {
-  t.same(parseHead(b('X\r\nA: a\tb\r\nB: \xc3\xa9\r\n\r\n'), { strict: true }).fields, [['A', 'a\tb'], ['B', '\xc3\xa9']]);
+  t.same(parseHead(b('X\r\nA: a\tb\r\nB: \xc3\xa9\r\n\r\n'), { strict: true }).fields, [
+    ['A', 'a\tb'],
+    ['B', '\xc3\xa9'],
+  ]);
 });
 
 t.test('strict mode names the head in messages (what)', async (t) => {
-  t.throws(() => parseHead(b('GET / HTTP/1.1\r\nnocolon\r\n\r\n'), { strict: true, what: 'embedded request' }), { message: /^embedded request header line without a colon/ });
+  t.throws(() => parseHead(b('GET / HTTP/1.1\r\nnocolon\r\n\r\n'), { strict: true, what: 'embedded request' }), {
+    message: /^embedded request header line without a colon/,
+  });
 });
 
 t.test('strict maxFields: more field lines than allowed → HeadSyntaxError with tooMany', async (t) => {
@@ -104,7 +129,11 @@ t.test('splitHead and parseFields are the two steps of parseHead', async (t) => 
   const head = b('HTTP/1.1 200 OK\r\nA: 1\r\nb:2\r\nC:\r\n\r\n');
   const split = splitHead(head);
   t.same(split, { startLine: 'HTTP/1.1 200 OK', fieldLines: ['A: 1', 'b:2', 'C:'] });
-  t.same(parseFields(split.fieldLines), [['A', '1'], ['b', '2'], ['C', '']]);
+  t.same(parseFields(split.fieldLines), [
+    ['A', '1'],
+    ['b', '2'],
+    ['C', ''],
+  ]);
   t.same(parseFields(split.fieldLines), parseHead(head).fields);
   t.throws(() => splitHead(b('X\r\nA: \0\r\n'), { strict: true }), HeadSyntaxError, 'splitHead checks NUL');
   t.throws(() => parseFields(['A: 1', ' fold'], { strict: true }), HeadSyntaxError, 'parseFields checks obs-fold');
@@ -143,7 +172,11 @@ t.test('parseRequestLine: method SP request-target SP HTTP-version (RFC 9112 §3
 });
 
 t.test('RFC 9110 §5.1: field names are case-insensitive in getHeader and getHeaders', async (t) => {
-  const hs: RawHeader[] = [['Set-Cookie', 'a'], ['Host', 'h'], ['set-cookie', 'b']];
+  const hs: RawHeader[] = [
+    ['Set-Cookie', 'a'],
+    ['Host', 'h'],
+    ['set-cookie', 'b'],
+  ];
   t.equal(getHeader(hs, 'SET-COOKIE'), 'a', 'the first value');
   t.equal(getHeader(hs, 'host'), 'h');
   t.equal(getHeader(hs, 'x'), undefined);
@@ -152,13 +185,21 @@ t.test('RFC 9110 §5.1: field names are case-insensitive in getHeader and getHea
 });
 
 t.test("fromRawHeaders pairs Node's flat rawHeaders; a dangling name is dropped", async (t) => {
-  t.same(fromRawHeaders(['Host', 'a', 'set-cookie', 'x', 'set-cookie', 'y']), [['Host', 'a'], ['set-cookie', 'x'], ['set-cookie', 'y']]);
+  t.same(fromRawHeaders(['Host', 'a', 'set-cookie', 'x', 'set-cookie', 'y']), [
+    ['Host', 'a'],
+    ['set-cookie', 'x'],
+    ['set-cookie', 'y'],
+  ]);
   t.same(fromRawHeaders(['A', '1', 'odd']), [['A', '1']]);
   t.same(fromRawHeaders([]), []);
 });
 
 t.test('formatFieldLines writes Name: value CRLF in order, and parses back', async (t) => {
-  const hs: RawHeader[] = [['Set-Cookie', 'a'], ['Host', 'h'], ['set-cookie', 'b']];
+  const hs: RawHeader[] = [
+    ['Set-Cookie', 'a'],
+    ['Host', 'h'],
+    ['set-cookie', 'b'],
+  ];
   const text = formatFieldLines(hs);
   t.equal(text, 'Set-Cookie: a\r\nHost: h\r\nset-cookie: b\r\n');
   t.same(parseHead(b('HTTP/1.1 200 OK\r\n' + text + '\r\n'), { strict: true }).fields, hs);

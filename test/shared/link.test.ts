@@ -1,5 +1,5 @@
 import t from 'tap';
-import { formatLink, formatLinkHeader, parseLinks, hasRel, type Link } from '../../shared/link.js';
+import { formatLink, formatLinkHeader, hasRel, type Link, parseLinks } from '../../shared/link.js';
 
 const DT = 'Tue, 20 Mar 2001 20:35:00 GMT';
 
@@ -13,7 +13,13 @@ t.test('RFC 7089 §2.2: a memento link is <URI-M>; rel="…"; datetime="IMF-fixd
 t.test('RFC 7089 §2.2: original and timemap links; attributes in the order type, datetime, from, until', async (t) => {
   t.equal(formatLink({ uri: 'http://a.example.org/', rel: 'original' }), '<http://a.example.org/>; rel="original"');
   t.equal(
-    formatLink({ uri: 'http://arxiv.example.net/timemap/http://a.example.org/', rel: 'timemap', until: 'Wed, 21 Mar 2001 00:00:00 GMT', from: DT, type: 'application/link-format' }),
+    formatLink({
+      uri: 'http://arxiv.example.net/timemap/http://a.example.org/',
+      rel: 'timemap',
+      until: 'Wed, 21 Mar 2001 00:00:00 GMT',
+      from: DT,
+      type: 'application/link-format',
+    }),
     '<http://arxiv.example.net/timemap/http://a.example.org/>; rel="timemap"; type="application/link-format"; from="Tue, 20 Mar 2001 20:35:00 GMT"; until="Wed, 21 Mar 2001 00:00:00 GMT"',
   );
 });
@@ -90,7 +96,13 @@ t.test('RFC 6690 §2 / RFC 7089 §5.1: a link-format TimeMap with ",\\n" separat
     '<http://arxiv.example.net/web/20000620180259/http://a.example.org/>\n ; rel="first memento";datetime="Tue, 20 Jun 2000 18:02:59 GMT"\n';
   t.same(parseLinks(doc), [
     { uri: 'http://a.example.org/', rel: 'original' },
-    { uri: 'http://arxiv.example.net/timemap/http://a.example.org/', rel: 'self', type: 'application/link-format', from: 'Tue, 20 Jun 2000 18:02:59 GMT', until: 'Wed, 09 Apr 2008 20:30:51 GMT' },
+    {
+      uri: 'http://arxiv.example.net/timemap/http://a.example.org/',
+      rel: 'self',
+      type: 'application/link-format',
+      from: 'Tue, 20 Jun 2000 18:02:59 GMT',
+      until: 'Wed, 09 Apr 2008 20:30:51 GMT',
+    },
     { uri: 'http://arxiv.example.net/timegate/http://a.example.org/', rel: 'timegate' },
     { uri: 'http://arxiv.example.net/web/20000620180259/http://a.example.org/', rel: 'first memento', datetime: 'Tue, 20 Jun 2000 18:02:59 GMT' },
   ]);
@@ -102,7 +114,13 @@ t.test('malformed pieces are skipped, not thrown', async (t) => {
     ['garbage', []],
     ['<http://a/', []], // no closing >
     ['garbage, <http://a/>; rel="x"', [{ uri: 'http://a/', rel: 'x' }]],
-    ['<http://a/>; rel="x"; junk, <http://b/>; rel="y"', [{ uri: 'http://a/', rel: 'x' }, { uri: 'http://b/', rel: 'y' }]],
+    [
+      '<http://a/>; rel="x"; junk, <http://b/>; rel="y"',
+      [
+        { uri: 'http://a/', rel: 'x' },
+        { uri: 'http://b/', rel: 'y' },
+      ],
+    ],
     ['<http://a/> stray; rel="x"', [{ uri: 'http://a/', rel: 'x' }]],
     ['<http://a/>; rel="unterminated', [{ uri: 'http://a/', rel: 'unterminated' }]],
   ];
@@ -133,7 +151,13 @@ t.test('format then parse gives the links back', async (t) => {
   const links: Link[] = [
     { uri: 'http://a.example.org/', rel: 'original' },
     { uri: 'http://arxiv.example.net/timegate/http://a.example.org/', rel: 'timegate' },
-    { uri: 'http://arxiv.example.net/timemap/http://a.example.org/?a=1,2', rel: 'timemap', type: 'application/link-format', from: DT, until: 'Wed, 21 Mar 2001 00:00:00 GMT' },
+    {
+      uri: 'http://arxiv.example.net/timemap/http://a.example.org/?a=1,2',
+      rel: 'timemap',
+      type: 'application/link-format',
+      from: DT,
+      until: 'Wed, 21 Mar 2001 00:00:00 GMT',
+    },
     { uri: 'http://arxiv.example.net/web/20010320203500/http://a.example.org/', rel: 'first last memento', datetime: DT },
     { uri: 'http://a/;x', rel: 'x', type: 'text/x; q="1", \\' },
   ];

@@ -1,14 +1,14 @@
 import t from 'tap';
 import {
-  formatHostPort,
-  originOf,
-  parseListen,
-  clientAddress,
-  parseAddressBlock,
   addressMatcher,
-  bearerTokenOf,
   BEARER_TOKEN,
+  bearerTokenOf,
+  clientAddress,
+  formatHostPort,
   type HostPort,
+  originOf,
+  parseAddressBlock,
+  parseListen,
 } from '../../shared/net.js';
 
 t.test('RFC 3986 §3.2.2: an IPv6 literal is written in brackets in host:port and origins', async (t) => {
@@ -38,7 +38,26 @@ t.test('parseListen: host:port, [v6]:port, or a bare port on the default host', 
 });
 
 t.test('parseListen: undefined for a port out of 0-65535 or any other shape', async (t) => {
-  for (const value of ['65536', '99999', '123456', '', 'abc', ':80', 'a:b', '::1:80', '[::1]', '[::1]:', 'a:80:90', '-1', -1, 80.5, undefined, null, {}, ['80']]) {
+  for (const value of [
+    '65536',
+    '99999',
+    '123456',
+    '',
+    'abc',
+    ':80',
+    'a:b',
+    '::1:80',
+    '[::1]',
+    '[::1]:',
+    'a:80:90',
+    '-1',
+    -1,
+    80.5,
+    undefined,
+    null,
+    {},
+    ['80'],
+  ]) {
     t.equal(parseListen(value), undefined, JSON.stringify(value));
   }
 });

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { withBaseElement, withBaseElementBuffer, isHtml, SCAN_BYTES } from '../../../archive/memento/html-base.js';
+import { isHtml, SCAN_BYTES, withBaseElement, withBaseElementBuffer } from '../../../archive/memento/html-base.js';
 
 const URI_R = 'http://a.example/';
 const TAG = `<base href="${URI_R}">`;
@@ -35,7 +35,11 @@ async function gives(t: Test, page: string | Buffer, want: string | Buffer, name
 t.test('the base element goes right after the <head…> start tag', async (t) => {
   const cases: [string, string, string][] = [
     ['<html><head><title>x</title></head><body>hi</body></html>', `<html><head>${TAG}<title>x</title></head><body>hi</body></html>`, 'plain head'],
-    ['<!DOCTYPE html><html lang="en"><HEAD class=x><title>t</title>', `<!DOCTYPE html><html lang="en"><HEAD class=x>${TAG}<title>t</title>`, 'upper-case tag with attributes'],
+    [
+      '<!DOCTYPE html><html lang="en"><HEAD class=x><title>t</title>',
+      `<!DOCTYPE html><html lang="en"><HEAD class=x>${TAG}<title>t</title>`,
+      'upper-case tag with attributes',
+    ],
     ['<head\n  data-x="1">t', `<head\n  data-x="1">${TAG}t`, 'attributes on several lines'],
     ['<html><head></head><body><p>x</p></body>', `<html><head>${TAG}</head><body><p>x</p></body>`, 'empty head'],
     ['<html><head><basefont size=3></head>', `<html><head>${TAG}<basefont size=3></head>`, '<basefont> is not <base>'],
@@ -47,8 +51,16 @@ t.test('without a head element: in front of the content, after BOM, doctype, com
   const cases: [string, string, string][] = [
     ['<p>just text', `${TAG}<p>just text`, 'no head, no html'],
     ['', TAG, 'empty body'],
-    ['\xef\xbb\xbf<!doctype html>\n<!-- c -->\n<html>\n<p>no head', `\xef\xbb\xbf<!doctype html>\n<!-- c -->\n<html>\n${TAG}<p>no head`, 'UTF-8 BOM, doctype, comment, html'],
-    ['<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><p>', `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml">${TAG}<p>`, 'XML declaration (XHTML)'],
+    [
+      '\xef\xbb\xbf<!doctype html>\n<!-- c -->\n<html>\n<p>no head',
+      `\xef\xbb\xbf<!doctype html>\n<!-- c -->\n<html>\n${TAG}<p>no head`,
+      'UTF-8 BOM, doctype, comment, html',
+    ],
+    [
+      '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><p>',
+      `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml">${TAG}<p>`,
+      'XML declaration (XHTML)',
+    ],
     ['<header>x</header>', `${TAG}<header>x</header>`, '<header> is not <head>'],
     ['<html><headx><p>', `<html>${TAG}<headx><p>`, '<headx> is not <head>'],
   ];
@@ -102,13 +114,17 @@ t.test('only the first SCAN_BYTES (64 KiB) decide', async (t) => {
   ];
   for (const [page, expected, name] of cases) {
     t.equal(withBaseElementBuffer(b(page), URI_R).body.toString('latin1'), expected, `${name} (buffer)`);
-    for (const size of [1024, 4096, SCAN_BYTES]) t.equal((await streamed(b(page), size)).body.toString('latin1'), expected, `${name} (stream, chunks of ${size})`);
+    for (const size of [1024, 4096, SCAN_BYTES])
+      t.equal((await streamed(b(page), size)).body.toString('latin1'), expected, `${name} (stream, chunks of ${size})`);
   }
 });
 
 t.test('only the first SCAN_BYTES decide, also when the stream chunks do not divide 64 KiB', async (t) => {
   const fill = 'a'.repeat(SCAN_BYTES);
-  for (const [name, page] of [['<head> after 64 KiB', '<html>' + fill + '<head><title>x</title>'], ['base after 64 KiB', '<html><head>' + fill + '<base href=x></head>']]) {
+  for (const [name, page] of [
+    ['<head> after 64 KiB', '<html>' + fill + '<head><title>x</title>'],
+    ['base after 64 KiB', '<html><head>' + fill + '<base href=x></head>'],
+  ]) {
     const whole = withBaseElementBuffer(b(page), URI_R);
     t.equal(whole.added, TAG.length, `${name}: buffer adds the base element`);
     for (const size of [1000, 100_000]) {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { select, mementoLinks, uris, type Selection } from '../../../archive/memento/navigation.js';
+import { mementoLinks, type Selection, select, uris } from '../../../archive/memento/navigation.js';
 import type { MementoRef, Neighbourhood } from '../../../archive/store/index-db.js';
 import { formatLinkHeader } from '../../../shared/link.js';
 
@@ -20,7 +20,10 @@ function around(t: number, rows: MementoRef[] = ALL): Neighbourhood {
   return {
     first: rows[0],
     last: rows[rows.length - 1],
-    atOrBefore: rows.filter((r) => r.datetime <= t).reverse().slice(0, 2),
+    atOrBefore: rows
+      .filter((r) => r.datetime <= t)
+      .reverse()
+      .slice(0, 2),
     after: rows.filter((r) => r.datetime > t).slice(0, 2),
   };
 }

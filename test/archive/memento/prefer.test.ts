@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parsePrefer, hasPreference, satisfied, preferenceApplied, DIMENSIONS, type Dimension } from '../../../archive/memento/prefer.js';
+import { DIMENSIONS, type Dimension, hasPreference, parsePrefer, preferenceApplied, satisfied } from '../../../archive/memento/prefer.js';
 
 /** The parse result as plain values: dimensions in DIMENSIONS order, the pywb tokens, hasPreference. */
 function shown(header: string | string[] | undefined) {
@@ -30,7 +30,16 @@ t.test('RFC 7240 §2: repeated Prefer headers are one list', async (t) => {
 });
 
 t.test('RFC 7240 §2: preferences the server does not understand are ignored (spec Prefer rule 7)', async (t) => {
-  for (const header of [undefined, '', 'respond-async, wait=10', 'return=minimal', 'handling=lenient', '"original-content"', 'original-content original-links', 'original']) {
+  for (const header of [
+    undefined,
+    '',
+    'respond-async, wait=10',
+    'return=minimal',
+    'handling=lenient',
+    '"original-content"',
+    'original-content original-links',
+    'original',
+  ]) {
     t.same(shown(header), { dims: [], raw: false, rewritten: false, has: false }, JSON.stringify(header));
   }
   t.same(shown('respond-async, original-content, wait=10').dims, ['original-content'], 'known among unknown');
@@ -68,5 +77,6 @@ t.test('preferenceApplied (spec Prefer rules 3, 4, 6): what the response satisfi
     [undefined, false, true, 'original-links, echo-original-headers'],
     [undefined, false, false, 'original-content, original-links, echo-original-headers'],
   ];
-  for (const [header, raw, changed, want] of cases) t.equal(preferenceApplied(parsePrefer(header), raw, changed), want, `${header} raw=${raw} bodyChanged=${changed}`);
+  for (const [header, raw, changed, want] of cases)
+    t.equal(preferenceApplied(parsePrefer(header), raw, changed), want, `${header} raw=${raw} bodyChanged=${changed}`);
 });
