@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../shared/config.js';
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '../shared/config-schema.js';
 import { parseTimestamp14 } from '../shared/http-date.js';
-import { type HostPort, parseAddressBlock, parseListen } from '../shared/net.js';
+import { BEARER_TOKEN, type HostPort, parseAddressBlock, parseListen } from '../shared/net.js';
 import type { ArchiveSpan } from './spans.js';
 
 export type { ArchiveSpan } from './spans.js';
@@ -77,7 +77,7 @@ export function parseInstant(v: unknown): number | undefined {
 
 defineCheck('listen', (v) => parseListen(v) !== undefined);
 defineCheck('instant', (v) => parseInstant(v) !== undefined);
-defineCheck('put-token', (v) => (typeof v === 'string' || typeof v === 'number') && /^[A-Za-z0-9\-._~+/]{16,}=*$/.test(String(v)));
+defineCheck('put-token', (v) => (typeof v === 'string' || typeof v === 'number') && BEARER_TOKEN.test(String(v)) && String(v).replace(/=+$/, '').length >= 16);
 defineCheck('address-block', (v) => typeof v === 'string' && parseAddressBlock(v) !== undefined);
 
 /** A positive count or size (bytes) setting. */

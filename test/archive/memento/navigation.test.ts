@@ -90,7 +90,7 @@ t.test('RFC 7089 §2.2.1: two captures, the later selected: rel="first prev meme
   t.same(mementoLinks(BASE, '2001', s), [link(A, 'first prev memento'), link(B, 'last memento')]);
 });
 
-t.test('mementoLinks: with rawVariant every URI-M is the id_ URI-M', async (t) => {
+t.test('mementoLinks: with raw set every URI-M is the raw (id_) URI-M', async (t) => {
   const s = select(around(at('2001-03-20T12:00:00Z'), [A, B]), at('2001-03-20T12:00:00Z'));
   t.same(mementoLinks(BASE, '2001', s, true), [link(A, 'first memento', true), link(B, 'next last memento', true)]);
 });
