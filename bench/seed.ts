@@ -24,25 +24,38 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { validateArchiveConfig } from '../archive/config.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
+import { indexRow } from '../archive/store/index-row.js';
 import { ArchiveStore } from '../archive/store/store.js';
 import { WarcWriter } from '../archive/store/warc-writer.js';
 import { loadYamlFile } from '../shared/config.js';
 import { formatHttpDate } from '../shared/http-date.js';
-import { exactUrlkey } from '../shared/uri.js';
 import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 
-/** The code whose output the bulk data is (index schema, WARC writer, urlkey). */
-const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/warc-writer.ts', 'shared/uri.ts'];
+/** The code whose output the bulk data is (index schema, index rows, WARC writer, urlkey). */
+const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/index-row.ts', 'archive/store/warc-writer.ts', 'shared/uri.ts'];
 /** The code whose output ingested data is: the bulk code plus the ingest path. */
 const INGEST_CODE = [
   ...BULK_CODE,
   'archive/store/store.ts',
-  'archive/store/index-row.ts',
   'archive/store/body-spill.ts',
   'shared/capture-record.ts',
   'shared/http-head.ts',
   'shared/http-date.ts',
 ];
+
+/** The index row of a bench memento: a 200 text/html page at `datetime` whose record is `rec` (archive/store/index-row.ts, as ingest makes it). */
+function benchRow(uriR: string, datetime: number, digest: string, rec: { file: string; offset: number; length: number }): NewMementoRow {
+  return indexRow({
+    archiveId: 'bench',
+    uriR,
+    datetime,
+    status: 200,
+    responseHeaders: [['Content-Type', 'text/html']],
+    requestHeaders: null,
+    digest,
+    warc: rec,
+  });
+}
 
 /** A seeded archive: its config file (one archive `bench`) and what it holds. */
 export interface Seeded {
@@ -152,21 +165,8 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
     for (let i = 0; i < opts.uris; i++) {
       const uriR = uriOf(i, prefix);
       const rec = records[i % RECORDS];
-      const urlkey = exactUrlkey(uriR);
       for (const t of times(i)) {
-        rows.push({
-          archive_id: 'bench',
-          urlkey,
-          uri_r: uriR,
-          datetime: t,
-          status: 200,
-          mime: 'text/html',
-          digest,
-          warc_file: rec.file,
-          warc_offset: rec.offset,
-          warc_length: rec.length,
-          client_ip: null,
-        });
+        rows.push(benchRow(uriR, t, digest, rec));
       }
       if (rows.length >= TX_ROWS) {
         await inserting;
@@ -238,23 +238,10 @@ export async function seedOneUri(name: string, count: number): Promise<Seeded & 
       },
       payloadDigest: digest,
     });
-    const urlkey = exactUrlkey(uriR);
     for (let start = 0; start < count; start += TX_ROWS) {
       const rows: NewMementoRow[] = [];
       for (let j = start; j < Math.min(count, start + TX_ROWS); j++) {
-        rows.push({
-          archive_id: 'bench',
-          urlkey,
-          uri_r: uriR,
-          datetime: T0 + j * 86400,
-          status: 200,
-          mime: 'text/html',
-          digest,
-          warc_file: rec.file,
-          warc_offset: rec.offset,
-          warc_length: rec.length,
-          client_ip: null,
-        });
+        rows.push(benchRow(uriR, T0 + j * 86400, digest, rec));
       }
       await index.insertMany(rows);
     }
