@@ -202,3 +202,15 @@ t.test('timemapSpan: 404 and 410 mean no mementos; 500 or a redirect is unknown'
     'a redirect is not followed',
   );
 });
+
+t.test('timemapSpan: a TimeMap that stalls before its self link is unknown once the timeout passes (the body read is bounded too)', async (t) => {
+  const r = await remote(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/link-format' });
+    res.write(`<${URI_R}>; rel="original",\n`); // then nothing
+  });
+  const started = Date.now();
+  const h = await timemapSpan(`${r.url}/tm/${URI_R}`, 200);
+  const took = Date.now() - started;
+  t.same(h, { state: 'unknown' });
+  t.ok(took >= 190 && took < REMOTE_TIMEOUT_MS, `after the timeout passed in (${took} ms)`);
+});
