@@ -50,6 +50,8 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     connectionTimeout: config.idleTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     clientErrorHandler: clientErrorHandler(config),
+    // Errors of fastify's router (a malformed percent-encoding in the address) are answered as every other error.
+    frameworkErrors: (err, req, reply) => answerError(err, req, reply),
   });
   decorateArchive(app, config, store);
   app.setErrorHandler(answerError);

@@ -202,7 +202,7 @@ export const logDir = path.join(dataRoot, 'logs', `run-${process.pid}`);
 
 /** Removes the log folders of bench runs that are no longer running. */
 export function removeStaleLogs(): void {
-  let dirs: string[] = [];
+  let dirs: string[];
   try {
     dirs = readdirSync(path.join(dataRoot, 'logs'));
   } catch {

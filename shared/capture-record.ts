@@ -92,7 +92,7 @@ function parseRequestHead(bytes: Buffer, limits: HeadLimits): CapturedRequest {
   if (!isToken(method)) throw new CaptureRecordError(`request method is not a token: ${JSON.stringify(method.slice(0, 40))}`);
   if (!VERSION.test(httpVersion))
     throw new CaptureRecordError(`request line does not end in HTTP/1.0, HTTP/1.1 or HTTP/2: ${JSON.stringify(httpVersion.slice(0, 40))}`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
+  // eslint-disable-next-line no-control-regex -- control characters are what this refuses
   if (target.length === 0 || /[\x00-\x20\x7f-\xff]/.test(target))
     throw new CaptureRecordError('request target is empty or has a control, space or non-ASCII byte');
   return { method, target, httpVersion, headers: strictly(() => parseFields(fieldLines, opts)) };

@@ -36,7 +36,7 @@ function quote(v: string): string {
  * percent-encoded so that the link value stays parseable.
  */
 function target(uri: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this encodes
+  // eslint-disable-next-line no-control-regex -- control characters are what this encodes
   return uri.replace(/[\x00-\x20"<>\x7f]|[^\x00-\x7f]/gu, (c) => encodeURIComponent(c));
 }
 

@@ -22,6 +22,12 @@ export const MAX_URI_LENGTH = 8192;
 // host or [IPv6], optional :port. No userinfo, path, spaces or other characters.
 const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
+/** True when `host` is a `Host` header value of the shape `host[:port]` (a name, an IPv4 address or a bracketed IPv6 literal; port 1–65535). */
+export function isHostHeader(host: string): boolean {
+  const m = HOST_HEADER.exec(host);
+  return m !== null && (m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535));
+}
+
 /**
  * The stricter checks the archive applies to the request target of an
  * embedded capture request (issue 5, hostile input), beyond

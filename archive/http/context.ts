@@ -10,8 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
 import { formatLinkHeader } from '../../shared/link.js';
-import { formatHostPort } from '../../shared/net.js';
-import { exactUrlkey, normalizeUriR, UriError } from '../../shared/uri.js';
+import { formatHostPort, type HostPort } from '../../shared/net.js';
+import { exactUrlkey, isHostHeader, normalizeUriR, UriError } from '../../shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import type { ArchiveStore } from '../store/store.js';
@@ -52,7 +52,8 @@ export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, sto
   app.decorateRequest('urlkey', '');
   app.decorateRequest('base', {
     getter(this: FastifyRequest) {
-      return baseOf(config, this.headers.host);
+      const { localAddress, localPort } = this.socket;
+      return baseOf(config, this.headers.host, localAddress && localPort ? { host: localAddress, port: localPort } : undefined);
     },
   });
   app.addHook('onRequest', async (req) => {
@@ -63,11 +64,16 @@ export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, sto
   });
 }
 
-/** Public base URL: configured, else `http://` + the request's Host, else the listen address. */
-export function baseOf(config: Pick<ArchiveConfig, 'baseUrl' | 'listen'>, host: string | undefined): string {
+/**
+ * Public base URL: configured (`base_url`), else `http://` + the request's
+ * Host when it is `host[:port]`, else the address the request came in on
+ * (`local`, the socket's), else the configured listen address.
+ */
+export function baseOf(config: Pick<ArchiveConfig, 'baseUrl' | 'listen'>, host: string | undefined, local?: HostPort): string {
   if (config.baseUrl) return config.baseUrl;
-  if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) return `http://${host}`;
-  return `http://${formatHostPort(config.listen.host, config.listen.port)}`;
+  if (host && isHostHeader(host)) return `http://${host}`;
+  const at = local ?? config.listen;
+  return `http://${formatHostPort(at.host, at.port)}`;
 }
 
 /**
@@ -83,7 +89,13 @@ export function uriRAfter(target: string, route: string): { uriR: string; urlkey
   let at = 0;
   for (let i = 0; i < fixed && at >= 0; i++) at = target.indexOf('/', at) + 1 || -1;
   let rest = at > 0 ? target.slice(at) : '';
-  if (/^https?%3a/i.test(rest)) rest = decodeURIComponent(rest);
+  if (/^https?%3a/i.test(rest)) {
+    try {
+      rest = decodeURIComponent(rest);
+    } catch {
+      throw httpError(400, `the URL after ${target.slice(0, at)} has a malformed percent-encoding`);
+    }
+  }
   if (!rest) throw httpError(400, 'no URL given after ' + target.slice(0, Math.max(0, at)));
   try {
     const uriR = normalizeUriR(rest);

@@ -64,7 +64,7 @@ export async function planBody(
   if (!contentEncoding && stored.bodyBuffer) {
     // A small record, read whole: insert in memory.
     const r = withBaseElementBuffer(stored.bodyBuffer, row.uri_r);
-    return { ...asStored, bodyBuffer: r.body, length: r.body.length, changed: r.added > 0 };
+    return { ...asStored, body: bufferBody(r.body), bodyBuffer: r.body, length: r.body.length, changed: r.added > 0 };
   }
   if (!contentEncoding) {
     const r = await withBaseElement(stored.body, row.uri_r);
@@ -81,6 +81,11 @@ export async function planBody(
   stored.close();
   const fresh = await read(row);
   return { stored: fresh, body: fresh.body, bodyBuffer: fresh.bodyBuffer, length: fresh.bodyLength, changed: false, bodyless };
+}
+
+/** A buffer as a body stream (one chunk). */
+async function* bufferBody(buf: Buffer): AsyncGenerator<Uint8Array> {
+  yield buf;
 }
 
 /** The Content-Encoding of stored headers, lower case; `undefined` for none or identity. */
@@ -189,7 +194,9 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord): Prom
   const headers = orig.headers;
   if (orig.contentType) headers['content-type'] = orig.contentType;
   if (orig.contentEncoding && !plan.changed) headers['content-encoding'] = orig.contentEncoding;
-  headers['content-length'] = String(plan.length);
+  // RFC 9110 §8.6: no Content-Length in a 1xx or 204 answer; a 304 has no body to measure.
+  const status = plan.stored.status;
+  if (status >= 200 && status !== 204 && status !== 304) headers['content-length'] = String(plan.length);
   if (orig.location !== undefined && plan.stored.status >= 300 && plan.stored.status < 400) headers.location = orig.location;
   headers['memento-datetime'] = formatHttpDate(m.row.datetime);
   headers.link = formatLinkHeader([

@@ -41,9 +41,7 @@ export interface ScannedRecord {
 
 /** What the scan finds at a position: a record, a member cut short (crash), or bytes that are not a valid record. */
 export type ScanItem =
-  | { kind: 'record'; record: ScannedRecord }
-  | { kind: 'partial'; offset: number; reason: string }
-  | { kind: 'corrupt'; offset: number; reason: string };
+  { kind: 'record'; record: ScannedRecord } | { kind: 'partial'; offset: number; reason: string } | { kind: 'corrupt'; offset: number; reason: string };
 
 const READ_CHUNK = 1024 * 1024;
 const MAX_WARC_HEAD = 64 * 1024;
