@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'shared/generated/', 'data/', '.cache/', '.tap/', '.scratch/', 'bench/.data/', 'test/fixtures/'] },
+  { ignores: ['node_modules/', 'shared/generated/', 'data/', '.cache/', '.tap/', 'bench/.data/', 'test/fixtures/'] },
   // The sample site's scripts run in a browser.
   { files: ['conf/sample-site/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
   js.configs.recommended,
