@@ -174,6 +174,16 @@ export function parseRequestLine(line: string): RequestLine | undefined {
   return { method, target, httpVersion };
 }
 
+/**
+ * The name a CGI server gives a header field (RFC 3875 §4.1.18:
+ * `HTTP_` + upper case, `-` as `_`), so that `X-Client-IP`,
+ * `x-client_ip` and `X_CLIENT_IP` are one field to a CGI or PHP program.
+ * Compare names with it to drop every spelling of a field.
+ */
+export function cgiName(name: string): string {
+  return 'HTTP_' + name.toUpperCase().replace(/-/g, '_');
+}
+
 /** Header lookup, case-insensitive; the first value or `undefined`. */
 export function getHeader(headers: readonly RawHeader[], name: string): string | undefined {
   const n = name.toLowerCase();

@@ -32,9 +32,11 @@ export function isHostHeader(host: string): boolean {
  * The stricter checks the archive applies to the request target of an
  * embedded capture request (issue 5, hostile input), beyond
  * {@link uriRFromRequest}: no longer than `maxLength` characters; no
- * encoded NUL, CR or LF (`%00`, `%0D`, `%0A`); no dot-segments (`.`, `..`,
- * also as `%2E`) in the path, since clients send normalised paths (RFC 3986
- * §6.2.2.3) and a memento must name the resource that was really asked for.
+ * encoded NUL, CR or LF (`%00`, `%0D`, `%0A`); no raw backslash in the
+ * path (URL parsers read it as `/`, servers differ); no dot-segments (`.`, `..`, also
+ * as `%2E`, between `/` or `%5C`) in the path, since clients send
+ * normalised paths (RFC 3986 §6.2.2.3) and a memento must name the
+ * resource that was really asked for.
  *
  * @throws UriError with a one-line reason.
  */
@@ -44,7 +46,10 @@ export function checkCaptureTarget(target: string, maxLength = MAX_URI_LENGTH): 
   if (/%0[ad]/i.test(target)) throw new UriError('request target has an encoded CR or LF (%0D or %0A)');
   let path = target.replace(/[?#].*$/s, '');
   if (/^https?:\/\//i.test(path)) path = path.replace(/^https?:\/\/[^/]*/i, '');
-  for (const seg of path.split('/')) {
+  // URL parsers read a raw `\` in a path as `/` (WHATWG URL), servers differ: the URI-R would not name what was asked for.
+  if (path.includes('\\')) throw new UriError('request target has a backslash in its path; send it percent-encoded (%5C)');
+  // An encoded backslash separates segments too for servers that decode it.
+  for (const seg of path.split(/\/|%5c/i)) {
     if (/^(?:\.|%2e){1,2}$/i.test(seg)) throw new UriError(`request target has a dot-segment "${seg}": send the normalised path (RFC 3986 §6.2.2.3)`);
   }
 }

@@ -8,11 +8,11 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { type CaptureHead, CaptureRecordError, CaptureRecordParser } from '../../shared/capture-record.js';
+import { type AcceptedCapture, acceptCapture } from '../../shared/capture-rules.js';
 import { ScavengeCounter } from '../../shared/gc.js';
-import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
 import { type HttpError, httpError, isHttpError } from '../../shared/http-error.js';
-import { getHeader, getHeaders } from '../../shared/http-head.js';
-import { checkCaptureTarget, UriError, uriRFromRequest } from '../../shared/uri.js';
+import { getHeader } from '../../shared/http-head.js';
+import { UriError } from '../../shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
@@ -188,44 +188,23 @@ export class ArchiveStore {
   }
 
   /**
-   * Validates the heads and derives the index row (without WARC position
-   * and digest). What is refused, each with a one-line reason (400): a method
-   * other than GET (a memento is a GET representation; the record carries no
-   * request body); two Host headers; a target that {@link checkCaptureTarget}
-   * refuses; a 1xx status (interim, not a representation); a Transfer-Encoding
-   * in the response head (the body must come without its transfer coding); a
-   * Content-Length that is not one number; a Date that has the HTTP-date form
-   * but names no real instant (year 0, 31 Feb) or lies before 1970 or more
-   * than a day after the archive received the PUT. A Date that is not an
-   * HTTP-date at all gives way to the receipt time (docs/capture-record.md).
+   * Checks the heads (shared/capture-rules.ts: what the archive refuses,
+   * the same rules the capture proxy applies before it sends) and derives
+   * the index row (without WARC position and digest) and the archive whose
+   * span holds the capture's datetime.
+   *
+   * @throws HttpError 400 (refused, with a one-line reason), 422 (no local archive's span holds the datetime)
    */
   private prepare(head: CaptureHead, receivedAt: Date): { archive: ArchiveSpan; row: NewMementoRow } {
     const { request, response } = head;
-    if (request.method !== 'GET') throw refuse(400, `embedded request method ${request.method} is not archived: a capture is a GET request and its response`);
-    const hosts = getHeaders(request.headers, 'host');
-    if (hosts.length > 1) throw refuse(400, 'embedded request has more than one Host header');
-    checkCaptureTarget(request.target, this.config.maxUrlLength);
-    const proto = getHeader(request.headers, 'x-forwarded-proto')?.trim().toLowerCase();
-    const uriR = uriRFromRequest(hosts[0], request.target, proto === 'https' ? 'https' : 'http', this.config.maxUrlLength);
-    if (response.status < 200) throw refuse(400, `status ${response.status} is an interim response, not a representation to archive`);
-    if (getHeader(response.headers, 'transfer-encoding') !== undefined) {
-      throw refuse(400, 'embedded response has Transfer-Encoding: send the body without its transfer coding (chunked undone) and drop the header');
+    let accepted: AcceptedCapture;
+    try {
+      accepted = acceptCapture(head, receivedAt, this.config);
+    } catch (err) {
+      if (err instanceof CaptureRecordError) throw refuse(err.status, err.message);
+      throw err;
     }
-    const lengths = getHeaders(response.headers, 'content-length')
-      .flatMap((v) => v.split(','))
-      .map((v) => v.trim());
-    if (lengths.some((v) => !/^\d{1,15}$/.test(v)) || new Set(lengths).size > 1) {
-      throw refuse(400, `embedded response Content-Length is not one number: ${JSON.stringify(lengths.join(', ').slice(0, 60))}`);
-    }
-    const dateText = getHeader(response.headers, 'date');
-    const dateHeader = parseHttpDate(dateText);
-    if (!dateHeader && dateText && /^[A-Za-z]{3}, +\d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/.test(dateText.trim())) {
-      throw refuse(400, `embedded response Date names no real instant: ${JSON.stringify(dateText.slice(0, 40))}`);
-    }
-    if (dateHeader && (dateHeader.getTime() < 0 || dateHeader.getTime() > receivedAt.getTime() + 86_400_000)) {
-      throw refuse(400, `embedded response Date ${JSON.stringify(dateText!.slice(0, 40))} is before 1970 or more than a day after the archive received it`);
-    }
-    const datetime = toEpochSeconds(dateHeader ?? receivedAt);
+    const { uriR, datetime } = accepted;
     const archive = archiveForInstant(this.config.archives, datetime);
     if (!archive || !isLocal(archive)) {
       throw refuse(422, `no local archive in the config covers the capture's datetime ${new Date(datetime * 1000).toISOString()}`);

@@ -1,0 +1,102 @@
+/**
+ * What a capture record must be for the archive to store it (the refusals
+ * of docs/capture-record.md), in one place for both daemons: the archive
+ * applies these rules to every PUT, and the capture proxy applies the very
+ * same rules before it sends one, so that it never sends (nor spools) what
+ * the archive would refuse for good.
+ */
+import { CaptureRecordError, type CaptureHead, CaptureRecordParser, type HeadLimits } from './capture-record.js';
+import { parseHttpDate, toEpochSeconds } from './http-date.js';
+import { getHeader, getHeaders } from './http-head.js';
+import { checkCaptureTarget, MAX_URI_LENGTH, UriError, uriRFromRequest } from './uri.js';
+
+/** The limits a capture record is checked against (the archive's config). */
+export interface CaptureLimits extends HeadLimits {
+  /** Longest request target and URI-R, in characters. */
+  maxUrlLength: number;
+}
+
+export const DEFAULT_CAPTURE_LIMITS: CaptureLimits = { maxHeadBytes: 64 * 1024, maxHeaders: 200, maxUrlLength: MAX_URI_LENGTH };
+
+/** What an acceptable capture's heads give. */
+export interface AcceptedCapture {
+  uriR: string;
+  /** Memento-Datetime, epoch seconds: the response's Date, else the receipt time. */
+  datetime: number;
+}
+
+// The HTTP-date shape, to tell "names no real instant" (refused) from "not an HTTP-date" (receipt time).
+const DATE_SHAPE = /^[A-Za-z]{3}, +\d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * Checks the parsed heads of a capture record and gives its URI-R and
+ * Memento-Datetime. Refused, each with a one-line reason (400): a method
+ * other than GET (a memento is a GET representation; the record carries no
+ * request body); no or two Host headers, or a Host that is not host[:port];
+ * a target that {@link checkCaptureTarget} refuses; a 1xx status (interim,
+ * not a representation); a Transfer-Encoding in the response head (the
+ * body comes without its transfer coding); a Content-Length that is not one
+ * number; a Date that has the HTTP-date form but names no real instant, or
+ * lies before 1970 or more than a day after `receivedAt`. A Date that is
+ * not an HTTP-date at all gives way to `receivedAt`.
+ *
+ * URI-R: Host + target of the embedded request; `https` when the request
+ * carries `X-Forwarded-Proto: https` (which the capture proxy sets itself).
+ *
+ * @throws CaptureRecordError (status 400)
+ */
+export function acceptCapture(head: CaptureHead, receivedAt: Date, limits: Pick<CaptureLimits, 'maxUrlLength'> = DEFAULT_CAPTURE_LIMITS): AcceptedCapture {
+  const { request, response } = head;
+  if (request.method !== 'GET')
+    throw new CaptureRecordError(`embedded request method ${request.method} is not archived: a capture is a GET request and its response`);
+  const hosts = getHeaders(request.headers, 'host');
+  if (hosts.length > 1) throw new CaptureRecordError('embedded request has more than one Host header');
+  let uriR: string;
+  try {
+    checkCaptureTarget(request.target, limits.maxUrlLength);
+    const proto = getHeader(request.headers, 'x-forwarded-proto')?.trim().toLowerCase();
+    uriR = uriRFromRequest(hosts[0], request.target, proto === 'https' ? 'https' : 'http', limits.maxUrlLength);
+  } catch (err) {
+    if (err instanceof UriError) throw new CaptureRecordError(err.message);
+    throw err;
+  }
+  if (response.status < 200) throw new CaptureRecordError(`status ${response.status} is an interim response, not a representation to archive`);
+  if (getHeader(response.headers, 'transfer-encoding') !== undefined) {
+    throw new CaptureRecordError('embedded response has Transfer-Encoding: send the body without its transfer coding (chunked undone) and drop the header');
+  }
+  const lengths = getHeaders(response.headers, 'content-length')
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim());
+  if (lengths.some((v) => !/^\d{1,15}$/.test(v)) || new Set(lengths).size > 1) {
+    throw new CaptureRecordError(`embedded response Content-Length is not one number: ${JSON.stringify(lengths.join(', ').slice(0, 60))}`);
+  }
+  const dateText = getHeader(response.headers, 'date');
+  const date = parseHttpDate(dateText);
+  if (!date && dateText && DATE_SHAPE.test(dateText.trim()))
+    throw new CaptureRecordError(`embedded response Date names no real instant: ${JSON.stringify(dateText.slice(0, 40))}`);
+  if (date && (date.getTime() < 0 || date.getTime() > receivedAt.getTime() + 86_400_000)) {
+    throw new CaptureRecordError(
+      `embedded response Date ${JSON.stringify(dateText!.slice(0, 40))} is before 1970 or more than a day after the archive received it`,
+    );
+  }
+  return { uriR, datetime: toEpochSeconds(date ?? receivedAt) };
+}
+
+/**
+ * Why the archive would refuse a capture whose heads are `headBytes` (the
+ * serialized request and response heads, shared/capture-record.ts), or
+ * `null` when it would take it: the head syntax and limits, then
+ * {@link acceptCapture}. The capture proxy asks this before it sends.
+ */
+export function refusalOf(headBytes: Buffer, receivedAt: Date, limits: CaptureLimits = DEFAULT_CAPTURE_LIMITS): CaptureRecordError | null {
+  try {
+    const parser = new CaptureRecordParser(limits);
+    parser.feed(headBytes);
+    parser.finish();
+    acceptCapture(parser.head!, receivedAt, limits);
+    return null;
+  } catch (err) {
+    if (err instanceof CaptureRecordError) return err;
+    throw err;
+  }
+}
