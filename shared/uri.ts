@@ -16,8 +16,12 @@ export class UriError extends Error {
   }
 }
 
-/** Longest URI-R we accept, in characters (same order as common servers' request-line limits). */
-export const MAX_URI_LENGTH = 8192;
+/**
+ * Longest URI-R accepted by default, in characters (the archive's
+ * `max_url_length`): an answer's head repeats the URI-R several times, and
+ * at this length every answer fits a client that reads 16 KiB of head.
+ */
+export const MAX_URI_LENGTH = 2048;
 
 // host or [IPv6], optional :port. No userinfo, path, spaces or other characters.
 const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;

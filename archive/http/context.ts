@@ -11,7 +11,7 @@ import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
 import { formatLinkHeader } from '../../shared/link.js';
 import { formatHostPort, type HostPort } from '../../shared/net.js';
-import { exactUrlkey, isHostHeader, normalizeUriR, UriError } from '../../shared/uri.js';
+import { exactUrlkey, isHostHeader, MAX_URI_LENGTH, normalizeUriR, UriError } from '../../shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import type { ArchiveStore } from '../store/store.js';
@@ -58,7 +58,7 @@ export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, sto
   });
   app.addHook('onRequest', async (req) => {
     if (!req.routeOptions.config.uriR) return;
-    const { uriR, urlkey } = uriRAfter(req.raw.url ?? '/', req.routeOptions.url ?? '');
+    const { uriR, urlkey } = uriRAfter(req.raw.url ?? '/', req.routeOptions.url ?? '', config.maxUrlLength);
     req.uriR = uriR;
     req.urlkey = urlkey;
   });
@@ -82,9 +82,10 @@ export function baseOf(config: Pick<ArchiveConfig, 'baseUrl' | 'listen'>, host: 
  * `http%3A…` is decoded first.
  *
  * @param route the route's pattern, e.g. `/:archive/timegate/*`
+ * @param maxLength the longest URI-R accepted (`max_url_length`)
  * @throws HttpError 400 when nothing follows, or it is not an http(s) URL
  */
-export function uriRAfter(target: string, route: string): { uriR: string; urlkey: string } {
+export function uriRAfter(target: string, route: string, maxLength = MAX_URI_LENGTH): { uriR: string; urlkey: string } {
   const fixed = route.split('/').indexOf('*');
   let at = 0;
   for (let i = 0; i < fixed && at >= 0; i++) at = target.indexOf('/', at) + 1 || -1;
@@ -98,7 +99,7 @@ export function uriRAfter(target: string, route: string): { uriR: string; urlkey
   }
   if (!rest) throw httpError(400, 'no URL given after ' + target.slice(0, Math.max(0, at)));
   try {
-    const uriR = normalizeUriR(rest);
+    const uriR = normalizeUriR(rest, maxLength);
     return { uriR, urlkey: exactUrlkey(uriR) };
   } catch (err) {
     if (err instanceof UriError) throw httpError(400, err.message);

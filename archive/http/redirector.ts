@@ -9,10 +9,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '../../shared/http-error.js';
-import { formatLinkHeader, type Link } from '../../shared/link.js';
+import type { Link } from '../../shared/link.js';
+import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { chooseArchive, localChoice } from '../memento/choice.js';
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
-import { mementoLinks, select, uris } from '../memento/navigation.js';
+import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
 import { indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
@@ -43,18 +44,23 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
     target = chooseArchive(config.archives, holdings, t);
   }
   if (!target) throw httpError(404, `no memento of ${uriR} in any archive`);
-  let mementos: Link[] = holdings.get(target.id)?.links ?? [];
+  // The memento links, as many as the head has room for (head-budget.ts), richest first.
+  let levels: Link[][] = [holdings.get(target.id)?.links ?? []];
   if (isLocal(target)) {
     const at = t ?? Number.MAX_SAFE_INTEGER;
     const n = await store.index.neighbourhood(target.id, urlkey, at);
-    mementos = n ? mementoLinks(base, target.id, select(n, at)) : [];
+    levels = n ? LINK_DETAILS.map((d) => mementoLinks(base, target.id, select(n, at), false, d)) : [];
   }
-  reply.header('vary', 'accept-datetime');
-  reply.header(
-    'link',
-    formatLinkHeader([{ uri: uriR, rel: 'original' }, { uri: uris.indexTimemap(base, uriR), rel: 'timemap index', type: LINK_FORMAT }, ...mementos]),
-  );
-  return redirect(reply, 302, isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR);
+  const location = isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR;
+  const vary = 'accept-datetime';
+  reply.header('vary', vary);
+  const required: Link[] = [
+    { uri: uriR, rel: 'original' },
+    { uri: uris.indexTimemap(base, uriR), rel: 'timemap index', type: LINK_FORMAT },
+  ];
+  const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary);
+  reply.header('link', linkWithin(HEAD_BUDGET - used, required, [...levels, []]));
+  return redirect(reply, 302, location);
 }
 
 /**

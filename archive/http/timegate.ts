@@ -7,8 +7,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '../../shared/http-error.js';
-import { formatLinkHeader } from '../../shared/link.js';
-import { mementoLinks, select, uris } from '../memento/navigation.js';
+import type { Link } from '../../shared/link.js';
+import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
+import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
 import { hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
 import { defaultVariantChanges } from '../memento/response.js';
 import { LINK_FORMAT } from '../memento/timemap.js';
@@ -37,20 +38,29 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   const prefer = parsePrefer(req.headers.prefer);
   // Variant 1: the URI-M that satisfies the most dimensions asked for.
   const raw = prefer.dims.has('original-content');
-  reply.header('vary', 'accept-datetime, prefer');
+  const vary = 'accept-datetime, prefer';
+  reply.header('vary', vary);
+  let applied: string | undefined;
   if (hasPreference(prefer)) {
     const row = raw ? undefined : await store.index.byId(s.memento.id);
     const changed = row !== undefined && (await defaultVariantChanges(row, (r) => store.readResponse(r)));
-    reply.header('preference-applied', preferenceApplied(prefer, raw, changed));
+    applied = preferenceApplied(prefer, raw, changed);
+    reply.header('preference-applied', applied);
   }
+  const location = uris.memento(base, archive.id, s.memento, raw);
+  const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary) + headerBytes('preference-applied', applied);
+  const required: Link[] = [
+    { uri: uriR, rel: 'original' },
+    { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
+    { uri: uris.timebundle(base, archive.id, uriR), rel: 'timebundle' },
+  ];
   reply.header(
     'link',
-    formatLinkHeader([
-      { uri: uriR, rel: 'original' },
-      { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
-      { uri: uris.timebundle(base, archive.id, uriR), rel: 'timebundle' },
-      ...mementoLinks(base, archive.id, s, raw),
-    ]),
+    linkWithin(
+      HEAD_BUDGET - used,
+      required,
+      LINK_DETAILS.map((d) => mementoLinks(base, archive.id, s, raw, d)),
+    ),
   );
-  return redirect(reply, 302, uris.memento(base, archive.id, s.memento, raw));
+  return redirect(reply, 302, location);
 }

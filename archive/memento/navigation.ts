@@ -49,6 +49,10 @@ export function select(n: Neighbourhood, t: number): Selection {
   return { memento: before, first: n.first, last: n.last, prev: before2, next: after };
 }
 
+/** How many navigation links {@link mementoLinks} gives, most first. */
+export type LinkDetail = 'all' | 'ends' | 'chosen';
+export const LINK_DETAILS: readonly LinkDetail[] = ['all', 'ends', 'chosen'];
+
 /**
  * The memento links of a selection, one link per URI-M with all its
  * relations combined in the order first, prev, next, last, memento
@@ -59,14 +63,17 @@ export function select(n: Neighbourhood, t: number): Selection {
  * @param raw when true, every URI-M is the raw (`id_`) one (the raw
  *   Memento was asked for: Prefer original-content at a TimeGate, or an
  *   `id_` address)
+ * @param detail how many links: `all`; `ends` (first, last and the chosen
+ *   memento, no prev/next); `chosen` (the chosen memento only). Fewer links
+ *   keep the answer's head small for a long URI-R (head-budget.ts).
  */
-export function mementoLinks(base: string, archive: string, s: Selection, raw = false): Link[] {
-  const entries: [string, MementoRef][] = [
-    ['first', s.first],
-    ['prev', s.prev!],
+export function mementoLinks(base: string, archive: string, s: Selection, raw = false, detail: LinkDetail = 'all'): Link[] {
+  const entries: [string, MementoRef | undefined][] = [
+    ['first', detail === 'chosen' ? undefined : s.first],
+    ['prev', detail === 'all' ? s.prev : undefined],
     ['memento', s.memento],
-    ['next', s.next!],
-    ['last', s.last],
+    ['next', detail === 'all' ? s.next : undefined],
+    ['last', detail === 'chosen' ? undefined : s.last],
   ];
   const byId = new Map<number, { row: MementoRef; rels: string[] }>();
   for (const [rel, row] of entries) {

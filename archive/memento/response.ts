@@ -14,12 +14,13 @@
  */
 import http from 'node:http';
 import { formatHttpDate } from '../../shared/http-date.js';
-import { formatLinkHeader } from '../../shared/link.js';
+import type { Link } from '../../shared/link.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { canDecode, decodeBody, decodedLength } from './content-coding.js';
 import { isHtml, withBaseElement, withBaseElementBuffer } from './html-base.js';
-import { mementoLinks, type Selection, uris } from './navigation.js';
+import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
+import { LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
 import { type PreferRequest, preferenceApplied } from './prefer.js';
 import { LINK_FORMAT } from './timemap.js';
 
@@ -169,6 +170,15 @@ export interface MementoRequest {
   prefer: PreferRequest;
 }
 
+/**
+ * The Content-Security-Policy of every Memento answer, in every form: a
+ * sandbox without `allow-same-origin` (CSP 3 `sandbox`, HTML "sandboxing
+ * flags"), so that a stored page, HTML or SVG, runs its scripts in an
+ * opaque origin and never as the archive (no access to the archive's
+ * cookies, storage or same-origin requests).
+ */
+export const MEMENTO_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals';
+
 /** A Memento answer ready to send. */
 export interface MementoAnswer {
   status: number;
@@ -182,8 +192,11 @@ export interface MementoAnswer {
  * Content-Length when the body goes out as stored, Location for a 3xx, as
  * stored: original-links means no URI is rewritten); Memento-Datetime;
  * Link (original, timegate, timemap, the neighbouring URI-Ms); Vary:
- * prefer; Preference-Applied; Content-Location (the URI-M of the variant
- * served).
+ * prefer; the sandbox ({@link MEMENTO_CSP}) and `X-Content-Type-Options:
+ * nosniff`; Preference-Applied; Content-Location (the URI-M of the variant
+ * served). The head stays within head-budget.ts's budget: navigation links
+ * and then echoed headers are left out when they do not fit
+ * (`X-Archive-Headers-Omitted: <count>` says how many headers).
  *
  * @throws when the stored record is missing or damaged
  */
@@ -191,22 +204,53 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord): Prom
   const stored = await read(m.row);
   const orig = originalHeaders(stored);
   const plan = await planBody(m.row, stored, orig.contentEncoding, m.originalContent, read);
-  const headers = orig.headers;
-  if (orig.contentType) headers['content-type'] = orig.contentType;
-  if (orig.contentEncoding && !plan.changed) headers['content-encoding'] = orig.contentEncoding;
-  // RFC 9110 §8.6: no Content-Length in a 1xx or 204 answer; a 304 has no body to measure.
   const status = plan.stored.status;
-  if (status >= 200 && status !== 204 && status !== 304) headers['content-length'] = String(plan.length);
-  if (orig.location !== undefined && plan.stored.status >= 300 && plan.stored.status < 400) headers.location = orig.location;
-  headers['memento-datetime'] = formatHttpDate(m.row.datetime);
-  headers.link = formatLinkHeader([
+  // The archive's own headers, in the order they are sent; the Link goes after Memento-Datetime.
+  const before: HeaderMap = {};
+  const after: HeaderMap = {};
+  if (orig.contentType) before['content-type'] = orig.contentType;
+  if (orig.contentEncoding && !plan.changed) before['content-encoding'] = orig.contentEncoding;
+  // RFC 9110 §8.6: no Content-Length in a 1xx or 204 answer; a 304 has no body to measure.
+  if (status >= 200 && status !== 204 && status !== 304) before['content-length'] = String(plan.length);
+  if (orig.location !== undefined && status >= 300 && status < 400) before.location = orig.location;
+  before['memento-datetime'] = formatHttpDate(m.row.datetime);
+  after.vary = 'prefer';
+  // Stored pages never run as the archive: an opaque origin, and no type sniffing (a stored body is what it says it is).
+  after['content-security-policy'] = MEMENTO_CSP;
+  after['x-content-type-options'] = 'nosniff';
+  after['preference-applied'] = preferenceApplied(m.prefer, m.originalContent, plan.changed);
+  after['content-location'] = uris.memento(m.base, m.archiveId, m.row, m.originalContent);
+  // Within the head budget: the own headers, then as many navigation links as fit, then as many echoed headers as fit.
+  let left = HEAD_BUDGET - FIXED_HEAD_BYTES - bytesOf(before) - bytesOf(after) - OMITTED_LINE;
+  const required: Link[] = [
     { uri: m.row.uri_r, rel: 'original' },
     { uri: uris.timegate(m.base, m.archiveId, m.uriR), rel: 'timegate' },
     { uri: uris.timemap(m.base, m.archiveId, m.uriR), rel: 'timemap', type: LINK_FORMAT },
-    ...mementoLinks(m.base, m.archiveId, m.selection, m.raw),
-  ]);
-  headers.vary = 'prefer';
-  headers['preference-applied'] = preferenceApplied(m.prefer, m.originalContent, plan.changed);
-  headers['content-location'] = uris.memento(m.base, m.archiveId, m.row, m.originalContent);
-  return { status: plan.stored.status, headers, plan };
+  ];
+  const link = linkWithin(
+    left,
+    required,
+    LINK_DETAILS.map((d) => mementoLinks(m.base, m.archiveId, m.selection, m.raw, d)),
+  );
+  left -= headerBytes('link', link);
+  const echoed: HeaderMap = {};
+  let omitted = 0;
+  for (const [name, value] of Object.entries(orig.headers)) {
+    const n = headerBytes(name, value);
+    if (n <= left) {
+      echoed[name] = value;
+      left -= n;
+    } else omitted++;
+  }
+  if (omitted) after['x-archive-headers-omitted'] = String(omitted);
+  return { status, headers: { ...echoed, ...before, link, ...after }, plan };
+}
+
+/** Room kept for the `X-Archive-Headers-Omitted` line. */
+const OMITTED_LINE = 40;
+
+function bytesOf(headers: HeaderMap): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(headers)) n += headerBytes(k, v);
+  return n;
 }

@@ -280,8 +280,13 @@ t.test(
     const m = await capture('http://www.example.org/headers', { responseHeaders: [['Content-Type', 'text/html; charset=windows-1252'], ...stale], body });
     const res = await request(m);
     t.equal(res.status, 200);
-    for (const [name] of stale) {
+    for (const [name, value] of stale) {
       if (['link', 'vary'].includes(name.toLowerCase())) continue;
+      if (name.toLowerCase() === 'content-security-policy') {
+        // The archive sends its own policy (the sandbox of every memento), never the stored one.
+        t.not(res.headers['content-security-policy'], value, `${name} is not sent as itself`);
+        continue;
+      }
       t.notOk(res.headers[name.toLowerCase()], `${name} is not sent as itself`);
     }
     t.equal(res.headers.vary, 'prefer', 'our own Vary, not the original one');

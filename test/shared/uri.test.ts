@@ -64,7 +64,7 @@ t.test('normalizeUriR: the length limit applies to the input and to the normalis
   // "a/ x…" is 20 characters; "http://a/%20x…" is longer once normalised
   refuses(t, () => normalizeUriR('a/ ' + 'x'.repeat(17), 20), /longer than 20 characters/, 'result longer than the limit');
   t.equal(normalizeUriR('http://a/' + 'x'.repeat(MAX_URI_LENGTH - 9)).length, MAX_URI_LENGTH, 'default limit: MAX_URI_LENGTH accepted');
-  refuses(t, () => normalizeUriR('http://a/' + 'x'.repeat(MAX_URI_LENGTH - 8)), /longer than 8192/, 'default limit: one more refused');
+  refuses(t, () => normalizeUriR('http://a/' + 'x'.repeat(MAX_URI_LENGTH - 8)), new RegExp(`longer than ${MAX_URI_LENGTH}`), 'default limit: one more refused');
 });
 
 t.test('uriRFromRequest: origin-form target (RFC 7230 §5.3.1) with the Host header (§5.4)', async (t) => {
@@ -150,7 +150,7 @@ t.test('checkCaptureTarget refuses an encoded NUL, CR or LF', async (t) => {
 t.test('checkCaptureTarget: the length limit (max_url_length)', async (t) => {
   t.doesNotThrow(() => checkCaptureTarget('/' + 'x'.repeat(9), 10), '10 characters');
   refuses(t, () => checkCaptureTarget('/' + 'x'.repeat(10), 10), /is 11 characters, longer than the limit of 10 \(max_url_length\)/, '11 characters');
-  refuses(t, () => checkCaptureTarget('/' + 'x'.repeat(MAX_URI_LENGTH)), /limit of 8192/, 'default limit');
+  refuses(t, () => checkCaptureTarget('/' + 'x'.repeat(MAX_URI_LENGTH)), new RegExp(`limit of ${MAX_URI_LENGTH}`), 'default limit');
 });
 
 t.test('exactUrlkey: SURT form, scheme dropped, host reversed, path and query as normalised', async (t) => {

@@ -1,0 +1,114 @@
+/**
+ * The archive's side of "nobody can plant or poison a memento": stored pages
+ * never run as the archive (defect 4), a backslash cannot smuggle a
+ * dot-segment past ingest (defect 6), every answer for any URI-R the archive
+ * accepts fits a client that reads 16 KiB of head (defect 10).
+ */
+import t from 'tap';
+import { MEMENTO_CSP } from '../../archive/memento/response.js';
+import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
+import { seed, ts14 } from '../conformance/helpers.js';
+
+const SCRIPTED = '<html><head><title>x</title></head><body><script>document.cookie; fetch("/put/x")</script></body></html>';
+const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>';
+
+t.test('defect 4: every form of a memento (default, id_, Prefer: original-content) is sandboxed without the archive origin, with nosniff', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
+  await seed(a, 'http://www.example.org/page.html', date, { body: SCRIPTED, responseHeaders: [['Content-Type', 'text/html']] });
+  await seed(a, 'http://www.example.org/image.svg', date, { body: SVG, responseHeaders: [['Content-Type', 'image/svg+xml']] });
+  await seed(a, 'http://www.example.org/untyped', date, { body: SCRIPTED, responseHeaders: [] });
+  for (const path of ['page.html', 'image.svg', 'untyped']) {
+    const uriM = `${a.url}/2025/memento/${ts14(date)}/http://www.example.org/${path}`;
+    const raw = `${a.url}/2025/memento/${ts14(date)}id_/http://www.example.org/${path}`;
+    for (const [form, url, headers] of [
+      ['default', uriM, {}],
+      ['id_', raw, {}],
+      ['Prefer: original-content', uriM, { prefer: 'original-content' }],
+    ] as const) {
+      const res = await request(url, { headers });
+      t.equal(res.status, 200, `${path} ${form}`);
+      const csp = String(res.headers['content-security-policy'] ?? '');
+      t.match(csp, /(^|;)\s*sandbox\b/, `${path} ${form}: Content-Security-Policy has sandbox`);
+      t.notMatch(csp, /allow-same-origin/, `${path} ${form}: the sandbox has no allow-same-origin (an opaque origin, never the archive's)`);
+      t.equal(res.headers['x-content-type-options'], 'nosniff', `${path} ${form}: nosniff`);
+    }
+  }
+  t.equal(MEMENTO_CSP.split(' ')[0], 'sandbox');
+});
+
+t.test('defect 6: a capture PUT whose target hides a dot-segment behind a backslash is refused (400) and stores nothing', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  for (const target of ['/a\\..\\..\\etc\\passwd', '/POISON\\..\\index.html', '/a%5c..%5cindex.html', '/a%5C.%5Cb', '/a/..%5cb', '/x\\y']) {
+    const res = await putCapture(a, '', captureRecord({ host: 'a.test', target }));
+    t.equal(res.status, 400, `${target}: 400`);
+    t.match(res.text, /^request target has (a dot-segment|a backslash)[^\n]*\n$/, `${target}: one line saying why (${res.text.trim()})`);
+  }
+  const ok = await putCapture(a, '', captureRecord({ host: 'a.test', target: '/index.html?q=a\\b' }));
+  t.equal(ok.status, 201, 'a backslash in the query is not a path separator: stored');
+  t.equal(await a.store.index.count(), 1, 'only that one capture is in the index');
+  t.equal((await request(`${a.url}/tg/http://a.test/index.html`)).status, 404, 'no memento of /index.html was planted');
+});
+
+t.test('defect 10: for a URI-R of max_url_length (2048 characters) every answer fits a client reading 16 KiB of head', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const uriR = 'http://www.example.org/' + 'p'.repeat(2048 - 'http://www.example.org/'.length);
+  t.equal(uriR.length, 2048);
+  const dates = [
+    'Mon, 05 Mar 2001 09:07:03 GMT',
+    'Tue, 20 Mar 2001 20:35:00 GMT',
+    'Sun, 01 Apr 2001 00:00:00 GMT',
+    'Tue, 01 May 2001 12:00:00 GMT',
+    'Fri, 01 Jun 2001 12:00:00 GMT',
+  ];
+  for (const d of dates) t.equal((await seed(a, uriR, d, { body: `<html><head></head><body>${d}</body></html>` })).status, 201);
+  const mid = ts14(dates[2]);
+  const answers: [string, string, Record<string, string>][] = [
+    ['redirector', `${a.url}/tg/${uriR}`, {}],
+    ['redirector with Accept-Datetime', `${a.url}/tg/${uriR}`, { 'accept-datetime': dates[2] }],
+    ['TimeGate', `${a.url}/2025/timegate/${uriR}`, { 'accept-datetime': dates[2] }],
+    ['TimeGate with Prefer', `${a.url}/2025/timegate/${uriR}`, { 'accept-datetime': dates[2], prefer: 'original-links' }],
+    ['Memento', `${a.url}/2025/memento/${mid}/${uriR}`, {}],
+    ['raw Memento', `${a.url}/2025/memento/${mid}id_/${uriR}`, {}],
+    ['Memento, Prefer: original-content', `${a.url}/2025/memento/${mid}/${uriR}`, { prefer: 'original-content' }],
+    ['redirect to the nearest Memento', `${a.url}/2025/memento/2001/${uriR}`, {}],
+    ['TimeMap', `${a.url}/2025/timemap/link/${uriR}`, {}],
+    ['JSON TimeMap', `${a.url}/2025/timemap/json/${uriR}`, {}],
+    ['index TimeMap', `${a.url}/tg/timemap/${uriR}`, {}],
+    ['timebundle', `${a.url}/2025/timebundle/${uriR}`, {}],
+  ];
+  for (const [what, url, headers] of answers) {
+    // Node's client refuses a head over 16 KiB (HPE_HEADER_OVERFLOW): request() would reject.
+    const res = await request(url, { headers });
+    t.ok(res.status < 400, `${what}: ${res.status}, read with a 16 KiB head limit`);
+  }
+  const tg = await request(`${a.url}/2025/timegate/${uriR}`, { headers: { 'accept-datetime': dates[2] } });
+  t.match(String(tg.headers.link), /rel="original"/, 'the TimeGate still names the original');
+  t.match(String(tg.headers.link), /rel="[^"]*memento[^"]*"/, '… and the chosen memento');
+  t.equal(tg.headers.location, `${a.url}/2025/memento/${mid}/${uriR}`, '… and redirects to it');
+  const longer = await request(`${a.url}/tg/${uriR}x`);
+  t.equal(longer.status, 400, 'a URI-R longer than max_url_length is refused with 400');
+});
+
+t.test('defect 10: a memento whose capture had 60 KB of headers still fits 16 KiB; what is left out is counted', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const many: [string, string][] = Array.from({ length: 60 }, (_, i) => [`X-Padding-${i}`, 'v'.repeat(1000)]);
+  const res = await putCapture(
+    a,
+    '',
+    captureRecord({ host: 'www.example.org', target: '/fat', responseHeaders: [['Content-Type', 'text/plain'], ...many], body: 'fat' }),
+  );
+  t.equal(res.status, 201);
+  const m = await request(String(res.headers.location));
+  t.equal(m.status, 200, 'read with a 16 KiB head limit');
+  t.equal(m.text, 'fat');
+  t.equal(m.headers['content-type'], 'text/plain', 'Content-Type is always sent');
+  t.equal(m.headers['x-archive-orig-content-type'], 'text/plain', 'the first original headers are echoed');
+  const omitted = Number(m.headers['x-archive-headers-omitted']);
+  const echoed = Object.keys(m.headers).filter((k) => k.startsWith('x-archive-orig-x-padding-')).length;
+  t.ok(omitted > 0 && echoed + omitted === 60, `${echoed} padding headers echoed, ${omitted} counted in X-Archive-Headers-Omitted`);
+});
