@@ -185,7 +185,10 @@ export const ARCHIVE_FILE_SCHEMA = {
     max_capture_bytes: bytes(4 * 1024 ** 3, 'largest PUT body; larger → 413', '`4294967296` (4 GiB)'),
     max_head_bytes: bytes(64 * 1024, 'largest request + response head in a capture record; larger → 431'),
     max_headers: bytes(200, 'most header lines in each head; more → 431'),
-    max_url_length: bytes(2048, 'longest URI-R / embedded request target, in characters; longer → 400. At this default every answer of the archive, whose head repeats the URI-R (Location, Link), fits a client that reads 16 KiB of head (see docs/url-space.md)'),
+    max_url_length: bytes(
+      2048,
+      'longest URI-R / embedded request target, in characters; longer → 400. At this default every answer of the archive, whose head repeats the URI-R (Location, Link), fits a client that reads 16 KiB of head (see docs/url-space.md)',
+    ),
     max_http_header_bytes: bytes(16 * 1024, 'largest request line + headers of any HTTP request to the daemon (the PUT itself, a GET); larger → 431'),
     request_timeout: seconds(
       600,
