@@ -5,19 +5,21 @@
  *   memento-archive verify  [--config conf/archive.yaml]
  *   memento-archive reindex [--config conf/archive.yaml]
  *
- * Prints one line with the address it listens on, logs requests to stdout
- * (JSON lines), exits cleanly on SIGTERM/SIGINT.
+ * Prints one line with the address it listens on, logs to stdout as JSON
+ * lines (shared/log.ts, the proxy's format), exits cleanly on SIGTERM/SIGINT.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import pino from 'pino';
 import { ConfigError } from '../shared/config.js';
+import { jsonLinesLogger } from '../shared/log.js';
+import { formatHostPort } from '../shared/net.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 import { buildArchiveServer } from './server.js';
 import { IndexDb } from './store/index-db.js';
-import { daemonPid, type Progress, reindex, verify } from './store/maintenance.js';
+import { DataDirBusyError, DataDirLock } from './store/lock.js';
+import { type Progress, reindex, verify } from './store/maintenance.js';
 import { ArchiveStore } from './store/store.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex] [--config FILE]
@@ -86,22 +88,57 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (command === 'verify') process.exit(await runVerify(config));
   if (command === 'reindex') process.exit(await runReindex(config));
-  // Recovery lines are logged even with --quiet: they say what happened to the data.
-  const log = pino();
-  const store = await ArchiveStore.open(config, { log: (line) => log.info(line), pidFile: true });
-  const app = await buildArchiveServer(config, store, { logger: args.values.quiet ? false : { level: 'info' } });
-  const address = await app.listen({ host: config.listen.host, port: config.listen.port });
+  await serve(config, args.values.quiet === true);
+}
+
+/** Says `line` on stderr (prefixed) and exits with `code`. */
+function fail(line: string, code: number): never {
+  process.stderr.write(`memento-archive: ${line}\n`);
+  process.exit(code);
+}
+
+/**
+ * `memento-archive serve`: opens the store (lock, crash recovery), listens,
+ * prints where, logs one JSON line per request (unless `quiet`), and stops
+ * on SIGTERM/SIGINT with a last log line. A data folder held by another
+ * process, or an address in use, is one line on stderr and exit status 1.
+ */
+async function serve(config: ArchiveConfig, quiet: boolean): Promise<void> {
+  const { logger: log, flush } = jsonLinesLogger(1);
+  let store: ArchiveStore;
+  try {
+    // Recovery lines are logged even with --quiet: they say what happened to the data.
+    store = await ArchiveStore.open(config, { log: (line) => log.info(line) });
+  } catch (err) {
+    if (err instanceof DataDirBusyError) fail(`${err.message}; a second daemon cannot share its data folder`, 1);
+    const e = err as NodeJS.ErrnoException;
+    if (e.code && e.syscall) fail(`${config.dataDir}: ${e.message}`, 1);
+    throw err;
+  }
+  const app = await buildArchiveServer(config, store, { log, quiet });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (err) {
+    await store.close();
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL' || e.code === 'EACCES') fail(`cannot listen on ${formatHostPort(config.listen.host, config.listen.port)}: ${e.message}`, 1);
+    throw err;
+  }
   process.stdout.write(`memento-archive listening on ${address}\n`);
   let stopping = false;
-  const stop = async () => {
+  const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    log.info({ signal }, 'stopping: no new connections; requests and captures in flight finish');
     await app.close();
     await store.close();
+    log.info('stopped');
+    flush();
     process.exit(0);
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 /** A cli-progress bar over bytes when stderr is a terminal; otherwise nothing. It ends at 100% when stopped. */
@@ -150,25 +187,31 @@ async function runVerify(config: ArchiveConfig): Promise<number> {
   }
 }
 
-/** `memento-archive reindex`: recovery, then a new index from the WARC files; returns the exit code. */
+/** `memento-archive reindex`: a new index from the WARC files, under the data folder's lock; returns the exit code. */
 async function runReindex(config: ArchiveConfig): Promise<number> {
-  const pid = await daemonPid(config.dataDir);
-  if (pid !== null) {
-    process.stderr.write(`memento-archive: a daemon (pid ${pid}) is running on ${config.dataDir}; stop it before reindex\n`);
-    return 1;
+  let lock: DataDirLock;
+  try {
+    lock = await DataDirLock.acquire(config.dataDir, 'reindex');
+  } catch (err) {
+    if (err instanceof DataDirBusyError) fail(`${err.message}; stop it before reindex`, 1);
+    throw err;
   }
-  const indexFile = path.join(config.dataDir, 'index.sqlite3');
-  const warcsDir = path.join(config.dataDir, 'warcs');
-  let before = 0;
-  if (existsSync(indexFile)) {
-    const index = await IndexDb.open(indexFile);
-    before = await index.count();
-    await index.close();
+  try {
+    const indexFile = path.join(config.dataDir, 'index.sqlite3');
+    const warcsDir = path.join(config.dataDir, 'warcs');
+    let before = 0;
+    if (existsSync(indexFile)) {
+      const index = await IndexDb.open(indexFile);
+      before = await index.count();
+      await index.close();
+    }
+    const bar = progressBar('reindex');
+    const r = await reindex(indexFile, warcsDir, { progress: bar.progress });
+    bar.stop();
+    for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);
+    process.stdout.write(`reindex: ${r.rows} mementos from ${r.records} WARC records in ${r.files} files (the old index had ${before} rows)\n`);
+    return 0;
+  } finally {
+    await lock.release();
   }
-  const bar = progressBar('reindex');
-  const r = await reindex(indexFile, warcsDir, { progress: bar.progress });
-  bar.stop();
-  for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);
-  process.stdout.write(`reindex: ${r.rows} mementos from ${r.records} WARC records in ${r.files} files (the old index had ${before} rows)\n`);
-  return 0;
 }

@@ -6,7 +6,9 @@
  * an HttpError (shared/http-error.ts), answered here in one place as one
  * line of text. URL space: docs/url-space.md.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type pino from 'pino';
+import { clientAddress } from '../shared/net.js';
 import { errorAnswer, errorText, httpError, isHttpError } from '../shared/http-error.js';
 import type { ArchiveConfig } from './config.js';
 import { decorateArchive, TEXT } from './http/context.js';
@@ -20,8 +22,10 @@ import { timemapRoutes } from './http/timemap.js';
 import type { ArchiveStore } from './store/store.js';
 
 export interface ServerOptions {
-  /** fastify/pino logger setting; false in tests. */
-  logger?: boolean | object;
+  /** Where to log: errors, and one line per request (`msg: "request"`) unless `quiet`; none when absent (tests). */
+  log?: pino.Logger;
+  /** No line per request (errors are still logged). */
+  quiet?: boolean;
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
@@ -37,7 +41,8 @@ const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes
  */
 export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveStore, opts: ServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger ?? false,
+    loggerInstance: opts.log as FastifyBaseLogger | undefined,
+    disableRequestLogging: true,
     // Request targets carry whole URI-Rs (query included); allow long ones.
     routerOptions: { maxParamLength: 100_000 },
     return503OnClosing: true,
@@ -54,12 +59,27 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     frameworkErrors: (err, req, reply) => answerError(err, req, reply),
   });
   decorateArchive(app, config, store);
+  if (opts.log && !opts.quiet) app.addHook('onResponse', logRequest);
   app.setErrorHandler(answerError);
   app.setNotFoundHandler(async (req) => {
     throw httpError(404, `nothing here: ${req.method} ${req.url.slice(0, 200)} is not an address of this archive`);
   });
   for (const plugin of PLUGINS) await app.register(plugin);
   return app;
+}
+
+/** The request's log line, as the proxy writes its own: method, target, status, time, client. */
+async function logRequest(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const entry = {
+    type: 'request',
+    method: req.method,
+    target: req.url.length > 300 ? req.url.slice(0, 300) + '…' : req.url,
+    status: reply.statusCode,
+    ms: Math.round(reply.elapsedTime),
+    client: clientAddress(req.socket.remoteAddress),
+  };
+  if (reply.statusCode >= 500) req.log.warn(entry, 'request');
+  else req.log.info(entry, 'request');
 }
 
 /**

@@ -9,8 +9,7 @@
  * everything after the last indexed record of an archive is the tail of the
  * batch that was being written when the daemon stopped.
  */
-import { existsSync } from 'node:fs';
-import { readdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { parseHead, parseStatusLine } from '../../shared/http-head.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
@@ -276,7 +275,7 @@ export interface ReindexReport {
  * row, in writing order, so that of two captures of one URI-R in the same
  * second the later one holds the URI-M, as at ingest. The new index is
  * written beside the old one and renamed over it at the end; the daemon must
- * be stopped (see {@link daemonPid}).
+ * hold the data folder's lock (lock.ts), so that no daemon writes meanwhile.
  *
  * @param indexFile path of `index.sqlite3`
  */
@@ -342,33 +341,4 @@ export async function reindex(indexFile: string, warcsDir: string, opts: { progr
   for (const s of ['-wal', '-shm']) await rm(indexFile + s, { force: true });
   await rename(tmp, indexFile);
   return report;
-}
-
-/** `<data_dir>/daemon.pid`: written by a running daemon, so that `reindex` can refuse to run under it. */
-export function pidFile(dataDir: string): string {
-  return path.join(dataDir, 'daemon.pid');
-}
-
-/** Records this process as the daemon of `dataDir`. */
-export async function writePidFile(dataDir: string): Promise<void> {
-  await writeFile(pidFile(dataDir), `${process.pid}\n`);
-}
-
-/** Removes the pid file if it is this process's. */
-export async function removePidFile(dataDir: string): Promise<void> {
-  const pid = await daemonPid(dataDir);
-  if (pid === process.pid) await rm(pidFile(dataDir), { force: true });
-}
-
-/** The pid of a live daemon on `dataDir`, or `null` (no pid file, or its process is gone: a crash). */
-export async function daemonPid(dataDir: string): Promise<number | null> {
-  if (!existsSync(pidFile(dataDir))) return null;
-  const pid = Number((await readFile(pidFile(dataDir), 'utf8').catch(() => '')).trim());
-  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
-  }
 }

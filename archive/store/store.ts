@@ -18,7 +18,8 @@ import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
-import { type Log, type RecoveryReport, recover, removePidFile, writePidFile } from './maintenance.js';
+import { DataDirLock } from './lock.js';
+import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
 import { WarcWriter } from './warc-writer.js';
 
@@ -66,8 +67,6 @@ export interface StoreStats {
 export interface OpenOptions {
   /** Where crash-recovery lines go (default: nowhere). */
   log?: Log;
-  /** Write `data_dir/daemon.pid` (the daemon does; tests in one process need not). */
-  pidFile?: boolean;
 }
 
 export class ArchiveStore {
@@ -76,7 +75,6 @@ export class ArchiveStore {
   readonly stats: StoreStats = { batches: 0, fsyncs: 0, transactions: 0, written: 0, duplicates: 0, ms: { lookup: 0, append: 0, sync: 0, commit: 0 } };
   /** What crash recovery did when the store opened. */
   recovery: RecoveryReport | null = null;
-  private pidFile = false;
   private writing = false;
   /** Resolved whenever the write queue runs empty. */
   private idle: Promise<void> = Promise.resolve();
@@ -91,6 +89,7 @@ export class ArchiveStore {
   private constructor(
     readonly config: ArchiveConfig,
     readonly index: IndexDb,
+    private readonly lock: DataDirLock,
   ) {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
@@ -99,21 +98,24 @@ export class ArchiveStore {
 
   /**
    * Opens the store in `config.dataDir` (creates `warcs/`, `tmp/`,
-   * `index.sqlite3`) and runs crash recovery ({@link recover}): a partial
+   * `index.sqlite3`, mode 0700), takes the data folder's lock, and runs crash recovery ({@link recover}): a partial
    * WARC tail is truncated, complete unacknowledged captures are indexed,
    * and each action is logged to `opts.log`.
    */
   static async open(config: ArchiveConfig, opts: OpenOptions = {}): Promise<ArchiveStore> {
-    await mkdir(path.join(config.dataDir, 'warcs'), { recursive: true });
-    await mkdir(path.join(config.dataDir, 'tmp'), { recursive: true });
-    const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
-    const store = new ArchiveStore(config, index);
-    store.recovery = await recover(index, store.warcsDir, store.tmpDir, opts.log ?? (() => undefined));
-    if (opts.pidFile) {
-      await writePidFile(config.dataDir);
-      store.pidFile = true;
+    // The data folder and what is in it hold client addresses and request headers: the owner's only.
+    for (const dir of [config.dataDir, path.join(config.dataDir, 'warcs'), path.join(config.dataDir, 'tmp')]) await mkdir(dir, { recursive: true, mode: 0o700 });
+    // One writer per data folder, before anything is read or repaired (lock.ts).
+    const lock = await DataDirLock.acquire(config.dataDir, 'daemon');
+    try {
+      const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+      const store = new ArchiveStore(config, index, lock);
+      store.recovery = await recover(index, store.warcsDir, store.tmpDir, opts.log ?? (() => undefined));
+      return store;
+    } catch (err) {
+      await lock.release();
+      throw err;
     }
-    return store;
   }
 
   /**
@@ -355,6 +357,6 @@ export class ArchiveStore {
     for (const w of this.writers.values()) await w.close();
     await this.reader.close();
     await this.index.close();
-    if (this.pidFile) await removePidFile(this.config.dataDir);
+    await this.lock.release();
   }
 }

@@ -47,16 +47,24 @@ export function writeConfig(extra = ''): { dir: string; config: string; dataDir:
   return { dir, config, dataDir: path.join(dir, 'data') };
 }
 
-/** Runs `node bin/memento-archive.js ...args` to its end: exit code and output. */
-export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * Runs `node bin/memento-archive.js ...args` to its end: exit code and
+ * output. With `killAfterMs`, a run still going then is ended (SIGTERM)
+ * and its code is `null`: for commands that must exit at once.
+ */
+export function runCli(args: string[], killAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [path.join(repo, 'bin', 'memento-archive.js'), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '',
       stderr = '';
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => p.kill('SIGTERM'), killAfterMs);
     p.stdout.on('data', (d) => (stdout += d));
     p.stderr.on('data', (d) => (stderr += d));
     p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 

@@ -2,12 +2,17 @@
  * The archive's side of "nobody can plant or poison a memento": stored pages
  * never run as the archive (defect 4), a backslash cannot smuggle a
  * dot-segment past ingest (defect 6), every answer for any URI-R the archive
- * accepts fits a client that reads 16 KiB of head (defect 10).
+ * accepts fits a client that reads 16 KiB of head (defect 10), one writer
+ * per data folder (defect 11).
  */
+import { rmSync } from 'node:fs';
+import http from 'node:http';
 import t from 'tap';
 import { MEMENTO_CSP } from '../../archive/memento/response.js';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
 import { seed, ts14 } from '../conformance/helpers.js';
+import { startDaemon } from '../helpers/daemons.js';
+import { runCli, writeConfig } from './helpers.js';
 
 const SCRIPTED = '<html><head><title>x</title></head><body><script>document.cookie; fetch("/put/x")</script></body></html>';
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>';
@@ -112,3 +117,54 @@ t.test('defect 10: a memento whose capture had 60 KB of headers still fits 16 Ki
   const echoed = Object.keys(m.headers).filter((k) => k.startsWith('x-archive-orig-x-padding-')).length;
   t.ok(omitted > 0 && echoed + omitted === 60, `${echoed} padding headers echoed, ${omitted} counted in X-Archive-Headers-Omitted`);
 });
+
+t.test(
+  'defect 11: one writer per data folder: a second daemon and reindex fail at once naming the folder and the pid; verify runs beside; a killed daemon leaves no stale lock',
+  async (t) => {
+    const { dir, config, dataDir } = writeConfig();
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const first = await startDaemon('memento-archive.js', ['serve', '--config', config]);
+    t.teardown(() => first.stop());
+    // An upload in progress on the first daemon: the head and half the body.
+    const record = captureRecord({ host: 'www.example.org', target: '/slow', body: 'x'.repeat(20_000), date: 'Tue, 06 Jan 2026 12:00:00 GMT' });
+    const u = new URL(first.url);
+    const put = http.request({
+      host: u.hostname,
+      port: u.port,
+      method: 'PUT',
+      path: '/put/http://www.example.org/slow',
+      headers: { 'content-length': record.length },
+    });
+    const answer = new Promise<http.IncomingMessage>((resolve, reject) => put.on('response', resolve).on('error', reject));
+    put.write(record.subarray(0, 10_000));
+    const started = performance.now();
+    const second = await runCli(['serve', '--config', config], 20_000);
+    t.equal(second.code, 1, 'the second daemon exits 1');
+    t.ok(performance.now() - started < 20_000, 'at once');
+    t.match(
+      second.stderr,
+      new RegExp(
+        `^memento-archive: a daemon \\(pid ${first.proc.pid}\\) is running on ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; a second daemon cannot share its data folder\\n$`,
+      ),
+    );
+    const re = await runCli(['reindex', '--config', config], 20_000);
+    t.equal(re.code, 1, 'reindex exits 1');
+    t.match(re.stderr, new RegExp(`a daemon \\(pid ${first.proc.pid}\\) is running on .*; stop it before reindex`));
+    put.end(record.subarray(10_000));
+    const res = await answer;
+    res.resume();
+    t.equal(res.statusCode, 201, "the first daemon's upload in progress is stored");
+    const verify = await runCli(['verify', '--config', config]);
+    t.equal(verify.code, 0, 'verify runs beside the daemon');
+    t.match(verify.stdout, /^verify: OK: 1 index rows/m);
+    first.proc.kill('SIGKILL');
+    await new Promise((resolve) => first.proc.once('exit', resolve));
+    const again = await startDaemon('memento-archive.js', ['serve', '--config', config]);
+    t.teardown(() => again.stop());
+    t.equal(
+      (await request(`${again.url}/tg/http://www.example.org/slow`)).status,
+      302,
+      'after kill -9 a new daemon takes the folder and serves what was stored',
+    );
+  },
+);
