@@ -36,7 +36,7 @@ export class BodySpill {
     }
     if (!this.fh) {
       this.file = path.join(this.tmpDir, `body-${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
-      this.fh = await open(this.file, 'w+');
+      this.fh = await open(this.file, 'w+', 0o600);
       for (const c of this.chunks) await this.fh.write(c);
       this.chunks = [];
       this.memBytes = 0;

@@ -7,6 +7,7 @@
  * URI-M): the row keeps the capture received last; both WARC records stay
  * in the WARC files. See docs/storage.md "Same-second captures".
  */
+import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
 
 /** One memento as the index holds it. `datetime` is epoch seconds (UTC). */
@@ -157,6 +158,16 @@ export function neighbourhoodSql(n: number, withWhole = true): string {
     FROM r CROSS JOIN memento m ON m.id = r.id`;
 }
 
+/**
+ * Creates `file` with mode 0600 when it does not exist, and makes an
+ * existing one 0600 (when this process may: a file of another user is left
+ * as it is).
+ */
+export async function ownerOnly(file: string): Promise<void> {
+  await (await open(file, 'a', 0o600)).close();
+  await chmod(file, 0o600).catch(() => undefined);
+}
+
 /** Rows per query when {@link IndexDb.mementos} walks a TimeMap. */
 const TIMEMAP_PAGE = 1000;
 
@@ -198,6 +209,8 @@ export class IndexDb {
    * @throws on a file SQLite cannot open.
    */
   static async open(file: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): Promise<IndexDb> {
+    // Rows hold client addresses: the owner's only (SQLite gives its -wal and -shm files the same mode).
+    await ownerOnly(file);
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
       const d = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(d)));
     });

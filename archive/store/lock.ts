@@ -13,6 +13,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
+import { ownerOnly } from './index-db.js';
 
 /** The folder is held by another process; `message` names the folder and the holder. */
 export class DataDirBusyError extends Error {
@@ -58,6 +59,7 @@ export class DataDirLock {
    */
   static async acquire(dataDir: string, what: LockHolder): Promise<DataDirLock> {
     const file = path.join(dataDir, 'data.lock');
+    await ownerOnly(file);
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
       const d = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(d)));
     });

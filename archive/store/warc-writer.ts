@@ -153,13 +153,13 @@ export class WarcWriter {
   private async file(): Promise<OpenWarc> {
     if (this.current && this.current.size < this.maxBytes) return this.current;
     if (this.current) await this.closeCurrent();
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     if (this.seq < 0) {
       // Continue the serials of the files already there, so that file order survives restarts.
       this.seq = 1 + Math.max(-1, ...(await readdir(this.dir)).map(warcFileSerial));
     }
     const name = `${this.archiveId}-${toTimestamp14(new Date())}-${String(this.seq++).padStart(5, '0')}-${randomBytes(3).toString('hex')}.warc.gz`;
-    const fh = await open(path.join(this.dir, name), 'wx');
+    const fh = await open(path.join(this.dir, name), 'wx', 0o600);
     const w = new OpenWarc(name, fh, 0);
     this.current = w;
     const block = Buffer.from(

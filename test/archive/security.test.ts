@@ -5,8 +5,9 @@
  * accepts fits a client that reads 16 KiB of head (defect 10), one writer
  * per data folder (defect 11).
  */
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import t from 'tap';
 import { MEMENTO_CSP } from '../../archive/memento/response.js';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
@@ -168,3 +169,18 @@ t.test(
     );
   },
 );
+
+t.test('files: the data folder, the WARC files, the index and the lock are the owner’s only (0700 folders, 0600 files)', async (t) => {
+  const { dir, dataDir } = writeConfig();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const a = await startArchive(undefined, { dataDir });
+  t.teardown(() => a.close());
+  t.equal((await putCapture(a, '', captureRecord({ requestHeaders: [['X-Client-IP', '192.0.2.7']] }))).status, 201);
+  const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
+  for (const d of ['', 'warcs', 'warcs/2025', 'tmp']) t.equal(mode(path.join(dataDir, d)), '700', `${d || 'data_dir'}/ is 0700`);
+  const warcs = readdirSync(path.join(dataDir, 'warcs', '2025'));
+  t.ok(warcs.length > 0);
+  for (const f of warcs) t.equal(mode(path.join(dataDir, 'warcs', '2025', f)), '600', `${f} is 0600`);
+  for (const f of readdirSync(dataDir).filter((f) => statSync(path.join(dataDir, f)).isFile())) t.equal(mode(path.join(dataDir, f)), '600', `${f} is 0600`);
+  t.ok(existsSync(path.join(dataDir, 'index.sqlite3')) && existsSync(path.join(dataDir, 'data.lock')), 'the index and the lock are among them');
+});
