@@ -122,7 +122,8 @@ async function serve(config: ArchiveConfig, quiet: boolean): Promise<void> {
   } catch (err) {
     await store.close();
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL' || e.code === 'EACCES') fail(`cannot listen on ${formatHostPort(config.listen.host, config.listen.port)}: ${e.message}`, 1);
+    if (e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL' || e.code === 'EACCES')
+      fail(`cannot listen on ${formatHostPort(config.listen.host, config.listen.port)}: ${e.message}`, 1);
     throw err;
   }
   process.stdout.write(`memento-archive listening on ${address}\n`);

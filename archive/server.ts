@@ -6,7 +6,7 @@
  * an HttpError (shared/http-error.ts), answered here in one place as one
  * line of text. URL space: docs/url-space.md.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type pino from 'pino';
 import { clientAddress } from '../shared/net.js';
 import { errorAnswer, errorText, httpError, isHttpError } from '../shared/http-error.js';
@@ -16,12 +16,16 @@ import { discoveryRoutes } from './http/discovery.js';
 import { clientErrorHandler } from './http/guards.js';
 import { ingestRoutes } from './http/ingest.js';
 import { mementoRoutes } from './http/memento.js';
+import { opsRoutes } from './http/ops.js';
 import { redirectorRoutes } from './http/redirector.js';
 import { timegateRoutes } from './http/timegate.js';
 import { timemapRoutes } from './http/timemap.js';
+import { ArchiveMetrics } from './metrics.js';
 import type { ArchiveStore } from './store/store.js';
 
 export interface ServerOptions {
+  /** Metrics to count into (default: a new {@link ArchiveMetrics} over the store). */
+  metrics?: ArchiveMetrics;
   /** Where to log: errors, and one line per request (`msg: "request"`) unless `quiet`; none when absent (tests). */
   log?: pino.Logger;
   /** No line per request (errors are still logged). */
@@ -29,7 +33,7 @@ export interface ServerOptions {
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
-const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes];
+const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, opsRoutes];
 
 /**
  * Builds the archive's fastify instance (not listening yet): limits and
@@ -42,7 +46,8 @@ const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes
 export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveStore, opts: ServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger | undefined,
-    disableRequestLogging: true,
+    // Our own line per request (logRequest), not fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     // Request targets carry whole URI-Rs (query included); allow long ones.
     routerOptions: { maxParamLength: 100_000 },
     return503OnClosing: true,
@@ -59,6 +64,13 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     frameworkErrors: (err, req, reply) => answerError(err, req, reply),
   });
   decorateArchive(app, config, store);
+  const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count());
+  app.decorate('metrics', metrics);
+  store.onBatch = (captures, _written, syncSeconds) => {
+    metrics.batchSize.observe(captures);
+    metrics.fsyncSeconds.observe(syncSeconds);
+  };
+  app.addHook('onResponse', async (req, reply) => countRequest(metrics, req, reply.statusCode));
   if (opts.log && !opts.quiet) app.addHook('onResponse', logRequest);
   app.setErrorHandler(answerError);
   app.setNotFoundHandler(async (req) => {
@@ -66,6 +78,17 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   });
   for (const plugin of PLUGINS) await app.register(plugin);
   return app;
+}
+
+/** Counts an answered request by resource and status, and a capture PUT by its result. */
+function countRequest(metrics: ArchiveMetrics, req: FastifyRequest, status: number): void {
+  const resource = req.routeOptions.config?.resource ?? 'other';
+  metrics.requests.inc({ resource, status: String(status) });
+  if (resource !== 'put') return;
+  if (status >= 400) {
+    metrics.captures.inc({ result: 'refused' });
+    metrics.refused.inc({ status: String(status) });
+  } else metrics.captures.inc({ result: status === 201 ? 'stored' : 'duplicate' });
 }
 
 /** The request's log line, as the proxy writes its own: method, target, status, time, client. */

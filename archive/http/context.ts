@@ -13,6 +13,7 @@ import { formatLinkHeader } from '../../shared/link.js';
 import { formatHostPort, type HostPort } from '../../shared/net.js';
 import { exactUrlkey, isHostHeader, MAX_URI_LENGTH, normalizeUriR, UriError } from '../../shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
+import type { Resource } from '../metrics.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import type { ArchiveStore } from '../store/store.js';
 
@@ -34,6 +35,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route's address ends in a URI-R (after its `*`): the hook reads it into `req.uriR`. */
     uriR?: boolean;
+    /** The resource it serves, for the metrics (`memento_archive_requests_total`). */
+    resource?: Resource;
   }
 }
 
@@ -155,9 +158,10 @@ export type ReadHandler = (req: FastifyRequest<{ Params: Record<string, string> 
  * answered before any body is read.
  *
  * @param opts.uriR the address ends in a URI-R (read into `req.uriR` by the hook)
+ * @param opts.resource what it serves, for the metrics
  */
-export function readRoute(app: FastifyInstance, url: string, handler: ReadHandler, opts: { uriR?: boolean } = {}): void {
-  app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, config: { uriR: opts.uriR ?? false }, handler });
+export function readRoute(app: FastifyInstance, url: string, handler: ReadHandler, opts: { uriR?: boolean; resource?: Resource } = {}): void {
+  app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, config: { uriR: opts.uriR ?? false, resource: opts.resource }, handler });
   const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', READ_METHODS);
     if (req.method === 'OPTIONS') return reply.code(204).send();

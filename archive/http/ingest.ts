@@ -18,7 +18,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', putAccessHook(config));
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
-  app.put(`${config.putPrefix}put/*`, async (req, reply) => {
+  app.put(`${config.putPrefix}put/*`, { config: { resource: 'put' } }, async (req, reply) => {
     const te = req.headers['transfer-encoding'];
     const cl = req.headers['content-length'];
     if (cl === undefined && !te) throw httpError(411, 'a capture PUT needs Content-Length or Transfer-Encoding: chunked', { close: true });
@@ -26,6 +26,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       throw httpError(413, `capture record of ${cl} bytes is larger than the limit of ${config.maxCaptureBytes} bytes`, { close: true });
     }
     const result = await store.ingest(req.raw, new Date());
+    app.metrics.ingestBytes.inc(result.bytes);
     const uriM = uris.memento(req.base, result.row.archive_id, result.row);
     return reply
       .code(result.created ? 201 : 200)

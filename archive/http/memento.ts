@@ -20,12 +20,17 @@ const SHAPE = 'a Memento address is /<archive>/memento/<14-digit timestamp>/<URL
 
 /** The Memento plugin. */
 export async function mementoRoutes(app: FastifyInstance): Promise<void> {
-  readRoute(app, '/:archive/memento/:ts/*', (req, reply) => memento(app, req, reply), { uriR: true });
+  readRoute(app, '/:archive/memento/:ts/*', (req, reply) => memento(app, req, reply), { uriR: true, resource: 'memento' });
   // No timestamp segment at all.
-  readRoute(app, '/:archive/memento/*', async (req) => {
-    localArchive(app.config, req.params.archive);
-    throw httpError(400, SHAPE);
-  });
+  readRoute(
+    app,
+    '/:archive/memento/*',
+    async (req) => {
+      localArchive(app.config, req.params.archive);
+      throw httpError(400, SHAPE);
+    },
+    { resource: 'memento' },
+  );
 }
 
 /**

@@ -21,8 +21,8 @@ import { acceptDatetime, readRoute, redirect } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
 export async function redirectorRoutes(app: FastifyInstance): Promise<void> {
-  readRoute(app, '/tg/timemap/*', (req, reply) => indexTimemap(app, req, reply), { uriR: true });
-  readRoute(app, '/tg/*', (req, reply) => redirector(app, req, reply), { uriR: true });
+  readRoute(app, '/tg/timemap/*', (req, reply) => indexTimemap(app, req, reply), { uriR: true, resource: 'index-timemap' });
+  readRoute(app, '/tg/*', (req, reply) => redirector(app, req, reply), { uriR: true, resource: 'redirector' });
 }
 
 /**

@@ -17,7 +17,7 @@ import { acceptDatetime, localArchive, readRoute, redirect } from './context.js'
 
 /** The TimeGate plugin. */
 export async function timegateRoutes(app: FastifyInstance): Promise<void> {
-  readRoute(app, '/:archive/timegate/*', (req, reply) => timegate(app, req, reply), { uriR: true });
+  readRoute(app, '/:archive/timegate/*', (req, reply) => timegate(app, req, reply), { uriR: true, resource: 'timegate' });
 }
 
 /**

@@ -15,9 +15,9 @@ type Req = FastifyRequest<{ Params: Record<string, string> }>;
 
 /** The TimeMap and timebundle plugin. */
 export async function timemapRoutes(app: FastifyInstance): Promise<void> {
-  readRoute(app, '/:archive/timemap/link/*', (req, reply) => linkTimemap(app, req, reply), { uriR: true });
-  readRoute(app, '/:archive/timemap/json/*', (req, reply) => json(app, req, reply), { uriR: true });
-  readRoute(app, '/:archive/timebundle/*', (req, reply) => timebundle(app, req, reply), { uriR: true });
+  readRoute(app, '/:archive/timemap/link/*', (req, reply) => linkTimemap(app, req, reply), { uriR: true, resource: 'timemap' });
+  readRoute(app, '/:archive/timemap/json/*', (req, reply) => json(app, req, reply), { uriR: true, resource: 'timemap' });
+  readRoute(app, '/:archive/timebundle/*', (req, reply) => timebundle(app, req, reply), { uriR: true, resource: 'timebundle' });
 }
 
 /**

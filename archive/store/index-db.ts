@@ -471,6 +471,11 @@ export class IndexDb {
   }
 
   /** Number of index rows (mementos). */
+  /** A trivial query on the read connection: resolves when the index answers (health check). */
+  async ping(): Promise<void> {
+    await new Promise<void>((resolve, reject) => this.reader.get('SELECT 1', (err) => (err ? reject(err) : resolve())));
+  }
+
   async count(): Promise<number> {
     return (await get<{ n: number }>(this.stmts.count, {}))!.n;
   }

@@ -33,6 +33,8 @@ export interface IngestResult {
   /** false: identical to the memento it follows (dedup); nothing was written. */
   created: boolean;
   row: MementoRow | NewMementoRow;
+  /** Bytes of the capture record received. */
+  bytes: number;
 }
 
 interface PendingCapture {
@@ -42,7 +44,7 @@ interface PendingCapture {
   body: BodySpill;
   /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
   blockDigest: string;
-  resolve: (r: IngestResult) => void;
+  resolve: (r: Omit<IngestResult, 'bytes'>) => void;
   reject: (e: unknown) => void;
 }
 
@@ -73,6 +75,12 @@ export class ArchiveStore {
   private queue: PendingCapture[] = [];
   /** Write-queue counters (group commit: compare `batches` with `written`). */
   readonly stats: StoreStats = { batches: 0, fsyncs: 0, transactions: 0, written: 0, duplicates: 0, ms: { lookup: 0, append: 0, sync: 0, commit: 0 } };
+  /**
+   * Called once per stored batch (group commit): its captures, how many of
+   * them were written (the rest were duplicates), and how long the fsync
+   * of its WARC files took, seconds. For the daemon's metrics.
+   */
+  onBatch?: (captures: number, written: number, syncSeconds: number) => void;
   /** What crash recovery did when the store opened. */
   recovery: RecoveryReport | null = null;
   private writing = false;
@@ -104,7 +112,8 @@ export class ArchiveStore {
    */
   static async open(config: ArchiveConfig, opts: OpenOptions = {}): Promise<ArchiveStore> {
     // The data folder and what is in it hold client addresses and request headers: the owner's only.
-    for (const dir of [config.dataDir, path.join(config.dataDir, 'warcs'), path.join(config.dataDir, 'tmp')]) await mkdir(dir, { recursive: true, mode: 0o700 });
+    for (const dir of [config.dataDir, path.join(config.dataDir, 'warcs'), path.join(config.dataDir, 'tmp')])
+      await mkdir(dir, { recursive: true, mode: 0o700 });
     // One writer per data folder, before anything is read or repaired (lock.ts).
     const lock = await DataDirLock.acquire(config.dataDir, 'daemon');
     try {
@@ -184,7 +193,9 @@ export class ArchiveStore {
     }
     row.digest = 'sha256:' + hash.digest('hex');
     return new Promise<IngestResult>((resolve, reject) => {
-      this.queue.push({ archive, row, head, body: spill, blockDigest: 'sha256:' + blockHash.digest('hex'), resolve, reject });
+      const received = counter.n;
+      const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
+      this.queue.push({ archive, row, head, body: spill, blockDigest: 'sha256:' + blockHash.digest('hex'), resolve: done, reject });
       void this.drain();
     });
   }
@@ -248,7 +259,7 @@ export class ArchiveStore {
         await new Promise((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.queue.length);
         const written: PendingCapture[] = [];
-        const done: [PendingCapture, IngestResult][] = [];
+        const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
         const latest = new Map<string, NewMementoRow>();
         // The dedup lookups of the whole batch in one query.
         let t = performance.now();
@@ -299,7 +310,9 @@ export class ArchiveStore {
         try {
           t = performance.now();
           for (const w of this.writers.values()) await w.sync();
-          this.stats.ms.sync += performance.now() - t;
+          const syncMs = performance.now() - t;
+          this.stats.ms.sync += syncMs;
+          this.onBatch?.(batch.length, written.length, syncMs / 1000);
           if (written.length) {
             this.stats.transactions++;
             t = performance.now();

@@ -1,0 +1,73 @@
+/**
+ * The archive daemon's metrics (prom-client), served as Prometheus text at
+ * `GET /metrics`; each daemon has its own registry. The table of metrics is
+ * in the README ("The archive's health and metrics").
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Which resource of the URL space a request was for (a label of {@link ArchiveMetrics.requests}). */
+export type Resource =
+  'redirector' | 'index-timemap' | 'timegate' | 'memento' | 'timemap' | 'timebundle' | 'host-meta' | 'put' | 'health' | 'metrics' | 'other';
+
+/** The counters, gauges and histograms of one archive daemon. */
+export class ArchiveMetrics {
+  readonly registry = new Registry();
+  readonly captures = new Counter({
+    name: 'memento_archive_captures_total',
+    help: 'Capture PUTs by result: stored (201), duplicate (200), refused (4xx)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly refused = new Counter({
+    name: 'memento_archive_captures_refused_total',
+    help: 'Capture PUTs refused, by status (400 malformed, 401/403 access, 411, 413, 422 no archive, 431)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  readonly ingestBytes = new Counter({
+    name: 'memento_archive_ingest_bytes_total',
+    help: 'Bytes of capture records received by PUT',
+    registers: [this.registry],
+  });
+  readonly batchSize = new Histogram({
+    name: 'memento_archive_batch_captures',
+    help: 'Captures per stored batch (group commit: one fsync and one index transaction per batch)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+    registers: [this.registry],
+  });
+  readonly fsyncSeconds = new Histogram({
+    name: 'memento_archive_fsync_seconds',
+    help: 'Time to fsync the WARC files of a batch',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+  readonly requests = new Counter({
+    name: 'memento_archive_requests_total',
+    help: 'Requests answered, by resource and status',
+    labelNames: ['resource', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly indexRows: Gauge;
+
+  /**
+   * @param countRows reads the number of index rows (mementos) at each scrape
+   * @param defaults also collect prom-client's default process metrics (default `true`)
+   */
+  constructor(countRows: () => Promise<number>, defaults = true) {
+    if (defaults) collectDefaultMetrics({ register: this.registry, prefix: '' });
+    this.indexRows = new Gauge({
+      name: 'memento_archive_index_rows',
+      help: 'Mementos in the index',
+      registers: [this.registry],
+      async collect() {
+        this.set(await countRows());
+      },
+    });
+    for (const result of ['stored', 'duplicate', 'refused']) this.captures.inc({ result }, 0);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
