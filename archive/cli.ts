@@ -6,7 +6,8 @@
  *   memento-archive reindex [--config conf/archive.yaml]
  *
  * Prints one line with the address it listens on, logs to stdout as JSON
- * lines (shared/log.ts, the proxy's format), exits cleanly on SIGTERM/SIGINT.
+ * lines (shared/log.ts, the proxy's format), exits cleanly on SIGTERM/SIGINT;
+ * SIGHUP reads the config again (systemd's reload).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -88,7 +89,7 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (command === 'verify') process.exit(await runVerify(config));
   if (command === 'reindex') process.exit(await runReindex(config));
-  await serve(config, args.values.quiet === true);
+  await serve(config, args.values.config!, args.values.quiet === true);
 }
 
 /** Says `line` on stderr (prefixed) and exits with `code`. */
@@ -103,7 +104,7 @@ function fail(line: string, code: number): never {
  * on SIGTERM/SIGINT with a last log line. A data folder held by another
  * process, or an address in use, is one line on stderr and exit status 1.
  */
-async function serve(config: ArchiveConfig, quiet: boolean): Promise<void> {
+async function serve(config: ArchiveConfig, configFile: string, quiet: boolean): Promise<void> {
   const { logger: log, flush } = jsonLinesLogger(1);
   let store: ArchiveStore;
   try {
@@ -140,6 +141,26 @@ async function serve(config: ArchiveConfig, quiet: boolean): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGHUP', () => reread(configFile, config, log));
+}
+
+/**
+ * SIGHUP (`systemctl reload`): reads the config file again and says what
+ * it found: a mistake (`file:line: reason`), or which settings differ from
+ * the running ones (those take effect at the next start). Never stops the
+ * daemon.
+ */
+function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger']): void {
+  try {
+    const fresh = loadArchiveConfig(configFile);
+    const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter((k) => JSON.stringify(running[k]) !== JSON.stringify(fresh[k]));
+    log.info(
+      { file: configFile, changed },
+      changed.length ? 'SIGHUP: config read again; these settings take effect at the next start' : 'SIGHUP: config read again; nothing changed',
+    );
+  } catch (err) {
+    log.error({ file: configFile, error: (err as Error).message }, 'SIGHUP: config not read again; the running one stays');
+  }
 }
 
 /** A cli-progress bar over bytes when stderr is a terminal; otherwise nothing. It ends at 100% when stopped. */
