@@ -39,7 +39,12 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
   t.equal(v.archiveToken, undefined, 'no ArchiveToken');
   t.equal(v.archivePrivate, false, 'ArchivePrivate Off');
   t.equal(v.archiveCookies, false, 'ArchiveCookies Off');
+  t.equal(v.useCanonicalName, false, 'UseCanonicalName Off');
+  t.equal(v.proxyPassReverse, true, 'ProxyPassReverse On');
+  t.ok(v.privateCookies.includes('PHPSESSID') && v.privateCookies.includes('ASPSESSIONID*'), 'PrivateCookies: the common session cookies');
   t.same(VHOST_DEFAULTS, {
+    UseCanonicalName: false,
+    ProxyPassReverse: true,
     EnableArchiving: true,
     ArchiveHost: '127.0.0.1',
     ArchivePort: 8090,
@@ -49,6 +54,7 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     Excluded: [],
     ArchiveToken: null,
     ArchivePrivate: false,
+    PrivateCookies: [...v.privateCookies],
     ArchiveCookies: false,
   });
   t.same(PROXY_DEFAULTS, {
