@@ -91,11 +91,11 @@ t.test('npm start: the quick start works: a page through the proxy becomes a mem
   await start.until(/\[site\] sample-site serving/);
   const port = new URL(proxyUrl).port;
   // What a browser sends for http://127.0.0.1:<port>/ (the README says to open http://127.0.0.1:8080/).
-  const stored = start.until(/\[proxy\] \{[^\n]*"type":"request"[^\n]*"capture":"stored"/);
+  const logged = start.until(/\[proxy\] (\{[^\n]*"type":"request"[^\n]*)\n/);
   const page = await get(proxyUrl, '/', `127.0.0.1:${port}`);
   t.equal(page.status, 200, 'the sample site through the proxy');
   t.match(page.headers.link, `<http://127.0.0.1:${archivePort}/tg/http://localhost:${port}/>; rel="timegate"`, 'announced under the canonical name');
-  await stored;
+  t.equal((JSON.parse((await logged)[1]) as { capture: string }).capture, 'stored', 'the request line says the capture is stored');
   const tg = await get(`http://127.0.0.1:${archivePort}`, `/tg/http://localhost:${port}/`, `127.0.0.1:${archivePort}`);
   t.equal(tg.status, 302, 'the redirector knows the memento of http://localhost:<port>/');
   const readme = await readFile(path.join(repo, 'README.md'), 'utf8');
