@@ -4,6 +4,7 @@
 // and Range, like a plain legacy web server.
 //
 //   node bin/sample-site.js [--root conf/sample-site] [--listen 127.0.0.1:8081]
+import { realpathSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +39,8 @@ export async function startStaticServer(root, { host = '127.0.0.1', port = 0 } =
   };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// Run as a program (also through a symlink, as npm links executables), not when imported.
+if (process.argv[1] && realpathSync(path.resolve(process.argv[1])) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { root: { type: 'string', default: 'conf/sample-site' }, listen: { type: 'string', default: '127.0.0.1:8081' } } });
   const [host, port] = values.listen.split(/:(?=\d+$)/);
   const site = await startStaticServer(path.resolve(values.root), { host, port: Number(port) });

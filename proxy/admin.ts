@@ -1,19 +1,24 @@
 /**
  * The admin server (`admin_listen`): `GET /metrics`, the proxy's metrics in
- * the Prometheus text format 0.0.4 (proxy/metrics.ts), and `GET /healthz`.
- * Nothing else; it is meant for a loopback or management address only.
+ * the Prometheus text format 0.0.4 (proxy/metrics.ts), and `GET /healthz`:
+ * `200 ok`, or 503 with one line per archive that is unreachable while
+ * captures wait for it in the spool. Nothing else; it is meant for a
+ * loopback or management address only.
  */
 import http from 'node:http';
 import { sendError, sendText } from './answers.js';
 import type { ProxyMetrics } from './metrics.js';
 
-/** An admin server for `metrics` (not listening yet). */
-export function createAdminServer(metrics: ProxyMetrics): http.Server {
-  return http.createServer((req, res) => void answerAdmin(metrics, req, res));
+/** What is wrong, one line each (the spool's archives, proxy/spool/spool.ts `health`); empty when all is well. */
+export type HealthCheck = () => string[];
+
+/** An admin server for `metrics` and `health` (not listening yet). */
+export function createAdminServer(metrics: ProxyMetrics, health: HealthCheck = () => []): http.Server {
+  return http.createServer((req, res) => void answerAdmin(metrics, health, req, res));
 }
 
-/** `GET`/`HEAD` `/metrics` and `/healthz` (`200 ok`); 405 for other methods, 404 for other paths. */
-async function answerAdmin(metrics: ProxyMetrics, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+/** `GET`/`HEAD` `/metrics` and `/healthz` (`200 ok`, or 503 and what is wrong); 405 for other methods, 404 for other paths. */
+async function answerAdmin(metrics: ProxyMetrics, health: HealthCheck, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const p = (req.url ?? '/').split('?')[0];
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('Allow', 'GET, HEAD');
@@ -25,6 +30,9 @@ async function answerAdmin(metrics: ProxyMetrics, req: http.IncomingMessage, res
     res.end(req.method === 'HEAD' ? undefined : body);
     return;
   }
-  if (p === '/healthz') return sendText(res, 200, '200 ok\n');
+  if (p === '/healthz') {
+    const problems = health();
+    return problems.length ? sendText(res, 503, problems.map((l) => l + '\n').join('')) : sendText(res, 200, '200 ok\n');
+  }
   sendError(res, 404, `the admin server answers /metrics and /healthz, not ${JSON.stringify(p)}`);
 }

@@ -7,8 +7,10 @@
  * (§15.5.9, §15.5.1) when the client does.
  */
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorText } from '../shared/http-error.js';
+import type { Logger } from './log.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -42,9 +44,30 @@ export function socketAnswer(status: number, reason: string): string {
 /**
  * The server's `'clientError'` listener: a request that took longer than
  * `request_timeout` gets 408, one Node could not parse gets 400; then the
- * connection is closed.
+ * connection is closed. When a response has begun on that connection (the
+ * client sent garbage after a request whose answer is streaming), nothing
+ * is written: an answer there would land inside the body in flight; the
+ * connection is only closed (that request's own log line says it was cut,
+ * with its real status). Each is logged.
  */
-export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable) return void socket.destroy();
-  socket.end(err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? socketAnswer(408, 'the request did not arrive in time') : socketAnswer(400, 'the request is malformed'));
+export function clientErrorHandler(log: Logger): (err: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return void socket.destroy();
+    const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    // The response in flight on this socket, if any (as archive/http/guards.ts looks at it).
+    const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    const entry = {
+      level: 'warn' as const,
+      msg: timeout ? 'request not received in time' : 'malformed request',
+      error: err.code ?? err.message,
+      client: (socket as Socket).remoteAddress,
+    };
+    if (inFlight?.headersSent || !socket.writable) {
+      log({ ...entry, answer: 'none: a response was in flight; connection closed', status: inFlight?.statusCode });
+      return void socket.destroy();
+    }
+    const status = timeout ? 408 : 400;
+    log({ ...entry, answer: status });
+    socket.end(timeout ? socketAnswer(408, 'the request did not arrive in time') : socketAnswer(400, 'the request is malformed'));
+  };
 }

@@ -56,6 +56,16 @@ export function isStored(answer: ArchiveAnswer): boolean {
 }
 
 /**
+ * True for a refusal that no re-send can change: a 4xx other than 401,
+ * 403, 408 and 429 (RFC 9110 §15.5: those may pass with new credentials,
+ * in time, or later). The capture goes to `rejected/`, and the archive
+ * counts as up: the captures behind it are not held back.
+ */
+export function isPermanentRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
+}
+
+/**
  * Reads the archive's answer and calls `done` once, from the answer's
  * `'end'` (whole) or `'close'` (broken off) event. Reads at most about
  * 1 KiB of text; never throws.

@@ -1,22 +1,27 @@
 /**
  * One proxied exchange: the vhost picked by `Host` (421 when none serves
  * it, RFC 9110 §15.5.20), the request passed to the content server
- * (http-proxy, with `X-Forwarded-*` and without a client-sent
- * `X-Client-IP`), the archive's TimeGate announced on the response (RFC
- * 7089 §2.2.1, a `Link` field of RFC 8288), the capture decision and the
- * tee of the response body into the capture, and the request's log line
- * once the request is done and its capture settled.
+ * (http-proxy, for exactly the target the client sent, with the proxy's
+ * own `X-Forwarded-*` and without a client-sent `X-Client-IP`,
+ * proxy/forwarding.ts), the content server's own address in redirects
+ * replaced by the site's (proxy/reverse.ts), the archive's TimeGate
+ * announced on the response (RFC 7089 §2.2.1, a `Link` field of RFC 8288),
+ * the capture decision and the tee of the response body into the capture,
+ * the content server's request cut when the client goes away, and the
+ * request's log line once the request is done and its capture settled.
  */
 import type { EventEmitter } from 'node:events';
 import type http from 'node:http';
 import type httpProxy from 'http-proxy';
-import { UriError, uriRFromRequest } from '../shared/uri.js';
 import { sendError } from './answers.js';
+import { type CaptureAddress, captureAddress, upstreamTarget } from './capture/address.js';
 import { type Capture, type CaptureOptions, startCapture } from './capture/capture.js';
 import { type NotCapturedReason, requestVerdict, responseVerdict } from './capture/verdict.js';
 import type { Vhost } from './config/vhost-file.js';
+import { dropProxyOwned } from './forwarding.js';
 import type { Logger } from './log.js';
 import type { ProxyMetrics } from './metrics.js';
+import { publicOriginOf, reverseUpstreamUrls } from './reverse.js';
 import type { Spool } from './spool/spool.js';
 import type { VhostRegistry } from './vhosts.js';
 
@@ -27,10 +32,22 @@ interface Exchange {
   started: number;
   /** Of the client's connection. */
   scheme: 'http' | 'https';
-  /** The URI-R; `undefined` when the request has none (not announced, not captured). */
-  uriR?: string;
+  /** Where it is filed (the URI-R); `undefined` when the request has none (not announced, not captured). */
+  address?: CaptureAddress;
+  /** The target the content server is asked for: the client's, exactly. */
+  upstreamTarget: string;
+  /** The target the content server was asked for, once the request to it is made. */
+  askedTarget?: string;
+  /** `scheme://host[:port]` of the site as the client sees it (ProxyPassReverse). */
+  publicOrigin: string;
   /** Why not captured; `null` while it still may be. */
   notCaptured: NotCapturedReason | null;
+  /** One line on {@link notCaptured} (why the archive would refuse it, …). */
+  notCapturedWhy?: string;
+  /** The request to the content server (cut when the client goes away). */
+  proxyReq?: http.ClientRequest;
+  /** The client went away before its response was complete. */
+  clientGone?: boolean;
   capture?: Capture;
   /** The content server's status. */
   status?: number;
@@ -90,11 +107,15 @@ export function exchangeHandler(ctx: ExchangeContext): {
 } {
   const exchanges = new WeakMap<http.IncomingMessage, Exchange>();
   ctx.proxy.on('proxyReq', (proxyReq, req) => {
+    const ex = exchanges.get(req);
+    if (!ex) return;
+    ex.proxyReq = proxyReq;
     // http-proxy aborts on proxyTimeout without saying why; remember it to answer 504.
-    proxyReq.on('timeout', () => {
-      const ex = exchanges.get(req);
-      if (ex) ex.timedOut = true;
-    });
+    proxyReq.on('timeout', () => (ex.timedOut = true));
+    if (ex.clientGone) return void proxyReq.destroy();
+    // http-proxy's path went through url.parse (`\` → `/`) and a `//` merge: ask for the target as sent.
+    if (!proxyReq.headersSent) proxyReq.path = ex.upstreamTarget;
+    ex.askedTarget = proxyReq.path;
   });
   ctx.proxy.on('proxyRes', (proxyRes, req, res) => {
     const ex = exchanges.get(req);
@@ -109,6 +130,7 @@ export function exchangeHandler(ctx: ExchangeContext): {
     },
     onError(err, req, res) {
       const ex = exchanges.get(req);
+      if (ex?.clientGone) return void res.destroy(); // the proxy cut it: the client is gone
       if (ex) ex.error = `${err.code ?? ''} ${err.message}`.trim();
       if (res.headersSent) {
         ex?.capture?.abort('the content server failed mid-body');
@@ -123,8 +145,9 @@ export function exchangeHandler(ctx: ExchangeContext): {
 
 /**
  * Routes a request by its `Host`: answers 421 itself when no vhost serves
- * it (and logs it); otherwise makes its {@link Exchange}, removes any
- * client-sent `X-Client-IP`, and sees to its log line.
+ * it (and logs it); otherwise makes its {@link Exchange} (where a capture
+ * would be filed, proxy/capture/address.ts), removes the fields that are
+ * the proxy's word (proxy/forwarding.ts), and sees to its log line.
  *
  * @returns the exchange to proxy, or `undefined` when answered here
  */
@@ -149,16 +172,25 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
     return undefined;
   }
   const scheme: 'http' | 'https' = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const ex: Exchange = { vhost, started, scheme, notCaptured: requestVerdict(vhost, req.method ?? '', req.url ?? '/', req.headers), bodyBytes: 0 };
-  try {
-    ex.uriR = uriRFromRequest(req.headers.host, req.url ?? '/', scheme);
-  } catch (err) {
-    if (!(err instanceof UriError)) throw err;
-    // No URI-R (a Host the default vhost caught that is not host[:port], an odd target): proxied, not announced, not captured.
-    if (ex.notCaptured === null) ex.notCaptured = 'no-uri';
+  const target = req.url ?? '/';
+  const ex: Exchange = {
+    vhost,
+    started,
+    scheme,
+    upstreamTarget: upstreamTarget(target),
+    publicOrigin: publicOriginOf(vhost, req.headers.host, scheme, req.socket.localPort),
+    notCaptured: requestVerdict(vhost, req.method ?? '', target, req.headers),
+    bodyBytes: 0,
+  };
+  const address = captureAddress(vhost, req.headers.host, target, scheme, req.socket.localPort);
+  if ('uriR' in address) ex.address = address;
+  else if (ex.notCaptured === null) {
+    // Not the site's own name or port, a target the archive would refuse, no URI-R at all: proxied, not announced, not captured.
+    ex.notCaptured = address.reason;
+    if ('why' in address) ex.notCapturedWhy = address.why;
   }
-  // No spoofing: the content server must not trust a client-sent X-Client-IP.
-  delete req.headers['x-client-ip'];
+  // No spoofing: the content server must not trust a client-sent X-Client-IP or X-Forwarded-Host (any spelling).
+  dropProxyOwned(req.headers);
   res.on('close', () => onClosed(ctx, ex, req, res));
   return ex;
 }
@@ -166,9 +198,17 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
 /** The response head arrived: announce the TimeGate, decide on the capture, tee the body. */
 function onResponse(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage, proxyRes: http.IncomingMessage, res: http.ServerResponse): void {
   ex.status = proxyRes.statusCode;
-  if (ex.uriR) announceTimeGate(proxyRes, timegateLink(ex.vhost, ex.uriR));
+  reverseUpstreamUrls(proxyRes, ex.vhost, ex.publicOrigin);
+  if (ex.address) announceTimeGate(proxyRes, timegateLink(ex.vhost, ex.address.uriR));
   if (ex.notCaptured === null) ex.notCaptured = responseVerdict(ex.vhost, proxyRes.statusCode ?? 0, proxyRes.headers);
-  if (ex.notCaptured === null && ex.uriR) ex.capture = startExchangeCapture(ctx, ex, req, proxyRes, ex.uriR);
+  if (ex.notCaptured === null && ex.address) {
+    if (ex.askedTarget === ex.address.target) ex.capture = startExchangeCapture(ctx, ex, req, proxyRes, ex.address);
+    else {
+      // (A request with Expect: http-proxy sends its head before we can set the path.)
+      ex.notCaptured = 'no-uri';
+      ex.notCapturedWhy = `the content server was asked for ${JSON.stringify(ex.askedTarget ?? '?')}, not the target as sent`;
+    }
+  }
   teeBody(ex, proxyRes, res);
 }
 
@@ -179,20 +219,30 @@ function announceTimeGate(proxyRes: http.IncomingMessage, link: string): void {
   else proxyRes.headers.link = `${Array.isArray(had) ? had.join(', ') : had}, ${link}`;
 }
 
-/** Starts the capture of an exchange; `undefined` (and `notCaptured: 'no-uri'`) when its heads cannot be serialised. */
+/**
+ * Starts the capture of an exchange; `undefined` and `notCaptured:
+ * 'refused'` when the archive would refuse it, `'no-uri'` when its heads
+ * cannot be serialised.
+ */
 function startExchangeCapture(
   ctx: ExchangeContext,
   ex: Exchange,
   req: http.IncomingMessage,
   proxyRes: http.IncomingMessage,
-  uriR: string,
+  address: CaptureAddress,
 ): Capture | undefined {
   let capture: Capture;
   try {
-    capture = startCapture(req, proxyRes, ex.vhost, uriR, ex.scheme, { log: ctx.log, metrics: ctx.metrics, spool: ctx.spool, ...ctx.upload });
+    const started = startCapture(req, proxyRes, ex.vhost, address, ex.scheme, { log: ctx.log, metrics: ctx.metrics, spool: ctx.spool, ...ctx.upload });
+    if ('refused' in started) {
+      ex.notCaptured = 'refused';
+      ex.notCapturedWhy = started.refused;
+      return undefined;
+    }
+    capture = started;
   } catch (err) {
     ex.notCaptured = 'no-uri';
-    ctx.log({ level: 'error', msg: 'capture not started', error: (err as Error).message, uriR });
+    ctx.log({ level: 'error', msg: 'capture not started', error: (err as Error).message, uriR: address.uriR });
     return undefined;
   }
   ctx.captures.add(capture);
@@ -236,17 +286,26 @@ function teeBody(ex: Exchange, proxyRes: http.IncomingMessage, res: http.ServerR
   });
   proxyRes.on('error', () => {}); // 'close' below handles it
   proxyRes.on('close', () => {
-    if (ended) return;
+    if (ended || ex.clientGone) return; // (the proxy cut it: the client went away, see onClosed)
     ex.error ??= 'the content server broke off its response';
     capture?.abort('the content server broke off its response mid-body');
     if (!res.writableEnded) res.destroy();
   });
 }
 
-/** The client's response is closed: cut a capture the client left mid-body, then log the request once its capture settled. */
+/**
+ * The client's response is closed: when the client went away before its
+ * end, cut the request to the content server (its connection would stay
+ * open until `upstream_timeout`) and a capture left mid-body; then log the
+ * request once its capture settled.
+ */
 function onClosed(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage, res: http.ServerResponse): void {
   const ms = Math.round(performance.now() - ex.started);
   const finished = res.writableFinished;
+  if (!finished) {
+    ex.clientGone = true;
+    ex.proxyReq?.destroy();
+  }
   if (ex.capture && !ex.capture.bodyComplete && !finished) {
     // The client went away before the content server's body was complete: cut the PUT.
     // (Once the whole body was captured, the capture is a true one and goes on.)
@@ -265,10 +324,14 @@ function onClosed(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage,
       upstream: ex.vhost.upstream,
       capture,
     };
+    if (ex.notCapturedWhy && capture.startsWith('no: ')) entry.reason = ex.notCapturedWhy;
     if (!finished) entry.aborted = true;
     if (ex.error) entry.error = ex.error;
     ctx.logRequest(entry, ex.error ? 'warn' : 'info');
   };
   if (ex.capture) void ex.capture.settled.then((o) => write(o.outcome));
-  else write(`no: ${ex.notCaptured ?? (ex.status === undefined ? 'no-response' : 'status')}`);
+  else {
+    if (ex.notCaptured === 'refused') ctx.metrics.refused.inc();
+    write(`no: ${ex.notCaptured ?? (ex.status === undefined ? 'no-response' : 'status')}`);
+  }
 }

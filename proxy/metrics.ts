@@ -29,6 +29,11 @@ export class ProxyMetrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  readonly refused = new Counter({
+    name: 'capture_proxy_captures_refused_total',
+    help: 'Exchanges not captured because the archive would refuse the capture (never sent, never spooled)',
+    registers: [this.registry],
+  });
   readonly putFailures = new Counter({
     name: 'capture_proxy_put_failures_total',
     help: 'Capture PUTs that failed (no answer, timeout, non-2xx, cut)',
@@ -55,6 +60,7 @@ export class ProxyMetrics {
     this.reloads.inc({ result: 'ok' }, 0);
     this.reloads.inc({ result: 'rejected' }, 0);
     this.spooled.inc(0);
+    this.refused.inc(0);
   }
 
   /** The Prometheus text exposition of every metric. */

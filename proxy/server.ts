@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import httpProxy from 'http-proxy';
 import { originOf } from '../shared/net.js';
 import { createAdminServer } from './admin.js';
-import { answerClientError } from './answers.js';
+import { clientErrorHandler } from './answers.js';
 import type { Capture } from './capture/capture.js';
 import type { ProxyConfig } from './config/proxy-file.js';
 import type { Vhost } from './config/vhost-file.js';
@@ -185,7 +185,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   try {
     await listen(server, config.listen.host, config.listen.port);
     if (config.adminListen) {
-      admin = createAdminServer(metrics);
+      admin = createAdminServer(metrics, () => spool.health());
       await listen(admin, config.adminListen.host, config.adminListen.port);
     }
   } catch (err) {
@@ -196,7 +196,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     throw err;
   }
   server.on('error', (err) => log({ level: 'error', msg: 'server error', error: err.message }));
-  server.on('clientError', answerClientError);
+  server.on('clientError', clientErrorHandler(log));
 
   const addressOf = (srv: http.Server) => {
     const a = srv.address() as AddressInfo;

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import type httpProxy from 'http-proxy';
 import { socketAnswer } from './answers.js';
 import type { LogRequest } from './exchange.js';
+import { dropProxyOwned } from './forwarding.js';
 import type { VhostRegistry } from './vhosts.js';
 
 /** What the upgrades of one proxy share. */
@@ -52,7 +53,7 @@ export function upgradeHandler(ctx: UpgradeContext): {
       upgrades.set(req, up);
       // http.Server sockets are half-open capable; a client that hangs up is gone (a WebSocket closes with a frame first).
       socket.on('end', () => socket.end());
-      delete req.headers['x-client-ip'];
+      dropProxyOwned(req.headers); // X-Client-IP, X-Forwarded-Host… are the proxy's word (proxy/forwarding.ts)
       socket.once('close', () => {
         const ms = Math.round(performance.now() - started);
         const { method, url: target, headers } = req;

@@ -2,19 +2,23 @@
  * One capture: the live PUT (proxy/capture/upload.ts) and the spool tee
  * (proxy/spool/tee.ts) fed with the same body bytes as they arrive from
  * the content server, and the decision once both are done: stored, spooled
- * for a re-send, dropped, or aborted. The client never waits for either;
- * the design is in docs/architecture.md.
+ * for a re-send, kept in `rejected/` (the archive refused it for good),
+ * dropped, or aborted. What the archive would refuse (shared/capture-rules.ts,
+ * the archive's own rules) is never started. The client never waits for
+ * either; the design is in docs/architecture.md.
  */
 import type { IncomingMessage } from 'node:http';
 import { serializeCaptureHead } from '../../shared/capture-record.js';
+import { refusalOf } from '../../shared/capture-rules.js';
 import { ScavengeCounter } from '../../shared/gc.js';
-import { putTargetOf, putUrl } from '../archive-put.js';
+import { isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { ArchiveQueue } from '../spool/queue.js';
 import type { Spool } from '../spool/spool.js';
 import type { SpoolTee } from '../spool/tee.js';
+import type { CaptureAddress } from './address.js';
 import { captureHeads } from './record.js';
 import { CaptureUpload, type UploadOptions, type UploadOutcome } from './upload.js';
 
@@ -29,12 +33,15 @@ export interface CaptureOutcome {
    * - `stored`: the archive acknowledged the live PUT (2xx);
    * - `spooled`: the live PUT failed or was skipped (the archive is backing
    *   off); the whole record is in the spool and will be re-sent;
+   * - `rejected`: the archive refused the live PUT for good (a 4xx other
+   *   than 401, 403, 408, 429); the record is kept in `spool/rejected/`,
+   *   never re-sent;
    * - `dropped`: neither: the capture is lost (spool full, too slow, off);
    * - `aborted`: the client went away or the content server broke off
    *   mid-body: there is no whole capture; the PUT was cut so that the
    *   archive stores nothing.
    */
-  outcome: 'stored' | 'spooled' | 'dropped' | 'aborted';
+  outcome: 'stored' | 'spooled' | 'rejected' | 'dropped' | 'aborted';
   /** What the live PUT did (`skipped`: not tried, the archive's queue was backing off). */
   live: UploadOutcome['outcome'] | 'skipped';
   /** Status of the archive's answer to the live PUT, when there was one. */
@@ -190,9 +197,12 @@ export class Capture {
       this.tee?.discard();
       this.queue?.noteSuccess();
       metrics?.capturesSent.inc({ via: 'live' });
+    } else if (live?.outcome === 'failed' && live.archiveStatus !== undefined && isPermanentRefusal(live.archiveStatus)) {
+      // Refused for good: a re-send cannot change that, and the archive is up (no back-off for the captures behind it).
+      await this.keepRejected(result);
     } else {
       // Failed, overflowed, cut at shutdown, or skipped: keep it for a re-send.
-      if (live?.outcome === 'failed') this.queue?.noteFailure();
+      if (live?.outcome === 'failed') this.queue?.noteFailure(live.reason ?? 'the live PUT failed');
       const spooled = this.tee && this.queue ? await this.tee.commit(this.queue) : { result: 'dropped' as const, reason: 'no spool' };
       if (spooled.result === 'spooled') {
         result.outcome = 'spooled';
@@ -230,13 +240,35 @@ export class Capture {
     result.ms = Math.round(performance.now() - this.started);
     return result;
   }
+
+  /** The archive refused the live PUT for good: the record goes to `rejected/` (within the spool's bound), counted as lost. */
+  private async keepRejected(result: CaptureOutcome): Promise<void> {
+    const { log, metrics } = this.options;
+    const kept = this.tee ? await this.tee.commit('rejected') : { result: 'dropped' as const, reason: 'no spool' };
+    result.outcome = kept.result === 'spooled' ? 'rejected' : 'dropped';
+    metrics?.dropped.inc({ reason: 'rejected' });
+    log?.({
+      level: 'error',
+      msg: kept.result === 'spooled' ? 'the archive refused a capture for good; kept in rejected/' : 'the archive refused a capture for good; not kept',
+      uriR: this.uriR,
+      vhost: result.vhost,
+      putUrl: this.putUrl,
+      archiveStatus: result.archiveStatus,
+      reason: result.reason,
+      ...(kept.result === 'spooled' ? { seq: kept.seq } : { spool: kept.reason }),
+    });
+  }
 }
 
 /**
- * Starts the capture of one exchange: builds the record's heads, opens the
- * live PUT (unless the archive's queue is backing off) and the spool tee.
- * The caller feeds it the body ({@link Capture.write}) and ends or aborts it.
+ * Starts the capture of one exchange: builds the record's heads and, unless
+ * the archive would refuse them (shared/capture-rules.ts `refusalOf`, with
+ * the archive's default limits), opens the live PUT (unless the archive's
+ * queue is backing off) and the spool tee. The caller feeds it the body
+ * ({@link Capture.write}) and ends or aborts it.
  *
+ * @returns the capture, or `{ refused }`: why the archive would refuse it
+ *   (nothing was sent nor spooled)
  * @throws TypeError when a header holds CR or LF (cannot happen for headers
  *   Node parsed; the caller skips the capture).
  */
@@ -244,10 +276,13 @@ export function startCapture(
   req: IncomingMessage,
   proxyRes: IncomingMessage,
   vhost: Vhost,
-  uriR: string,
+  address: CaptureAddress,
   scheme: 'http' | 'https',
   options: CaptureOptions = {},
-): Capture {
-  const { request, response } = captureHeads(req, proxyRes, vhost, scheme);
-  return new Capture(vhost, uriR, serializeCaptureHead(request, response), options);
+): Capture | { refused: string } {
+  const { request, response } = captureHeads(req, proxyRes, vhost, scheme, address);
+  const head = serializeCaptureHead(request, response);
+  const refusal = refusalOf(head, new Date());
+  if (refusal) return { refused: refusal.message };
+  return new Capture(vhost, address.uriR, head, options);
 }

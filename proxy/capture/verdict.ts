@@ -4,7 +4,8 @@
  * ({@link responseVerdict}), and the rules they apply: a response is a
  * representation of the resource when its status is 2xx other than 206 or
  * 3xx other than 304 (RFC 9110 §15.3, §15.4, §15.3.7, §15.4.5); private
- * traffic is a request with `Authorization` or a response with
+ * traffic is a request with `Authorization` or a session cookie
+ * (`PrivateCookies`, RFC 6265 §5.4) or a response with
  * `Cache-Control: private` or `no-store` (RFC 9111 §5.2.2.7, §5.2.2.5);
  * `Excluded` paths match as prefixes on segment boundaries after the path
  * is normalised (RFC 3986 §6.2.2, §5.2.4).
@@ -13,7 +14,20 @@ import type http from 'node:http';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** Why an exchange is not captured (`null` in {@link requestVerdict} = it may be). */
-export type NotCapturedReason = 'archiving-off' | 'method' | 'accept-datetime' | 'excluded' | 'status' | 'private' | 'no-uri';
+export type NotCapturedReason =
+  | 'archiving-off'
+  | 'method'
+  | 'accept-datetime'
+  | 'excluded'
+  | 'status'
+  | 'private'
+  | 'no-uri'
+  /** The Host is none of the vhost's names (a default vhost caught it). */
+  | 'unknown-host'
+  /** The Host names a port the proxy does not listen on. */
+  | 'unknown-port'
+  /** The archive would refuse the capture (shared/capture-rules.ts). */
+  | 'refused';
 
 /**
  * A request path as the Excluded rules see it: query removed; percent-encoded
@@ -80,8 +94,18 @@ export function requestVerdict(vhost: Vhost, method: string, target: string, hea
   if (method !== 'GET') return 'method';
   if (headers['accept-datetime'] !== undefined) return 'accept-datetime';
   if (isExcludedPath(vhost.excluded, target)) return 'excluded';
-  if (!vhost.archivePrivate && headers.authorization !== undefined) return 'private';
+  if (!vhost.archivePrivate && (headers.authorization !== undefined || hasPrivateCookie(vhost, headers.cookie))) return 'private';
   return null;
+}
+
+/** True when a `Cookie` value (Node joins several with `; `) names a cookie of the vhost's `PrivateCookies`. */
+export function hasPrivateCookie(vhost: Pick<Vhost, 'privateCookie'>, cookie: string | undefined): boolean {
+  const re = vhost.privateCookie;
+  if (!re || !cookie) return false;
+  return cookie.split(';').some((pair) => {
+    const eq = pair.indexOf('=');
+    return re.test((eq >= 0 ? pair.slice(0, eq) : pair).trim());
+  });
 }
 
 /** The directive names of `Cache-Control` header values, lower-case (RFC 9111 §5.2). */

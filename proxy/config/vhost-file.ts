@@ -73,6 +73,51 @@ defineCheck('proxy-port', (v) => portOf(v) !== undefined);
 defineCheck('proxy-timegate', isTimeGateAddress);
 defineCheck('proxy-bearer-token', (v) => (typeof v === 'string' || typeof v === 'number') && BEARER_TOKEN.test(String(v)));
 
+/** A `PrivateCookies` entry: a cookie name (an RFC 6265 token), `*` standing for any characters. */
+const COOKIE_PATTERN = "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$";
+
+/**
+ * The session and login cookies of common server frameworks: a request
+ * that carries one is someone's own view of the site (`PrivateCookies`).
+ */
+const DEFAULT_PRIVATE_COOKIES = [
+  'PHPSESSID', // PHP
+  'JSESSIONID', // Java servlets (Tomcat, Jetty, WebLogic…), ColdFusion on J2EE sessions
+  'ASP.NET_SessionId', // ASP.NET
+  '.ASPXAUTH', // ASP.NET forms authentication
+  '.AspNetCore.*', // ASP.NET Core session, identity, cookie authentication
+  'ASPSESSIONID*', // classic ASP: ASPSESSIONID + 8 letters
+  'CFID', // ColdFusion
+  'CFTOKEN',
+  '*_session', // Rails (_<app>_session), Laravel (laravel_session)
+  '_session_id', // Rails 2
+  'remember_web_*', // Laravel remember-me
+  'remember_user_token', // Rails Devise remember-me
+  'sessionid', // Django
+  'connect.sid', // Express (express-session)
+  'koa.sess', // Koa
+  'rack.session', // Rack, Sinatra
+  'session', // Flask
+  'CGISESSID', // Perl CGI::Session
+  'SESS*', // Drupal (SESS<hash>, SSESS<hash> over https), Spring Session (SESSION)
+  'SSESS*',
+  'wordpress_logged_in_*', // WordPress
+  'wordpress_sec_*',
+  'wp-postpass_*', // WordPress password-protected posts
+] as const;
+
+/** A matcher of the cookie names `patterns` list (case-insensitive, `*` any characters); `undefined` for an empty list. */
+function cookieMatcher(patterns: readonly string[]): RegExp | undefined {
+  if (patterns.length === 0) return undefined;
+  const alternatives = patterns.map((p) =>
+    p
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*'),
+  );
+  return new RegExp(`^(?:${alternatives.join('|')})$`, 'i');
+}
+
 /** An On/Off setting (`true`/`false` too, case-insensitive). */
 const onOff = <D extends boolean>(dflt: D, description: string) =>
   ({ check: 'proxy-on-off', default: dflt, description, errorMessage: 'must be On or Off (or true/false)' }) as const;
@@ -106,7 +151,21 @@ export const VHOST_SCHEMA = {
       missingMessage: 'the content server, e.g. upstream: http://127.0.0.1:8081',
       errorMessage: 'must be http://host[:port] (no path)',
     },
-    default: { ...onOff(false, 'answer requests whose Host matches no vhost (otherwise **421**); at most one vhost'), docDefault: '`false`' },
+    default: {
+      ...onOff(
+        false,
+        'answer requests whose Host matches no vhost (otherwise **421**); at most one vhost. Such a request is served but never captured (`capture: "no: unknown-host"`): a client cannot choose the host a capture is filed under',
+      ),
+      docDefault: '`false`',
+    },
+    UseCanonicalName: onOff(
+      false,
+      "as Apache's: `On`: captures are filed under `server_name` whichever of the vhost's names the client used (`127.0.0.1:8080` and `localhost:8080` share one history); `Off`: under the name the client used (one of the vhost's). The URI-R's port is the `Host`'s when it is the port the proxy listens on, none when the `Host` has none or the scheme's default; another port is not captured (`no: unknown-port`)",
+    ),
+    ProxyPassReverse: onOff(
+      true,
+      "`Location`, `Content-Location` and the `url=` of `Refresh` that point at the content server's own origin (`upstream`) are rewritten to the site's (the client connection's scheme, the `Host` it used), for the client and in the capture, as Apache's ProxyPassReverse; `Off`: passed as sent",
+    ),
     EnableArchiving: onOff(true, "capture this vhost's responses"),
     ArchiveHost: { check: 'proxy-host-name', default: '127.0.0.1', description: "host of the archive's PUT endpoint", errorMessage: HOST_NAME_REFUSED },
     ArchivePort: { check: 'proxy-port', default: 8090, description: 'its port, 1–65535', errorMessage: 'must be a port number 1-65535' },
@@ -145,6 +204,15 @@ export const VHOST_SCHEMA = {
       errorMessage: '{key} must be space-separated paths (e.g. Excluded: /private /search), not {value}',
     },
     ArchivePrivate: onOff(false, '`On`: also capture private traffic (see Privacy)'),
+    PrivateCookies: {
+      type: 'array',
+      items: { type: 'string', pattern: COOKIE_PATTERN, errorMessage: '{key} entries must be cookie names, a * standing for any characters, not {value}' },
+      default: DEFAULT_PRIVATE_COOKIES,
+      docDefault: `\`${DEFAULT_PRIVATE_COOKIES.join(' ')}\``,
+      description:
+        'session cookies (space-separated, or a YAML list; case-insensitive; `*` stands for any characters) whose presence in a request makes it private: not captured unless `ArchivePrivate: On` (see Privacy). A list given here replaces the default one; `[]` for none. The default names the session and login cookies of PHP, Java servlets, ASP.NET (Core), classic ASP, ColdFusion, Rails, Laravel, Django, Express, Koa, Rack, Flask, Perl CGI::Session, Drupal and WordPress',
+      errorMessage: '{key} must be cookie names (e.g. PrivateCookies: PHPSESSID ASPSESSIONID*), not {value}',
+    },
     ArchiveCookies: onOff(false, '`On`: keep `Cookie` and `Set-Cookie` values in captures (see Privacy)'),
   },
 } as const satisfies ConfigSchema;
@@ -177,8 +245,12 @@ export interface Vhost {
   names: readonly string[];
   /** Content server, normalised `http://host:port` (no trailing slash). */
   upstream: string;
-  /** `default: true`: answers requests whose Host matches no vhost. */
+  /** `default: true`: answers requests whose Host matches no vhost (never captured). */
   isDefault: boolean;
+  /** `UseCanonicalName On`: the URI-R's host is `serverName` whichever of the names the client used. */
+  useCanonicalName: boolean;
+  /** `ProxyPassReverse On`: Location, Content-Location, Refresh naming the upstream's origin are rewritten to the site's. */
+  proxyPassReverse: boolean;
   enableArchiving: boolean;
   archiveHost: string;
   archivePort: number;
@@ -191,8 +263,12 @@ export interface Vhost {
   excluded: readonly string[];
   /** `ArchiveToken`: sent as `Authorization: Bearer <token>` on each PUT; `undefined` = none. */
   archiveToken?: string;
-  /** `ArchivePrivate On`: capture requests with Authorization and responses marked private/no-store. */
+  /** `ArchivePrivate On`: capture requests with Authorization or a private cookie, and responses marked private/no-store. */
   archivePrivate: boolean;
+  /** `PrivateCookies` as written. */
+  privateCookies: readonly string[];
+  /** Matches the names of {@link privateCookies} (case-insensitive); `undefined` when there are none. */
+  privateCookie?: RegExp;
   /** `ArchiveCookies On`: keep Cookie/Set-Cookie values in captures. */
   archiveCookies: boolean;
 }
@@ -274,7 +350,7 @@ function beforeSchema(src: YamlSource, doc: number, at: (string | number)[], val
     );
   }
   const out = { ...value };
-  for (const key of ['server_aliases', 'Excluded']) {
+  for (const key of ['server_aliases', 'Excluded', 'PrivateCookies']) {
     const v = out[key];
     if (typeof v === 'string') out[key] = v.split(/\s+/).filter(Boolean);
   }
@@ -295,6 +371,8 @@ function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value:
   const archiveHost = hostNameOf(raw.ArchiveHost)!;
   const archivePort = portOf(raw.ArchivePort)!;
   const archiveToken = raw.ArchiveToken === undefined ? undefined : String(raw.ArchiveToken);
+  const privateCookies = Object.freeze([...raw.PrivateCookies]);
+  const privateCookie = cookieMatcher(privateCookies);
   return Object.freeze({
     source: src.where(doc, at),
     file: src.file,
@@ -303,6 +381,8 @@ function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value:
     names: Object.freeze([...new Set([serverName, ...aliases])]),
     upstream: upstreamOf(raw.upstream)!,
     isDefault: parseOnOff(raw.default)!,
+    useCanonicalName: parseOnOff(raw.UseCanonicalName)!,
+    proxyPassReverse: parseOnOff(raw.ProxyPassReverse)!,
     enableArchiving: parseOnOff(raw.EnableArchiving)!,
     archiveHost,
     archivePort,
@@ -312,6 +392,8 @@ function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value:
     excluded: Object.freeze(raw.Excluded.map(excludedPrefix)),
     ...(archiveToken !== undefined ? { archiveToken } : {}),
     archivePrivate: parseOnOff(raw.ArchivePrivate)!,
+    privateCookies,
+    ...(privateCookie ? { privateCookie } : {}),
     archiveCookies: parseOnOff(raw.ArchiveCookies)!,
   });
 }

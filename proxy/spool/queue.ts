@@ -4,17 +4,18 @@
  * sequence order, each as one PUT with `Content-Length` and the same record
  * bytes (so the archive's dedup makes a second copy harmless). Failures
  * back off exponentially; a refusal that a retry cannot fix (a 4xx other
- * than 401, 403, 408, 429; RFC 9110 §15.5) moves the file to `rejected/`.
- * The queue is also the archive's health as the proxy sees it
- * ({@link ArchiveQueue.down}).
+ * than 401, 403, 408, 429; RFC 9110 §15.5) moves the file to `rejected/`
+ * and does not hold back the files behind it. The queue is also the
+ * archive's health as the proxy sees it ({@link ArchiveQueue.down},
+ * {@link ArchiveQueue.health}).
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, unlink } from 'node:fs/promises';
+import { rm, unlink } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { ScavengeCounter } from '../../shared/gc.js';
-import { answerFailure, archivePut, isStored, readArchiveAnswer } from '../archive-put.js';
-import { REJECTED_DIR, readMeta, SpoolFileError, type SpoolMeta } from './file.js';
+import { answerFailure, archivePut, isPermanentRefusal, isStored, readArchiveAnswer } from '../archive-put.js';
+import { readMeta, SpoolFileError, type SpoolMeta } from './file.js';
 import type { Spool } from './spool.js';
 
 /** A capture waiting in a queue. */
@@ -28,11 +29,6 @@ export interface QueuedFile {
 
 /** How one re-send went. */
 type SendResult = { ok: true; status: number } | { ok: false; status?: number; reason: string };
-
-/** A re-send that the archive refused for good (4xx other than 401, 403, 408, 429). */
-function isPermanentRefusal(status: number): boolean {
-  return status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
-}
 
 /**
  * The captures waiting for one archive endpoint, and their sender. Also the
@@ -50,6 +46,10 @@ export class ArchiveQueue {
   private current: http.ClientRequest | undefined;
   /** True while the archive is failing: new captures skip the live PUT. */
   down = false;
+  /** When the archive started failing (ms since the epoch), while {@link down}. */
+  private downSince: number | undefined;
+  /** Why the last PUT to this archive failed, while {@link down}. */
+  private lastError: string | undefined;
   /** The queue's folder exists (made once, not on every commit). */
   dirReady: Promise<unknown> | undefined;
 
@@ -66,10 +66,11 @@ export class ArchiveQueue {
     return this.files.length;
   }
 
-  /** A live PUT to this archive failed: back off (unless already backing off). */
-  noteFailure(): void {
+  /** A live PUT to this archive failed (`reason`, one line): back off (unless already backing off). */
+  noteFailure(reason: string): void {
+    this.lastError = reason;
     if (this.down) return;
-    this.down = true;
+    this.markDown();
     this.nextTry = Date.now() + this.delay;
     this.delay = Math.min(this.delay * 2, this.spool.retryMaxMs);
   }
@@ -77,11 +78,39 @@ export class ArchiveQueue {
   /** A PUT to this archive succeeded: it is up; send what is queued. */
   noteSuccess(): void {
     const wasDown = this.down;
-    this.down = false;
-    this.delay = this.spool.retryMinMs;
+    this.markUp();
     this.nextTry = 0;
     if (wasDown) this.interrupt();
     this.kick();
+  }
+
+  /**
+   * The archive as the proxy sees it, for `/healthz`: one line when it is
+   * unreachable (backing off) and captures wait for it; `undefined` otherwise.
+   */
+  health(now = Date.now()): string | undefined {
+    if (!this.down || this.files.length === 0) return undefined;
+    const n = this.files.length;
+    const since = this.downSince === undefined ? '' : ` for ${Math.round((now - this.downSince) / 1000)} s`;
+    const next = Math.max(0, Math.ceil((this.nextTry - now) / 1000));
+    return `archive ${this.label}: unreachable${since} (${this.lastError ?? 'PUTs fail'}); ${n} capture${n === 1 ? ' waits' : 's wait'} in the spool, next try in ${next} s`;
+  }
+
+  /** `host:port` of the archive (from the queue's folder name). */
+  get label(): string {
+    return this.name.replace(/_(\d+)$/, ':$1');
+  }
+
+  private markDown(): void {
+    if (!this.down) this.downSince = Date.now();
+    this.down = true;
+  }
+
+  private markUp(): void {
+    this.down = false;
+    this.downSince = undefined;
+    this.lastError = undefined;
+    this.delay = this.spool.retryMinMs;
   }
 
   /** Queues a committed file (its seq is the highest so far) and starts the sender. */
@@ -163,10 +192,13 @@ export class ArchiveQueue {
       }
       metrics?.putFailures.inc({ via: 'spool' });
       if (result.status !== undefined && isPermanentRefusal(result.status)) {
+        // The archive answered: it is up, and the files behind this one go without waiting.
+        this.markUp();
         await this.reject(entry, meta, result.reason);
         continue;
       }
-      this.down = true;
+      this.lastError = result.reason;
+      this.markDown();
       this.nextTry = Date.now() + this.delay;
       log({
         level: 'warn',
@@ -199,18 +231,14 @@ export class ArchiveQueue {
     await unlink(entry.file).catch(() => {});
     this.spool.release(entry.size);
     this.spool.log({ msg: 'spooled capture sent', uriR: meta?.uriR, archiveStatus: status, seq: entry.seq, queue: this.name, depth: this.files.length });
-    this.down = false;
-    this.delay = this.spool.retryMinMs;
+    this.markUp();
     this.spool.changed();
   }
 
-  /** The archive will never take the first file: move it to `rejected/`. */
+  /** The archive will never take the first file: move it to `rejected/` (it stays counted in the spool's bound). */
   private async reject(entry: QueuedFile, meta: SpoolMeta | undefined, reason: string): Promise<void> {
     this.files.shift();
-    const dest = path.join(this.spool.dir, REJECTED_DIR, path.basename(entry.file));
-    await mkdir(path.dirname(dest), { recursive: true });
-    await rename(entry.file, dest).catch(() => rm(entry.file, { force: true }));
-    this.spool.release(entry.size);
+    const dest = await this.spool.moveToRejected(entry.file, entry.size);
     this.spool.metrics?.dropped.inc({ reason: 'rejected' });
     this.spool.log({ level: 'error', msg: 'the archive refused a spooled capture for good; moved to rejected/', uriR: meta?.uriR, file: dest, reason });
     this.spool.changed();

@@ -10,12 +10,16 @@
  *   rejected/                   captures the archive refused for good (kept for the sysadmin)
  * ```
  *
+ * Folders are 0700, files 0600: captures hold what visitors asked for.
+ *
  * {@link Spool} owns the folder, the queues (proxy/spool/queue.ts) and the
- * tees (proxy/spool/tee.ts), and the bound: queued files plus tees in
- * progress hold at most `maxBytes`; a capture that would pass it is refused
- * (refuse-new: what is queued stays queued and in order).
+ * tees (proxy/spool/tee.ts), and the bound: queued files, tees in progress
+ * and `rejected/` hold at most `maxBytes`. Room is made by deleting the
+ * oldest rejected captures first (logged); when there are none left, a
+ * capture that would pass the bound is refused (refuse-new: what is queued
+ * stays queued and in order).
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -72,6 +76,9 @@ export class Spool {
   private used = 0;
   private readonly queues = new Map<string, ArchiveQueue>();
   private readonly tees = new Set<SpoolTee>();
+  /** The files of `rejected/`, oldest first (counted in {@link used}). */
+  private readonly rejected: { file: string; size: number }[] = [];
+  private rejectedDirReady: Promise<unknown> | undefined;
   private closed = false;
 
   private constructor(dir: string, o: SpoolOptions) {
@@ -99,6 +106,9 @@ export class Spool {
   static async open(dir: string, options: SpoolOptions = {}): Promise<Spool> {
     const spool = new Spool(path.resolve(dir), options);
     await mkdir(spool.tmpDir, { recursive: true, mode: 0o700 });
+    // An existing folder too (mkdir's mode applies only to the folders it makes).
+    await chmod(spool.dir, 0o700).catch(() => {});
+    await chmod(spool.tmpDir, 0o700).catch(() => {});
     const leftovers = await readdir(spool.tmpDir);
     if (leftovers.length) {
       await Promise.all(leftovers.map((f) => rm(path.join(spool.tmpDir, f), { force: true, recursive: true })));
@@ -110,6 +120,7 @@ export class Spool {
       });
     }
     let total = 0;
+    await spool.loadRejected();
     for (const d of await readdir(spool.dir, { withFileTypes: true })) {
       if (!d.isDirectory() || d.name === TMP_DIR || d.name === REJECTED_DIR) continue;
       const q = spool.queueNamed(d.name);
@@ -127,6 +138,7 @@ export class Spool {
       total += entries.length;
     }
     if (total) spool.log({ msg: 'spool: captures waiting from an earlier run; re-sending them', count: total, bytes: spool.used, dir: spool.dir });
+    spool.makeRoom(0);
     spool.changed();
     for (const q of spool.queues.values()) q.kick();
     return spool;
@@ -182,11 +194,80 @@ export class Spool {
     await Promise.all([...this.tees].map((t) => t.whenSettled()));
   }
 
-  /** For the tees: reserves `n` bytes of the bound; false when that would pass `maxBytes`. */
+  /**
+   * For the tees: reserves `n` bytes of the bound, deleting the oldest
+   * rejected captures to make room; false when that would pass `maxBytes`
+   * all the same.
+   */
   reserve(n: number): boolean {
-    if (this.used + n > this.maxBytes) return false;
+    if (!this.makeRoom(n)) return false;
     this.used += n;
     return true;
+  }
+
+  /**
+   * Deletes the oldest files of `rejected/` until `n` more bytes fit under
+   * `maxBytes` (each deletion logged); false when they do not fit even with
+   * `rejected/` empty.
+   */
+  private makeRoom(n: number): boolean {
+    while (this.used + n > this.maxBytes && this.rejected.length > 0) {
+      const oldest = this.rejected.shift()!;
+      this.used -= oldest.size;
+      void rm(oldest.file, { force: true });
+      this.log({ level: 'warn', msg: 'spool: rejected capture deleted to make room (spool_max_bytes)', file: oldest.file, bytes: oldest.size });
+    }
+    return this.used + n <= this.maxBytes;
+  }
+
+  /** The `rejected/` folder (made 0700 on first use). */
+  private async rejectedDir(): Promise<string> {
+    const dir = path.join(this.dir, REJECTED_DIR);
+    this.rejectedDirReady ??= mkdir(dir, { recursive: true, mode: 0o700 });
+    await this.rejectedDirReady.catch(() => mkdir(dir, { recursive: true, mode: 0o700 }));
+    return dir;
+  }
+
+  /** The files `rejected/` holds from an earlier run, oldest (lowest sequence) first, counted in the bound. */
+  private async loadRejected(): Promise<void> {
+    const dir = path.join(this.dir, REJECTED_DIR);
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((f) => seqOfFileName(f) !== undefined).sort();
+    for (const f of names) {
+      const file = path.join(dir, f);
+      const size = (await stat(file)).size;
+      this.rejected.push({ file, size });
+      this.used += size;
+      this.seq = Math.max(this.seq, seqOfFileName(f)!);
+    }
+  }
+
+  /**
+   * For the queues and tees: moves a complete spool file of `size` bytes
+   * (already counted in the bound) into `rejected/`, where it stays
+   * counted until room is needed.
+   *
+   * @returns its new path
+   */
+  async moveToRejected(file: string, size: number): Promise<string> {
+    const dest = path.join(await this.rejectedDir(), path.basename(file));
+    try {
+      await rename(file, dest);
+    } catch {
+      await rm(file, { force: true });
+      this.release(size);
+      return dest;
+    }
+    this.rejected.push({ file: dest, size });
+    this.changed();
+    return dest;
+  }
+
+  /**
+   * For `/healthz`: one line per archive that is unreachable while
+   * captures wait for it (see {@link ArchiveQueue.health}); empty when all is well.
+   */
+  health(): string[] {
+    return [...this.queues.values()].map((q) => q.health()).filter((l): l is string => l !== undefined);
   }
 
   /** For the tees and queues: gives back `n` bytes of the bound. */

@@ -108,12 +108,13 @@ export class SpoolTee {
 
   /**
    * The record is complete and must be kept: writes what is left, fsyncs,
-   * renames it into the queue of its archive.
+   * renames it into the queue of its archive (or, for `'rejected'`, into
+   * `rejected/`: the archive refused it for good).
    *
    * @returns `spooled`, or `dropped` with the reason (spool full, too slow,
    *   a disk error); never rejects.
    */
-  commit(queue: ArchiveQueue): Promise<CommitResult> {
+  commit(queue: ArchiveQueue | 'rejected'): Promise<CommitResult> {
     if (this.state !== 'open') return Promise.resolve({ result: 'dropped', reason: 'the capture was already settled' });
     this.state = 'committing';
     this.checkCaughtUp();
@@ -130,9 +131,17 @@ export class SpoolTee {
         await this.fh!.datasync();
         await this.fh!.close();
         this.fh = undefined;
+        const seq = this.spool.nextSeq();
+        if (queue === 'rejected') {
+          const tmp = path.join(path.dirname(this.tmp!), spoolFileName(seq));
+          await rename(this.tmp!, tmp);
+          this.tmp = undefined;
+          this.reserved = 0; // now counted as a rejected file
+          await this.spool.moveToRejected(tmp, this.size);
+          return { result: 'spooled', seq };
+        }
         queue.dirReady ??= mkdir(queue.dir, { recursive: true, mode: 0o700 });
         await queue.dirReady.catch(() => mkdir(queue.dir, { recursive: true, mode: 0o700 }));
-        const seq = this.spool.nextSeq();
         const file = path.join(queue.dir, spoolFileName(seq));
         await rename(this.tmp!, file);
         this.tmp = undefined;

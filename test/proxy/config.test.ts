@@ -39,7 +39,12 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
   t.equal(v.archiveToken, undefined, 'no ArchiveToken');
   t.equal(v.archivePrivate, false, 'ArchivePrivate Off');
   t.equal(v.archiveCookies, false, 'ArchiveCookies Off');
+  t.equal(v.useCanonicalName, false, 'UseCanonicalName Off');
+  t.equal(v.proxyPassReverse, true, 'ProxyPassReverse On');
+  t.ok(v.privateCookies.includes('PHPSESSID') && v.privateCookies.includes('ASPSESSIONID*'), 'PrivateCookies: the common session cookies');
   t.same(VHOST_DEFAULTS, {
+    UseCanonicalName: false,
+    ProxyPassReverse: true,
     EnableArchiving: true,
     ArchiveHost: '127.0.0.1',
     ArchivePort: 8090,
@@ -49,6 +54,7 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     Excluded: [],
     ArchiveToken: null,
     ArchivePrivate: false,
+    PrivateCookies: [...v.privateCookies],
     ArchiveCookies: false,
   });
   t.same(PROXY_DEFAULTS, {
@@ -363,4 +369,21 @@ t.test('Excluded: prefix match on path segment boundaries', async (t) => {
   const [all] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nExcluded: /\n', 'v.yaml');
   t.equal(isExcludedPath(all.excluded, '/anything?x'), true, 'Excluded: / excludes everything');
   t.equal(isExcludedPath([], '/search'), false, 'nothing is excluded by default');
+});
+
+t.test('PrivateCookies: a list or a space-separated string, [] for none, a bad name is an error; UseCanonicalName, ProxyPassReverse', async (t) => {
+  const base = 'server_name: a.example\nupstream: http://127.0.0.1:8081\n';
+  const [none] = parseVhostText(base + 'PrivateCookies: []\n', 'a.yaml');
+  t.same(none.privateCookies, []);
+  t.equal(none.privateCookie, undefined, 'no cookie makes a request private');
+  const [two] = parseVhostText(base + 'PrivateCookies: mysid ASPSESSIONID*\nUseCanonicalName: On\nProxyPassReverse: off\n', 'a.yaml');
+  t.same(two.privateCookies, ['mysid', 'ASPSESSIONID*']);
+  t.ok(two.privateCookie?.test('aspsessionidQQGGRRTT'), 'case-insensitive, * any characters');
+  t.notOk(two.privateCookie?.test('mysid2'), 'a name without * matches whole');
+  t.equal(two.useCanonicalName, true);
+  t.equal(two.proxyPassReverse, false);
+  t.match(
+    errorOf(() => parseVhostText(base + 'PrivateCookies: [sid, "a;b"]\n', 'a.yaml')),
+    /a\.yaml:3: PrivateCookies entries must be cookie names/,
+  );
 });

@@ -327,3 +327,54 @@ export async function startGeneratingUpstream(
   const port = await listen(t, server);
   return { url: `http://127.0.0.1:${port}`, state };
 }
+
+/** A raw client connection: what it received so far, and its close. */
+export interface RawConnection {
+  socket: net.Socket;
+  /** Everything received so far, as latin1 text. */
+  received(): string;
+  /** Resolves once the connection is closed. */
+  closed: Promise<void>;
+  /** Resolves once the received text matches `re`. */
+  until(re: RegExp): Promise<void>;
+}
+
+/** Opens a TCP connection to `port` on 127.0.0.1 and sends `bytes` exactly (a request with whatever the test needs in it). */
+export async function rawConnection(t: Test, port: number, bytes: string | Buffer): Promise<RawConnection> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  t.teardown(() => void socket.destroy());
+  let text = '';
+  const waiters: [RegExp, () => void][] = [];
+  socket.on('data', (d: Buffer) => {
+    text += d.toString('latin1');
+    for (const w of [...waiters]) {
+      if (w[0].test(text)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w[1]();
+      }
+    }
+  });
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await once(socket, 'connect');
+  socket.write(bytes);
+  return {
+    socket,
+    received: () => text,
+    closed,
+    until: (re) => (re.test(text) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push([re, resolve]))),
+  };
+}
+
+/** The request head of a captured record (request line to the blank line, without it). */
+export function recordRequestHead(body: Buffer): string {
+  const s = body.toString('latin1');
+  return s.slice(0, s.indexOf('\r\n\r\n') + 2);
+}
+
+/** The response head of a captured record. */
+export function recordResponseHead(body: Buffer): string {
+  const s = body.toString('latin1');
+  const start = s.indexOf('\r\n\r\n') + 4;
+  return s.slice(start, s.indexOf('\r\n\r\n', start) + 2);
+}

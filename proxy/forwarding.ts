@@ -1,0 +1,36 @@
+/**
+ * The request fields that are the proxy's word, never the client's:
+ * `X-Client-IP`, `X-Forwarded-Host`, `X-Forwarded-Proto` and
+ * `X-Forwarded-Port`, in every spelling a CGI server reads as the same
+ * variable (RFC 3875 §4.1.18: `X_Forwarded_Host` and `x-forwarded-host`
+ * are both `HTTP_X_FORWARDED_HOST` to PHP), and every spelling of
+ * `X-Forwarded-For` other than the one the proxy appends to. A client's
+ * copies are dropped before the request goes to the content server (the
+ * proxy then sets its own) and from the capture record.
+ */
+import type http from 'node:http';
+import { cgiName } from '../shared/http-head.js';
+
+const OWNED = new Set(['X-Client-IP', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port'].map(cgiName));
+const FORWARDED_FOR = cgiName('X-Forwarded-For');
+
+/**
+ * True for a field name the client must not send: any spelling of
+ * `X-Client-IP`, `X-Forwarded-Host`, `-Proto`, `-Port`, and of
+ * `X-Forwarded-For` other than `X-Forwarded-For` itself (any case).
+ */
+export function isProxyOwned(name: string): boolean {
+  const cgi = cgiName(name);
+  return OWNED.has(cgi) || (cgi === FORWARDED_FOR && name.toLowerCase() !== 'x-forwarded-for');
+}
+
+/**
+ * Removes from a request's headers (Node's `req.headers`, lower-case
+ * names) every field {@link isProxyOwned} names, so that the content
+ * server gets only the ones the proxy sets (http-proxy's `xfwd`: the
+ * client's address appended to `X-Forwarded-For`, and fresh `-Host`,
+ * `-Proto`, `-Port`).
+ */
+export function dropProxyOwned(headers: http.IncomingHttpHeaders): void {
+  for (const name of Object.keys(headers)) if (isProxyOwned(name)) delete headers[name];
+}
