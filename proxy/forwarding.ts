@@ -1,7 +1,9 @@
 /**
  * The request fields that are the proxy's word, never the client's:
- * `X-Client-IP`, `X-Forwarded-Host`, `X-Forwarded-Proto` and
- * `X-Forwarded-Port`, in every spelling a CGI server reads as the same
+ * `X-Client-IP`, `X-Forwarded-Host`, `X-Forwarded-Proto`,
+ * `X-Forwarded-Port` and `Forwarded` (RFC 7239, which the proxy does not
+ * set: its host= and proto= would otherwise reach the content server as the
+ * client wrote them), in every spelling a CGI server reads as the same
  * variable (RFC 3875 §4.1.18: `X_Forwarded_Host` and `x-forwarded-host`
  * are both `HTTP_X_FORWARDED_HOST` to PHP), and every spelling of
  * `X-Forwarded-For` other than the one the proxy appends to. A client's
@@ -11,12 +13,12 @@
 import type http from 'node:http';
 import { cgiName } from '../shared/http-head.js';
 
-const OWNED = new Set(['X-Client-IP', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port'].map(cgiName));
+const OWNED = new Set(['X-Client-IP', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port', 'Forwarded'].map(cgiName));
 const FORWARDED_FOR = cgiName('X-Forwarded-For');
 
 /**
  * True for a field name the client must not send: any spelling of
- * `X-Client-IP`, `X-Forwarded-Host`, `-Proto`, `-Port`, and of
+ * `X-Client-IP`, `X-Forwarded-Host`, `-Proto`, `-Port`, `Forwarded`, and of
  * `X-Forwarded-For` other than `X-Forwarded-For` itself (any case).
  */
 export function isProxyOwned(name: string): boolean {

@@ -1,12 +1,12 @@
 /**
- * The capture proxy's log: one JSON object per line on stdout (pino), easy
- * to read, easy to grep, and `jq` takes it as it is.
+ * The capture proxy's log: one JSON object per line on stdout, in the
+ * format both daemons write (shared/log.ts).
  *
  * Every entry has `level` (`info`, `warn`, `error`), `time` (ISO 8601, UTC)
  * and `msg`; the rest depends on the entry (`type: "request"` is the one
  * line per proxied request, see proxy/exchange.ts).
  */
-import pino from 'pino';
+import { jsonLinesLogger } from '../shared/log.js';
 
 /** One log entry; `level` defaults to `info`. */
 export interface LogEntry {
@@ -19,32 +19,18 @@ export interface LogEntry {
 export type Logger = ((entry: LogEntry) => void) & { flush?: () => void };
 
 /**
- * A pino logger writing JSON lines (`{"level":"info","time":"…","msg":"…",…}`)
- * to file descriptor `fd` (default 1, stdout), asynchronously (sonic-boom);
- * `flush()` writes out what is buffered (call it before `process.exit`).
+ * A logger writing JSON lines (`{"level":"info","time":"…","msg":"…",…}`,
+ * the format of shared/log.ts) to file descriptor `fd` (default 1,
+ * stdout), asynchronously; `flush()` writes out what is buffered (call it
+ * before `process.exit`).
  */
 export function pinoLogger(fd = 1): Logger {
-  const dest = pino.destination({ dest: fd, sync: false, minLength: 0 });
-  const p = pino(
-    {
-      base: undefined,
-      messageKey: 'msg',
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-    },
-    dest,
-  );
+  const { logger: p, flush } = jsonLinesLogger(fd);
   const log: Logger = (entry) => {
     const { level = 'info', msg, ...rest } = entry;
     p[level](rest, msg);
   };
-  log.flush = () => {
-    try {
-      dest.flushSync();
-    } catch {
-      // not ready yet or closed: nothing to flush
-    }
-  };
+  log.flush = flush;
   return log;
 }
 

@@ -281,7 +281,7 @@ t.test('defect 3: clients that go away mid-response take their upstream connecti
   );
 });
 
-t.test('defect 5: client-sent X-Forwarded-Host, -Proto and -Port (any CGI spelling) reach neither the upstream nor the capture', async (t) => {
+t.test('defect 5: client-sent X-Forwarded-Host, -Proto, -Port and Forwarded (any CGI spelling) reach neither the upstream nor the capture', async (t) => {
   const upstream = await startUpstream(t, site);
   const archive = await startFakeArchive(t);
   const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: upstream.url, ArchivePort: archive.port }) });
@@ -295,6 +295,7 @@ t.test('defect 5: client-sent X-Forwarded-Host, -Proto and -Port (any CGI spelli
       ['X_FORWARDED_PORT', '444'],
       ['X-Forwarded-For', '192.0.2.9'],
       ['X_Forwarded_For', '6.6.6.6'],
+      ['Forwarded', 'for=6.6.6.7;host=www.victim3.example;proto=https'],
     ]),
   );
   const seen = upstream.seen[0].headers;
@@ -308,6 +309,8 @@ t.test('defect 5: client-sent X-Forwarded-Host, -Proto and -Port (any CGI spelli
   const head = recordRequestHead(archive.puts[0].body);
   t.notMatch(head, /^X[-_]Forwarded[-_](Host|Proto|Port):/im, 'the capture has none of them');
   t.notMatch(head, /X_Forwarded_For/i, 'nor another spelling of X-Forwarded-For');
+  t.equal(seen.forwarded, undefined, 'Forwarded (RFC 7239) does not reach the upstream');
+  t.notMatch(head, /^Forwarded:/im, 'nor the capture');
   t.equal(archive.puts[0].url, '/put/http://a.example/page', 'filed under http://, as the client connection was');
 });
 
