@@ -50,6 +50,8 @@ export interface ArchiveConfig {
   putTokens: string[];
   /** Address blocks allowed to PUT (`127.0.0.0/8`, `::1`, `10.1.0.0/16`). */
   putAllow: string[];
+  /** Bytes of replayed (rewritten) bodies kept in memory for the next request; 0 = none. */
+  replayCacheBytes: number;
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -189,6 +191,16 @@ export const ARCHIVE_FILE_SCHEMA = {
       2048,
       'longest URI-R / embedded request target, in characters; longer → 400. At this default every answer of the archive, whose head repeats the URI-R (Location, Link), fits a client that reads 16 KiB of head (see docs/url-space.md)',
     ),
+    replay_cache_bytes: {
+      type: 'integer',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 32 * 1024 ** 2,
+      docDefault: '`33554432` (32 MiB)',
+      description:
+        'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
+      errorMessage: 'must be a whole number of bytes, 0 or more',
+    },
     max_http_header_bytes: bytes(16 * 1024, 'largest request line + headers of any HTTP request to the daemon (the PUT itself, a GET); larger → 431'),
     request_timeout: seconds(
       600,
@@ -255,6 +267,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     keepAliveTimeoutMs: raw.keep_alive_timeout * 1000,
     putTokens: raw.put_tokens.map(String),
     putAllow: raw.put_allow,
+    replayCacheBytes: raw.replay_cache_bytes,
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.headersTimeoutMs > config.requestTimeoutMs) {

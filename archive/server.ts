@@ -1,7 +1,8 @@
 /**
  * The archive daemon's HTTP side: a fastify instance with one plugin per
  * resource group (archive/http/): capture ingest, discovery, the redirector
- * and index TimeMap, TimeGates, Mementos, TimeMaps. Pages for people and
+ * and index TimeMap, TimeGates, Mementos, TimeMaps, the replay's static
+ * files. Pages for people and
  * query APIs are further plugins registered the same way. Every error is
  * an HttpError (shared/http-error.ts), answered here in one place as one
  * line of text. URL space: docs/url-space.md.
@@ -18,9 +19,11 @@ import { ingestRoutes } from './http/ingest.js';
 import { mementoRoutes } from './http/memento.js';
 import { opsRoutes } from './http/ops.js';
 import { redirectorRoutes } from './http/redirector.js';
+import { staticRoutes } from './http/static.js';
 import { timegateRoutes } from './http/timegate.js';
 import { timemapRoutes } from './http/timemap.js';
 import { ArchiveMetrics } from './metrics.js';
+import { ReplayCache } from './replay/cache.js';
 import type { ArchiveStore } from './store/store.js';
 
 export interface ServerOptions {
@@ -33,7 +36,7 @@ export interface ServerOptions {
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
-const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, opsRoutes];
+const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, staticRoutes, opsRoutes];
 
 /**
  * Builds the archive's fastify instance (not listening yet): limits and
@@ -64,6 +67,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     frameworkErrors: (err, req, reply) => answerError(err, req, reply),
   });
   decorateArchive(app, config, store);
+  app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count());
   app.decorate('metrics', metrics);
   store.onBatch = (captures, _written, syncSeconds) => {

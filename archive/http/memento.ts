@@ -1,20 +1,33 @@
 /**
- * The Memento (URI-M, RFC 7089 §4.2.1 and §2.1.1): `/<id>/memento/<ts>/<URI-R>`
- * serves the stored capture at that Memento-Datetime (the response is
- * assembled by archive/memento/response.ts), `<ts>id_` the raw variant,
- * Prefer variant 2 at either. A timestamp that is not stored (or a prefix
- * of 4-12 digits) redirects to the nearest stored URI-M, as Wayback-style
- * archives do.
+ * The Memento (URI-M, RFC 7089 §4.2.1 and §2.1.1):
+ * `/<id>/memento/<ts><modifier>/<URI-R>` serves the stored capture at that
+ * Memento-Datetime in one of three forms (no modifier: the archival
+ * replay; `ol_`: original links; `id_`: the stored bytes), Prefer variant
+ * 2 at any of them (assembled by archive/memento/response.ts). A
+ * timestamp that is not stored (or a prefix of 4-12 digits) redirects to
+ * the nearest stored memento of the URI-R in any archive, as Wayback-style
+ * archives do: that is how a replayed page's embedded resources come from
+ * the archive at the nearest time. A URI-R never captured is 404 — for a
+ * browser's navigation a small page saying so, with a link to the live URL.
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
-import { select, uris } from '../memento/navigation.js';
-import { parsePrefer } from '../memento/prefer.js';
+import { localHoldings } from '../memento/holdings.js';
+import { type Selection, select, uris } from '../memento/navigation.js';
+import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
+import type { ReplayCache } from '../replay/cache.js';
 import type { MementoRow } from '../store/index-db.js';
-import { localArchive, readRoute, redirect } from './context.js';
+import { localArchive, readRoute, redirect, TEXT } from './context.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Replayed bodies kept in memory (archive/replay/cache.ts). */
+    replayCache: ReplayCache;
+  }
+}
 
 const SHAPE = 'a Memento address is /<archive>/memento/<14-digit timestamp>/<URL>';
 
@@ -33,36 +46,45 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
   );
 }
 
+/** The timestamp segment: 14 digits (or a 4-12 digit prefix) and a form modifier (`id_`, `ol_`). @throws HttpError 400 */
+function parseTs(segment: string): { ts: string; t: number; form: MementoForm } {
+  const m = /^(\d*)([a-z]{2}_)?$/.exec(segment);
+  const form = m ? formOfModifier(m[2] ?? '') : undefined;
+  const when = m && form ? parseTimestamp14(m[1]) : null;
+  if (!m || !form || !when) throw httpError(400, `malformed Memento timestamp ${JSON.stringify(segment.slice(0, 40))}; it is 14 digits YYYYMMDDhhmmss (UTC)`);
+  return { ts: m[1], t: toEpochSeconds(when), form };
+}
+
 /**
- * `GET/HEAD /<id>/memento/<ts>[id_]/<URI-R>`: the stored status, headers
- * and body (see assembleMemento); 302 to the nearest stored URI-M for a
- * timestamp that is not stored; 400 for a malformed timestamp; 404 when the
- * archive has no memento of the URI-R. HEAD computes the same headers and
+ * `GET/HEAD /<id>/memento/<ts>[ol_|id_]/<URI-R>`: the stored status,
+ * headers and body in the form asked for; 302 to the nearest stored
+ * URI-M for a timestamp that is not stored; 400 for a malformed timestamp;
+ * 404 when no archive has the URI-R. HEAD computes the same headers and
  * sends no body.
  */
 async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
   const archive = localArchive(app.config, req.params.archive);
-  const raw = req.params.ts.endsWith('id_');
-  const ts = raw ? req.params.ts.slice(0, -3) : req.params.ts;
-  const when = parseTimestamp14(ts);
-  if (!when) throw httpError(400, `malformed Memento timestamp ${JSON.stringify(ts.slice(0, 40))}; it is 14 digits YYYYMMDDhhmmss (UTC)`);
+  const { ts, t, form: addressForm } = parseTs(req.params.ts);
   const { uriR, urlkey, base } = req;
-  const t = toEpochSeconds(when);
   // The navigation links (id, datetime, URI-R of first/last/prev/next), and the whole row of the
   // memento at or before `t` (the one served when its datetime is `t`), in one lookup.
   const n = await store.index.neighbourhood(archive.id, urlkey, t, true);
-  if (!n) throw httpError(404, `no memento of ${uriR} in archive "${archive.id}"`);
-  const s = select(n, t);
-  const row = n.atOrBefore[0] as MementoRow | undefined;
-  if (!row || s.memento.datetime !== t || ts.length !== 14) {
-    // Not a stored datetime (or a timestamp prefix): the nearest URI-M.
-    return redirect(reply, 302, uris.memento(base, archive.id, s.memento, raw));
+  const row = n?.atOrBefore[0] as MementoRow | undefined;
+  const s = n && select(n, t);
+  if (!n || !row || !s || s.memento.datetime !== t || ts.length !== 14) {
+    // Not a stored datetime here (or a timestamp prefix): the nearest URI-M in any archive.
+    const nearest = await nearestMemento(app, urlkey, t);
+    if (!nearest) return notArchived(req, reply, uriR);
+    reply.header('access-control-allow-origin', '*');
+    return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.memento, addressForm));
   }
   const prefer = parsePrefer(req.headers.prefer);
+  const form = formFor(prefer, addressForm);
   const answer = await assembleMemento(
-    { base, archiveId: archive.id, uriR, row, selection: s, raw, originalContent: raw || prefer.dims.has('original-content'), prefer },
+    { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer },
     (r) => store.readResponse(r),
+    app.replayCache,
   );
   const { plan } = answer;
   reply.code(answer.status).headers(answer.headers);
@@ -75,4 +97,48 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   const stream = Readable.from(plan.bodyBuffer ? [plan.bodyBuffer] : plan.body);
   stream.once('close', () => plan.stored.close());
   return reply.send(stream);
+}
+
+/**
+ * The memento of `urlkey` nearest to `t` (epoch s) in any local archive (a
+ * tie goes to the earlier one); `undefined` when none has it.
+ */
+async function nearestMemento(app: FastifyInstance, urlkey: string, t: number): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
+  const holdings = await localHoldings(app.store.index, app.config.archives, urlkey);
+  let best: { archiveId: string; memento: Selection['memento'] } | undefined;
+  for (const archiveId of holdings.keys()) {
+    const n = await app.store.index.neighbourhood(archiveId, urlkey, t);
+    if (!n) continue;
+    const m = select(n, t).memento;
+    const d = Math.abs(m.datetime - t);
+    const bestD = best ? Math.abs(best.memento.datetime - t) : Infinity;
+    if (d < bestD || (d === bestD && best && m.datetime < best.memento.datetime)) best = { archiveId, memento: m };
+  }
+  return best;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/**
+ * 404 for a URI-R no archive has: to a browser asking for a page
+ * (`Accept: text/html`), a small page that says so with a link to the live
+ * URL; to anything else, the one-line text answer.
+ */
+function notArchived(req: FastifyRequest, reply: FastifyReply, uriR: string): FastifyReply {
+  const reason = `no memento of ${uriR} in any archive`;
+  reply.header('access-control-allow-origin', '*');
+  if (!/\btext\/html\b/.test(String(req.headers.accept ?? '')))
+    return reply
+      .code(404)
+      .type(TEXT)
+      .send(reason + '\n');
+  const u = escapeHtml(uriR);
+  const page = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Not archived: ${u}</title></head>
+<body><h1>Not archived</h1><p>The archive has no capture of <code>${u}</code>.</p>
+<p>The page as it is now on the live web: <a href="${u}" rel="noreferrer">${u}</a></p></body></html>
+`;
+  return reply.code(404).type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(page);
 }

@@ -49,7 +49,7 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
   if (isLocal(target)) {
     const at = t ?? Number.MAX_SAFE_INTEGER;
     const n = await store.index.neighbourhood(target.id, urlkey, at);
-    levels = n ? LINK_DETAILS.map((d) => mementoLinks(base, target.id, select(n, at), false, d)) : [];
+    levels = n ? LINK_DETAILS.map((d) => mementoLinks(base, target.id, select(n, at), 'replay', d)) : [];
   }
   const location = isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR;
   const vary = 'accept-datetime';

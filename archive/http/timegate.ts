@@ -6,12 +6,13 @@
  * Prefer").
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { toTimestamp14 } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
 import type { Link } from '../../shared/link.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
-import { hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
-import { defaultVariantChanges } from '../memento/response.js';
+import { formFor, hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
+import { formChanges } from '../memento/body.js';
 import { LINK_FORMAT } from '../memento/timemap.js';
 import { acceptDatetime, localArchive, readRoute, redirect } from './context.js';
 
@@ -36,18 +37,20 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   if (!n) throw httpError(404, `no memento of ${uriR} in archive "${archive.id}"`);
   const s = select(n, t);
   const prefer = parsePrefer(req.headers.prefer);
-  // Variant 1: the URI-M that satisfies the most dimensions asked for.
-  const raw = prefer.dims.has('original-content');
+  // Variant 1: the URI-M of the form that satisfies the most dimensions asked for.
+  const form = formFor(prefer, 'replay');
   const vary = 'accept-datetime, prefer';
   reply.header('vary', vary);
   let applied: string | undefined;
   if (hasPreference(prefer)) {
-    const row = raw ? undefined : await store.index.byId(s.memento.id);
-    const changed = row !== undefined && (await defaultVariantChanges(row, (r) => store.readResponse(r)));
-    applied = preferenceApplied(prefer, raw, changed);
+    // What that URI-M will say it satisfies (Prefer rule 8), worked out as it will work it out.
+    const row = form === 'raw' ? undefined : await store.index.byId(s.memento.id);
+    const target = { base, archiveId: archive.id, ts: toTimestamp14(s.memento.datetime) };
+    const changes = row ? await formChanges(row, form, (r) => store.readResponse(r), target) : { content: false, links: false };
+    applied = preferenceApplied(prefer, form, changes);
     reply.header('preference-applied', applied);
   }
-  const location = uris.memento(base, archive.id, s.memento, raw);
+  const location = uris.memento(base, archive.id, s.memento, form);
   const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary) + headerBytes('preference-applied', applied);
   const required: Link[] = [
     { uri: uriR, rel: 'original' },
@@ -59,7 +62,7 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
     linkWithin(
       HEAD_BUDGET - used,
       required,
-      LINK_DETAILS.map((d) => mementoLinks(base, archive.id, s, raw, d)),
+      LINK_DETAILS.map((d) => mementoLinks(base, archive.id, s, form, d)),
     ),
   );
   return redirect(reply, 302, location);

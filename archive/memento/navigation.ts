@@ -7,12 +7,13 @@
 import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
 import type { Link } from '../../shared/link.js';
 import type { MementoRef, MementoRow, Neighbourhood } from '../store/index-db.js';
+import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
 
 /** Builders of the archive's URIs, all absolute under `base` (no trailing slash). */
 export const uris = {
-  /** URI-M; `raw` gives the `id_` variant (original-content). */
-  memento: (base: string, archive: string, row: Pick<MementoRow, 'datetime' | 'uri_r'>, raw = false) =>
-    `${base}/${archive}/memento/${toTimestamp14(row.datetime)}${raw ? 'id_' : ''}/${row.uri_r}`,
+  /** URI-M of a form (prefer.ts): the archival replay, `ol_` original links, `id_` raw. */
+  memento: (base: string, archive: string, row: Pick<MementoRow, 'datetime' | 'uri_r'>, form: MementoForm = 'replay') =>
+    `${base}/${archive}/memento/${toTimestamp14(row.datetime)}${FORM_MODIFIERS[form]}/${row.uri_r}`,
   /** URI-G of one archive. */
   timegate: (base: string, archive: string, uriR: string) => `${base}/${archive}/timegate/${uriR}`,
   /** URI-T, link-format. */
@@ -60,14 +61,13 @@ export const LINK_DETAILS: readonly LinkDetail[] = ['all', 'ends', 'chosen'];
  * memento"`), each with its quoted IMF-fixdate `datetime` (RFC 7089 §2.2.4,
  * §4.2.1), oldest first.
  *
- * @param raw when true, every URI-M is the raw (`id_`) one (the raw
- *   Memento was asked for: Prefer original-content at a TimeGate, or an
- *   `id_` address)
+ * @param form the form whose URI-Ms the links name (the form asked for:
+ *   an `id_` or `ol_` address, or Prefer at a TimeGate)
  * @param detail how many links: `all`; `ends` (first, last and the chosen
  *   memento, no prev/next); `chosen` (the chosen memento only). Fewer links
  *   keep the answer's head small for a long URI-R (head-budget.ts).
  */
-export function mementoLinks(base: string, archive: string, s: Selection, raw = false, detail: LinkDetail = 'all'): Link[] {
+export function mementoLinks(base: string, archive: string, s: Selection, form: MementoForm = 'replay', detail: LinkDetail = 'all'): Link[] {
   const entries: [string, MementoRef | undefined][] = [
     ['first', detail === 'chosen' ? undefined : s.first],
     ['prev', detail === 'all' ? s.prev : undefined],
@@ -86,7 +86,7 @@ export function mementoLinks(base: string, archive: string, s: Selection, raw = 
   return [...byId.values()]
     .sort((a, b) => a.row.datetime - b.row.datetime)
     .map(({ row, rels }) => ({
-      uri: uris.memento(base, archive, row, raw),
+      uri: uris.memento(base, archive, row, form),
       rel: [...rels.filter((r) => r !== 'memento').sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'memento'].join(' '),
       datetime: formatHttpDate(row.datetime),
     }));

@@ -51,30 +51,67 @@ export function hasPreference(p: PreferRequest): boolean {
 }
 
 /**
- * The dimensions a Memento response satisfies (Prefer rule 3): the stored
- * bytes (the raw `id_` variant, or Prefer: original-content) satisfy all
- * three; the default Memento keeps links (none is rewritten) and echoes
- * headers (`X-Archive-Orig-*`), and keeps the content too when nothing was
- * inserted or decoded.
- *
- * @param originalContent the stored bytes are served exactly
- * @param bodyChanged the default Memento's body differs from the stored one
+ * The three forms of a Memento, each with its own URI-M
+ * (docs/url-space.md): `replay`, the archival replay (`/<ts>/`: URLs
+ * rewritten into the archive); `links`, the stored page with a base
+ * element naming its URI-R and nothing rewritten (`/<ts>ol_/`); `raw`, the
+ * stored bytes exactly (`/<ts>id_/`).
  */
-export function satisfied(originalContent: boolean, bodyChanged: boolean): Dimension[] {
-  return originalContent || !bodyChanged ? [...DIMENSIONS] : ['original-links', 'echo-original-headers'];
+export type MementoForm = 'replay' | 'links' | 'raw';
+
+/** The timestamp modifier of each form's URI-M (`/<ts><modifier>/<URI-R>`). */
+export const FORM_MODIFIERS: Record<MementoForm, string> = { replay: '', links: 'ol_', raw: 'id_' };
+
+/** The form a timestamp modifier names (`''`, `ol_`, `id_`); `undefined` for another. */
+export function formOfModifier(modifier: string): MementoForm | undefined {
+  return (Object.keys(FORM_MODIFIERS) as MementoForm[]).find((f) => FORM_MODIFIERS[f] === modifier);
+}
+
+/**
+ * The form that satisfies the most of what was asked for (Prefer rules 3,
+ * 8): `original-content` (or `raw`) → raw; else `original-links` → links;
+ * else pywb's `rewritten` → replay; else the form the address names. The
+ * raw URI-M stays raw whatever Prefer says.
+ */
+export function formFor(p: PreferRequest, addressForm: MementoForm): MementoForm {
+  if (addressForm === 'raw' || p.dims.has('original-content')) return 'raw';
+  if (p.dims.has('original-links')) return 'links';
+  if (p.rewritten) return 'replay';
+  return addressForm;
+}
+
+/** How the body of a Memento answer differs from the stored one. */
+export interface BodyChanges {
+  /** The content differs from the stored bytes (decoded, something inserted or rewritten). */
+  content: boolean;
+  /** A URI of the capture was rewritten (in the body, or a 3xx Location). */
+  links: boolean;
+}
+
+/**
+ * The dimensions a Memento response satisfies (Prefer rule 3): the raw
+ * form all three; the links form keeps every URI as captured, and the
+ * content when nothing was inserted; the archival replay keeps the content
+ * and the links only when nothing was rewritten (an image, a script). Every
+ * form echoes the original headers (`X-Archive-Orig-*`).
+ */
+export function satisfied(form: MementoForm, changes: BodyChanges): Dimension[] {
+  if (form === 'raw') return [...DIMENSIONS];
+  const out: Dimension[] = [];
+  if (!changes.content) out.push('original-content');
+  if (form === 'links' || !changes.links) out.push('original-links');
+  out.push('echo-original-headers');
+  return out;
 }
 
 /**
  * The Preference-Applied value of a response (Prefer rules 3, 4, 6): the
- * dimensions the response satisfies, plus pywb's `raw` when it asked for
- * raw and got the stored bytes, or `rewritten` when it asked for that and
- * got the default Memento.
- *
- * @param originalContent the stored bytes are served exactly
+ * dimensions it satisfies, plus pywb's `raw` when it asked for that and got
+ * the raw form, or `rewritten` when it asked for that and got the replay.
  */
-export function preferenceApplied(p: PreferRequest, originalContent: boolean, bodyChanged: boolean): string {
-  const list: string[] = satisfied(originalContent, bodyChanged);
-  if (p.raw && originalContent) list.push('raw');
-  if (p.rewritten && !originalContent) list.push('rewritten');
+export function preferenceApplied(p: PreferRequest, form: MementoForm, changes: BodyChanges): string {
+  const list: string[] = satisfied(form, changes);
+  if (p.raw && form === 'raw') list.push('raw');
+  if (p.rewritten && form === 'replay') list.push('rewritten');
   return list.join(', ');
 }

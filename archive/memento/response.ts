@@ -1,114 +1,29 @@
 /**
  * Memento response assembly (RFC 7089 §4.2.1, and the Prefer rules in
  * docs/architecture.md "Replay and Prefer"): from a stored response record
- * and the variant asked for, the status, headers and body a Memento answer
+ * and the form asked for, the status, headers and body a Memento answer
  * carries. No HTTP server here: the Memento route sends what this returns.
  *
  * Headers: every original header as `X-Archive-Orig-<name>`; only
- * `Content-Type` also as itself (and `Content-Encoding` / `Content-Length`
- * when the body goes out as stored; `Location` for a 3xx), so that no stale
- * header acts on the client. Body: the raw variant, a non-HTML page, a
- * bodyless answer or an HTML page that already has a base element goes out
- * as stored; an HTML page of the default variant gets its base element
- * (after undoing a gzip/deflate/br content-coding).
+ * `Content-Type` also as itself (and `Content-Encoding` when the body goes
+ * out as stored; `Location` for a 3xx, rewritten into the archive in the
+ * replay form; in the replay form a `Refresh` with a URL, rewritten), so
+ * that no stale header acts on the client. Every form is
+ * sandboxed; the replay form is also kept on the archive's origin (no
+ * fetch reaches the live web). Bodies: body.ts.
  */
 import http from 'node:http';
-import { formatHttpDate } from '../../shared/http-date.js';
+import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
 import type { Link } from '../../shared/link.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
-import { canDecode, decodeBody, decodedLength } from './content-coding.js';
-import { isHtml, withBaseElement, withBaseElementBuffer } from './html-base.js';
+import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.js';
+import { archiveUrl, rewriteRefresh } from '../replay/urls.js';
+import { type BodyPlan, planBody, type ReadRecord, storedContentEncoding } from './body.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
 import { LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
-import { type PreferRequest, preferenceApplied } from './prefer.js';
+import { type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';
 import { LINK_FORMAT } from './timemap.js';
-
-/** Reads a memento's stored response record (again). */
-export type ReadRecord = (row: MementoRow) => Promise<StoredResponse>;
-
-/** The body of a Memento answer as it will be sent. */
-export interface BodyPlan {
-  /** The record to close when done (it may have been reopened). */
-  stored: StoredResponse;
-  body: AsyncIterable<Uint8Array>;
-  /** The whole body when it is in memory (then sent as one buffer). */
-  bodyBuffer: Buffer | null;
-  /** Exact length in bytes of what is sent. */
-  length: number;
-  /** The body differs from the stored bytes (a base element went in). */
-  changed: boolean;
-  /** The status has no body (204, 304, 1xx) or the stored body is empty. */
-  bodyless: boolean;
-}
-
-/**
- * The body of a Memento as it will be sent: the stored bytes for the raw
- * variant (`originalContent`), a non-HTML page, a bodyless answer or a page
- * that already has a base element; else the page with its base element, a
- * content-coded page decoded first (its decoded length counted in a second
- * pass, so that Content-Length stays exact; a corrupt encoded body goes out
- * as stored). Holds at most the first 64 KiB of a streamed page.
- *
- * @param contentEncoding the stored Content-Encoding, lower case; `undefined` for none or identity
- */
-export async function planBody(
-  row: MementoRow,
-  stored: StoredResponse,
-  contentEncoding: string | undefined,
-  originalContent: boolean,
-  read: ReadRecord,
-): Promise<BodyPlan> {
-  const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
-  const asStored: BodyPlan = { stored, body: stored.body, bodyBuffer: stored.bodyBuffer, length: stored.bodyLength, changed: false, bodyless };
-  if (originalContent || !isHtml(row.mime) || bodyless) return asStored;
-  if (!contentEncoding && stored.bodyBuffer) {
-    // A small record, read whole: insert in memory.
-    const r = withBaseElementBuffer(stored.bodyBuffer, row.uri_r);
-    return { ...asStored, body: bufferBody(r.body), bodyBuffer: r.body, length: r.body.length, changed: r.added > 0 };
-  }
-  if (!contentEncoding) {
-    const r = await withBaseElement(stored.body, row.uri_r);
-    return { ...asStored, body: r.body, bodyBuffer: null, length: stored.bodyLength + r.added, changed: r.added > 0 };
-  }
-  if (!canDecode(contentEncoding)) return asStored;
-  const r = await withBaseElement(decodeBody(stored.body, contentEncoding), row.uri_r).catch(() => null);
-  if (r?.added) {
-    const again = await read(row);
-    const total = await decodedLength(again.body, contentEncoding).finally(() => again.close());
-    if (total !== null) return { ...asStored, body: r.body, bodyBuffer: null, length: total + r.added, changed: true };
-  }
-  // Nothing to insert, or the encoded body is corrupt: it goes out as stored.
-  stored.close();
-  const fresh = await read(row);
-  return { stored: fresh, body: fresh.body, bodyBuffer: fresh.bodyBuffer, length: fresh.bodyLength, changed: false, bodyless };
-}
-
-/** A buffer as a body stream (one chunk). */
-async function* bufferBody(buf: Buffer): AsyncGenerator<Uint8Array> {
-  yield buf;
-}
-
-/** The Content-Encoding of stored headers, lower case; `undefined` for none or identity. */
-export function storedContentEncoding(stored: Pick<StoredResponse, 'headers'>): string | undefined {
-  const enc = stored.headers
-    .find(([k]) => k.toLowerCase() === 'content-encoding')?.[1]
-    .trim()
-    .toLowerCase();
-  return enc === 'identity' || enc === '' ? undefined : enc;
-}
-
-/**
- * Whether the default variant of a Memento differs from its stored body (a
- * base element goes in), for a TimeGate's Preference-Applied.
- */
-export async function defaultVariantChanges(row: MementoRow, read: ReadRecord): Promise<boolean> {
-  if (!isHtml(row.mime)) return false;
-  const stored = await read(row);
-  const plan = await planBody(row, stored, storedContentEncoding(stored), false, read);
-  plan.stored.close();
-  return plan.changed;
-}
 
 function validHeaderName(name: string): boolean {
   try {
@@ -138,10 +53,12 @@ export function originalHeaders(stored: Pick<StoredResponse, 'headers'>): {
   contentType?: string;
   contentEncoding?: string;
   location?: string;
+  refresh?: string;
 } {
   const headers: HeaderMap = {};
   let contentType: string | undefined;
   let location: string | undefined;
+  let refresh: string | undefined;
   for (const [name, value] of stored.headers) {
     const lower = name.toLowerCase();
     if (!validHeaderName(lower)) continue;
@@ -151,11 +68,12 @@ export function originalHeaders(stored: Pick<StoredResponse, 'headers'>): {
     headers[k] = cur === undefined ? v : Array.isArray(cur) ? [...cur, v] : [cur, v];
     if (lower === 'content-type') contentType ??= v;
     if (lower === 'location') location ??= v;
+    if (lower === 'refresh') refresh ??= v;
   }
-  return { headers, contentType, contentEncoding: storedContentEncoding(stored), location };
+  return { headers, contentType, contentEncoding: storedContentEncoding(stored), location, refresh };
 }
 
-/** What a Memento answer serves: the row, its navigation, the variant. */
+/** What a Memento answer serves: the row, its navigation, the form. */
 export interface MementoRequest {
   base: string;
   archiveId: string;
@@ -163,21 +81,34 @@ export interface MementoRequest {
   uriR: string;
   row: MementoRow;
   selection: Selection;
-  /** The address asked for is the raw (`id_`) URI-M: navigation links name raw URI-Ms too. */
-  raw: boolean;
-  /** The stored bytes are served (the raw URI-M, or Prefer: original-content). */
-  originalContent: boolean;
+  /** The form the address names: the navigation links name URI-Ms of that form. */
+  addressForm: MementoForm;
+  /** The form served (the address's, or the one Prefer asked for). */
+  form: MementoForm;
   prefer: PreferRequest;
 }
 
 /**
- * The Content-Security-Policy of every Memento answer, in every form: a
- * sandbox without `allow-same-origin` (CSP 3 `sandbox`, HTML "sandboxing
- * flags"), so that a stored page, HTML or SVG, runs its scripts in an
- * opaque origin and never as the archive (no access to the archive's
- * cookies, storage or same-origin requests).
+ * The sandbox of every Memento answer, in every form (CSP 3 `sandbox`
+ * without `allow-same-origin`, HTML "sandboxing flags"): a stored page,
+ * HTML or SVG, runs its scripts in an opaque origin and never as the
+ * archive (no access to the archive's cookies, storage or same-origin
+ * requests).
  */
 export const MEMENTO_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals';
+
+/**
+ * The Content-Security-Policy of the replay form: every fetch and form
+ * submission only to the archive's own origin (a URL a script builds, which
+ * the rewriter could not see, fails instead of reaching the live web),
+ * inline code and `data:`/`blob:` allowed as the page had them, and the
+ * sandbox of {@link MEMENTO_CSP}.
+ */
+export function replayCsp(base: string): string {
+  const origin = new URL(base).origin;
+  const own = `'self' ${origin}`;
+  return `default-src ${own} data: blob: 'unsafe-inline' 'unsafe-eval'; form-action ${own}; ${MEMENTO_CSP}`;
+}
 
 /** A Memento answer ready to send. */
 export interface MementoAnswer {
@@ -188,38 +119,60 @@ export interface MementoAnswer {
 
 /**
  * Assembles a Memento answer: the stored status; the original headers as
- * `X-Archive-Orig-<name>` plus Content-Type (and Content-Encoding /
- * Content-Length when the body goes out as stored, Location for a 3xx, as
- * stored: original-links means no URI is rewritten); Memento-Datetime;
+ * `X-Archive-Orig-<name>` plus Content-Type (and Content-Encoding when the
+ * body goes out as stored; Content-Length when it is known); a 3xx's
+ * Location, rewritten into the archive in the replay form, as stored in
+ * the others (original-links means no URI is rewritten); Memento-Datetime;
  * Link (original, timegate, timemap, the neighbouring URI-Ms); Vary:
- * prefer; the sandbox ({@link MEMENTO_CSP}) and `X-Content-Type-Options:
- * nosniff`; Preference-Applied; Content-Location (the URI-M of the variant
- * served). The head stays within head-budget.ts's budget: navigation links
- * and then echoed headers are left out when they do not fit
+ * prefer; the sandbox (and, replay form, the fetch policy); nosniff;
+ * `Access-Control-Allow-Origin: *` (the replayed page's origin is opaque,
+ * its fonts and other CORS fetches come from the archive);
+ * Preference-Applied; Content-Location (the URI-M of the form served).
+ * The head stays within head-budget.ts's budget: navigation links and then
+ * echoed headers are left out when they do not fit
  * (`X-Archive-Headers-Omitted: <count>` says how many headers).
  *
+ * @param cache replayed bodies kept in memory (replay form, small pages)
  * @throws when the stored record is missing or damaged
  */
-export async function assembleMemento(m: MementoRequest, read: ReadRecord): Promise<MementoAnswer> {
-  const stored = await read(m.row);
+export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache?: ReplayCache): Promise<MementoAnswer> {
+  const target = { base: m.base, archiveId: m.archiveId, ts: toTimestamp14(m.row.datetime) };
+  const key = m.form === 'replay' && cache ? cacheKey(m.row, m.base) : undefined;
+  const hit = key ? cache!.get(key) : undefined;
+  const stored = hit ? cachedRecord(hit) : await read(m.row);
   const orig = originalHeaders(stored);
-  const plan = await planBody(m.row, stored, orig.contentEncoding, m.originalContent, read);
+  const plan = hit ? cachedPlan(stored, hit) : await planBody(m.row, stored, m.form, read, target, orig.contentType);
+  if (key && !hit && plan.bodyBuffer && plan.changes.content) cache!.set(key, stored, { body: plan.bodyBuffer, changes: plan.changes, decoded: plan.decoded });
   const status = plan.stored.status;
   // The archive's own headers, in the order they are sent; the Link goes after Memento-Datetime.
   const before: HeaderMap = {};
   const after: HeaderMap = {};
   if (orig.contentType) before['content-type'] = orig.contentType;
-  if (orig.contentEncoding && !plan.changed) before['content-encoding'] = orig.contentEncoding;
+  if (orig.contentEncoding && !plan.decoded && !plan.changes.content) before['content-encoding'] = orig.contentEncoding;
   // RFC 9110 §8.6: no Content-Length in a 1xx or 204 answer; a 304 has no body to measure.
-  if (status >= 200 && status !== 204 && status !== 304) before['content-length'] = String(plan.length);
-  if (orig.location !== undefined && status >= 300 && status < 400) before.location = orig.location;
+  if (plan.length !== null && status >= 200 && status !== 204 && status !== 304) before['content-length'] = String(plan.length);
+  let linksChanged = plan.changes.links;
+  if (orig.location !== undefined && status >= 300 && status < 400) {
+    const rewritten = m.form === 'replay' ? archiveUrl(target, orig.location, m.row.uri_r) : null;
+    before.location = rewritten ?? orig.location;
+    linksChanged ||= rewritten !== null;
+  }
+  if (orig.refresh !== undefined && m.form === 'replay') {
+    // A Refresh header is followed as a browser follows a 3xx: in the replay, into the archive (and only there).
+    const rewritten = rewriteRefresh(orig.refresh, (u) => archiveUrl(target, u, m.row.uri_r));
+    if (rewritten !== orig.refresh) {
+      before.refresh = rewritten;
+      linksChanged = true;
+    }
+  }
   before['memento-datetime'] = formatHttpDate(m.row.datetime);
   after.vary = 'prefer';
   // Stored pages never run as the archive: an opaque origin, and no type sniffing (a stored body is what it says it is).
-  after['content-security-policy'] = MEMENTO_CSP;
+  after['content-security-policy'] = m.form === 'replay' ? replayCsp(m.base) : MEMENTO_CSP;
   after['x-content-type-options'] = 'nosniff';
-  after['preference-applied'] = preferenceApplied(m.prefer, m.originalContent, plan.changed);
-  after['content-location'] = uris.memento(m.base, m.archiveId, m.row, m.originalContent);
+  after['access-control-allow-origin'] = '*';
+  after['preference-applied'] = preferenceApplied(m.prefer, m.form, { content: plan.changes.content, links: linksChanged });
+  after['content-location'] = uris.memento(m.base, m.archiveId, m.row, m.form);
   // Within the head budget: the own headers, then as many navigation links as fit, then as many echoed headers as fit.
   let left = HEAD_BUDGET - FIXED_HEAD_BYTES - bytesOf(before) - bytesOf(after) - OMITTED_LINE;
   const required: Link[] = [
@@ -230,7 +183,7 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord): Prom
   const link = linkWithin(
     left,
     required,
-    LINK_DETAILS.map((d) => mementoLinks(m.base, m.archiveId, m.selection, m.raw, d)),
+    LINK_DETAILS.map((d) => mementoLinks(m.base, m.archiveId, m.selection, m.addressForm, d)),
   );
   left -= headerBytes('link', link);
   const echoed: HeaderMap = {};
@@ -253,4 +206,17 @@ function bytesOf(headers: HeaderMap): number {
   let n = 0;
   for (const [k, v] of Object.entries(headers)) n += headerBytes(k, v);
   return n;
+}
+
+/** A stored response rebuilt from a cache entry (its head; the body is the replayed one). */
+function cachedRecord(hit: CachedReplay): StoredResponse {
+  return { ...hit.head, body: onceBody(hit.body), bodyBuffer: hit.body, bodyLength: hit.body.length, close: () => undefined };
+}
+
+function cachedPlan(stored: StoredResponse, hit: CachedReplay): BodyPlan {
+  return { stored, body: onceBody(hit.body), bodyBuffer: hit.body, length: hit.body.length, changes: hit.changes, decoded: hit.decoded, bodyless: false };
+}
+
+async function* onceBody(buf: Buffer): AsyncGenerator<Uint8Array> {
+  if (buf.length) yield buf;
 }

@@ -37,7 +37,11 @@ t.test('a chunked capture PUT answers 201 with the URI-M; the URI-R comes from H
   const m = await request(uriM);
   t.equal(m.status, 200);
   t.equal(m.headers['memento-datetime'], 'Tue, 20 Mar 2001 20:35:00 GMT');
-  t.equal(m.text, body.replace('<head>', '<head><base href="http://legacy.example.org/news/page.html?id=7">'), 'body with the base element after <head>');
+  t.equal(
+    m.text,
+    body.replace('<head>', `<head><script src="${a.url}/_static/replay.js" data-memento-datetime="20010320203500"></script>`),
+    'the replay: the replay script first in the head',
+  );
   t.notOk('x-archive-orig-x-client-ip' in m.headers, 'the client address is not replayed as a header');
 
   const recs = await warcRecords(a.dataDir, '2025');

@@ -18,31 +18,42 @@ import { runCli, writeConfig } from './helpers.js';
 const SCRIPTED = '<html><head><title>x</title></head><body><script>document.cookie; fetch("/put/x")</script></body></html>';
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>';
 
-t.test('defect 4: every form of a memento (default, id_, Prefer: original-content) is sandboxed without the archive origin, with nosniff', async (t) => {
-  const a = await startArchive();
-  t.teardown(() => a.close());
-  const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
-  await seed(a, 'http://www.example.org/page.html', date, { body: SCRIPTED, responseHeaders: [['Content-Type', 'text/html']] });
-  await seed(a, 'http://www.example.org/image.svg', date, { body: SVG, responseHeaders: [['Content-Type', 'image/svg+xml']] });
-  await seed(a, 'http://www.example.org/untyped', date, { body: SCRIPTED, responseHeaders: [] });
-  for (const path of ['page.html', 'image.svg', 'untyped']) {
-    const uriM = `${a.url}/2025/memento/${ts14(date)}/http://www.example.org/${path}`;
-    const raw = `${a.url}/2025/memento/${ts14(date)}id_/http://www.example.org/${path}`;
-    for (const [form, url, headers] of [
-      ['default', uriM, {}],
-      ['id_', raw, {}],
-      ['Prefer: original-content', uriM, { prefer: 'original-content' }],
-    ] as const) {
-      const res = await request(url, { headers });
-      t.equal(res.status, 200, `${path} ${form}`);
-      const csp = String(res.headers['content-security-policy'] ?? '');
-      t.match(csp, /(^|;)\s*sandbox\b/, `${path} ${form}: Content-Security-Policy has sandbox`);
-      t.notMatch(csp, /allow-same-origin/, `${path} ${form}: the sandbox has no allow-same-origin (an opaque origin, never the archive's)`);
-      t.equal(res.headers['x-content-type-options'], 'nosniff', `${path} ${form}: nosniff`);
+t.test(
+  'defect 4: every form of a memento (replay, ol_, id_, Prefer) is sandboxed without the archive origin, with nosniff; the replay keeps every fetch on the archive',
+  async (t) => {
+    const a = await startArchive();
+    t.teardown(() => a.close());
+    const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
+    await seed(a, 'http://www.example.org/page.html', date, { body: SCRIPTED, responseHeaders: [['Content-Type', 'text/html']] });
+    await seed(a, 'http://www.example.org/image.svg', date, { body: SVG, responseHeaders: [['Content-Type', 'image/svg+xml']] });
+    await seed(a, 'http://www.example.org/untyped', date, { body: SCRIPTED, responseHeaders: [] });
+    for (const path of ['page.html', 'image.svg', 'untyped']) {
+      const uriM = `${a.url}/2025/memento/${ts14(date)}/http://www.example.org/${path}`;
+      const raw = `${a.url}/2025/memento/${ts14(date)}id_/http://www.example.org/${path}`;
+      const ol = `${a.url}/2025/memento/${ts14(date)}ol_/http://www.example.org/${path}`;
+      for (const [form, url, headers] of [
+        ['replay', uriM, {}],
+        ['ol_', ol, {}],
+        ['id_', raw, {}],
+        ['Prefer: original-content', uriM, { prefer: 'original-content' }],
+        ['Prefer: original-links', uriM, { prefer: 'original-links' }],
+      ] as const) {
+        const res = await request(url, { headers });
+        t.equal(res.status, 200, `${path} ${form}`);
+        const csp = String(res.headers['content-security-policy'] ?? '');
+        t.match(csp, /(^|;)\s*sandbox\b/, `${path} ${form}: Content-Security-Policy has sandbox`);
+        t.notMatch(csp, /allow-same-origin/, `${path} ${form}: the sandbox has no allow-same-origin (an opaque origin, never the archive's)`);
+        t.equal(res.headers['x-content-type-options'], 'nosniff', `${path} ${form}: nosniff`);
+        if (form === 'replay') {
+          const origin = new URL(a.url).origin;
+          t.match(csp, new RegExp(`^default-src 'self' ${origin} data: blob: 'unsafe-inline' 'unsafe-eval';`), `${path} replay: fetches only from the archive`);
+          t.match(csp, new RegExp(`; form-action 'self' ${origin};`), `${path} replay: forms submit only to the archive`);
+        }
+      }
     }
-  }
-  t.equal(MEMENTO_CSP.split(' ')[0], 'sandbox');
-});
+    t.equal(MEMENTO_CSP.split(' ')[0], 'sandbox');
+  },
+);
 
 t.test('defect 6: a capture PUT whose target hides a dot-segment behind a backslash is refused (400) and stores nothing', async (t) => {
   const a = await startArchive();

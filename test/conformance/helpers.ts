@@ -80,3 +80,13 @@ export function noMementoHeaders(t: Test, res: Answer, what: string): void {
   t.notOk(res.headers.link, `${what}: no Link`);
   t.notOk(res.headers.vary, `${what}: no Vary`);
 }
+
+/** The element an archival replay puts first in a page's head: the archive's replay script, told the page's datetime. */
+export function replayScript(base: string, httpDate: string): string {
+  return `<script src="${base}/_static/replay.js" data-memento-datetime="${ts14(httpDate)}"></script>`;
+}
+
+/** The `ol_` (original links) URI-M of a URI-M: `/<ts>/` → `/<ts>ol_/`. */
+export function olOf(uriM: string): string {
+  return uriM.replace(/\/memento\/(\d{14})\//, '/memento/$1ol_/');
+}

@@ -7,7 +7,7 @@
 import zlib from 'node:zlib';
 import t from 'tap';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
-import { byRel, headMatchesGet, links, noMementoHeaders, partsOf, seed, ts14 } from './helpers.js';
+import { byRel, headMatchesGet, links, noMementoHeaders, olOf, partsOf, replayScript, seed, ts14 } from './helpers.js';
 
 const R = 'http://www.example.org/a/page.html';
 const D = ['Mon, 05 Mar 2001 09:07:03 GMT', 'Tue, 20 Mar 2001 20:35:00 GMT', 'Fri, 01 Jun 2001 00:00:00 GMT'];
@@ -43,8 +43,8 @@ t.test('RFC 7089 §2.1.1 + §4.2.1: a Memento is 200 with Memento-Datetime and L
   );
   t.equal(res.headers['content-type'], 'text/html; charset=utf-8');
   const stored = `<html><head><title>${D[1]}</title></head><body>${R} at ${D[1]}</body></html>`;
-  t.equal(res.text, stored.replace('<head>', `<head><base href="${R}">`), 'the stored page with the base element after <head>');
-  t.equal(res.headers['content-length'], String(res.body.length), 'Content-Length counts the inserted base element');
+  t.equal(res.text, stored.replace('<head>', `<head>${replayScript(a.url, D[1])}`), 'the archival replay: the replay script first in the head');
+  t.equal(res.headers['content-length'], String(res.body.length), 'Content-Length counts the inserted script element');
 });
 
 t.test('RFC 7089 §4.2.1: a request to a Memento that carries Accept-Datetime is answered like any other', async (t) => {
@@ -95,8 +95,13 @@ t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with M
   });
   const res = await request(abs);
   t.equal(res.status, 302);
-  t.equal(res.headers.location, 'http://www.example.org/new');
+  t.equal(res.headers.location, uriM('http://www.example.org/new', DAY), 'the archival replay redirects within the archive, at its own datetime');
   t.equal(res.headers['x-archive-orig-location'], 'http://www.example.org/new');
+  t.equal(res.headers['access-control-allow-origin'], '*');
+  for (const form of ['ol_', 'id_']) {
+    const kept = await request(abs.replace(`/${ts14(DAY)}/`, `/${ts14(DAY)}${form}/`));
+    t.same([kept.status, kept.headers.location], [302, 'http://www.example.org/new'], `${form}: the stored Location`);
+  }
   t.equal(res.headers['memento-datetime'], DAY);
   t.ok(byRel(links(res.headers.link), 'original').length);
   const rel = await capture('http://www.example.org/dir/rel', {
@@ -110,7 +115,8 @@ t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with M
   });
   const res2 = await request(rel);
   t.equal(res2.status, 301);
-  t.equal(res2.headers.location, '../other?x=1', 'a relative Location as stored (original-links: no URI rewritten)');
+  t.equal(res2.headers.location, uriM('http://www.example.org/other?x=1', DAY), 'a relative Location resolved against the URI-R, into the archive');
+  t.equal((await request(olOf(rel))).headers.location, '../other?x=1', 'a relative Location as stored in the ol_ form (original-links: no URI rewritten)');
   t.equal(res2.headers['x-archive-orig-location'], '../other?x=1');
   t.equal(res2.body.length, 0);
   t.equal(res2.headers['content-length'], '0');
@@ -131,7 +137,7 @@ t.test('RFC 7089 §4.5.5: a Memento of a 404 replays the 404 with Memento-Dateti
 });
 
 t.test(
-  'docs/architecture.md (replay and Prefer): base element right after <head>, or after doctype/<html> without a head, never when the page has one; charset kept',
+  'docs/architecture.md (replay and Prefer): the ol_ form (original links) has a base element right after <head>, or after doctype/<html> without a head, never when the page has one; charset kept',
   async (t) => {
     const cases: [string, string, string, string][] = [
       [
@@ -160,7 +166,7 @@ t.test(
       ],
     ];
     for (const [name, type, body, want] of cases) {
-      const m = await capture(`http://www.example.org/base/${name}`, { responseHeaders: [['Content-Type', type]], body: Buffer.from(body, 'latin1') });
+      const m = olOf(await capture(`http://www.example.org/base/${name}`, { responseHeaders: [['Content-Type', type]], body: Buffer.from(body, 'latin1') }));
       const res = await headMatchesGet(t, m);
       t.equal(res.headers['content-type'], type, `${name}: Content-Type and charset as stored`);
       t.equal(res.body.toString('latin1'), want, name);
@@ -175,7 +181,7 @@ t.test(
 );
 
 t.test(
-  'docs/architecture.md (replay and Prefer): a gzip- or deflate-encoded HTML page is decoded to get its base element, with the right Content-Length',
+  'docs/architecture.md (replay and Prefer): a gzip- or deflate-encoded HTML page is decoded to get its base element (ol_) or be replayed, with the right Content-Length',
   async (t) => {
     const page = '<html><head><title>gz</title></head><body>' + 'z'.repeat(100_000) + '</body></html>';
     const want = page.replace('<head>', '<head><base href="http://www.example.org/enc/NAME">');
@@ -194,7 +200,7 @@ t.test(
         ],
         body: enc,
       });
-      const res = await headMatchesGet(t, m);
+      const res = await headMatchesGet(t, olOf(m));
       t.equal(res.status, 200);
       t.notOk(res.headers['content-encoding'], `${name}: served decoded, so no Content-Encoding`);
       t.equal(res.headers['x-archive-orig-content-encoding'], coding);
@@ -202,12 +208,16 @@ t.test(
       t.equal(res.text, want.replace('NAME', name), `${name}: decoded page with base element`);
       t.equal(res.headers['content-length'], String(res.body.length), `${name}: Content-Length of the decoded page`);
       t.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      const replay = await headMatchesGet(t, m);
+      t.notOk(replay.headers['content-encoding'], `${name}: replay served decoded`);
+      t.equal(replay.text, page.replace('<head>', `<head>${replayScript(a.url, DAY)}`), `${name}: decoded page replayed`);
+      t.equal(replay.headers['content-length'], String(replay.body.length), `${name}: Content-Length of the replay`);
     }
   },
 );
 
 t.test(
-  'docs/architecture.md (replay and Prefer): a gzip HTML page that already has a base element, and a corrupt gzip page, are served as stored',
+  'docs/architecture.md (replay and Prefer): a gzip HTML page that already has a base element (ol_), and a corrupt gzip page (any form), are served as stored',
   async (t) => {
     const withBase = zlib.gzipSync('<html><head><base href="http://x.example/"><title>t</title></head></html>');
     const corrupt = Buffer.concat([zlib.gzipSync('<html><head><title>t</title></head><body>' + 'y'.repeat(5000)).subarray(0, 60)]);
@@ -222,10 +232,12 @@ t.test(
         ],
         body,
       });
-      const res = await headMatchesGet(t, m);
-      t.equal(res.headers['content-encoding'], 'gzip', name);
-      t.equal(res.headers['content-length'], String(body.length), name);
-      t.same(res.body, body, `${name}: stored bytes`);
+      for (const url of name === 'gz-base' ? [olOf(m)] : [olOf(m), m]) {
+        const res = await headMatchesGet(t, url);
+        t.equal(res.headers['content-encoding'], 'gzip', name);
+        t.equal(res.headers['content-length'], String(body.length), name);
+        t.same(res.body, body, `${name}: stored bytes`);
+      }
     }
   },
 );
@@ -266,11 +278,11 @@ t.test(
       ['Strict-Transport-Security', 'max-age=63072000; includeSubDomains'],
       ['X-Frame-Options', 'DENY'],
       ['Refresh', '5; url=http://www.example.org/'],
+      ['Access-Control-Allow-Origin', 'http://www.example.org'],
       ['Link', '<http://www.example.org/style.css>; rel="preload"'],
       ['Vary', 'Cookie'],
       ['Server', 'Apache/1.3.20'],
       ['Age', '100'],
-      ['Access-Control-Allow-Origin', '*'],
       ['Content-Disposition', 'inline'],
       ['Accept-Ranges', 'bytes'],
       ['Clear-Site-Data', '"cache"'],
@@ -282,9 +294,15 @@ t.test(
     t.equal(res.status, 200);
     for (const [name, value] of stale) {
       if (['link', 'vary'].includes(name.toLowerCase())) continue;
-      if (name.toLowerCase() === 'content-security-policy') {
-        // The archive sends its own policy (the sandbox of every memento), never the stored one.
-        t.not(res.headers['content-security-policy'], value, `${name} is not sent as itself`);
+      if (['content-security-policy', 'access-control-allow-origin'].includes(name.toLowerCase())) {
+        // The archive sends its own (the sandbox of every memento; CORS open to it), never the stored one.
+        t.not(res.headers[name.toLowerCase()], value, `${name} is not sent as itself`);
+        continue;
+      }
+      if (name === 'Refresh') {
+        // The replay follows it within the archive, at the memento's datetime.
+        t.equal(res.headers.refresh, `5; url=${uriM('http://www.example.org/', DAY)}`, 'Refresh is sent rewritten into the archive');
+        t.notOk((await request(olOf(m))).headers.refresh, 'the ol_ form does not send it');
         continue;
       }
       t.notOk(res.headers[name.toLowerCase()], `${name} is not sent as itself`);
@@ -302,13 +320,14 @@ t.test(
     t.equal(res.headers['x-archive-orig-date'], DAY, 'the original Date echoed; Date is our own');
     t.not(res.headers.date, DAY);
     t.equal(res.headers['x-archive-orig-content-length'], String(body.length));
-    t.equal(res.headers['content-length'], String(res.body.length), 'Content-Length of the body as served (base element added)');
+    t.equal(res.headers['content-length'], String(res.body.length), 'Content-Length of the body as served (replay script added)');
   },
 );
 
 t.test('RFC 9110 §9.3.2: HEAD at a Memento answers exactly as GET without the body (Content-Length included)', async (t) => {
   await headMatchesGet(t, uriM(R, D[0]));
   await headMatchesGet(t, uriM(R, D[0], true));
+  await headMatchesGet(t, olOf(uriM(R, D[0])));
   await headMatchesGet(t, uriM(R, D[0]), { prefer: 'original-content' });
   await headMatchesGet(t, `${a.url}/2025/memento/2001/${R}`);
   await headMatchesGet(t, `${a.url}/2025/memento/2001x/${R}`);

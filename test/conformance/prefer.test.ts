@@ -6,10 +6,13 @@
 import zlib from 'node:zlib';
 import t from 'tap';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
-import { headMatchesGet, links, partsOf, ts14 } from './helpers.js';
+import { headMatchesGet, links, olOf, partsOf, replayScript, ts14 } from './helpers.js';
 
 const ALL = 'original-content, original-links, echo-original-headers';
-const DEFAULT_HTML = 'original-links, echo-original-headers';
+/** What the original-links (`ol_`) form of an HTML page satisfies: a base element went in. */
+const LINKS_HTML = 'original-links, echo-original-headers';
+/** What the archival replay of an HTML page satisfies: its URLs are rewritten, the replay script went in. */
+const REPLAY_HTML = 'echo-original-headers';
 
 const R = 'http://www.example.org/p.html';
 const GZ = 'http://www.example.org/gz.html';
@@ -82,16 +85,40 @@ t.test(
   },
 );
 
-t.test('Prefer rules 3, 4 + variant 1: Prefer original-links or echo-original-headers alone keeps the default URI-M, which satisfies them', async (t) => {
-  for (const prefer of ['original-links', 'echo-original-headers', 'original-links, echo-original-headers']) {
-    const res = await request(tg(R), { headers: { 'accept-datetime': D1, prefer } });
-    t.equal(res.headers.location, m(R, D1), prefer);
-    t.equal(res.headers['preference-applied'], DEFAULT_HTML, prefer);
-    t.equal(res.headers.vary, 'accept-datetime, prefer');
-  }
-  const css = await request(tg(CSS), { headers: { prefer: 'original-links' } });
-  t.equal(css.headers.location, m(CSS, D1));
-  t.equal(css.headers['preference-applied'], ALL, 'a non-HTML default Memento keeps its content too');
+t.test(
+  'Prefer rules 3, 4 + variant 1: Prefer original-links at the TimeGate redirects to the ol_ URI-M; echo-original-headers alone keeps the replay URI-M',
+  async (t) => {
+    for (const prefer of ['original-links', 'original-links, echo-original-headers']) {
+      const res = await request(tg(R), { headers: { 'accept-datetime': D1, prefer } });
+      t.equal(res.headers.location, olOf(m(R, D1)), prefer);
+      t.equal(res.headers['preference-applied'], LINKS_HTML, prefer);
+      t.equal(res.headers.vary, 'accept-datetime, prefer');
+      const mem = links(res.headers.link).filter((l) => l.rel.includes('memento'));
+      t.same(
+        mem.map((l) => l.uri),
+        [olOf(m(R, D1)), olOf(m(R, D2))],
+        `${prefer}: memento links name ol_ URI-Ms`,
+      );
+    }
+    const echo = await request(tg(R), { headers: { 'accept-datetime': D1, prefer: 'echo-original-headers' } });
+    t.equal(echo.headers.location, m(R, D1));
+    t.equal(echo.headers['preference-applied'], REPLAY_HTML);
+    const css = await request(tg(CSS), { headers: { prefer: 'original-links' } });
+    t.equal(css.headers.location, olOf(m(CSS, D1)));
+    t.equal(css.headers['preference-applied'], ALL, 'a stylesheet without URLs is the same in every form: all three');
+  },
+);
+
+t.test('Prefer variant 2: Prefer original-links at the replay URI-M serves the ol_ form, with its Content-Location', async (t) => {
+  const res = await headMatchesGet(t, m(R, D1), { prefer: 'original-links' });
+  t.equal(res.text, PAGE.replace('<head>', `<head><base href="${R}">`), 'only a base element is added; no link is rewritten');
+  t.equal(res.headers['preference-applied'], LINKS_HTML);
+  t.equal(res.headers['content-location'], olOf(m(R, D1)));
+  t.equal(res.headers.vary, 'prefer');
+  const ol = await request(olOf(m(R, D1)));
+  t.same([ol.text, ol.headers['preference-applied']], [res.text, LINKS_HTML], 'the ol_ URI-M without Prefer: the same');
+  const back = await request(olOf(m(R, D1)), { headers: { prefer: 'rewritten' } });
+  t.equal(back.headers['content-location'], m(R, D1), "pywb's rewritten at the ol_ URI-M: the replay");
 });
 
 t.test("Prefer: pywb's tokens — raw = all three dimensions, rewritten = the default Memento", async (t) => {
@@ -100,7 +127,7 @@ t.test("Prefer: pywb's tokens — raw = all three dimensions, rewritten = the de
   t.equal(raw.headers['preference-applied'], `${ALL}, raw`);
   const rewritten = await request(tg(R), { headers: { 'accept-datetime': D1, prefer: 'rewritten' } });
   t.equal(rewritten.headers.location, m(R, D1));
-  t.equal(rewritten.headers['preference-applied'], `${DEFAULT_HTML}, rewritten`);
+  t.equal(rewritten.headers['preference-applied'], `${REPLAY_HTML}, rewritten`);
   const atMemento = await request(m(R, D1), { headers: { prefer: 'raw' } });
   t.equal(atMemento.text, PAGE);
   t.equal(atMemento.headers['preference-applied'], `${ALL}, raw`);
@@ -121,12 +148,19 @@ t.test('Prefer rule 7 + RFC 7240 §2: unknown preferences are ignored, not error
   t.same(unknownM.body, plainM.body);
 });
 
-t.test('Prefer rule 6: without Prefer the default Memento names what it satisfies by default, with Vary: prefer and its Content-Location', async (t) => {
+t.test('Prefer rule 6: without Prefer the replay Memento names what it satisfies by default, with Vary: prefer and its Content-Location', async (t) => {
   const res = await request(m(R, D1));
-  t.equal(res.headers['preference-applied'], DEFAULT_HTML);
+  t.equal(res.headers['preference-applied'], REPLAY_HTML);
   t.equal(res.headers.vary, 'prefer');
   t.equal(res.headers['content-location'], m(R, D1));
-  t.equal(res.text, PAGE.replace('<head>', `<head><base href="${R}">`), 'only a base element is added; no link is rewritten (original-links)');
+  const at = (url: string) => `${a.url}/2025/memento/${ts14(D1)}/${url}`;
+  t.equal(
+    res.text,
+    PAGE.replace('<head>', `<head>${replayScript(a.url, D1)}`)
+      .replace('"/x"', `"${at('http://www.example.org/x')}"`)
+      .replace('"http://cdn.example.org/i.png"', `"${at('http://cdn.example.org/i.png')}"`),
+    'the archival replay: every link into the archive at the page datetime',
+  );
   t.equal(res.headers['x-archive-orig-set-cookie'], 'a=1', 'echo-original-headers');
   t.notOk(res.headers['set-cookie']);
   const css = await request(m(CSS, D1));
@@ -193,5 +227,5 @@ t.test('Prefer rule 8: the URI-M chosen at a TimeGate with Prefer answers with t
   const gzBased = await request(tg(GZ_BASED), { headers: { prefer: 'original-links' } });
   t.equal(gzBased.headers['preference-applied'], ALL, 'also when gzip-encoded');
   const gz = await request(tg(GZ), { headers: { prefer: 'original-links' } });
-  t.equal(gz.headers['preference-applied'], DEFAULT_HTML, 'a gzip page that gets a base element: two');
+  t.equal(gz.headers['preference-applied'], LINKS_HTML, 'a gzip page that gets a base element: two');
 });

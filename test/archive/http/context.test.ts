@@ -111,6 +111,7 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     keepAliveTimeoutMs: 5000,
     putTokens: [],
     putAllow: ['127.0.0.0/8'],
+    replayCacheBytes: 0,
     ...over,
   };
 }

@@ -59,8 +59,8 @@ t.test('select: a single capture is chosen for any instant', async (t) => {
   }
 });
 
-const link = (row: MementoRef, rel: string, raw = false) => ({
-  uri: `${BASE}/2001/memento/${new Date(row.datetime * 1000).toISOString().replace(/\D/g, '').slice(0, 14)}${raw ? 'id_' : ''}/${URI_R}`,
+const link = (row: MementoRef, rel: string, modifier = '') => ({
+  uri: `${BASE}/2001/memento/${new Date(row.datetime * 1000).toISOString().replace(/\D/g, '').slice(0, 14)}${modifier}/${URI_R}`,
   rel,
   datetime: new Date(row.datetime * 1000).toUTCString(),
 });
@@ -90,15 +90,17 @@ t.test('RFC 7089 §2.2.1: two captures, the later selected: rel="first prev meme
   t.same(mementoLinks(BASE, '2001', s), [link(A, 'first prev memento'), link(B, 'last memento')]);
 });
 
-t.test('mementoLinks: with raw set every URI-M is the raw (id_) URI-M', async (t) => {
+t.test('mementoLinks: every URI-M is of the form asked for (id_ raw, ol_ original links)', async (t) => {
   const s = select(around(at('2001-03-20T12:00:00Z'), [A, B]), at('2001-03-20T12:00:00Z'));
-  t.same(mementoLinks(BASE, '2001', s, true), [link(A, 'first memento', true), link(B, 'next last memento', true)]);
+  t.same(mementoLinks(BASE, '2001', s, 'raw'), [link(A, 'first memento', 'id_'), link(B, 'next last memento', 'id_')]);
+  t.same(mementoLinks(BASE, '2001', s, 'links'), [link(A, 'first memento', 'ol_'), link(B, 'next last memento', 'ol_')]);
 });
 
 t.test('uris: the archive URL space, absolute under base', async (t) => {
   const row = { datetime: at('2001-03-20T20:35:00Z'), uri_r: URI_R };
   t.equal(uris.memento(BASE, '2001', row), `${BASE}/2001/memento/20010320203500/${URI_R}`);
-  t.equal(uris.memento(BASE, '2001', row, true), `${BASE}/2001/memento/20010320203500id_/${URI_R}`);
+  t.equal(uris.memento(BASE, '2001', row, 'raw'), `${BASE}/2001/memento/20010320203500id_/${URI_R}`);
+  t.equal(uris.memento(BASE, '2001', row, 'links'), `${BASE}/2001/memento/20010320203500ol_/${URI_R}`);
   t.equal(uris.timegate(BASE, '2001', URI_R), `${BASE}/2001/timegate/${URI_R}`);
   t.equal(uris.timemap(BASE, '2001', URI_R), `${BASE}/2001/timemap/link/${URI_R}`);
   t.equal(uris.timemapJson(BASE, '2001', URI_R), `${BASE}/2001/timemap/json/${URI_R}`);

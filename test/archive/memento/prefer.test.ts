@@ -1,5 +1,17 @@
 import t from 'tap';
-import { DIMENSIONS, type Dimension, hasPreference, parsePrefer, preferenceApplied, satisfied } from '../../../archive/memento/prefer.js';
+import {
+  type BodyChanges,
+  DIMENSIONS,
+  type Dimension,
+  FORM_MODIFIERS,
+  formFor,
+  formOfModifier,
+  hasPreference,
+  type MementoForm,
+  parsePrefer,
+  preferenceApplied,
+  satisfied,
+} from '../../../archive/memento/prefer.js';
 
 /** The parse result as plain values: dimensions in DIMENSIONS order, the pywb tokens, hasPreference. */
 function shown(header: string | string[] | undefined) {
@@ -57,26 +69,64 @@ t.test('RFC 7240 §2: a comma inside a quoted-string value does not separate pre
   t.same(shown('original-links; x="a,original-content,b"').dims, ['original-links'], 'a quoted parameter value');
 });
 
-t.test('satisfied (spec Prefer rule 3): the raw variant and an unchanged body satisfy all three; a changed body keeps links and headers', async (t) => {
-  t.same(satisfied(true, true), ALL, 'raw');
-  t.same(satisfied(true, false), ALL, 'raw, body unchanged');
-  t.same(satisfied(false, false), ALL, 'default Memento, body as stored');
-  t.same(satisfied(false, true), ['original-links', 'echo-original-headers'], 'default Memento with a base element or decoded');
+t.test('formFor: original-content (or raw) → raw; else original-links → links; else the form the address names; an id_ address stays raw', async (t) => {
+  const cases: [string | undefined, MementoForm, MementoForm][] = [
+    [undefined, 'replay', 'replay'],
+    [undefined, 'links', 'links'],
+    [undefined, 'raw', 'raw'],
+    ['original-content', 'replay', 'raw'],
+    ['original-content, original-links', 'replay', 'raw'],
+    ['raw', 'links', 'raw'],
+    ['original-links', 'replay', 'links'],
+    ['original-links, echo-original-headers', 'replay', 'links'],
+    ['original-links', 'raw', 'raw'],
+    ['echo-original-headers', 'replay', 'replay'],
+    ['echo-original-headers', 'links', 'links'],
+    ['rewritten', 'links', 'replay'],
+    ['rewritten', 'raw', 'raw'],
+    ['respond-async', 'links', 'links'],
+  ];
+  for (const [header, address, want] of cases) t.equal(formFor(parsePrefer(header), address), want, `${header} at a ${address} address`);
+});
+
+t.test('form modifiers: one URI-M per form (no modifier replay, ol_ links, id_ raw); others are not forms', async (t) => {
+  t.same(FORM_MODIFIERS, { replay: '', links: 'ol_', raw: 'id_' });
+  t.equal(formOfModifier(''), 'replay');
+  t.equal(formOfModifier('ol_'), 'links');
+  t.equal(formOfModifier('id_'), 'raw');
+  for (const m of ['im_', 'js_', 'if_', 'ID_', 'id']) t.equal(formOfModifier(m), undefined, m);
+});
+
+t.test('satisfied (spec Prefer rule 3): what each form satisfies for what it changed', async (t) => {
+  const none = { content: false, links: false };
+  const content = { content: true, links: false };
+  const both = { content: true, links: true };
+  t.same(satisfied('raw', none), ALL, 'raw');
+  t.same(satisfied('raw', both), ALL, 'raw: always the stored bytes');
+  t.same(satisfied('links', none), ALL, 'links form, nothing inserted');
+  t.same(satisfied('links', content), ['original-links', 'echo-original-headers'], 'links form with a base element');
+  t.same(satisfied('replay', none), ALL, 'replay of something without URLs (an image)');
+  t.same(satisfied('replay', both), ['echo-original-headers'], 'replay with URLs rewritten');
+  t.same(satisfied('replay', { content: false, links: true }), ['original-content', 'echo-original-headers'], 'a 3xx with its Location rewritten');
 });
 
 t.test('preferenceApplied (spec Prefer rules 3, 4, 6): what the response satisfies, plus raw/rewritten when asked and applied', async (t) => {
-  const cases: [string | undefined, boolean, boolean, string][] = [
-    ['raw', true, true, 'original-content, original-links, echo-original-headers, raw'],
-    ['raw', false, true, 'original-links, echo-original-headers'],
-    ['rewritten', false, true, 'original-links, echo-original-headers, rewritten'],
-    ['rewritten', false, false, 'original-content, original-links, echo-original-headers, rewritten'],
-    ['rewritten', true, false, 'original-content, original-links, echo-original-headers'],
-    ['original-content', true, false, 'original-content, original-links, echo-original-headers'],
-    ['original-content', false, true, 'original-links, echo-original-headers'],
-    ['echo-original-headers', false, true, 'original-links, echo-original-headers'],
-    [undefined, false, true, 'original-links, echo-original-headers'],
-    [undefined, false, false, 'original-content, original-links, echo-original-headers'],
+  const none = { content: false, links: false };
+  const base = { content: true, links: false };
+  const rewritten = { content: true, links: true };
+  const cases: [string | undefined, MementoForm, BodyChanges, string][] = [
+    ['raw', 'raw', none, 'original-content, original-links, echo-original-headers, raw'],
+    ['raw', 'links', base, 'original-links, echo-original-headers'],
+    ['rewritten', 'replay', rewritten, 'echo-original-headers, rewritten'],
+    ['rewritten', 'replay', none, 'original-content, original-links, echo-original-headers, rewritten'],
+    ['rewritten', 'raw', none, 'original-content, original-links, echo-original-headers'],
+    ['original-content', 'raw', none, 'original-content, original-links, echo-original-headers'],
+    ['original-links', 'links', base, 'original-links, echo-original-headers'],
+    ['original-links', 'links', none, 'original-content, original-links, echo-original-headers'],
+    ['echo-original-headers', 'replay', rewritten, 'echo-original-headers'],
+    [undefined, 'replay', rewritten, 'echo-original-headers'],
+    [undefined, 'replay', none, 'original-content, original-links, echo-original-headers'],
   ];
-  for (const [header, raw, changed, want] of cases)
-    t.equal(preferenceApplied(parsePrefer(header), raw, changed), want, `${header} raw=${raw} bodyChanged=${changed}`);
+  for (const [header, form, changes, want] of cases)
+    t.equal(preferenceApplied(parsePrefer(header), form, changes), want, `${header} form=${form} ${JSON.stringify(changes)}`);
 });

@@ -1,0 +1,46 @@
+/**
+ * The archive's own static files, under `/_static/` (a path no archive id
+ * can take: ids begin with a letter or digit): the script every replayed
+ * page loads first (archive/replay/static/replay.js). Read once at start;
+ * served with a strong ETag and a day of caching.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import { httpError } from '../../shared/http-error.js';
+import { REPLAY_SCRIPT_PATH } from '../replay/replay.js';
+import { readRoute } from './context.js';
+
+/** The static files: address → file beside archive/replay/ and its media type. */
+const FILES: Record<string, { file: URL; type: string }> = {
+  [REPLAY_SCRIPT_PATH]: { file: new URL('../replay/static/replay.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+};
+
+/** The static files plugin. */
+export async function staticRoutes(app: FastifyInstance): Promise<void> {
+  for (const [url, { file, type }] of Object.entries(FILES)) {
+    const body = await readFile(file);
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    readRoute(
+      app,
+      url,
+      async (req, reply) => {
+        reply.header('etag', etag).header('cache-control', 'public, max-age=86400').header('x-content-type-options', 'nosniff');
+        // A replayed page's origin is opaque: its script loads are cross-origin.
+        reply.header('access-control-allow-origin', '*');
+        if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+        reply.type(type).header('content-length', String(body.length));
+        return req.method === 'HEAD' ? reply.send() : reply.send(body);
+      },
+      { resource: 'static' },
+    );
+  }
+  readRoute(
+    app,
+    '/_static/*',
+    async (req) => {
+      throw httpError(404, `no static file ${req.url.slice(0, 200)}`);
+    },
+    { resource: 'static' },
+  );
+}

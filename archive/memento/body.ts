@@ -1,0 +1,129 @@
+/**
+ * The body of each form of a Memento (prefer.ts `MementoForm`): `raw`, the
+ * stored bytes; `links`, an HTML page with a base element naming its URI-R
+ * (html-base.ts) and nothing rewritten; `replay`, the archival replay
+ * (archive/replay/replay.ts). With what the form changed, for
+ * Preference-Applied.
+ */
+import type { ReplayTarget } from '../replay/urls.js';
+import { replayBody } from '../replay/replay.js';
+import type { MementoRow } from '../store/index-db.js';
+import type { StoredResponse } from '../store/warc-reader.js';
+import { canDecode, decodeBody, decodedLength } from './content-coding.js';
+import { isHtml, withBaseElement, withBaseElementBuffer } from './html-base.js';
+import type { BodyChanges, MementoForm } from './prefer.js';
+
+/** Reads a memento's stored response record (again). */
+export type ReadRecord = (row: MementoRow) => Promise<StoredResponse>;
+
+/** The body of a Memento answer as it will be sent. */
+export interface BodyPlan {
+  /** The record to close when done (it may have been reopened). */
+  stored: StoredResponse;
+  body: AsyncIterable<Uint8Array>;
+  /** The whole body when it is in memory (then sent as one buffer). */
+  bodyBuffer: Buffer | null;
+  /** Exact length in bytes of what is sent; `null` when it streams without one (a large page rewritten as it goes). */
+  length: number | null;
+  /** How the body differs from the stored one. */
+  changes: BodyChanges;
+  /** The stored Content-Encoding was undone: the body goes out without it. */
+  decoded: boolean;
+  /** The status has no body (204, 304, 1xx) or the stored body is empty. */
+  bodyless: boolean;
+}
+
+/** The Content-Encoding of stored headers, lower case; `undefined` for none or identity. */
+export function storedContentEncoding(stored: Pick<StoredResponse, 'headers'>): string | undefined {
+  const enc = stored.headers
+    .find(([k]) => k.toLowerCase() === 'content-encoding')?.[1]
+    .trim()
+    .toLowerCase();
+  return enc === 'identity' || enc === '' ? undefined : enc;
+}
+
+/** A buffer as a body stream (one chunk). */
+async function* bufferBody(buf: Buffer): AsyncGenerator<Uint8Array> {
+  yield buf;
+}
+
+const UNCHANGED: BodyChanges = { content: false, links: false };
+
+/**
+ * The links form's body: the stored bytes for a non-HTML page, a bodyless
+ * answer or a page that already has a base element; else the page with its
+ * base element, a content-coded page decoded first (its decoded length
+ * counted in a second pass, so that Content-Length stays exact; a corrupt
+ * encoded body goes out as stored). Holds at most the first 64 KiB of a
+ * streamed page.
+ */
+async function linksBody(row: MementoRow, stored: StoredResponse, enc: string | undefined, asStored: BodyPlan, read: ReadRecord): Promise<BodyPlan> {
+  if (!isHtml(row.mime) || asStored.bodyless) return asStored;
+  if (!enc && stored.bodyBuffer) {
+    // A small record, read whole: insert in memory.
+    const r = withBaseElementBuffer(stored.bodyBuffer, row.uri_r);
+    return { ...asStored, body: bufferBody(r.body), bodyBuffer: r.body, length: r.body.length, changes: { content: r.added > 0, links: false } };
+  }
+  if (!enc) {
+    const r = await withBaseElement(stored.body, row.uri_r);
+    return { ...asStored, body: r.body, bodyBuffer: null, length: stored.bodyLength + r.added, changes: { content: r.added > 0, links: false } };
+  }
+  if (!canDecode(enc)) return asStored;
+  const r = await withBaseElement(decodeBody(stored.body, enc), row.uri_r).catch(() => null);
+  if (r?.added) {
+    const again = await read(row);
+    const total = await decodedLength(again.body, enc).finally(() => again.close());
+    if (total !== null)
+      return { ...asStored, body: r.body, bodyBuffer: null, length: total + r.added, changes: { content: true, links: false }, decoded: true };
+  }
+  // Nothing to insert, or the encoded body is corrupt: it goes out as stored.
+  stored.close();
+  const fresh = await read(row);
+  return { ...asStored, stored: fresh, body: fresh.body, bodyBuffer: fresh.bodyBuffer, length: fresh.bodyLength };
+}
+
+/**
+ * The body of a Memento in `form` (see the module comment).
+ *
+ * @param target where the replay form's URLs point (the archive and the memento's timestamp)
+ * @param contentType the stored Content-Type (the replay reads URLs in its charset)
+ */
+export async function planBody(
+  row: MementoRow,
+  stored: StoredResponse,
+  form: MementoForm,
+  read: ReadRecord,
+  target: ReplayTarget,
+  contentType?: string,
+): Promise<BodyPlan> {
+  const enc = storedContentEncoding(stored);
+  const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
+  const asStored: BodyPlan = {
+    stored,
+    body: stored.body,
+    bodyBuffer: stored.bodyBuffer,
+    length: stored.bodyLength,
+    changes: UNCHANGED,
+    decoded: false,
+    bodyless,
+  };
+  if (form === 'raw') return asStored;
+  if (form === 'links') return linksBody(row, stored, enc, asStored, read);
+  const r = replayBody(stored, { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc });
+  return { ...asStored, body: r.body, bodyBuffer: r.bodyBuffer, length: r.length, changes: { content: r.changed, links: r.changed }, decoded: r.decoded };
+}
+
+/**
+ * How the body of a Memento in `form` differs from the stored one (for a
+ * TimeGate's Preference-Applied, which must say what that URI-M will say):
+ * worked out as the Memento does it, on the stored record.
+ */
+export async function formChanges(row: MementoRow, form: MementoForm, read: ReadRecord, target: ReplayTarget): Promise<BodyChanges> {
+  if (form === 'raw') return UNCHANGED;
+  const stored = await read(row);
+  const contentType = stored.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1];
+  const plan = await planBody(row, stored, form, read, target, contentType);
+  plan.stored.close();
+  const location = stored.status >= 300 && stored.status < 400 && stored.headers.some(([k]) => k.toLowerCase() === 'location');
+  return { content: plan.changes.content, links: plan.changes.links || (form === 'replay' && location) };
+}

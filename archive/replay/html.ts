@@ -1,0 +1,270 @@
+/**
+ * Archival replay of HTML, streamed: htmlparser2 tokenizes the page (a
+ * real HTML tokenizer, never regular expressions over markup) and every
+ * URL a browser fetches or follows becomes an archive address (urls.ts):
+ * `href`, `src`, `srcset`, `poster`, `action`, `formaction`, `background`,
+ * `longdesc`, `cite`, `xlink:href`, `<object data>`, the URL of
+ * `<meta http-equiv=refresh>`, `style` attributes and `<style>` elements
+ * (css.ts). Relative URLs resolve against the page's base element, else
+ * its URI-R; the base element's own `href` is rewritten too, so that URLs
+ * scripts build from it stay in the archive.
+ *
+ * Only the tags that change are written again (their attributes as
+ * written, entities kept); every other byte of the page goes out as it
+ * came. The page is handled as a byte view (latin1 string), so its
+ * character set is kept: URLs of a UTF-8 page are read as UTF-8. Memory is
+ * bounded: only an unfinished tag or `<style>` element is held.
+ */
+import { Parser } from 'htmlparser2';
+import { rewriteCss } from './css.js';
+import { archiveUrl, attributeBytes, attributeUrl, type ReplayTarget, rewriteRefresh, rewriteSrcset } from './urls.js';
+
+/** Attributes whose whole value is one URL, on any element. */
+const URL_ATTRIBUTES = new Set(['href', 'src', 'poster', 'action', 'formaction', 'background', 'longdesc', 'cite', 'xlink:href', 'lowsrc', 'dynsrc']);
+
+/** A `<style>` element's text longer than this is left as it is (memory bound). */
+const MAX_STYLE_CHARS = 4 * 1024 * 1024;
+
+/** What the rewriter needs to know of the page. */
+export interface HtmlReplay extends ReplayTarget {
+  /** The page's URI-R: its base until a base element says otherwise. */
+  uriR: string;
+  /** The page's bytes are UTF-8 (its URLs are read as UTF-8). */
+  utf8: boolean;
+  /** Markup to put right after `<head…>` (or in front of the first element of the body when there is no head). */
+  inject?: string;
+}
+
+type Attr = [name: string, raw: string, quote: string | null];
+
+/** Escapes a rewritten URL (ASCII) for a double-quoted attribute value. */
+function attrValue(url: string): string {
+  return url.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+}
+
+/**
+ * A streaming HTML rewriter: {@link write} byte-view chunks of a page, then
+ * {@link end}; each returns the rewritten text ready to go out.
+ */
+export class HtmlRewriter {
+  private readonly parser: Parser;
+  private input = '';
+  /** Absolute offset of `input[0]`. */
+  private inputStart = 0;
+  /** Everything before this absolute offset has been handled (emitted or rewritten). */
+  private emitted = 0;
+  /** End (absolute, exclusive) of the last token the parser reported. */
+  private settled = 0;
+  private out = '';
+  private attrs: Attr[] = [];
+  private docBase: string;
+  private styleStart = -1;
+  /** A base element with an href was seen (only the first counts: HTML "document base URL"). */
+  private baseSeen = false;
+  private injected = false;
+  /** URLs rewritten so far. */
+  rewritten = 0;
+
+  constructor(private readonly page: HtmlReplay) {
+    this.docBase = page.uriR;
+    this.parser = new Parser(
+      {
+        onattribute: (name, value, quote) => this.attrs.push([name, value, quote ?? null]),
+        onopentag: (name) => this.openTag(name),
+        onclosetag: (name) => this.closeTag(name),
+        ontext: () => this.settle(),
+        oncomment: () => this.settle(),
+        onprocessinginstruction: () => this.settle(),
+        oncdatastart: () => this.settle(),
+      },
+      { decodeEntities: false, lowerCaseAttributeNames: true, lowerCaseTags: true, recognizeSelfClosing: false },
+    );
+    if (!page.inject) this.injected = true;
+  }
+
+  /** Characters held back: an unfinished tag or `<style>` element, and what is not yet dropped from the buffer (under 64 Ki past them). */
+  get held(): number {
+    return this.input.length;
+  }
+
+  /** Feeds the next bytes (latin1 string) of the page; returns the text that is ready. */
+  write(chunk: string): string {
+    this.input += chunk;
+    this.parser.write(chunk);
+    this.flushSettled();
+    return this.take();
+  }
+
+  /** The page is complete; returns the rest of the text. */
+  end(): string {
+    this.parser.end();
+    this.settled = this.inputStart + this.input.length;
+    if (this.styleStart >= 0) this.styleStart = -1;
+    this.flushSettled();
+    return this.take();
+  }
+
+  private take(): string {
+    const s = this.out;
+    this.out = '';
+    return s;
+  }
+
+  /** The current token ended at the parser's `endIndex`. */
+  private settle(): void {
+    this.settled = Math.max(this.settled, this.parser.endIndex + 1);
+  }
+
+  /** Emits the input up to what is settled (and not held for a `<style>` element). */
+  private flushSettled(): void {
+    const upTo = this.styleStart >= 0 ? this.styleStart : this.settled;
+    if (upTo > this.emitted) {
+      this.out += this.slice(this.emitted, upTo);
+      this.emitted = upTo;
+    }
+    // Drop what is emitted from the buffer.
+    const keep = this.emitted - this.inputStart;
+    if (keep > 64 * 1024 || keep === this.input.length) {
+      this.input = this.input.slice(keep);
+      this.inputStart = this.emitted;
+    }
+  }
+
+  /** Input text between two absolute offsets. */
+  private slice(from: number, to: number): string {
+    return this.input.slice(from - this.inputStart, to - this.inputStart);
+  }
+
+  private map = (raw: string): string | null => {
+    const mapped = archiveUrl(this.page, attributeUrl(raw, this.page.utf8), this.docBase);
+    if (mapped !== null) this.rewritten++;
+    return mapped;
+  };
+
+  /** {@link map}, the result escaped for an attribute value (`&`, `"`). */
+  private mapEscaped = (raw: string): string | null => {
+    const m = this.map(raw);
+    return m === null ? null : attrValue(m);
+  };
+
+  private mapCss = (url: string): string | null => {
+    const mapped = archiveUrl(this.page, url, this.docBase);
+    if (mapped !== null) this.rewritten++;
+    return mapped;
+  };
+
+  private openTag(name: string): void {
+    const start = this.parser.startIndex;
+    const end = this.parser.endIndex + 1;
+    const attrs = this.attrs;
+    this.attrs = [];
+    if (!this.injected && name !== 'html' && name !== 'head') {
+      // No head element before the content: in front of this element.
+      this.emitUpTo(start);
+      this.out += this.page.inject!;
+      this.injected = true;
+    }
+    // The base element's own href resolves against the URI-R, then becomes the base of what follows.
+    const changed = this.rewriteAttrs(name, attrs);
+    if (name === 'base') {
+      const href = attrs.find(([n]) => n === 'href');
+      if (href && !this.baseSeen) {
+        this.baseSeen = true;
+        try {
+          this.docBase = new URL(attributeUrl(href[1], this.page.utf8), this.page.uriR).href;
+        } catch {
+          // an unusable base element changes nothing
+        }
+      }
+    }
+    if (changed) {
+      this.emitUpTo(start);
+      const raw = this.slice(start, end);
+      const selfClosing = /\/\s*>$/.test(raw);
+      this.out += `<${name}${changed.map(([n, v, q]) => (v === null ? ` ${n}` : ` ${n}=${q ?? '"'}${v}${q ?? '"'}`)).join('')}${selfClosing ? ' />' : '>'}`;
+      this.emitted = end;
+    }
+    this.settled = Math.max(this.settled, end);
+    if (name === 'head' && !this.injected) {
+      this.emitUpTo(end);
+      this.out += this.page.inject!;
+      this.injected = true;
+    }
+    if (name === 'style') this.styleStart = end;
+  }
+
+  private closeTag(name: string): void {
+    if (name === 'style' && this.styleStart >= 0) {
+      const cssEnd = this.parser.startIndex;
+      const css = this.slice(this.styleStart, cssEnd);
+      this.emitUpTo(this.styleStart);
+      this.out += css.length > MAX_STYLE_CHARS ? css : rewriteCss(css, this.mapCss);
+      this.emitted = cssEnd;
+      this.styleStart = -1;
+    }
+    this.settle();
+  }
+
+  /** Emits the input up to `to` (absolute) as it is. */
+  private emitUpTo(to: number): void {
+    if (to > this.emitted) {
+      this.out += this.slice(this.emitted, to);
+      this.emitted = to;
+    }
+  }
+
+  /**
+   * The tag's attributes with URLs rewritten (values as written; a
+   * rewritten one double-quoted), or `null` when none changes. An
+   * `integrity` attribute of a tag whose URL changed is kept as
+   * `data-archive-orig-integrity`: the archive serves the nearest memento,
+   * whose hash may differ, and the browser would refuse it.
+   */
+  private rewriteAttrs(tag: string, attrs: Attr[]): [string, string | null, string | null][] | null {
+    let any = false;
+    const out = attrs.map(([name, raw, quote]): [string, string | null, string | null] => {
+      const next = this.rewriteValue(tag, name, raw, attrs);
+      if (next === null) {
+        if (quote === null && raw === '') return [name, null, null];
+        // An unquoted value goes out double-quoted: a `"` in it becomes a reference.
+        return [name, quote === null ? raw.replace(/"/g, '&quot;') : raw, quote ?? '"'];
+      }
+      any = true;
+      return [name, next, '"'];
+    });
+    if (!any) return null;
+    return out.map(([name, v, q]) => (name === 'integrity' ? ['data-archive-orig-integrity', v, q] : [name, v, q]));
+  }
+
+  /** One attribute's value rewritten (as it goes in double quotes), or `null` when it stays. */
+  private rewriteValue(tag: string, name: string, raw: string, attrs: Attr[]): string | null {
+    if (URL_ATTRIBUTES.has(name) || (name === 'data' && tag === 'object')) {
+      const m = this.map(raw);
+      return m === null ? null : attrValue(m);
+    }
+    if (name === 'srcset' || name === 'imagesrcset') {
+      const r = rewriteSrcset(raw, this.mapEscaped);
+      return r === raw ? null : r.replace(/"/g, '&quot;');
+    }
+    if (name === 'style') {
+      // The declarations as they are meant (entities decoded), rewritten, written back escaped.
+      const text = attributeUrl(raw, this.page.utf8);
+      const r = rewriteCss(text, this.mapCss);
+      return r === text ? null : attributeBytes(r, this.page.utf8);
+    }
+    if (name === 'srcdoc' && tag === 'iframe') {
+      // A document in an attribute: rewritten as a page of its own, with this page's base.
+      const text = attributeUrl(raw, this.page.utf8);
+      const inner = new HtmlRewriter({ ...this.page, uriR: this.docBase, utf8: true, inject: undefined });
+      const bytes = Buffer.from(text, 'utf8').toString('latin1');
+      const r = inner.write(bytes) + inner.end();
+      this.rewritten += inner.rewritten;
+      return inner.rewritten ? attributeBytes(Buffer.from(r, 'latin1').toString('utf8'), this.page.utf8) : null;
+    }
+    if (name === 'content' && tag === 'meta' && attrs.some(([n, v]) => n === 'http-equiv' && v.trim().toLowerCase() === 'refresh')) {
+      const r = rewriteRefresh(raw, this.mapEscaped);
+      return r === raw ? null : r.replace(/"/g, '&quot;');
+    }
+    return null;
+  }
+}

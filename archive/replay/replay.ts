@@ -1,0 +1,139 @@
+/**
+ * The body of the archival replay form of a Memento: an HTML page or a
+ * stylesheet with every URL it fetches or follows rewritten to the archive
+ * at the page's datetime (html.ts, css.ts); anything else as stored. A
+ * content-coded body (gzip, deflate, br) is decoded first and goes out
+ * without content-coding. A page of up to {@link INLINE_LIMIT} bytes is
+ * rewritten in memory (its length is known, and the result can be cached,
+ * cache.ts); a larger HTML page is rewritten as it streams, in bounded
+ * memory, and goes out without a length. A larger stylesheet goes out as
+ * stored (its URLs are not rewritten: the one case the memory bound
+ * wins).
+ */
+import { isUtf8 } from 'node:buffer';
+import zlib from 'node:zlib';
+import type { StoredResponse } from '../store/warc-reader.js';
+import { canDecode, decodeBody } from '../memento/content-coding.js';
+import { isHtml } from '../memento/html-base.js';
+import { rewriteCss } from './css.js';
+import { HtmlRewriter } from './html.js';
+import { archiveUrl, type ReplayTarget } from './urls.js';
+
+/** Decoded bodies up to this many bytes are rewritten in memory. */
+export const INLINE_LIMIT = 2 * 1024 * 1024;
+
+/** The replay script every replayed HTML page loads first (served by the archive, static.ts). */
+export const REPLAY_SCRIPT_PATH = '/_static/replay.js';
+
+/** What {@link replayBody} needs to know of the memento. */
+export interface ReplayPage extends ReplayTarget {
+  uriR: string;
+  /** Media type (lower case, no parameters). */
+  mime: string;
+  /** The stored Content-Type (its charset decides how URLs are read). */
+  contentType?: string;
+  /** The stored Content-Encoding, lower case; `undefined` for none. */
+  contentEncoding?: string;
+}
+
+/** A replay body. */
+export interface ReplayBody {
+  body: AsyncIterable<Uint8Array>;
+  /** The whole body when it is in memory. */
+  bodyBuffer: Buffer | null;
+  /** Its length in bytes when known (in memory); `null` when it streams. */
+  length: number | null;
+  /** The body went through a rewriter (an HTML page or a stylesheet): it differs from the stored one. */
+  changed: boolean;
+  /** The stored Content-Encoding was undone. */
+  decoded: boolean;
+}
+
+async function* once(buf: Buffer): AsyncGenerator<Uint8Array> {
+  if (buf.length) yield buf;
+}
+
+/** What kind of body the replay rewrites: `html`, `css`, or none. */
+export function replayKind(mime: string): 'html' | 'css' | null {
+  return isHtml(mime) ? 'html' : mime === 'text/css' ? 'css' : null;
+}
+
+/** Whether the page's bytes are UTF-8: its charset says so, or, without one, its first bytes are valid UTF-8. */
+function isUtf8Page(contentType: string | undefined, head: Buffer): boolean {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset) return charset === 'utf-8' || charset === 'utf8';
+  return isUtf8(head.subarray(0, 64 * 1024));
+}
+
+/** Decodes a whole content-coded body in memory: the bytes, or `large` (more than `max` bytes), or `corrupt`. */
+function decodeSync(buf: Buffer, encoding: string, max: number): Buffer | 'large' | 'corrupt' {
+  try {
+    if (encoding === 'br') return zlib.brotliDecompressSync(buf, { maxOutputLength: max });
+    if (encoding === 'deflate') {
+      const zlibHeader = buf.length >= 2 && (buf[0] & 0x0f) === 8 && ((buf[0] << 8) | buf[1]) % 31 === 0;
+      return zlibHeader ? zlib.inflateSync(buf, { maxOutputLength: max }) : zlib.inflateRawSync(buf, { maxOutputLength: max });
+    }
+    return zlib.gunzipSync(buf, { maxOutputLength: max });
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError ? 'large' : 'corrupt';
+  }
+}
+
+/** The script element injected into replayed HTML; it reads the page's Memento-Datetime from its attribute. */
+function replayScript(page: ReplayPage): string {
+  return `<script src="${page.base}${REPLAY_SCRIPT_PATH}" data-memento-datetime="${page.ts}"></script>`;
+}
+
+/** Rewrites a whole page or stylesheet held in memory. */
+function rewriteWhole(kind: 'html' | 'css', bytes: Buffer, page: ReplayPage): Buffer {
+  const text = bytes.toString('latin1');
+  const utf8 = isUtf8Page(page.contentType, bytes);
+  if (kind === 'css') {
+    const css = utf8 ? bytes.toString('utf8') : text;
+    const out = rewriteCss(css, (url) => archiveUrl(page, url, page.uriR));
+    return out === css ? bytes : Buffer.from(out, utf8 ? 'utf8' : 'latin1');
+  }
+  const rw = new HtmlRewriter({ ...page, utf8, inject: replayScript(page) });
+  return Buffer.from(rw.write(text) + rw.end(), 'latin1');
+}
+
+/** Rewrites an HTML page as it streams (the stored body, decoded when needed). */
+async function* rewriteStream(source: AsyncIterable<Uint8Array>, page: ReplayPage): AsyncGenerator<Uint8Array> {
+  let rw: HtmlRewriter | null = null;
+  for await (const chunk of source) {
+    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    rw ??= new HtmlRewriter({ ...page, utf8: isUtf8Page(page.contentType, buf), inject: replayScript(page) });
+    const out = rw.write(buf.toString('latin1'));
+    if (out) yield Buffer.from(out, 'latin1');
+  }
+  if (rw) {
+    const rest = rw.end();
+    if (rest) yield Buffer.from(rest, 'latin1');
+  }
+}
+
+/**
+ * The archival replay body of a stored response (see the module comment).
+ * A corrupt content-coded body goes out as stored.
+ */
+export function replayBody(stored: StoredResponse, page: ReplayPage): ReplayBody {
+  const asStored: ReplayBody = { body: stored.body, bodyBuffer: stored.bodyBuffer, length: stored.bodyLength, changed: false, decoded: false };
+  const kind = replayKind(page.mime);
+  const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
+  if (!kind || bodyless) return asStored;
+  const enc = page.contentEncoding;
+  if (enc && !canDecode(enc)) return asStored;
+  if (stored.bodyBuffer) {
+    const bytes = enc ? decodeSync(stored.bodyBuffer, enc, INLINE_LIMIT) : stored.bodyBuffer;
+    if (bytes === 'corrupt') return asStored;
+    if (bytes !== 'large' && bytes.length <= INLINE_LIMIT) {
+      const out = rewriteWhole(kind, bytes, page);
+      // Nothing to rewrite (a stylesheet without URLs): the stored bytes, coding and all.
+      if (out === bytes) return asStored;
+      return { body: once(out), bodyBuffer: out, length: out.length, changed: true, decoded: enc !== undefined };
+    }
+  }
+  if (kind === 'css') return asStored;
+  const source = enc ? decodeBody(stored.body, enc) : stored.body;
+  return { body: rewriteStream(source, page), bodyBuffer: null, length: null, changed: true, decoded: enc !== undefined };
+}

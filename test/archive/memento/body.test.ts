@@ -1,0 +1,215 @@
+import zlib from 'node:zlib';
+import t from 'tap';
+import { formChanges, planBody, storedContentEncoding } from '../../../archive/memento/body.js';
+import { INLINE_LIMIT } from '../../../archive/replay/replay.js';
+import type { RawHeader } from '../../../shared/http-head.js';
+import { BASE, bytes, PAGE, reader, row, stored, TARGET, WITH_BASE } from './helpers.js';
+
+t.test('storedContentEncoding: lower case; identity or empty is no coding', async (t) => {
+  const cases: [RawHeader[], string | undefined][] = [
+    [[['Content-Encoding', 'gzip']], 'gzip'],
+    [[['content-encoding', ' BR ']], 'br'],
+    [[['Content-Encoding', 'identity']], undefined],
+    [[['Content-Encoding', 'Identity']], undefined],
+    [[['Content-Encoding', '']], undefined],
+    [[['Content-Type', 'text/html']], undefined],
+  ];
+  for (const [headers, want] of cases) t.equal(storedContentEncoding({ headers }), want, JSON.stringify(headers));
+});
+
+t.test('planBody: the raw form, and the links form of a non-HTML page, go out as stored', async (t) => {
+  for (const [name, mime, raw] of [
+    ['raw HTML (original-content)', 'text/html', true],
+    ['links form, text/plain', 'text/plain', false],
+    ['links form, no media type', '', false],
+  ] as const) {
+    const s = stored(200, [], PAGE);
+    const { read, reads } = reader(() => stored(200, [], PAGE));
+    const plan = await planBody(row(mime), s, raw ? 'raw' : 'links', read, TARGET);
+    t.equal(plan.body, s.body, `${name}: the stored stream`);
+    t.equal(plan.bodyBuffer, s.bodyBuffer, `${name}: the stored buffer`);
+    t.same({ length: plan.length, changed: plan.changes.content, bodyless: plan.bodyless }, { length: PAGE.length, changed: false, bodyless: false }, name);
+    t.equal(reads.length, 0, `${name}: not read again`);
+  }
+});
+
+t.test('planBody, links form: a small HTML page gets its base element in memory, the length exact', async (t) => {
+  const s = stored(200, [], PAGE);
+  const plan = await planBody(row('text/html'), s, 'links', reader(() => s).read, TARGET);
+  t.equal(plan.bodyBuffer?.toString(), WITH_BASE);
+  t.same({ length: plan.length, changed: plan.changes.content, bodyless: plan.bodyless }, { length: WITH_BASE.length, changed: true, bodyless: false });
+  const own = '<html><head><base href="http://elsewhere/"></head></html>';
+  const kept = await planBody(row('text/html'), stored(200, [], own), 'links', reader(() => s).read, TARGET);
+  t.same(
+    { body: kept.bodyBuffer?.toString(), length: kept.length, changed: kept.changes.content },
+    { body: own, length: own.length, changed: false },
+    'a page with its own base element is kept',
+  );
+});
+
+t.test('planBody, links form: a streamed HTML page gets its base element, the length exact', async (t) => {
+  const page = PAGE.replace('hello', 'x'.repeat(200_000));
+  const want = WITH_BASE.replace('hello', 'x'.repeat(200_000));
+  const plan = await planBody(
+    row('application/xhtml+xml'),
+    stored(200, [], page, { streamed: true }),
+    'links',
+    reader(() => stored(200, [], page)).read,
+    TARGET,
+  );
+  t.equal(plan.bodyBuffer, null, 'streamed');
+  const out = await bytes(plan.body);
+  t.equal(out.toString(), want);
+  t.same({ length: plan.length, changed: plan.changes.content }, { length: out.length, changed: true }, 'the length is what is sent');
+});
+
+const ENCODINGS: [string, (b: Buffer) => Buffer][] = [
+  ['gzip', zlib.gzipSync],
+  ['x-gzip', zlib.gzipSync],
+  ['deflate', zlib.deflateSync],
+  ['deflate', zlib.deflateRawSync], // raw deflate sent as "deflate" by some servers
+  ['br', zlib.brotliCompressSync],
+];
+
+t.test('planBody, links form: an encoded HTML page is decoded and gets its base element; the length is the decoded length, exact', async (t) => {
+  for (const streamed of [false, true]) {
+    for (const [enc, encode] of ENCODINGS) {
+      const name = `${enc} (${encode.name}, ${streamed ? 'streamed' : 'small record'})`;
+      const page = Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000)));
+      const want = WITH_BASE.replace('hello', 'hello '.repeat(30_000));
+      const body = encode(page);
+      const s = stored(200, [['Content-Encoding', enc]], body, { streamed });
+      const { read, reads } = reader(() => stored(200, [['Content-Encoding', enc]], body, { streamed }));
+      const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
+      const out = await bytes(plan.body);
+      t.equal(out.toString(), want, `${name}: decoded, base inserted`);
+      t.same(
+        { length: plan.length, changed: plan.changes.content, bodyBuffer: plan.bodyBuffer },
+        { length: out.length, changed: true, bodyBuffer: null },
+        `${name}: exact length`,
+      );
+      t.equal(plan.stored, s, `${name}: the record the body comes from is the one to close`);
+      t.same(
+        reads.map((r) => r.closed),
+        [1],
+        `${name}: read a second time to count the decoded bytes, and that record closed`,
+      );
+    }
+  }
+});
+
+t.test('planBody, links form: an encoded page that cannot be decoded goes out as stored (RFC 9110 §8.4: the coding is kept)', async (t) => {
+  const good = zlib.gzipSync(Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000))));
+  const cases: [string, Buffer][] = [
+    ['corrupt gzip', Buffer.concat([good.subarray(0, 10), Buffer.alloc(200, 0x55)])],
+    ['gzip cut before its end', good.subarray(0, good.length - 100)],
+    ['gzip without its trailer', good.subarray(0, good.length - 8)],
+  ];
+  for (const [name, body] of cases) {
+    const s = stored(200, [['Content-Encoding', 'gzip']], body);
+    const { read, reads } = reader(() => stored(200, [['Content-Encoding', 'gzip']], body));
+    const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
+    t.ok((await bytes(plan.body)).equals(body), `${name}: the stored bytes`);
+    t.same({ length: plan.length, changed: plan.changes.content }, { length: body.length, changed: false }, `${name}: stored length, unchanged`);
+    t.equal(s.closed, 1, `${name}: the record read while trying is closed`);
+    t.equal(plan.stored, reads[reads.length - 1], `${name}: the body comes from a fresh read, which is the one to close`);
+  }
+  const own = zlib.gzipSync(Buffer.from('<html><head><base href="http://elsewhere/"></head></html>'));
+  const s = stored(200, [['Content-Encoding', 'gzip']], own);
+  const plan = await planBody(row('text/html'), s, 'links', reader(() => stored(200, [['Content-Encoding', 'gzip']], own)).read, TARGET);
+  t.ok((await bytes(plan.body)).equals(own) && !plan.changes.content && plan.length === own.length, 'an encoded page with its own base element: as stored');
+  const compress = stored(200, [['Content-Encoding', 'compress']], 'LZW…');
+  const { read, reads } = reader(() => compress);
+  const c = await planBody(row('text/html'), compress, 'links', read, TARGET);
+  t.ok(c.body === compress.body && !c.changes.content && reads.length === 0, 'a coding we cannot decode: as stored, not read again');
+});
+
+t.test('planBody, links form: 204, 304 and empty bodies are bodyless, nothing inserted', async (t) => {
+  for (const status of [204, 304, 200]) {
+    const s = stored(status, [], '');
+    const plan = await planBody(row('text/html', status), s, 'links', reader(() => s).read, TARGET);
+    t.same({ bodyless: plan.bodyless, changed: plan.changes.content, length: plan.length }, { bodyless: true, changed: false, length: 0 }, `${status}`);
+  }
+  const notModified = await planBody(row('text/html', 304), stored(304, [], PAGE), 'links', reader(() => stored(304, [], PAGE)).read, TARGET);
+  t.same(
+    { bodyless: notModified.bodyless, changed: notModified.changes.content },
+    { bodyless: true, changed: false },
+    'a 304 with stored bytes: bodyless still',
+  );
+});
+
+/** The archive address of `url` at the fake memento's datetime. */
+const M = (url: string) => `${BASE}/2001/memento/20010320203500/${url}`;
+const SCRIPT = `<script src="${BASE}/_static/replay.js" data-memento-datetime="20010320203500"></script>`;
+const LINKED = '<html><head><link rel="stylesheet" href="s.css"></head><body><img src="/i.png"><a href="http://other.example/p#top">p</a></body></html>';
+const LINKED_REPLAY =
+  `<html><head>${SCRIPT}<link rel="stylesheet" href="${M('http://a.example.org/s.css')}"></head>` +
+  `<body><img src="${M('http://a.example.org/i.png')}"><a href="${M('http://other.example/p')}#top">p</a></body></html>`;
+
+t.test('planBody, replay form: a page has its URLs rewritten to the archive at its datetime and the replay script first in its head', async (t) => {
+  const s = stored(200, [['Content-Type', 'text/html']], LINKED);
+  const plan = await planBody(row('text/html'), s, 'replay', reader(() => s).read, TARGET, 'text/html');
+  const out = (await bytes(plan.body)).toString();
+  t.equal(out, LINKED_REPLAY);
+  t.same(
+    { length: plan.length, changes: plan.changes, decoded: plan.decoded, buffered: plan.bodyBuffer !== null },
+    { length: out.length, changes: { content: true, links: true }, decoded: false, buffered: true },
+  );
+});
+
+t.test('planBody, replay form: an encoded page is decoded, rewritten, and goes out without its coding', async (t) => {
+  for (const [enc, encode] of ENCODINGS) {
+    for (const streamed of [false, true]) {
+      const body = encode(Buffer.from(LINKED));
+      const s = stored(200, [['Content-Encoding', enc]], body, { streamed });
+      const plan = await planBody(row('text/html'), s, 'replay', reader(() => s).read, TARGET);
+      t.equal((await bytes(plan.body)).toString(), LINKED_REPLAY, `${enc} ${encode.name} ${streamed ? 'streamed' : 'small record'}`);
+      t.equal(plan.decoded, true, `${enc}: decoded`);
+    }
+  }
+  const corrupt = Buffer.concat([zlib.gzipSync(Buffer.from(LINKED)).subarray(0, 12), Buffer.alloc(50, 0x55)]);
+  const bad = await planBody(row('text/html'), stored(200, [['Content-Encoding', 'gzip']], corrupt), 'replay', reader(() => stored(200, [], '')).read, TARGET);
+  t.ok((await bytes(bad.body)).equals(corrupt), 'a corrupt gzip body: as stored');
+  t.same({ changes: bad.changes, decoded: bad.decoded }, { changes: { content: false, links: false }, decoded: false }, 'and said to be unchanged');
+});
+
+t.test('planBody, replay form: a page larger than the in-memory limit is rewritten as it streams, without a length', async (t) => {
+  const filler = '<p>' + 'x'.repeat(1000) + '</p>\n';
+  const page = `<html><head></head><body>${filler.repeat(Math.ceil(INLINE_LIMIT / filler.length) + 10)}<a href="/last">last</a></body></html>`;
+  const plan = await planBody(row('text/html'), stored(200, [], page, { streamed: true }), 'replay', reader(() => stored(200, [], '')).read, TARGET);
+  t.same({ length: plan.length, buffered: plan.bodyBuffer !== null }, { length: null, buffered: false });
+  const out = (await bytes(plan.body)).toString();
+  t.ok(out.endsWith(`<a href="${M('http://a.example.org/last')}">last</a></body></html>`), 'the last link rewritten');
+  t.equal(out.length, page.length + SCRIPT.length + M('http://a.example.org').length, 'only the script and one URL made absolute in the archive');
+});
+
+t.test('planBody, replay form: a stylesheet has its url() and @import rewritten; an image goes out as stored', async (t) => {
+  const css = '@import "base.css";\nbody { background: url(bg.png) }\n';
+  const s = stored(200, [['Content-Type', 'text/css']], css);
+  const plan = await planBody(row('text/css'), s, 'replay', reader(() => s).read, TARGET, 'text/css');
+  t.equal(
+    (await bytes(plan.body)).toString(),
+    `@import "${M('http://a.example.org/base.css')}";\nbody { background: url("${M('http://a.example.org/bg.png')}") }\n`,
+  );
+  t.same(plan.changes, { content: true, links: true });
+  const png = stored(200, [['Content-Type', 'image/png']], Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  const image = await planBody(row('image/png'), png, 'replay', reader(() => png).read, TARGET);
+  t.equal(image.body, png.body, 'an image: the stored stream');
+  t.same(image.changes, { content: false, links: false });
+});
+
+t.test("formChanges: what the URI-M of each form will say it changed (for a TimeGate's Preference-Applied)", async (t) => {
+  const html = () => stored(200, [['Content-Type', 'text/html']], PAGE);
+  t.same(await formChanges(row('text/html'), 'raw', reader(html).read, TARGET), { content: false, links: false }, 'raw');
+  t.same(await formChanges(row('text/html'), 'links', reader(html).read, TARGET), { content: true, links: false }, 'links: a base element');
+  t.same(await formChanges(row('text/html'), 'replay', reader(html).read, TARGET), { content: true, links: true }, 'replay: the script goes in');
+  const redirect = () => stored(301, [['Location', '/y']], '');
+  t.same(await formChanges(row('text/html', 301), 'replay', reader(redirect).read, TARGET), { content: false, links: true }, 'replay of a 3xx: its Location');
+  const { read, reads } = reader(html);
+  await formChanges(row('text/html'), 'replay', read, TARGET);
+  t.same(
+    reads.map((r) => r.closed),
+    [1],
+    'the record read is closed',
+  );
+});
