@@ -1,21 +1,22 @@
 /**
  * Shared benchmark utilities: the row type every bench module returns,
- * servers under test in child processes, the load generator (autocannon),
- * alternating baseline/candidate rounds, medians, RSS sampling and the table.
+ * servers under test in child processes, the load generator (wrk, in its
+ * own process), alternating baseline/candidate rounds, medians, RSS
+ * sampling and the table.
  *
  * Method (issue 6): the machine is shared and has 2 cores, so every figure
  * is the median of several rounds in which baseline and candidate run one
  * after the other (alternating order), and is printed with its baseline
  * measured in the same run. The servers under test run in their own
- * processes; the load generator runs in the bench process and competes with
- * them for CPU, the same way for baseline and candidate.
+ * processes, and so does the load generator (wrk, bench/wrk.ts): each
+ * figure is measured from outside the process under test.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { type LoadOptions, type LoadResult, wrkLoad } from './wrk.js';
 
 /** Repository root. */
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -72,79 +73,20 @@ export function fmt(n: number, digits?: number): string {
 
 // ---- load generator ---------------------------------------------------------
 
-/** What one autocannon run measured. */
-export interface LoadResult {
-  /** Completed requests per second over the run. */
-  rps: number;
-  /** Latency percentiles and mean, ms (from each response's time, not autocannon's whole-ms histogram). */
-  p50: number;
-  p99: number;
-  mean: number;
-  total: number;
-  /** Responses by status code. */
-  statuses: Record<string, number>;
-  errors: number;
-}
-
-export interface LoadOptions {
-  /** Base URL, `http://127.0.0.1:port`. */
-  url: string;
-  connections: number;
-  /** Seconds. */
-  duration: number;
-  /** Request path (raw target), or a function giving one per request. */
-  path: string | (() => string);
-  headers?: Record<string, string> | (() => Record<string, string>);
-  /** Every response must have one of these statuses, else the run throws. */
-  expect: number[];
-}
+export type { LoadOptions, LoadResult } from './wrk.js';
 
 /**
- * One autocannon run (HTTP/1.1 keep-alive, no pipelining).
- * @throws when a response has another status than `opts.expect` or a
- *   connection failed: a bench of wrong answers is no bench.
+ * One run of the load generator, wrk, in its own process (bench/wrk.ts
+ * {@link wrkLoad}: HTTP/1.1 keep-alive, `opts.connections` connections for
+ * `opts.duration` s, dynamic paths/headers sampled 20,000 times first);
+ * its script and request files go to {@link logDir}. Returns req/s and
+ * latency p50/p99/mean in ms.
+ * @throws when a response has another status than `opts.expect`, a socket
+ *   failed or a request timed out (a bench of wrong answers is no bench),
+ *   or wrk is not installed.
  */
-export async function load(opts: LoadOptions): Promise<LoadResult> {
-  const dynamic = typeof opts.path === 'function' || typeof opts.headers === 'function';
-  const pathOf = typeof opts.path === 'function' ? opts.path : () => opts.path as string;
-  const headersOf = typeof opts.headers === 'function' ? opts.headers : () => (opts.headers ?? {}) as Record<string, string>;
-  let firstBad: string | undefined;
-  const onResponse = (status: number, body: string) => {
-    if (firstBad === undefined && !opts.expect.includes(status)) firstBad = `${status} ${String(body).slice(0, 300).trim()}`;
-  };
-  const instance = autocannon({
-    url: opts.url,
-    connections: opts.connections,
-    duration: opts.duration,
-    pipelining: 1,
-    timeout: 30,
-    requests: dynamic
-      ? [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, method: 'GET', path: pathOf(), headers: headersOf() }), onResponse }]
-      : [{ method: 'GET', path: pathOf(), headers: headersOf(), onResponse }],
-  } as autocannon.Options) as unknown as NodeJS.EventEmitter & PromiseLike<autocannon.Result>;
-  // autocannon's histogram keeps whole milliseconds; its 'response' event has the time in fractions of one.
-  const latencies: number[] = [];
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => latencies.push(ms));
-  const result = await instance;
-  const statuses: Record<string, number> = {};
-  for (const [code, v] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = Number((v as { count: number | string }).count);
-  const bad = Object.keys(statuses).filter((c) => !opts.expect.includes(Number(c)));
-  if (bad.length || result.errors) {
-    throw new Error(
-      `load on ${opts.url}: unexpected answers ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts; first: ${firstBad ?? '-'}`,
-    );
-  }
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-  return {
-    rps: result.requests.total / result.duration,
-    p50: pct(50),
-    p99: pct(99),
-    mean: latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1),
-    total: result.requests.total,
-    statuses,
-    errors: result.errors,
-  };
+export function load(opts: LoadOptions): Promise<LoadResult> {
+  return wrkLoad(opts, logDir);
 }
 
 // ---- servers under test -----------------------------------------------------

@@ -13,15 +13,15 @@
  * content server, picked by `Host`: `off.bench` (EnableArchiving Off, the
  * baseline), `up.bench` (to the archive), `down.bench` (to a port nothing
  * listens on: every capture goes to the spool) and `slow.bench` (to the
- * slow archive). autocannon runs in this process.
+ * slow archive). The load generator is wrk, in its own process (lib.ts
+ * `load`).
  *
  * Each arm: one keep-alive connection (a client's own wait, not queueing
  * behind others), requests cycling over 100 paths, for {@link SECONDS} s;
  * every answer must be a 200. The arms run alternately, {@link ROUNDS}
  * rounds (order reversed every other round); each figure is the median
- * over rounds of that arm's p50 / p99 (from each response's time in
- * fractions of a ms). Rows: p50 and p99 for up, down and slow, each with
- * its ratio to capture off measured in the same rounds (what a capture
+ * over rounds of that arm's p50 / p99 (wrk's latency histogram, µs).
+ * Rows: p50 and p99 for up, down and slow, each with its ratio to capture off measured in the same rounds (what a capture
  * costs on a machine where the proxy, the archive, the content server and
  * the load generator share 2 cores); req/s on one connection for the same
  * arms; and down and slow against up (target p50 ≤ 1.1×: the client does
@@ -33,9 +33,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import autocannon from 'autocannon';
-
-import type { BenchRow } from './lib.js';
+import { type BenchRow, load, median } from './lib.js';
 
 export type { BenchRow };
 
@@ -107,38 +105,15 @@ async function deadPort(): Promise<number> {
   return port;
 }
 
-/** One autocannon run on one keep-alive connection; latencies from each response's time (fractions of a ms). */
+/**
+ * One wrk run (lib.ts {@link load}) on one keep-alive connection, requests
+ * cycling over {@link PATHS} paths with `Host: <host>`; every answer must be
+ * a 200. Latency p50 / p99 in ms (wrk's µs histogram), and req/s.
+ */
 async function measure(url: string, host: string): Promise<{ p50: number; p99: number; rps: number }> {
   let n = 0;
-  let bad: string | undefined;
-  const instance = autocannon({
-    url,
-    connections: 1,
-    pipelining: 1,
-    duration: SECONDS,
-    timeout: 30,
-    requests: [
-      {
-        setupRequest: (req: Record<string, unknown>) => ({ ...req, method: 'GET', path: `/p/${n++ % PATHS}`, headers: { Host: host } }),
-        onResponse: (status: number) => {
-          if (status !== 200 && bad === undefined) bad = String(status);
-        },
-      },
-    ],
-  } as unknown as autocannon.Options) as unknown as NodeJS.EventEmitter & PromiseLike<autocannon.Result>;
-  const latencies: number[] = [];
-  instance.on('response', (_c: unknown, _s: number, _b: number, ms: number) => latencies.push(ms));
-  const result = await instance;
-  if (bad !== undefined || result.errors || result.non2xx) throw new Error(`${host}: ${result.non2xx} non-2xx (first ${bad}), ${result.errors} errors`);
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-  return { p50: pct(50), p99: pct(99), rps: result.requests.total / result.duration };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const r = await load({ url, connections: 1, duration: SECONDS, path: () => `/p/${n++ % PATHS}`, headers: { Host: host }, expect: [200] });
+  return { p50: r.p50, p99: r.p99, rps: r.rps };
 }
 
 const ms = (x: number) => `${x.toFixed(3)} ms`;

@@ -5,8 +5,8 @@
  * on every path), the archive daemon (`bin/memento-archive.js serve
  * --quiet`, a fresh data folder), a sink (drains each PUT, answers 201)
  * and the capture proxy (`bin/capture-proxy.js`, its JSON log going to a
- * file) — each its own process — and autocannon in this process, all on
- * the machine's 2 cores. One proxy serves three vhosts on the same content
+ * file) — each its own process — and the load generator, wrk, in its own
+ * process too (lib.ts `load`), all on the machine's 2 cores. One proxy serves three vhosts on the same content
  * server, picked by `Host`: `on.bench` (EnableArchiving On, to the
  * archive), `off.bench` (Off) and `sink.bench` (On, to the sink). Requests
  * cycle over 100 paths, 50 connections, keep-alive; every answer must be a
@@ -18,8 +18,7 @@
  * with capture off; capture on; capture on into the sink (each as fast as
  * answers come); and capture off and on from one connection, where p99
  * shows what a capture adds to a client's own wait rather than queueing
- * at saturation (autocannon's fixed-rate mode sends each second's requests
- * in one burst, so it measures queueing too). Rows: capture on vs off
+ * at saturation (at 50 connections p99 is mostly time spent queueing). Rows: capture on vs off
  * (req/s ≥ 0.95×; p99 on one connection ≤ 1.1×; p99 at full load,
  * report), capture off vs direct (report; beat
  * plain http-proxy's 0.22× measured here), capture into the sink vs off

@@ -30,6 +30,7 @@ import { WarcWriter } from '../archive/store/warc-writer.js';
 import { loadYamlFile } from '../shared/config.js';
 import { formatHttpDate } from '../shared/http-date.js';
 import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
+import { bigPage, replayPage } from './pages.js';
 
 /** The code whose output the bulk data is (index schema, index rows, WARC writer, urlkey). */
 const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/index-row.ts', 'archive/store/warc-writer.ts', 'shared/uri.ts'];
@@ -42,6 +43,8 @@ const INGEST_CODE = [
   'shared/http-head.ts',
   'shared/http-date.ts',
 ];
+/** The code whose output ingested replay pages are: the ingest code plus the page builders. */
+const PAGES_CODE = [...INGEST_CODE, 'bench/pages.ts'];
 
 /** The index row of a bench memento: a 200 text/html page at `datetime` whose record is `rec` (archive/store/index-row.ts, as ingest makes it). */
 function benchRow(uriR: string, datetime: number, digest: string, rec: { file: string; offset: number; length: number }): NewMementoRow {
@@ -189,6 +192,34 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
   };
 }
 
+/** A capture record's heads (request + response, `text/html; charset=utf-8` with `Content-Length`) for URI-R `uriR` dated `datetime` (epoch s). */
+function captureHead(uriR: string, datetime: number, bodyLength: number): Buffer {
+  const u = new URL(uriR);
+  return Buffer.from(
+    `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n` +
+      `HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(datetime)}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${bodyLength}\r\n\r\n`,
+    'latin1',
+  );
+}
+
+/**
+ * Ingests `count` HTML captures through {@link ArchiveStore.ingest}, 32 at
+ * a time: capture `i` is URI-R `uriOf(i)`, dated T0 + i s, body `bodyOf(i)`.
+ */
+async function ingestPages(configFile: string, name: string, count: number, uriOf: (i: number) => string, bodyOf: (i: number) => Buffer): Promise<void> {
+  const config = validateArchiveConfig(loadYamlFile(configFile));
+  const store = await ArchiveStore.open(config);
+  const one = async (i: number) => {
+    const body = bodyOf(i);
+    const r = await store.ingest(Readable.from([captureHead(uriOf(i), T0 + i, body.length), body]), new Date());
+    if (!r.created) throw new Error(`seeding ${name}: capture ${i} was not stored as a new memento`);
+  };
+  for (let i = 0; i < count; i += 32) {
+    await Promise.all(Array.from({ length: Math.min(32, count - i) }, (_, k) => one(i + k)));
+  }
+  await store.close();
+}
+
 /**
  * `uris` URI-Rs with one 10 KB HTML memento each (a different page per
  * URI-R, {@link page10k}), ingested through {@link ArchiveStore.ingest}
@@ -196,24 +227,53 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
  */
 export async function seedIngest(name: string, opts: { uris: number; prefix?: string }): Promise<Seeded> {
   const prefix = opts.prefix ?? 'm';
-  const { dir, configFile } = await cached(name, INGEST_CODE, { ...opts, prefix, v: 1 }, async (_dataDir, configFile) => {
-    const config = validateArchiveConfig(loadYamlFile(configFile));
-    const store = await ArchiveStore.open(config);
-    const one = async (i: number) => {
-      const u = new URL(uriOf(i, prefix));
-      const body = page10k(i);
-      const head =
-        `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n` +
-        `HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(T0 + i)}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`;
-      const r = await store.ingest(Readable.from([Buffer.from(head, 'latin1'), body]), new Date());
-      if (!r.created) throw new Error(`seeding ${name}: capture ${i} was not stored as a new memento`);
-    };
-    for (let i = 0; i < opts.uris; i += 32) {
-      await Promise.all(Array.from({ length: Math.min(32, opts.uris - i) }, (_, k) => one(i + k)));
+  const { dir, configFile } = await cached(name, INGEST_CODE, { ...opts, prefix, v: 1 }, (_dataDir, configFile) =>
+    ingestPages(configFile, name, opts.uris, (i) => uriOf(i, prefix), page10k),
+  );
+  return { dir, configFile, uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)), datetimes: (i) => [T0 + i], mementos: opts.uris };
+}
+
+/**
+ * `uris` URI-Rs with one {@link replayPage} memento each (30 KB of HTML
+ * full of URLs, a different page per URI-R), ingested through
+ * {@link ArchiveStore.ingest} 32 at a time. Memento `i` is dated T0 + i s.
+ */
+export async function seedReplayPages(name: string, opts: { uris: number; bytes?: number; prefix?: string }): Promise<Seeded> {
+  const prefix = opts.prefix ?? 'r';
+  const bytes = opts.bytes ?? 30 * 1024;
+  const { dir, configFile } = await cached(name, PAGES_CODE, { ...opts, prefix, bytes, v: 1 }, (_dataDir, configFile) =>
+    ingestPages(
+      configFile,
+      name,
+      opts.uris,
+      (i) => uriOf(i, prefix),
+      (i) => replayPage(i, uriOf(i, prefix), bytes),
+    ),
+  );
+  return { dir, configFile, uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)), datetimes: (i) => [T0 + i], mementos: opts.uris };
+}
+
+/**
+ * One URI-R whose one memento is an HTML page of at least `bytes` bytes
+ * ({@link bigPage}: the head of {@link replayPage}, then sections of
+ * paragraphs with links and images to the end), streamed into
+ * {@link ArchiveStore.ingest} chunk by chunk (never whole in memory),
+ * dated T0. `bodyBytes`: the stored body's exact length.
+ */
+export async function seedBigPage(name: string, bytes: number): Promise<Seeded & { uri: string; bodyBytes: number }> {
+  const uriR = 'http://www.example.org/big/the-long-page.html';
+  const page = bigPage(uriR, bytes);
+  const { dir, configFile } = await cached(name, PAGES_CODE, { bytes, uriR, v: 1 }, async (_dataDir, configFile) => {
+    const store = await ArchiveStore.open(validateArchiveConfig(loadYamlFile(configFile)));
+    async function* record() {
+      yield captureHead(uriR, T0, page.length);
+      yield* page.chunks();
     }
+    const r = await store.ingest(Readable.from(record()), new Date());
+    if (!r.created) throw new Error(`seeding ${name}: the page was not stored as a new memento`);
     await store.close();
   });
-  return { dir, configFile, uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)), datetimes: (i) => [T0 + i], mementos: opts.uris };
+  return { dir, configFile, uri: uriR, uris: [uriR], datetimes: () => [T0], mementos: 1, bodyBytes: page.length };
 }
 
 /**

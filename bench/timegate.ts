@@ -11,7 +11,8 @@
  *   (100 URI-Rs × 10) of the same shape. Target ≤ 1.3×.
  *
  * Every answer must be a 302. The archives run `bin/memento-archive.js
- * serve --quiet` in child processes; autocannon runs in this process.
+ * serve --quiet` in child processes; the load generator, wrk, in its own
+ * (lib.ts `load`).
  */
 import { formatHttpDate } from '../shared/http-date.js';
 import { alternate, type BenchRow, bareServer, type Child, fmt, load, median, note, startArchiveProcess } from './lib.js';

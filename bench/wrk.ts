@@ -1,0 +1,221 @@
+/**
+ * The bench's load generator: wrk (apt `wrk`, /usr/bin/wrk) in its own
+ * process, driven by a Lua script this module writes. Performance is
+ * measured from outside the process under test: a load generator inside
+ * the bench process (autocannon, as before) took CPU from the same 2 cores
+ * as the servers and pulled every ratio towards 1. wrk still shares the
+ * cores, the same way for baseline and candidate, but costs far less per
+ * request. Its Lua response() hook makes it read every body (to count the
+ * statuses): baseline and candidate pay the same.
+ *
+ * bench/lib.ts {@link load} is the entry point the benches use.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** What one wrk run measured. */
+export interface LoadResult {
+  /** Completed requests per second over the run. */
+  rps: number;
+  /** Latency percentiles and mean, ms (wrk's histogram keeps µs). */
+  p50: number;
+  p99: number;
+  mean: number;
+  /** Completed requests. */
+  total: number;
+  /** Responses by status code. */
+  statuses: Record<string, number>;
+  /** Socket errors (connect, read, write) and timeouts; a run with any throws, so a returned result has 0. */
+  errors: number;
+}
+
+export interface LoadOptions {
+  /** Base URL, `http://127.0.0.1:port`. */
+  url: string;
+  connections: number;
+  /** Seconds (whole; wrk's `-d`). */
+  duration: number;
+  /** Request path (raw target), or a function giving one per request. */
+  path: string | (() => string);
+  headers?: Record<string, string> | (() => Record<string, string>);
+  /** Every response must have one of these statuses, else the run throws. */
+  expect: number[];
+}
+
+/** Requests precomputed from `path()`/`headers()` functions for one run; wrk cycles over them. */
+export const DYNAMIC_REQUESTS = 20_000;
+
+/**
+ * The wrk script of {@link load}. Arguments after the URL: the requests
+ * file (one request a line: the target, then `name: value` headers, all
+ * tab-separated), the expected statuses (`200,302`) and the thread count.
+ * Each thread builds its requests with wrk.format in init() and cycles
+ * through them from its own offset; response() counts statuses and keeps
+ * the first unexpected answer; done() sums the threads' counts and prints
+ * one line `WRK_JSON {…}` (times in µs).
+ */
+const WRK_SCRIPT = String.raw`-- Written by bench/lib.ts load(); see WRK_SCRIPT there.
+local threads = {}
+local started = 0
+
+function setup(thread)
+  thread:set("id", started)
+  started = started + 1
+  table.insert(threads, thread)
+end
+
+function init(args)
+  reqs = {}
+  local f = assert(io.open(args[1], "rb"))
+  for line in f:lines() do
+    local fields = {}
+    for field in string.gmatch(line, "[^\t]+") do fields[#fields + 1] = field end
+    local headers = {}
+    for k = 2, #fields do
+      local name, value = string.match(fields[k], "^([^:]+): (.*)$")
+      headers[name] = value
+    end
+    reqs[#reqs + 1] = wrk.format("GET", fields[1], headers)
+  end
+  f:close()
+  expect = {}
+  for code in string.gmatch(args[2], "%d+") do expect[tonumber(code)] = true end
+  n = #reqs
+  i = math.floor(id * n / tonumber(args[3]))
+  statuses = {}
+end
+
+function request()
+  i = i % n + 1
+  return reqs[i]
+end
+
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+  if not expect[status] and not bad then bad = status .. " " .. string.sub(body or "", 1, 300) end
+end
+
+local function jstr(s)
+  if s == nil then return "null" end
+  return '"' .. string.gsub(s, '[%c"\\\128-\255]', function(c) return string.format("\\u%04x", string.byte(c)) end) .. '"'
+end
+
+function done(summary, latency, requests)
+  local counts, first = {}, nil
+  for _, t in ipairs(threads) do
+    for code, c in pairs(t:get("statuses") or {}) do counts[code] = (counts[code] or 0) + c end
+    first = first or t:get("bad")
+  end
+  local parts = {}
+  for code, c in pairs(counts) do parts[#parts + 1] = string.format('"%d":%d', code, c) end
+  local e = summary.errors
+  io.write(string.format(
+    'WRK_JSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"mean_us":%.3f,' ..
+      '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},"statuses":{%s},"bad":%s}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.mean,
+    e.connect, e.read, e.write, e.status, e.timeout, table.concat(parts, ","), jstr(first)))
+end
+`;
+
+/** What the wrk script prints (times µs). */
+interface WrkReport {
+  requests: number;
+  duration_us: number;
+  p50_us: number;
+  p99_us: number;
+  mean_us: number;
+  errors: Record<'connect' | 'read' | 'write' | 'status' | 'timeout', number>;
+  statuses: Record<string, number>;
+  bad: string | null;
+}
+
+let wrkRuns = 0;
+
+/**
+ * Writes the requests of one run for the wrk script: the static request, or
+ * {@link DYNAMIC_REQUESTS} calls of `path()`/`headers()`. `Host` is spelled
+ * so (wrk.format adds its own unless the table has exactly `Host`).
+ * @throws when a target or header holds a tab, CR or LF
+ */
+function writeRequests(opts: LoadOptions, file: string): void {
+  const dynamic = typeof opts.path === 'function' || typeof opts.headers === 'function';
+  const pathOf = typeof opts.path === 'function' ? opts.path : () => opts.path as string;
+  const headersOf = typeof opts.headers === 'function' ? opts.headers : () => (opts.headers ?? {}) as Record<string, string>;
+  const lines: string[] = [];
+  for (let k = 0; k < (dynamic ? DYNAMIC_REQUESTS : 1); k++) {
+    const fields = [pathOf(), ...Object.entries(headersOf()).map(([name, v]) => `${name.toLowerCase() === 'host' ? 'Host' : name}: ${v}`)];
+    const badField = fields.find((f) => /[\t\r\n]/.test(f) || !f);
+    if (badField !== undefined) throw new Error(`load: a request target or header is empty or holds a tab or line break: ${JSON.stringify(badField)}`);
+    lines.push(fields.join('\t'));
+  }
+  writeFileSync(file, lines.join('\n') + '\n');
+}
+
+/** Runs `wrk args…`; resolves with its stdout once it exits 0. @throws with its output otherwise, or how to install it. */
+function runWrk(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    proc.once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new Error('load: wrk is not installed (apt-get install -y wrk)') : e));
+    proc.once('close', (code, signal) => {
+      if (code === 0) resolve(out);
+      else reject(new Error(`load: wrk ${args.join(' ')} exited with ${signal ?? code}:\n${(err + out).trim().slice(-2000)}`));
+    });
+  });
+}
+
+/**
+ * One wrk run (its own process; HTTP/1.1 keep-alive, no pipelining):
+ * `wrk -t <min(2, connections)> -c <connections> -d <duration>s --timeout 30s`
+ * with a Lua script ({@link WRK_SCRIPT}) that sends the requests as given
+ * (a dynamic `path`/`headers` is sampled {@link DYNAMIC_REQUESTS} times
+ * first, and the threads cycle through that list from different offsets)
+ * and checks every status. The script and the requests file are written to
+ * `dir` (the requests file is removed after the run). Returns req/s, latency p50/p99/mean in ms and the counts.
+ * @throws when a response has another status than `opts.expect`, a socket
+ *   failed or a request timed out (a bench of wrong answers is no bench),
+ *   or wrk is missing.
+ */
+export async function wrkLoad(opts: LoadOptions, dir: string): Promise<LoadResult> {
+  mkdirSync(dir, { recursive: true });
+  const script = path.join(dir, 'wrk-load.lua');
+  writeFileSync(script, WRK_SCRIPT);
+  const file = path.join(dir, `wrk-requests-${++wrkRuns}.txt`);
+  writeRequests(opts, file);
+  // wrk gives each thread connections/threads connections: keep the count exact.
+  const threads = opts.connections >= 2 && opts.connections % 2 === 0 ? 2 : 1;
+  const target = /^https?:\/\/[^/]+$/.test(opts.url) ? `${opts.url}/` : opts.url;
+  const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${Math.max(1, Math.round(opts.duration))}s`, '--timeout', '30s'];
+  let out: string;
+  try {
+    out = await runWrk([...args, '-s', script, target, file, opts.expect.join(','), String(threads)]);
+  } finally {
+    rmSync(file, { force: true });
+  }
+  const line = /^WRK_JSON (.*)$/m.exec(out);
+  if (!line) throw new Error(`load: wrk printed no result:\n${out.slice(-2000)}`);
+  const r = JSON.parse(line[1]) as WrkReport;
+  const statuses = Object.fromEntries(Object.entries(r.statuses).sort(([a], [b]) => Number(a) - Number(b)));
+  const bad = Object.keys(statuses).filter((c) => !opts.expect.includes(Number(c)));
+  const errors = r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout;
+  if (bad.length || errors || !r.requests) {
+    const e = r.errors;
+    throw new Error(
+      `load on ${opts.url}: unexpected answers ${JSON.stringify(statuses)} (expected ${opts.expect.join('/')}), ` +
+        `${r.requests} requests, errors: connect ${e.connect}, read ${e.read}, write ${e.write}, timeout ${e.timeout}; first: ${r.bad ?? '-'}`,
+    );
+  }
+  return {
+    rps: r.requests / (r.duration_us / 1e6),
+    p50: r.p50_us / 1000,
+    p99: r.p99_us / 1000,
+    mean: r.mean_us / 1000,
+    total: r.requests,
+    statuses,
+    errors,
+  };
+}
