@@ -155,7 +155,10 @@ export type ReadHandler = (req: FastifyRequest<{ Params: Record<string, string> 
  * Registers GET and HEAD at `url` (HEAD answers as GET without the body,
  * RFC 9110 §9.3.2); POST, PUT, DELETE and PATCH get 405 with `Allow: GET,
  * HEAD` and OPTIONS 204 with the same `Allow` (RFC 9110 §15.5.6, §9.3.7),
- * answered before any body is read.
+ * answered before any body is read. OPTIONS is also a CORS preflight
+ * answer open to any origin for GET and HEAD with any request headers (a
+ * replayed page, sandboxed in an opaque origin, preflights its
+ * script-made requests to the archive).
  *
  * @param opts.uriR the address ends in a URI-R (read into `req.uriR` by the hook)
  * @param opts.resource what it serves, for the metrics
@@ -164,7 +167,10 @@ export function readRoute(app: FastifyInstance, url: string, handler: ReadHandle
   app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, config: { uriR: opts.uriR ?? false, resource: opts.resource }, handler });
   const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', READ_METHODS);
-    if (req.method === 'OPTIONS') return reply.code(204).send();
+    if (req.method === 'OPTIONS') {
+      reply.header('access-control-allow-origin', '*').header('access-control-allow-methods', READ_METHODS).header('access-control-allow-headers', '*');
+      return reply.code(204).send();
+    }
     throw httpError(405, `${req.method} is not allowed here; use GET or HEAD`, { headers: { allow: READ_METHODS } });
   };
   app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url, onRequest: notAllowed, handler: notAllowed });

@@ -6,7 +6,6 @@
  * Preference-Applied.
  */
 import type { ReplayTarget } from '../replay/urls.js';
-import { replayBody } from '../replay/replay.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { canDecode, decodeBody, decodedLength } from './content-coding.js';
@@ -109,6 +108,8 @@ export async function planBody(
   };
   if (form === 'raw') return asStored;
   if (form === 'links') return linksBody(row, stored, enc, asStored, read);
+  // The rewriters (an HTML tokenizer, a CSS tokenizer, entity tables: some 15 MiB) load with the first replay, not with the daemon.
+  const { replayBody } = await import('../replay/replay.js');
   const r = replayBody(stored, { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc });
   return { ...asStored, body: r.body, bodyBuffer: r.bodyBuffer, length: r.length, changes: { content: r.changed, links: r.changed }, decoded: r.decoded };
 }

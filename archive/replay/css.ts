@@ -5,7 +5,7 @@
  * text is a byte view (latin1 string) of the stylesheet: only the URLs
  * change, every other byte stays as it was.
  */
-import { tokenize, tokenTypes } from 'css-tree';
+import { tokenize, tokenTypes } from 'css-tree/tokenizer';
 
 /** Unescapes CSS escapes in a URL or string (`\\(` → `(`, `\\41 ` → `A`). */
 function unescapeCss(s: string): string {

@@ -17,7 +17,8 @@
  */
 import { Parser } from 'htmlparser2';
 import { rewriteCss } from './css.js';
-import { archiveUrl, attributeBytes, attributeUrl, type ReplayTarget, rewriteRefresh, rewriteSrcset } from './urls.js';
+import { attributeBytes, attributeUrl } from './attributes.js';
+import { archiveUrl, type ReplayTarget, rewriteRefresh, rewriteSrcset } from './urls.js';
 
 /** Attributes whose whole value is one URL, on any element. */
 const URL_ATTRIBUTES = new Set(['href', 'src', 'poster', 'action', 'formaction', 'background', 'longdesc', 'cite', 'xlink:href', 'lowsrc', 'dynsrc']);
@@ -37,9 +38,9 @@ export interface HtmlReplay extends ReplayTarget {
 
 type Attr = [name: string, raw: string, quote: string | null];
 
-/** Escapes a rewritten URL (ASCII) for a double-quoted attribute value. */
+/** Escapes a rewritten URL (ASCII; a serialized URL has no `"`) for a double-quoted attribute value. */
 function attrValue(url: string): string {
-  return url.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+  return url.includes('&') ? url.replace(/&/g, '&amp;') : url;
 }
 
 /**
@@ -135,8 +136,15 @@ export class HtmlRewriter {
     return this.input.slice(from - this.inputStart, to - this.inputStart);
   }
 
+  /** URLs of this page already mapped (a page repeats its links), by attribute value as written; cleared when the base changes. */
+  private readonly mapped = new Map<string, string | null>();
+
   private map = (raw: string): string | null => {
-    const mapped = archiveUrl(this.page, attributeUrl(raw, this.page.utf8), this.docBase);
+    let mapped = this.mapped.get(raw);
+    if (mapped === undefined) {
+      mapped = archiveUrl(this.page, attributeUrl(raw, this.page.utf8), this.docBase);
+      if (this.mapped.size < 4096) this.mapped.set(raw, mapped);
+    }
     if (mapped !== null) this.rewritten++;
     return mapped;
   };
@@ -172,6 +180,7 @@ export class HtmlRewriter {
         this.baseSeen = true;
         try {
           this.docBase = new URL(attributeUrl(href[1], this.page.utf8), this.page.uriR).href;
+          this.mapped.clear();
         } catch {
           // an unusable base element changes nothing
         }

@@ -12,18 +12,16 @@
  */
 import { isUtf8 } from 'node:buffer';
 import zlib from 'node:zlib';
+import { ScavengeCounter } from '../../shared/gc.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { canDecode, decodeBody } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';
 import { rewriteCss } from './css.js';
 import { HtmlRewriter } from './html.js';
-import { archiveUrl, type ReplayTarget } from './urls.js';
+import { archiveUrl, REPLAY_SCRIPT_PATH, type ReplayTarget } from './urls.js';
 
 /** Decoded bodies up to this many bytes are rewritten in memory. */
 export const INLINE_LIMIT = 2 * 1024 * 1024;
-
-/** The replay script every replayed HTML page loads first (served by the archive, static.ts). */
-export const REPLAY_SCRIPT_PATH = '/_static/replay.js';
 
 /** What {@link replayBody} needs to know of the memento. */
 export interface ReplayPage extends ReplayTarget {
@@ -97,10 +95,12 @@ function rewriteWhole(kind: 'html' | 'css', bytes: Buffer, page: ReplayPage): Bu
   return Buffer.from(rw.write(text) + rw.end(), 'latin1');
 }
 
-/** Rewrites an HTML page as it streams (the stored body, decoded when needed). */
+/** Rewrites an HTML page as it streams (the stored body, decoded when needed), a scavenge every few MiB (shared/gc.ts). */
 async function* rewriteStream(source: AsyncIterable<Uint8Array>, page: ReplayPage): AsyncGenerator<Uint8Array> {
   let rw: HtmlRewriter | null = null;
+  const scavenge = new ScavengeCounter();
   for await (const chunk of source) {
+    scavenge.add(chunk.byteLength);
     const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     rw ??= new HtmlRewriter({ ...page, utf8: isUtf8Page(page.contentType, buf), inject: replayScript(page) });
     const out = rw.write(buf.toString('latin1'));

@@ -8,9 +8,12 @@
  * fragments and other non-http(s) URLs stay as they are. Also the two
  * micro-syntaxes with URLs inside an attribute: `srcset` (HTML "srcset
  * attribute") and the `content` of `<meta http-equiv=refresh>` (HTML
- * "shared declarative refresh steps").
+ * "shared declarative refresh steps"). Light on purpose (no HTML or CSS
+ * library): the Memento answer uses it for a 3xx's Location without
+ * loading the rewriters.
  */
-import { decodeHTMLAttribute } from 'entities';
+/** The address of the script every replayed HTML page loads first (archive/replay/static/replay.js, served by archive/http/static.ts). */
+export const REPLAY_SCRIPT_PATH = '/_static/replay.js';
 
 /** Where a page is replayed from: the archive address it maps URLs to. */
 export interface ReplayTarget {
@@ -25,6 +28,11 @@ export interface ReplayTarget {
 // ASCII whitespace as HTML strips it around URLs.
 const EDGE_SPACE = /^[\t\n\f\r ]+|[\t\n\f\r ]+$/g;
 
+/** Whether a character code is ASCII whitespace (tab, LF, FF, CR, space). */
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 12 || c === 13;
+}
+
 /**
  * The archive address of `raw` (a URL as written in the page, entities
  * already decoded) resolved against `docBase`; `null` when it stays as it
@@ -32,46 +40,19 @@ const EDGE_SPACE = /^[\t\n\f\r ]+|[\t\n\f\r ]+$/g;
  * archive address).
  */
 export function archiveUrl(target: ReplayTarget, raw: string, docBase: string): string | null {
-  const value = raw.replace(EDGE_SPACE, '');
-  if (!value || value.startsWith('#')) return null;
-  let url: URL;
+  const value = raw.length && (isSpace(raw.charCodeAt(0)) || isSpace(raw.charCodeAt(raw.length - 1))) ? raw.replace(EDGE_SPACE, '') : raw;
+  if (!value || value.charCodeAt(0) === 35 /* # */) return null;
+  let href: string;
   try {
-    url = new URL(value, docBase);
+    // An absolute http(s) URL needs no base (half the parsing).
+    href = /^https?:\/\//i.test(value) ? new URL(value).href : new URL(value, docBase).href;
   } catch {
     return null;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  const hash = url.hash;
-  url.hash = '';
-  const abs = url.href;
-  if (abs.startsWith(target.base + '/')) return null;
-  return `${target.base}/${target.archiveId}/memento/${target.ts}/${abs}${hash}`;
-}
-
-/**
- * The byte view (latin1 string) of a value in a page whose bytes are
- * `utf8`, as the characters the page means: URLs in a UTF-8 page are UTF-8;
- * in a latin1 or windows-1252 page each byte is its character already.
- */
-export function textOf(latin1: string, utf8: boolean): string {
-  return utf8 && /[\x80-\xff]/.test(latin1) ? Buffer.from(latin1, 'latin1').toString('utf8') : latin1;
-}
-
-/** An attribute value as written (entities not decoded, byte view) → the text it means (entities decoded). */
-export function attributeUrl(raw: string, utf8: boolean): string {
-  return decodeHTMLAttribute(textOf(raw, utf8));
-}
-
-/**
- * Text for a double-quoted attribute value in a page whose bytes are
- * `utf8`, as a byte view: `&` and `"` escaped; other characters as the
- * page's bytes (UTF-8), or, in a single-byte page, as themselves up to
- * U+00FF and as character references above.
- */
-export function attributeBytes(text: string, utf8: boolean): string {
-  const escaped = text.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
-  if (utf8) return Buffer.from(escaped, 'utf8').toString('latin1');
-  return escaped.replace(/[\u0100-\u{10ffff}]/gu, (c) => `&#x${c.codePointAt(0)!.toString(16)};`);
+  if (!href.startsWith('http:') && !href.startsWith('https:')) return null;
+  if (href.startsWith(target.base + '/')) return null;
+  // The fragment stays outside the archive address (it is the browser's, not part of the URI-R).
+  return `${target.base}/${target.archiveId}/memento/${target.ts}/${href}`;
 }
 
 /**

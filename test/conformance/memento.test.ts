@@ -351,9 +351,14 @@ t.test('docs/architecture.md (replay and Prefer) / issue point 3: a capture with
   t.equal(res.headers['preference-applied'], 'original-content, original-links, echo-original-headers');
 });
 
-t.test('RFC 9110 §9.3.7: OPTIONS at a Memento is 204 with Allow: GET, HEAD', async (t) => {
-  const res = await request(uriM(R, D[0]), { method: 'OPTIONS' });
+t.test('RFC 9110 §9.3.7: OPTIONS at a Memento is 204 with Allow: GET, HEAD, and a CORS preflight answer', async (t) => {
+  const res = await request(uriM(R, D[0]), { method: 'OPTIONS', headers: { origin: 'null', 'access-control-request-method': 'GET' } });
   t.equal(res.status, 204);
   t.equal(res.headers.allow, 'GET, HEAD');
   t.equal(res.body.length, 0);
+  t.same(
+    [res.headers['access-control-allow-origin'], res.headers['access-control-allow-methods'], res.headers['access-control-allow-headers']],
+    ['*', 'GET, HEAD', '*'],
+    'a CORS preflight from a sandboxed (opaque-origin) replayed page is allowed',
+  );
 });

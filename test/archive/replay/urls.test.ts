@@ -1,5 +1,6 @@
 import t from 'tap';
-import { archiveUrl, attributeBytes, attributeUrl, rewriteRefresh, rewriteSrcset } from '../../../archive/replay/urls.js';
+import { attributeBytes, attributeUrl } from '../../../archive/replay/attributes.js';
+import { archiveUrl, rewriteRefresh, rewriteSrcset } from '../../../archive/replay/urls.js';
 
 const TARGET = { base: 'http://arc.example', archiveId: 'web', ts: '20260101120000' };
 const M = (url: string) => `http://arc.example/web/memento/20260101120000/${url}`;
