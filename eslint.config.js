@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['node_modules/', 'shared/generated/', 'data/', '.cache/', '.tap/', 'bench/.data/', 'test/fixtures/'] },
   // The sample site's scripts run in a browser.
-  { files: ['conf/sample-site/**/*.js', 'archive/replay/static/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
+  { files: ['conf/sample-site/**/*.js', 'archive/replay/static/**/*.js', 'archive/web/static/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,8 +2,8 @@
  * The archive daemon's HTTP side: a fastify instance with one plugin per
  * resource group (archive/http/): capture ingest, discovery, the redirector
  * and index TimeMap, TimeGates, Mementos, TimeMaps, the replay's static
- * files. Pages for people and
- * query APIs are further plugins registered the same way. Every error is
+ * files, the pages for people (archive/web/). Query APIs are further
+ * plugins registered the same way. Every error is
  * an HttpError (shared/http-error.ts), answered here in one place as one
  * line of text. URL space: docs/url-space.md.
  */
@@ -24,6 +24,7 @@ import { timegateRoutes } from './http/timegate.js';
 import { timemapRoutes } from './http/timemap.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
+import { webRoutes } from './web/routes.js';
 import type { ArchiveStore } from './store/store.js';
 
 export interface ServerOptions {
@@ -36,7 +37,7 @@ export interface ServerOptions {
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
-const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, staticRoutes, opsRoutes];
+const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, staticRoutes, webRoutes, opsRoutes];
 
 /**
  * Builds the archive's fastify instance (not listening yet): limits and

@@ -139,6 +139,22 @@ export function acceptDatetime(req: FastifyRequest): number | undefined {
   return toEpochSeconds(d);
 }
 
+/**
+ * Whether the request is a browser's navigation that wants a page for
+ * people: its Accept names `text/html` (with a non-zero q) and does not
+ * name `application/link-format` (a Memento client). Resources that answer
+ * such a request differently send `Vary: Accept`.
+ */
+export function wantsPage(req: FastifyRequest): boolean {
+  const accept = String(req.headers.accept ?? '');
+  if (/application\/link-format/i.test(accept)) return false;
+  return accept.split(',').some((part) => {
+    const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    return type === 'text/html' && (!q || Number(q.slice(2)) > 0);
+  });
+}
+
 /** Answers a redirect: `status`, `Location`, and the location as a one-line text body. */
 export function redirect(reply: FastifyReply, status: 302 | 303, location: string): FastifyReply {
   return reply

@@ -17,7 +17,7 @@ import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
 import { indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
-import { acceptDatetime, readRoute, redirect } from './context.js';
+import { acceptDatetime, readRoute, redirect, wantsPage } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
 export async function redirectorRoutes(app: FastifyInstance): Promise<void> {
@@ -67,7 +67,8 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
  * `GET/HEAD /tg/timemap/<URI-R>`: the index TimeMap (link-format): its
  * head (indexTimemapHead), then the local mementos oldest first with one
  * `first` and one `last` over all of them. Remote TimeMaps are read only
- * as far as their `self` link. 404 when no archive has the URI-R.
+ * as far as their `self` link. 404 when no archive has the URI-R. To a
+ * browser (`Accept: text/html`), 302 to the calendar of the URI-R.
  */
 async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const { config, store } = app;
@@ -77,6 +78,8 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
   const timemapOf = (a: ArchiveSpan) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR));
   const head = indexTimemapHead(base, uriR, config.archives, holdings, timemapOf);
   if (!head.some((l) => l.rel === 'timemap')) throw httpError(404, `no memento of ${uriR} in any archive`);
+  reply.header('Vary', 'Accept');
+  if (wantsPage(req)) return redirect(reply, 302, uris.calendar(base, uriR));
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
   const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));

@@ -1,7 +1,8 @@
 /**
  * The archive's own static files, under `/_static/` (a path no archive id
  * can take: ids begin with a letter or digit): the script every replayed
- * page loads first (archive/replay/static/replay.js). Read once at start;
+ * page loads first (archive/replay/static/replay.js), and the stylesheet
+ * and script of the pages for people (archive/web/static/). Read once at start;
  * served with a strong ETag and a day of caching.
  */
 import { createHash } from 'node:crypto';
@@ -14,6 +15,8 @@ import { readRoute } from './context.js';
 /** The static files: address → file beside archive/replay/ and its media type. */
 const FILES: Record<string, { file: URL; type: string }> = {
   [REPLAY_SCRIPT_PATH]: { file: new URL('../replay/static/replay.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  '/_static/web.css': { file: new URL('../web/static/web.css', import.meta.url), type: 'text/css; charset=utf-8' },
+  '/_static/web.js': { file: new URL('../web/static/web.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
 };
 
 /** The static files plugin. */

@@ -9,7 +9,7 @@ import { httpError } from '../../shared/http-error.js';
 import { uris } from '../memento/navigation.js';
 import { jsonTimemap, LINK_FORMAT, linkFormat, type Span, timemapHead, timemapMementoLinks } from '../memento/timemap.js';
 import type { ArchiveSpan } from '../spans.js';
-import { localArchive, readRoute, redirect } from './context.js';
+import { localArchive, readRoute, redirect, wantsPage } from './context.js';
 
 type Req = FastifyRequest<{ Params: Record<string, string> }>;
 
@@ -32,9 +32,15 @@ async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive
   return { archive, span };
 }
 
-/** `GET/HEAD /<id>/timemap/link/<URI-R>`: `application/link-format`, head then every memento oldest first. */
+/**
+ * `GET/HEAD /<id>/timemap/link/<URI-R>`: `application/link-format`, head
+ * then every memento oldest first; to a browser (`Accept: text/html`), 302
+ * to the calendar of the URI-R (the calendar page, `uris.calendar`).
+ */
 async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
   const { archive, span } = await archiveAndSpan(app, req);
+  reply.header('Vary', 'Accept');
+  if (wantsPage(req)) return redirect(reply, 302, uris.calendar(req.base, req.uriR));
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
   const rows = app.store.index.mementos(archive.id, req.urlkey);

@@ -470,6 +470,24 @@ export class IndexDb {
     return all(this.stmts.spans, { $urlkey: urlkey });
   }
 
+  /**
+   * A read-only query of the pages for people (archive/web/queries.ts): `sql`
+   * prepared once per `name` on the paging connection, run to its end.
+   *
+   * @param name a stable name for the statement (its cache key)
+   * @param sql one SELECT with `$name` parameters
+   */
+  browse<T>(name: string, sql: string, params: Record<string, string | number>): Promise<T[]> {
+    let st = this.browseStmts.get(name);
+    if (!st) {
+      st = this.pager.prepare(sql);
+      this.browseStmts.set(name, st);
+    }
+    return all<T>(st, params);
+  }
+
+  private readonly browseStmts = new Map<string, sqlite3.Statement>();
+
   /** Number of index rows (mementos). */
   /** A trivial query on the read connection: resolves when the index answers (health check). */
   async ping(): Promise<void> {
@@ -510,7 +528,7 @@ export class IndexDb {
 
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
-    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()])
+    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values(), ...this.browseStmts.values()])
       await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));

@@ -10,6 +10,9 @@
  * 2. The page's clock is its Memento-Datetime: `new Date()`, `Date()` and
  *    `Date.now()` start at the moment of capture and run on from there, so
  *    that a page that prints "today" shows the day it was captured.
+ * 3. In a frame (the banner page /web/<ts>/<url>), it tells the parent
+ *    which memento it is once loaded (`postMessage` of its address and
+ *    title), so that the banner follows the reader's navigation.
  */
 (function () {
   'use strict';
@@ -73,6 +76,18 @@
     } catch {
       // not replaceable here
     }
+  }
+
+  if (window.parent !== window) {
+    var tell = function () {
+      try {
+        window.parent.postMessage({ type: 'memento-archive:load', href: location.href, title: document.title }, '*');
+      } catch {
+        // no parent to tell
+      }
+    };
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', tell);
+    else tell();
   }
 
   var script = document.currentScript;

@@ -1,0 +1,75 @@
+/**
+ * How the pages for people write dates, distances and counts: always UTC
+ * in the page (a `<time>` element carries the instant; the browser's
+ * script adds the reader's local time on hover), English words, digits
+ * grouped.
+ */
+import { toTimestamp14 } from '../../shared/http-date.js';
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** `5 March 2024, 12:34:56 UTC` for an instant in epoch seconds. */
+export function longDate(t: number): string {
+  const d = new Date(t * 1000);
+  const hms = d.toISOString().slice(11, 19);
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${hms} UTC`;
+}
+
+/** `2024-03-05 12:34` (UTC) for an instant in epoch seconds: tables. */
+export function shortDate(t: number): string {
+  return new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+/** The instant as a `<time datetime>` value (ISO 8601, UTC). */
+export function isoDate(t: number): string {
+  return new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** English name of a month, 0 = January. */
+export function monthName(m: number): string {
+  return MONTHS[m];
+}
+
+/** `1,234` */
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `1 capture` / `3 captures` */
+export function plural(n: number, word: string): string {
+  return `${count(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+const UNITS: [number, string][] = [
+  [365 * 86400, 'year'],
+  [30 * 86400, 'month'],
+  [86400, 'day'],
+  [3600, 'hour'],
+  [60, 'minute'],
+  [1, 'second'],
+];
+
+/**
+ * How far a capture is from the instant asked for, in words: `exactly the
+ * time asked for`, `3 days after the time asked for`, `1 hour before …`
+ * (the largest unit, rounded down; at most two units: `1 year 2 months`).
+ *
+ * @param capture the capture's Memento-Datetime (epoch s)
+ * @param asked the instant asked for (epoch s)
+ */
+export function distance(capture: number, asked: number): string {
+  let d = Math.abs(capture - asked);
+  if (d === 0) return 'exactly the time asked for';
+  const parts: string[] = [];
+  for (const [size, unit] of UNITS) {
+    if (d >= size && parts.length < 2) {
+      const n = Math.floor(d / size);
+      parts.push(plural(n, unit));
+      d -= n * size;
+    } else if (parts.length) break;
+  }
+  return `${parts.join(' ')} ${capture > asked ? 'after' : 'before'} the time asked for`;
+}
+
+/** 14-digit timestamp of an instant in epoch seconds. */
+export const ts14 = (t: number): string => toTimestamp14(t);

@@ -1,0 +1,191 @@
+/**
+ * What the pages for people (`/web/`) ask of the index, over every local
+ * archive at once (one timeline per URI-R, whichever archive holds each
+ * memento). Every count is aggregated by SQLite over the `(urlkey,
+ * datetime)` index; no query loads the mementos of a URI-R one by one, so
+ * a calendar of 100,000 captures costs one index range scan.
+ */
+import type { IndexDb } from '../store/index-db.js';
+
+/** One capture as a page lists it. `datetime` is the Memento-Datetime in epoch seconds (UTC). */
+export interface Capture {
+  archive_id: string;
+  uri_r: string;
+  datetime: number;
+  status: number;
+  mime: string;
+  digest: string;
+}
+
+const CAPTURE_COLS = 'archive_id, uri_r, datetime, status, mime, digest';
+
+/** Captures per year of one URI-R, with its first and last Memento-Datetime. */
+export interface CalendarSummary {
+  total: number;
+  first: number;
+  last: number;
+  /** Oldest year first; `months[m]` is the count in month m (0 = January). */
+  years: { year: number; n: number; months: number[] }[];
+}
+
+/**
+ * The captures of `urlkey` per year and month, across archives; `undefined`
+ * when it has none. One grouped scan of the `(urlkey, datetime)` index.
+ */
+export async function calendarSummary(index: IndexDb, urlkey: string): Promise<CalendarSummary | undefined> {
+  const rows = await index.browse<{ ym: string; n: number; first: number; last: number }>(
+    'web.calendar',
+    `SELECT strftime('%Y-%m', datetime, 'unixepoch') AS ym, count(*) AS n, min(datetime) AS first, max(datetime) AS last
+       FROM memento WHERE urlkey = $urlkey GROUP BY ym ORDER BY ym`,
+    { $urlkey: urlkey },
+  );
+  if (!rows.length) return undefined;
+  const years = new Map<number, { year: number; n: number; months: number[] }>();
+  for (const r of rows) {
+    const year = Number(r.ym.slice(0, 4));
+    let y = years.get(year);
+    if (!y) years.set(year, (y = { year, n: 0, months: new Array<number>(12).fill(0) }));
+    y.n += r.n;
+    y.months[Number(r.ym.slice(5, 7)) - 1] = r.n;
+  }
+  return {
+    total: rows.reduce((a, r) => a + r.n, 0),
+    first: Math.min(...rows.map((r) => r.first)),
+    last: Math.max(...rows.map((r) => r.last)),
+    years: [...years.values()],
+  };
+}
+
+/**
+ * Captures of `urlkey` per day of one year (UTC): `"MM-DD"` → count.
+ *
+ * @param year four-digit year
+ */
+export async function daysOfYear(index: IndexDb, urlkey: string, year: number): Promise<Map<string, number>> {
+  const from = Date.UTC(year, 0, 1) / 1000;
+  const to = Date.UTC(year + 1, 0, 1) / 1000;
+  const rows = await index.browse<{ d: string; n: number }>(
+    'web.days',
+    `SELECT strftime('%m-%d', datetime, 'unixepoch') AS d, count(*) AS n
+       FROM memento WHERE urlkey = $urlkey AND datetime >= $from AND datetime < $to GROUP BY d`,
+    { $urlkey: urlkey, $from: from, $to: to },
+  );
+  return new Map(rows.map((r) => [r.d, r.n]));
+}
+
+/** Most captures one day lists. */
+export const DAY_LIMIT = 1000;
+
+/**
+ * The captures of `urlkey` in `[from, to)` (epoch s), oldest first, at most
+ * {@link DAY_LIMIT}; and the Memento-Datetime of the capture just before
+ * `from` (for "compare with previous" on the first one).
+ */
+export async function capturesBetween(index: IndexDb, urlkey: string, from: number, to: number): Promise<{ captures: Capture[]; before?: number }> {
+  const captures = await index.browse<Capture>(
+    'web.between',
+    `SELECT ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey AND datetime >= $from AND datetime < $to ORDER BY datetime LIMIT ${DAY_LIMIT}`,
+    { $urlkey: urlkey, $from: from, $to: to },
+  );
+  const prev = await index.browse<{ datetime: number }>(
+    'web.before',
+    'SELECT datetime FROM memento WHERE urlkey = $urlkey AND datetime < $from ORDER BY datetime DESC LIMIT 1',
+    { $urlkey: urlkey, $from: from },
+  );
+  return { captures, before: prev[0]?.datetime };
+}
+
+/** The capture nearest to an instant with its neighbours on the one timeline of all archives (RFC 7089 §2.2.1 terms). */
+export interface Nearest {
+  memento: Capture;
+  first: Capture;
+  last: Capture;
+  prev?: Capture;
+  next?: Capture;
+}
+
+/**
+ * The capture of `urlkey` nearest to `t` (epoch s; a tie goes to the
+ * earlier one) across every local archive, with the first, last, previous
+ * and next captures; `undefined` when there is none. Four index seeks.
+ */
+export async function nearestCapture(index: IndexDb, urlkey: string, t: number): Promise<Nearest | undefined> {
+  const rows = await index.browse<Capture & { kind: number }>(
+    'web.nearest',
+    `SELECT * FROM (SELECT 1 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey ORDER BY datetime ASC LIMIT 1)
+     UNION ALL SELECT * FROM (SELECT 2 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey ORDER BY datetime DESC LIMIT 1)
+     UNION ALL SELECT * FROM (SELECT 3 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC LIMIT 2)
+     UNION ALL SELECT * FROM (SELECT 4 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey AND datetime > $t ORDER BY datetime ASC LIMIT 2)`,
+    { $urlkey: urlkey, $t: t },
+  );
+  const of = (kind: number) => rows.filter((r) => r.kind === kind).map(({ kind: _k, ...c }) => c as Capture);
+  const [first] = of(1);
+  const [last] = of(2);
+  if (!first || !last) return undefined;
+  const before = of(3);
+  const after = of(4);
+  const useBefore = before[0] && (!after[0] || t - before[0].datetime <= after[0].datetime - t);
+  if (useBefore) return { memento: before[0], first, last, prev: before[1], next: after[0] };
+  return { memento: after[0], first, last, prev: before[0], next: after[1] };
+}
+
+/** One archived URL under a prefix. */
+export interface UrlUnderPrefix {
+  urlkey: string;
+  uri_r: string;
+  n: number;
+  first: number;
+  last: number;
+}
+
+/**
+ * The archived URLs whose urlkey starts with `prefix`, in urlkey order,
+ * after `afterKey` (keyset paging), at most `limit`; each with its count
+ * and first/last Memento-Datetime. A range scan of the urlkey index.
+ */
+export function urlsUnder(index: IndexDb, prefix: string, afterKey: string, limit: number): Promise<UrlUnderPrefix[]> {
+  return index.browse<UrlUnderPrefix>(
+    'web.under',
+    `SELECT urlkey, max(uri_r) AS uri_r, count(*) AS n, min(datetime) AS first, max(datetime) AS last
+       FROM memento WHERE urlkey > $after AND urlkey >= $prefix AND urlkey < $end
+       GROUP BY urlkey ORDER BY urlkey LIMIT $limit`,
+    { $prefix: prefix, $end: prefix + '\uffff', $after: afterKey, $limit: limit },
+  );
+}
+
+/** One archived site (host and port as in the urlkey). */
+export interface Site {
+  /** The host as people write it (`www.example.org:8080`). */
+  host: string;
+  urls: number;
+  captures: number;
+  last: number;
+}
+
+/** The host of a urlkey's SURT host part: `org,example,www:8080` → `www.example.org:8080` (IP literals as they are). */
+export function hostOfSurt(surtHost: string): string {
+  const colon = surtHost.startsWith('[') ? surtHost.indexOf(']:') + 1 : surtHost.lastIndexOf(':');
+  const name = colon > 0 ? surtHost.slice(0, colon) : surtHost;
+  const port = colon > 0 ? surtHost.slice(colon) : '';
+  if (name.startsWith('[')) return name + port;
+  return name.split(',').reverse().join('.') + port;
+}
+
+/**
+ * Every archived site with its number of URLs and captures, most captures
+ * first (at most `limit`). A scan of the whole urlkey index: callers cache it.
+ */
+export async function sites(index: IndexDb, limit: number): Promise<Site[]> {
+  const rows = await index.browse<{ h: string; urls: number; captures: number; last: number }>(
+    'web.sites',
+    `SELECT substr(urlkey, 1, instr(urlkey, ')') - 1) AS h, count(DISTINCT urlkey) AS urls, count(*) AS captures, max(datetime) AS last
+       FROM memento GROUP BY h ORDER BY captures DESC, h LIMIT $limit`,
+    { $limit: limit },
+  );
+  return rows.map((r) => ({ host: hostOfSurt(r.h), urls: r.urls, captures: r.captures, last: r.last }));
+}
+
+/** The `limit` captures indexed last (by index row, newest first). */
+export function recentCaptures(index: IndexDb, limit: number): Promise<Capture[]> {
+  return index.browse<Capture>('web.recent', `SELECT ${CAPTURE_COLS} FROM memento ORDER BY id DESC LIMIT $limit`, { $limit: limit });
+}

@@ -1,0 +1,409 @@
+// The pages for people, under `/web/`, in the Wayback Machine's URL shapes
+// (docs/url-space.md has the table):
+//
+// - `/web/` home: a search box, the archived sites, the latest captures
+// - `/web/*/<url>` every capture of a URL as a calendar (years, then the
+//   months of one year with the days that have captures);
+//   `/web/<YYYY>*/<url>` one year, `/web/<YYYYMMDD>*/<url>` one day's list
+// - `/web/*/<prefix>*` the archived URLs under a prefix, paged
+// - `/web/<ts>/<url>` a banner above the archival replay of the capture
+//   nearest to `<ts>` in any archive (an iframe); `<ts>id_` and `<ts>ol_`
+//   redirect to that capture's raw and original-links forms
+// - `/web/diff/<ts1>/<ts2>/<url>` what changed between two captures
+//
+// Server-rendered with Eta templates (archive/web/views/) through
+// @fastify/view; the one stylesheet and one script are the archive's own
+// (`/_static/web.css`, `/_static/web.js`); the pages work without the
+// script (it keeps the banner in step with navigation inside the frame and
+// adds the reader's local time on hover).
+import { fileURLToPath } from 'node:url';
+import fastifyView from '@fastify/view';
+import { diffArrays, diffWordsWithSpace } from 'diff';
+import { Eta } from 'eta';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseTimestamp14, toEpochSeconds } from '../../shared/http-date.js';
+import { httpError, isHttpError } from '../../shared/http-error.js';
+import { exactUrlkey, normalizeUriR, UriError } from '../../shared/uri.js';
+import { uris } from '../memento/navigation.js';
+import type { MementoRow } from '../store/index-db.js';
+import { readRoute, redirect } from '../http/context.js';
+import { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14 } from './format.js';
+import {
+  calendarSummary,
+  type Capture,
+  capturesBetween,
+  DAY_LIMIT,
+  daysOfYear,
+  nearestCapture,
+  recentCaptures,
+  type Site,
+  sites,
+  urlsUnder,
+} from './queries.js';
+import { captureText, type CaptureText } from './text.js';
+
+const VIEWS = fileURLToPath(new URL('./views/', import.meta.url));
+const HTML = 'text/html; charset=utf-8';
+/** Every page: its own origin only (the stylesheet, the script, the framed memento), no plugins, no base element. */
+const PAGE_CSP = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'";
+/** URLs per page of a prefix listing. */
+export const PREFIX_PAGE = 100;
+/** Sites listed on the home page, and how long that list is reused (it scans the whole index). */
+const HOME_SITES = 50;
+const SITES_TTL_MS = 10_000;
+
+type Req = FastifyRequest<{ Params: Record<string, string> }>;
+
+/** The pages-for-people plugin. */
+export async function webRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(fastifyView, {
+    engine: { eta: new Eta({ autoEscape: true, autoTrim: false, cache: true }) },
+    root: VIEWS,
+    production: true,
+  });
+  let siteCache: { at: number; sites: Site[] } | undefined;
+  const homeSites = async () => {
+    if (!siteCache || Date.now() - siteCache.at > SITES_TTL_MS) siteCache = { at: Date.now(), sites: await sites(app.store.index, HOME_SITES) };
+    return siteCache.sites;
+  };
+  readRoute(app, '/', async (req, reply) => redirect(reply, 302, `${req.base}/web/`), { resource: 'web' });
+  readRoute(app, '/web', async (req, reply) => redirect(reply, 302, `${req.base}/web/`), { resource: 'web' });
+  readRoute(
+    app,
+    '/web/*',
+    async (req, reply) => {
+      try {
+        return await dispatch(app, req, reply, homeSites);
+      } catch (err) {
+        if (!isHttpError(err) || err.status >= 500) throw err;
+        return render(req, reply, err.status, 'error', { title: err.status === 404 ? 'Not found' : 'Cannot show this', reason: err.message });
+      }
+    },
+    { resource: 'web' },
+  );
+}
+
+/** Sends a page: Eta template `view` with `data` and what every page needs (the base URL). */
+async function render(req: FastifyRequest, reply: FastifyReply, status: number, view: string, data: Record<string, unknown>): Promise<FastifyReply> {
+  const html = await reply.viewAsync(view, { base: req.base, fmt: FORMAT, ...data });
+  return reply.code(status).type(HTML).header('content-security-policy', PAGE_CSP).header('x-content-type-options', 'nosniff').send(html);
+}
+
+/** The formatting helpers the templates call (`it.fmt.longDate(t)`…). */
+const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14 };
+
+/** The URL part of a `/web/` address: a URI-R, normalised, with its urlkey. @throws HttpError 400 */
+function parseUrl(raw: string, maxLength: number): { uriR: string; urlkey: string } {
+  let s = raw;
+  if (/^https?%3a/i.test(s)) {
+    try {
+      s = decodeURIComponent(s);
+    } catch {
+      throw httpError(400, 'the URL has a malformed percent-encoding');
+    }
+  }
+  if (!s) throw httpError(400, 'no URL given');
+  try {
+    const uriR = normalizeUriR(s, maxLength);
+    return { uriR, urlkey: exactUrlkey(uriR) };
+  } catch (err) {
+    if (err instanceof UriError) throw httpError(400, err.message);
+    throw err;
+  }
+}
+
+/** A 1-14 digit timestamp (Wayback style: missing digits are the start of that period) as epoch seconds. @throws HttpError 400 */
+function parseTs(ts: string): number {
+  const padded = ts.length % 2 ? ts.slice(0, -1) : ts;
+  const d = padded.length >= 4 ? parseTimestamp14(padded) : null;
+  if (!d) throw httpError(400, `malformed timestamp ${JSON.stringify(ts.slice(0, 40))}; it is up to 14 digits YYYYMMDDhhmmss (UTC)`);
+  return toEpochSeconds(d);
+}
+
+/** Routes a `/web/…` address to its page. */
+async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, homeSites: () => Promise<Site[]>): Promise<unknown> {
+  const raw = (req.raw.url ?? '/web/').slice('/web/'.length);
+  const slash = raw.indexOf('/');
+  const head = slash < 0 ? raw : raw.slice(0, slash);
+  const rest = slash < 0 ? '' : raw.slice(slash + 1);
+  const max = app.config.maxUrlLength;
+  if (raw === '' || raw.startsWith('?')) return home(app, req, reply, homeSites);
+  if (head.startsWith('search')) return search(req, reply, max);
+  if (head === 'diff') return diffPage(app, req, reply, rest, max);
+  if (head === '_banner') {
+    const [ts, url] = splitFirst(rest);
+    return replayPage(app, req, reply, ts, url, max, true);
+  }
+  const calendarSel = /^(\d{0,8})\*$/.exec(head);
+  if (calendarSel) {
+    const prefix = prefixOf(rest);
+    if (prefix) return prefixPage(app, req, reply, prefix.url, prefix.after, max);
+    return calendarPage(app, req, reply, calendarSel[1], rest, max);
+  }
+  const replaySel = /^(\d{1,14})(id_|ol_)?$/.exec(head);
+  if (replaySel) {
+    if (replaySel[2]) return formRedirect(app, req, reply, replaySel[1], replaySel[2] === 'id_' ? 'raw' : 'links', rest, max);
+    return replayPage(app, req, reply, replaySel[1], rest, max, false);
+  }
+  throw httpError(404, `nothing here: /web/${head.slice(0, 40)} is not a page of this archive (see ${req.base}/web/)`);
+}
+
+/** `a/b/c` → `['a', 'b/c']`. */
+function splitFirst(s: string): [string, string] {
+  const i = s.indexOf('/');
+  return i < 0 ? [s, ''] : [s.slice(0, i), s.slice(i + 1)];
+}
+
+/**
+ * A prefix query: a URL ending in `*`, optionally followed by the paging
+ * cursor `?after=<urlkey>`; `undefined` when `rest` is a plain URL.
+ */
+function prefixOf(rest: string): { url: string; after: string } | undefined {
+  if (rest.endsWith('*')) return { url: rest.slice(0, -1), after: '' };
+  const m = /\*\?after=([^&]*)$/.exec(rest);
+  if (!m) return undefined;
+  try {
+    return { url: rest.slice(0, m.index), after: decodeURIComponent(m[1]) };
+  } catch {
+    throw httpError(400, 'the paging cursor has a malformed percent-encoding');
+  }
+}
+
+/** `GET /web/`: search box, sites, latest captures. */
+async function home(app: FastifyInstance, req: Req, reply: FastifyReply, homeSites: () => Promise<Site[]>): Promise<FastifyReply> {
+  const [siteList, recent, total] = await Promise.all([homeSites(), recentCaptures(app.store.index, 20), app.store.index.count()]);
+  return render(req, reply, 200, 'home', { title: 'Web archive', sites: siteList, recent, total, archives: app.config.archives.map((a) => a.id) });
+}
+
+/** `GET /web/search?q=…`: a URL → its calendar; a prefix ending in `*` → its listing. 400 page for what is not a URL. */
+async function search(req: Req, reply: FastifyReply, max: number): Promise<FastifyReply> {
+  const q = String((req.query as Record<string, unknown>).q ?? '').trim();
+  if (!q) return redirect(reply, 302, `${req.base}/web/`);
+  const isPrefix = q.endsWith('*');
+  const { uriR } = parseUrl(isPrefix ? q.slice(0, -1) : q, max);
+  return redirect(reply, 302, `${req.base}/web/*/${uriR}${isPrefix ? '*' : ''}`);
+}
+
+// `GET /web/<sel>*/<url>`: the calendar of every capture of the URL. `sel`
+// empty: the year of the last capture; `YYYY`: that year; `YYYYMM`: that
+// year; `YYYYMMDD`: that year and the list of that day's captures.
+async function calendarPage(app: FastifyInstance, req: Req, reply: FastifyReply, sel: string, url: string, max: number): Promise<FastifyReply> {
+  const { uriR, urlkey } = parseUrl(url, max);
+  const summary = await calendarSummary(app.store.index, urlkey);
+  if (!summary) return notArchived(req, reply, uriR);
+  if (sel && sel.length !== 4 && sel.length !== 6 && sel.length !== 8)
+    throw httpError(400, `a calendar is /web/*/<url>, /web/<YYYY>*/<url> or /web/<YYYYMMDD>*/<url>`);
+  const year = sel ? Number(sel.slice(0, 4)) : new Date(summary.last * 1000).getUTCFullYear();
+  const days = await daysOfYear(app.store.index, urlkey, year);
+  let day: { label: string; captures: (Capture & { prev?: number })[]; more: boolean } | undefined;
+  if (sel.length === 8) {
+    const from = parseTs(sel);
+    const { captures, before } = await capturesBetween(app.store.index, urlkey, from, from + 86400);
+    let prev = before;
+    const withPrev = captures.map((c) => {
+      const out = { ...c, prev };
+      prev = c.datetime;
+      return out;
+    });
+    day = { label: longDate(from).replace(/, .*/, ''), captures: withPrev, more: captures.length === DAY_LIMIT };
+  }
+  const months = Array.from({ length: 12 }, (_, m) => monthGrid(year, m, days));
+  const maxYear = Math.max(...summary.years.map((y) => y.n));
+  return render(req, reply, 200, 'calendar', {
+    title: `Captures of ${uriR}`,
+    uriR,
+    summary,
+    year,
+    maxYear,
+    maxMonth: Math.max(1, ...summary.years.flatMap((y) => y.months)),
+    months,
+    daySel: sel.length === 8 ? sel : '',
+    day,
+    timemap: uris.indexTimemap(req.base, uriR),
+  });
+}
+
+/** One month of a year as weeks of days (Monday first), each day with its capture count. */
+function monthGrid(year: number, month: number, days: Map<string, number>) {
+  const first = new Date(Date.UTC(year, month, 1));
+  const length = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  const lead = (first.getUTCDay() + 6) % 7;
+  const cells: ({ day: number; n: number; key: string } | null)[] = new Array(lead).fill(null);
+  for (let d = 1; d <= length; d++) {
+    const mm = String(month + 1).padStart(2, '0');
+    const dd = String(d).padStart(2, '0');
+    cells.push({ day: d, n: days.get(`${mm}-${dd}`) ?? 0, key: `${year}${mm}${dd}` });
+  }
+  while (cells.length % 7) cells.push(null);
+  const weeks = [];
+  for (let i = 0; i < cells.length; i += 7) weeks.push(cells.slice(i, i + 7));
+  const total = [...days.entries()].filter(([k]) => Number(k.slice(0, 2)) === month + 1).reduce((a, [, n]) => a + n, 0);
+  return { month, name: monthName(month), weeks, total };
+}
+
+// `GET /web/*/<prefix>*[?after=<urlkey>]`: the archived URLs under a prefix, PREFIX_PAGE a page.
+async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, url: string, after: string, max: number): Promise<FastifyReply> {
+  const { uriR, urlkey } = parseUrl(url, max);
+  const rows = await urlsUnder(app.store.index, urlkey, after, PREFIX_PAGE + 1);
+  const more = rows.length > PREFIX_PAGE;
+  const page = rows.slice(0, PREFIX_PAGE);
+  const next = more ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(page[page.length - 1].urlkey)}` : undefined;
+  const status = page.length || after ? 200 : 404;
+  return render(req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after });
+}
+
+/** The banner's view of the capture nearest to `<ts>` (shared by the replay page and its `_banner` fragment). */
+function bannerData(req: FastifyRequest, uriR: string, asked: number, n: NonNullable<Awaited<ReturnType<typeof nearestCapture>>>) {
+  const m = n.memento;
+  const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${ts14(c.datetime)}/${c.uri_r}` : undefined);
+  return {
+    uriR: m.uri_r,
+    asked,
+    memento: m,
+    ts: ts14(m.datetime),
+    frame: uris.memento(req.base, m.archive_id, m),
+    nav: { first: web(n.first), prev: web(n.prev), next: web(n.next), last: web(n.last) },
+    calendar: `${req.base}/web/${ts14(m.datetime).slice(0, 8)}*/${uriR}`,
+    raw: uris.memento(req.base, m.archive_id, m, 'raw'),
+    timemap: uris.indexTimemap(req.base, uriR),
+    diffPrev: n.prev ? `${req.base}/web/diff/${ts14(n.prev.datetime)}/${ts14(m.datetime)}/${uriR}` : undefined,
+  };
+}
+
+/**
+ * `GET /web/<ts>/<url>`: the banner and the archival replay of the capture
+ * nearest to `<ts>` in any archive; `fragment`: the banner alone (what the
+ * page's script fetches when the frame navigates).
+ */
+async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number, fragment: boolean): Promise<FastifyReply> {
+  const asked = parseTs(ts);
+  const { uriR, urlkey } = parseUrl(url, max);
+  const n = await nearestCapture(app.store.index, urlkey, asked);
+  if (!n) return notArchived(req, reply, uriR);
+  const banner = bannerData(req, uriR, asked, n);
+  if (fragment) return render(req, reply, 200, 'banner', { banner });
+  return render(req, reply, 200, 'replay', { title: `${uriR} — ${longDate(n.memento.datetime)}`, banner });
+}
+
+/** `GET /web/<ts>id_/<url>`, `…ol_/…`: 302 to that form of the capture nearest to `<ts>`. */
+async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, form: 'raw' | 'links', url: string, max: number) {
+  const asked = parseTs(ts);
+  const { uriR, urlkey } = parseUrl(url, max);
+  const n = await nearestCapture(app.store.index, urlkey, asked);
+  if (!n) return notArchived(req, reply, uriR);
+  return redirect(reply, 302, uris.memento(req.base, n.memento.archive_id, n.memento, form));
+}
+
+/** 404 page for a URL no archive has: says so, links to the live URL and to the prefix listing of its site. */
+function notArchived(req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
+  const site = new URL(uriR);
+  return render(req, reply, 404, 'not-archived', { title: `Not archived: ${uriR}`, uriR, siteUrl: `${req.base}/web/*/${site.origin}/*` });
+}
+
+/** One line of a diff: kept, removed, added, or a run of kept lines left out; words marked within a changed line. */
+interface DiffRow {
+  kind: 'same' | 'del' | 'ins' | 'change' | 'skip';
+  left?: { text: string; mark?: 'del' }[];
+  right?: { text: string; mark?: 'ins' }[];
+  skipped?: number;
+}
+
+/** Kept lines shown around a change. */
+const CONTEXT = 3;
+/** Beyond this many line edits the texts are too different to diff line by line (both are shown instead). */
+const MAX_EDITS = 20_000;
+
+/** The rows of a line diff between two texts, with word marks inside changed lines and long unchanged runs folded. */
+export function diffRows(a: string[], b: string[]): { rows: DiffRow[]; added: number; removed: number } | undefined {
+  const parts = diffArrays(a, b, { maxEditLength: MAX_EDITS });
+  if (!parts) return undefined;
+  const rows: DiffRow[] = [];
+  let added = 0;
+  let removed = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    if (!p.added && !p.removed) {
+      const lines = p.value;
+      const keepHead = i === 0 ? 0 : CONTEXT;
+      const keepTail = i === parts.length - 1 ? 0 : CONTEXT;
+      if (lines.length > keepHead + keepTail + 1) {
+        for (const l of lines.slice(0, keepHead)) rows.push({ kind: 'same', left: [{ text: l }], right: [{ text: l }] });
+        rows.push({ kind: 'skip', skipped: lines.length - keepHead - keepTail });
+        for (const l of lines.slice(lines.length - keepTail)) rows.push({ kind: 'same', left: [{ text: l }], right: [{ text: l }] });
+      } else for (const l of lines) rows.push({ kind: 'same', left: [{ text: l }], right: [{ text: l }] });
+      continue;
+    }
+    if (p.removed && parts[i + 1]?.added) {
+      const del = p.value;
+      const ins = parts[i + 1].value;
+      removed += del.length;
+      added += ins.length;
+      for (let k = 0; k < Math.max(del.length, ins.length); k++) {
+        if (k < del.length && k < ins.length) {
+          const words = diffWordsWithSpace(del[k], ins[k]);
+          rows.push({
+            kind: 'change',
+            left: words.filter((w) => !w.added).map((w) => ({ text: w.value, mark: w.removed ? 'del' : undefined })),
+            right: words.filter((w) => !w.removed).map((w) => ({ text: w.value, mark: w.added ? 'ins' : undefined })),
+          });
+        } else if (k < del.length) rows.push({ kind: 'del', left: [{ text: del[k], mark: 'del' }] });
+        else rows.push({ kind: 'ins', right: [{ text: ins[k], mark: 'ins' }] });
+      }
+      i++;
+      continue;
+    }
+    for (const l of p.value) {
+      if (p.removed) {
+        removed++;
+        rows.push({ kind: 'del', left: [{ text: l, mark: 'del' }] });
+      } else {
+        added++;
+        rows.push({ kind: 'ins', right: [{ text: l, mark: 'ins' }] });
+      }
+    }
+  }
+  return { rows, added, removed };
+}
+
+/** `GET /web/diff/<ts1>/<ts2>/<url>`: the text of the captures nearest to each timestamp, compared line by line. */
+async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, rest: string, max: number): Promise<FastifyReply> {
+  const [t1s, afterFirst] = splitFirst(rest);
+  const [t2s, url] = splitFirst(afterFirst);
+  const t1 = parseTs(t1s);
+  const t2 = parseTs(t2s);
+  const { uriR, urlkey } = parseUrl(url, max);
+  const [n1, n2] = await Promise.all([nearestCapture(app.store.index, urlkey, t1), nearestCapture(app.store.index, urlkey, t2)]);
+  if (!n1 || !n2) return notArchived(req, reply, uriR);
+  const [a, b] = await Promise.all([readText(app, urlkey, n1.memento), readText(app, urlkey, n2.memento)]);
+  const version = (c: Capture, text: CaptureText) => ({
+    capture: c,
+    page: `${req.base}/web/${ts14(c.datetime)}/${c.uri_r}`,
+    raw: uris.memento(req.base, c.archive_id, c, 'raw'),
+    lines: text.lines.length,
+    truncated: text.truncated,
+    kind: text.kind,
+  });
+  const same = n1.memento.digest === n2.memento.digest && n1.memento.status === n2.memento.status;
+  const diff = a.kind === 'none' || b.kind === 'none' ? undefined : diffRows(a.lines, b.lines);
+  return render(req, reply, 200, 'diff', {
+    title: `Changes to ${uriR}`,
+    uriR,
+    older: version(n1.memento, a),
+    newer: version(n2.memento, b),
+    same,
+    diff,
+    tooDifferent: a.kind !== 'none' && b.kind !== 'none' && !diff,
+    calendar: `${req.base}/web/*/${uriR}`,
+  });
+}
+
+/** The text of one capture (text.ts), read from its WARC record. */
+async function readText(app: FastifyInstance, urlkey: string, c: Capture): Promise<CaptureText> {
+  const rows = await app.store.index.browse<MementoRow>(
+    'web.row',
+    'SELECT * FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND datetime = $datetime',
+    { $urlkey: urlkey, $archive: c.archive_id, $datetime: c.datetime },
+  );
+  if (!rows[0]) return { kind: 'none', lines: [], truncated: false };
+  return captureText(await app.store.readResponse(rows[0]), c.mime);
+}

@@ -1,0 +1,305 @@
+/**
+ * The pages for people (`/web/`) over HTTP: what each page says (counts,
+ * dates, links), where the search box leads, paging, the HTML TimeMap
+ * redirect, errors as pages, and that every page names only the archive's
+ * own resources. The same pages in a browser: test/e2e/web-pages.test.ts.
+ */
+import t, { type Test } from 'tap';
+import { toTimestamp14 } from '../../shared/http-date.js';
+import { exactUrlkey } from '../../shared/uri.js';
+import type { NewMementoRow } from '../../archive/store/index-db.js';
+import { diffRows } from '../../archive/web/routes.js';
+import { distance } from '../../archive/web/format.js';
+import { hostOfSurt } from '../../archive/web/queries.js';
+import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
+import { epoch, seed, ts14 } from '../conformance/helpers.js';
+
+const HTML = { accept: 'text/html' };
+
+/** Index rows for `uriR` at each instant (epoch s): the pages that only list never read the WARC records. */
+function rows(archiveId: string, uriR: string, instants: number[]): NewMementoRow[] {
+  return instants.map((datetime, i) => ({
+    archive_id: archiveId,
+    urlkey: exactUrlkey(uriR),
+    uri_r: uriR,
+    datetime,
+    status: 200,
+    mime: 'text/html',
+    digest: `sha256:${i}`,
+    warc_file: 'none.warc.gz',
+    warc_offset: i,
+    warc_length: 1,
+    client_ip: null,
+  }));
+}
+
+/** The `aria-label`s of the links matching `cls` (e.g. the calendar's days). */
+function labels(html: string, container: RegExp): string[] {
+  return [...html.matchAll(container)].map((m) => m[1].replace(/&#39;/g, "'"));
+}
+
+/** Every URL a page makes the browser load or follow (src, href, action), ignoring links to the live web that are marked so. */
+function loadedUrls(html: string): string[] {
+  return [...html.matchAll(/<(script|link|iframe|img)\b[^>]*\b(?:src|href)="([^"]*)"/g)].map((m) => m[2]);
+}
+
+async function withArchive(t: Test): Promise<TestArchive> {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  return a;
+}
+
+t.test('calendar: counts per year, month and day aggregated over both archives', async (t) => {
+  const a = await withArchive(t);
+  const uriR = 'http://www.example.org/busy';
+  const day = (y: number, m: number, d: number, h = 12) => Date.UTC(y, m - 1, d, h) / 1000;
+  // 2025 (archive "2025"): 3 on 1 March, 1 on 2 March, 2 in July; 2026 (archive "current"): 4 on 6 January.
+  await a.store.index.insertMany([
+    ...rows('2025', uriR, [day(2025, 3, 1, 1), day(2025, 3, 1, 2), day(2025, 3, 1, 3), day(2025, 3, 2), day(2025, 7, 9), day(2025, 7, 10)]),
+    ...rows('current', uriR, [day(2026, 1, 6, 1), day(2026, 1, 6, 2), day(2026, 1, 6, 3), day(2026, 1, 6, 4)]),
+  ]);
+  const cal = await request(`${a.url}/web/*/${uriR}`, { headers: HTML });
+  t.equal(cal.status, 200);
+  t.equal(cal.headers['content-type'], 'text/html; charset=utf-8');
+  t.match(cal.text, /<strong>10 captures<\/strong> between <time datetime="2025-03-01T01:00:00Z">1 March 2025, 01:00:00 UTC<\/time> and/);
+  t.same(labels(cal.text, /<a href="[^"]*\/web\/\d{4}\*\/[^"]*"(?: aria-current="page")? aria-label="([^"]+)"/g), ['2025: 6 captures', '2026: 4 captures']);
+  t.match(cal.text, /aria-current="page" aria-label="2026: 4 captures"/, 'the latest year is the one shown');
+  t.same(labels(cal.text, /<td class="has[^"]*"><a [^>]*aria-label="([^"]+)"/g), ['6 January 2026: 4 captures']);
+
+  const y2025 = await request(`${a.url}/web/2025*/${uriR}`, { headers: HTML });
+  t.same(labels(y2025.text, /<td class="has[^"]*"><a [^>]*aria-label="([^"]+)"/g), [
+    '1 March 2025: 3 captures',
+    '2 March 2025: 1 capture',
+    '9 July 2025: 1 capture',
+    '10 July 2025: 1 capture',
+  ]);
+  t.match(y2025.text, /<caption>March <span class="n">4<\/span><\/caption>/, 'a month shows its total');
+
+  const d = await request(`${a.url}/web/20250301*/${uriR}`, { headers: HTML });
+  const times = [...d.text.matchAll(/<a class="capture" href="([^"]+)"/g)].map((m) => m[1]);
+  t.same(
+    times,
+    ['010000', '020000', '030000'].map((hms) => `${a.url}/web/20250301${hms}/${uriR}`),
+    "the day's captures, each a link to its replay",
+  );
+  t.match(d.text, /first capture/, 'the first capture has nothing to compare with');
+  t.match(d.text, new RegExp(`/web/diff/20250301010000/20250301020000/${uriR}">Compare with previous`));
+
+  t.equal((await request(`${a.url}/web/*/http://www.example.org/other`, { headers: HTML })).status, 404, 'a URL never captured: 404 page');
+  t.equal((await request(`${a.url}/web/123*/${uriR}`, { headers: HTML })).status, 400, 'a selector of 3 digits: 400');
+});
+
+t.test('prefix listing: every URL under the prefix once, in pages of 100, with counts and dates', async (t) => {
+  const a = await withArchive(t);
+  const t0 = Date.UTC(2026, 1, 1) / 1000;
+  const urls = Array.from({ length: 230 }, (_, i) => `http://docs.example.org/manual/p${String(i).padStart(3, '0')}.html`);
+  await a.store.index.insertMany(urls.flatMap((u, i) => rows('current', u, i === 7 ? [t0, t0 + 86400] : [t0])));
+  // Neighbours that must not match: another host, and a path beside the prefix.
+  await a.store.index.insertMany([
+    ...rows('current', 'http://docs.example.org/manualx.html', [t0]),
+    ...rows('current', 'http://docs.example.org.au/manual/a', [t0]),
+  ]);
+  const seen: string[] = [];
+  let next: string | undefined = `${a.url}/web/*/docs.example.org/manual/*`;
+  let pages = 0;
+  while (next) {
+    const page = await request(next, { headers: HTML });
+    t.equal(page.status, 200);
+    pages++;
+    for (const m of page.text.matchAll(/<td class="url"><a href="[^"]*">([^<]+)<\/a><\/td><td class="num">(\d+)<\/td>/g)) {
+      seen.push(m[1]);
+      if (m[1].endsWith('p007.html')) t.equal(m[2], '2', 'a URL with two captures counts 2');
+    }
+    next = /<a href="([^"]+)" rel="next">/.exec(page.text)?.[1].replace(/&amp;/g, '&');
+  }
+  t.equal(pages, 3);
+  t.same(seen, urls, 'each URL exactly once, in order; neighbours left out');
+  const after = encodeURIComponent(exactUrlkey(urls[urls.length - 1]));
+  const host = await request(`${a.url}/web/*/docs.example.org/*?after=${after}`, { headers: HTML });
+  t.match(host.text, /manualx\.html/, 'a host prefix lists every path of the host (after the last manual/ page)');
+  t.notMatch(host.text, /example\.org\.au/, 'but not another host that shares the start of its name');
+  t.equal((await request(`${a.url}/web/*/nothing.example/*`, { headers: HTML })).status, 404);
+});
+
+t.test('search: a URL (with or without scheme, host:port) → its calendar; a prefix → its listing; not a URL → 400 page', async (t) => {
+  const a = await withArchive(t);
+  const go = async (q: string) => request(`${a.url}/web/search?q=${encodeURIComponent(q)}`, { headers: HTML });
+  const cases: [string, string][] = [
+    ['example.org/page.html', '/web/*/http://example.org/page.html'],
+    ['  https://Example.ORG/a?b=1  ', '/web/*/https://example.org/a?b=1'],
+    ['localhost:8080/x', '/web/*/http://localhost:8080/x'],
+    ['example.org/docs/*', '/web/*/http://example.org/docs/*'],
+    ['example.org*', '/web/*/http://example.org/*'],
+  ];
+  for (const [q, where] of cases) {
+    const r = await go(q);
+    t.equal(r.status, 302, q);
+    t.equal(r.headers.location, a.url + where, q);
+  }
+  const empty = await go('');
+  t.equal(empty.headers.location, `${a.url}/web/`, 'an empty search goes home');
+  const bad = await go('javascript:alert(1)');
+  t.equal(bad.status, 400);
+  t.match(bad.headers['content-type'], /^text\/html/);
+  t.match(bad.text, /only http and https URLs are archived/);
+});
+
+t.test('replay page: the capture nearest to <ts> in any archive, its neighbours, the distance; id_ and ol_ redirect', async (t) => {
+  const a = await withArchive(t);
+  const uriR = 'http://www.example.org/page';
+  const dates = ['Mon, 01 Dec 2025 12:00:00 GMT', 'Sat, 20 Dec 2025 12:00:00 GMT', 'Fri, 02 Jan 2026 12:00:00 GMT'];
+  for (const d of dates) await seed(a, uriR, d);
+  // 1 January 2026, 00:00: nearer to 2 January (archive "current") than to 20 December (archive "2025").
+  const r = await request(`${a.url}/web/20260101/${uriR}`, { headers: HTML });
+  t.equal(r.status, 200);
+  t.match(
+    r.text,
+    new RegExp(`<iframe id="memento-frame" name="memento" src="${a.url}/current/memento/20260102120000/${uriR}"`),
+    'the frame holds the archival replay',
+  );
+  t.match(r.text, /1 day 12 hours after the time asked for/);
+  t.match(r.text, new RegExp(`href="${a.url}/web/20251201120000/${uriR}"[^>]*data-nav="first"`));
+  t.match(r.text, new RegExp(`href="${a.url}/web/20251220120000/${uriR}"[^>]*data-nav="prev"`), 'previous is in the other archive');
+  t.match(r.text, /<span class="off" data-nav="next">/, 'the last capture has no next');
+  t.match(r.text, new RegExp(`href="${a.url}/web/diff/20251220120000/20260102120000/${uriR}"`));
+  t.match(r.text, new RegExp(`href="${a.url}/current/memento/20260102120000id_/${uriR}"[^>]*>Raw`));
+  t.match(r.text, new RegExp(`href="${a.url}/tg/timemap/${uriR}"[^>]*>TimeMap`));
+  const frag = await request(`${a.url}/web/_banner/20251201120000/${uriR}`, { headers: HTML });
+  t.match(frag.text, /^<div class="banner-inner"/, 'the banner alone, for the script');
+  t.match(frag.text, /exactly the time asked for/);
+  const raw = await request(`${a.url}/web/2025id_/${uriR}`);
+  t.equal(raw.status, 302);
+  t.equal(raw.headers.location, `${a.url}/2025/memento/20251201120000id_/${uriR}`);
+  const ol = await request(`${a.url}/web/20251221ol_/${uriR}`);
+  t.equal(ol.headers.location, `${a.url}/2025/memento/20251220120000ol_/${uriR}`);
+  const none = await request(`${a.url}/web/2025/http://www.example.org/never`, { headers: HTML });
+  t.equal(none.status, 404);
+  t.match(none.text, /<a href="http:\/\/www\.example\.org\/never" rel="noreferrer">/, 'the 404 page links to the live URL');
+  t.equal((await request(`${a.url}/web/2025x/${uriR}`, { headers: HTML })).status, 404, 'not a page of the archive');
+  t.equal((await request(`${a.url}/web/20251301/${uriR}`, { headers: HTML })).status, 400, 'month 13: 400');
+});
+
+t.test('diff: changed lines and words, identical captures, captures that are not text', async (t) => {
+  const a = await withArchive(t);
+  const uriR = 'http://www.example.org/d';
+  const put = (date: string, body: string | Buffer, type = 'text/html') =>
+    putCapture(a, uriR, captureRecord({ host: 'www.example.org', target: '/d', date, body, responseHeaders: [['Content-Type', type]] }));
+  await put(
+    'Mon, 05 Jan 2026 10:00:00 GMT',
+    '<html><head><title>T</title><script>var x = 1;</script></head><body><p>Price: 10 euros</p><p>Same</p></body></html>',
+  );
+  await put(
+    'Tue, 06 Jan 2026 10:00:00 GMT',
+    '<html><head><title>T</title><script>var x = 2;</script></head><body><p>Price: 12 euros</p><p>Same</p><p>New &amp; shiny</p></body></html>',
+  );
+  const d = await request(`${a.url}/web/diff/20260105100000/20260106100000/${uriR}`, { headers: HTML });
+  t.equal(d.status, 200);
+  t.match(d.text, /\+2 lines added<\/span>, <span class="removed">−1 line removed/);
+  t.match(d.text, /Price: <del>10<\/del> euros/);
+  t.match(d.text, /Price: <ins>12<\/ins> euros/);
+  t.match(d.text, /<ins>New &amp; shiny<\/ins>/, 'text is escaped in the page');
+  t.notMatch(d.text, /var x/, 'scripts are not text a reader sees');
+
+  await put('Wed, 07 Jan 2026 10:00:00 GMT', Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2]), 'image/png');
+  await put('Thu, 08 Jan 2026 10:00:00 GMT', Buffer.from([0x89, 0x50, 0x4e, 0x47, 3, 4]), 'image/png');
+  const img = await request(`${a.url}/web/diff/20260107100000/20260108100000/${uriR}`, { headers: HTML });
+  t.match(img.text, /These captures are not text: their bytes differ/);
+  const same = await request(`${a.url}/web/diff/20260108100000/20260108100000/${uriR}`, { headers: HTML });
+  t.match(same.text, /The two captures are identical/);
+});
+
+t.test('diffRows: folds long unchanged runs, pairs changed lines', async (t) => {
+  const a = Array.from({ length: 20 }, (_, i) => `line ${i}`);
+  const b = [...a];
+  b[10] = 'line ten';
+  const out = diffRows(a, b)!;
+  t.equal(out.added, 1);
+  t.equal(out.removed, 1);
+  t.same(
+    out.rows.map((r) => r.kind),
+    ['skip', 'same', 'same', 'same', 'change', 'same', 'same', 'same', 'skip'],
+  );
+  t.equal(out.rows[0].skipped, 7);
+  t.same(out.rows[4].left, [
+    { text: 'line ', mark: undefined },
+    { text: '10', mark: 'del' },
+  ]);
+});
+
+t.test('distance and host names in words', async (t) => {
+  t.equal(distance(100, 100), 'exactly the time asked for');
+  t.equal(distance(100 + 3 * 86400 + 7200, 100), '3 days 2 hours after the time asked for');
+  t.equal(distance(0, 400 * 86400), '1 year 1 month before the time asked for');
+  t.equal(distance(61, 0), '1 minute 1 second after the time asked for');
+  t.equal(hostOfSurt('org,example,www'), 'www.example.org');
+  t.equal(hostOfSurt('org,example:8080'), 'example.org:8080');
+  t.equal(hostOfSurt('[::1]:8080'), '[::1]:8080');
+});
+
+t.test('a browser opening a TimeMap gets the calendar; Memento clients get link-format', async (t) => {
+  const a = await withArchive(t);
+  const uriR = 'http://www.example.org/tm';
+  await seed(a, uriR, 'Mon, 05 Jan 2026 10:00:00 GMT');
+  for (const url of [`${a.url}/current/timemap/link/${uriR}`, `${a.url}/tg/timemap/${uriR}`]) {
+    const browser = await request(url, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    t.equal(browser.status, 302, url);
+    t.equal(browser.headers.location, `${a.url}/web/*/${uriR}`);
+    t.equal(browser.headers.vary, 'Accept');
+    for (const accept of [undefined, 'application/link-format', '*/*', 'text/html;q=0']) {
+      const client = await request(url, { headers: accept ? { accept } : {} });
+      t.equal(client.status, 200, `${url} Accept: ${accept}`);
+      t.equal(client.headers['content-type'], 'application/link-format');
+      t.equal(client.headers.vary, 'Accept');
+    }
+  }
+});
+
+t.test('every page: own-origin resources only, a CSP, HEAD like GET, / and /web redirect home', async (t) => {
+  const a = await withArchive(t);
+  const uriR = 'http://www.example.org/x?a=1';
+  await seed(a, uriR, 'Mon, 05 Jan 2026 10:00:00 GMT');
+  await seed(a, uriR, 'Tue, 06 Jan 2026 10:00:00 GMT');
+  for (const p of ['/', '/web']) {
+    const r = await request(a.url + p);
+    t.equal(r.status, 302);
+    t.equal(r.headers.location, `${a.url}/web/`);
+  }
+  const ts = ts14('Mon, 05 Jan 2026 10:00:00 GMT');
+  for (const p of [
+    '/web/',
+    `/web/*/${uriR}`,
+    `/web/*/www.example.org/*`,
+    `/web/${ts}/${uriR}`,
+    `/web/diff/${ts}/20260106/${uriR}`,
+    '/web/*/nowhere.example/',
+  ]) {
+    const r = await request(a.url + p, { headers: HTML });
+    t.match(r.headers['content-security-policy'], /^default-src 'self';/, p);
+    const urls = loadedUrls(r.text);
+    t.ok(urls.length >= 2, `${p}: loads its stylesheet and script`);
+    t.same(
+      urls.filter((u) => !u.startsWith(a.url + '/')),
+      [],
+      `${p}: loads nothing from outside the archive`,
+    );
+    const head = await request(a.url + p, { method: 'HEAD', headers: HTML });
+    t.equal(head.status, r.status);
+    t.equal(head.body.length, 0);
+  }
+  const css = await request(`${a.url}/_static/web.css`);
+  t.equal(css.headers['content-type'], 'text/css; charset=utf-8');
+  const js = await request(`${a.url}/_static/web.js`);
+  t.equal(js.headers['content-type'], 'text/javascript; charset=utf-8');
+  t.equal(epoch('Mon, 05 Jan 2026 10:00:00 GMT'), Date.UTC(2026, 0, 5, 10) / 1000);
+  t.equal(toTimestamp14(Date.UTC(2026, 0, 5, 10) / 1000), ts);
+});
+
+t.test('what people type is escaped, never markup', async (t) => {
+  const a = await withArchive(t);
+  const evil = 'http://www.example.org/"><script>alert(1)</script>?q=<b>"x"</b>';
+  const r = await request(`${a.url}/web/*/${evil}`, { headers: HTML });
+  t.equal(r.status, 404);
+  t.notMatch(r.text, /<script>alert|<b>/);
+  const s = await request(`${a.url}/web/search?q=${encodeURIComponent('<img src=x onerror=alert(1)>')}`, { headers: HTML });
+  t.notMatch(s.text, /<img src=x/);
+});
