@@ -1,21 +1,19 @@
-// The pages for people, under `/web/`, in the Wayback Machine's URL shapes
-// (docs/url-space.md has the table):
-//
-// - `/web/` home: a search box, the archived sites, the latest captures
-// - `/web/*/<url>` every capture of a URL as a calendar (years, then the
-//   months of one year with the days that have captures);
-//   `/web/<YYYY>*/<url>` one year, `/web/<YYYYMMDD>*/<url>` one day's list
-// - `/web/*/<prefix>*` the archived URLs under a prefix, paged
-// - `/web/<ts>/<url>` a banner above the archival replay of the capture
-//   nearest to `<ts>` in any archive (an iframe); `<ts>id_` and `<ts>ol_`
-//   redirect to that capture's raw and original-links forms
-// - `/web/diff/<ts1>/<ts2>/<url>` what changed between two captures
-//
-// Server-rendered with Eta templates (archive/web/views/) through
-// @fastify/view; the one stylesheet and one script are the archive's own
-// (`/_static/web.css`, `/_static/web.js`); the pages work without the
-// script (it keeps the banner in step with navigation inside the frame and
-// adds the reader's local time on hover).
+/**
+ * The pages for people, under `/web/`, in the Wayback Machine's URL shapes
+ * (the table is in docs/url-space.md): the home page with its search box;
+ * the calendar of a URL (a `*` selector before the URL: all years, one
+ * year, or one day with its list of captures); the archived URLs under a
+ * prefix (a URL ending in `*`), paged; the archival replay of the capture
+ * nearest to a timestamp under a banner (`/web/<ts>/<url>`, an iframe;
+ * `<ts>id_` and `<ts>ol_` redirect to the raw and original-links forms);
+ * and what changed between two captures (`/web/diff/<ts1>/<ts2>/<url>`).
+ *
+ * Server-rendered with Eta templates (archive/web/views/) through
+ * @fastify/view; the one stylesheet and one script are the archive's own
+ * (`/_static/web.css`, `/_static/web.js`); the pages work without the
+ * script (it keeps the banner in step with navigation inside the frame and
+ * adds the reader's local time on hover).
+ */
 import { fileURLToPath } from 'node:url';
 import fastifyView from '@fastify/view';
 import { diffArrays, diffWordsWithSpace } from 'diff';

@@ -134,7 +134,7 @@ t.test('issue 12 point 5: mementos of the Apache manual and the sample site in C
   let siteUp = true;
   t.teardown(() => (siteUp ? site.close() : undefined));
 
-  await writeFile(path.join(work, 'archive.yaml'), `listen: 127.0.0.1:0\ndata_dir: data\narchives:\n  - id: web\n`);
+  await writeFile(path.join(work, 'archive.yaml'), `listen: 127.0.0.1:0\ndata_dir: data\narchives:\n  - id: manual\n`);
   const archive: Daemon = await startDaemon('memento-archive.js', ['serve', '--config', path.join(work, 'archive.yaml'), '--quiet']);
   t.teardown(() => archive.stop());
   const archivePort = new URL(archive.url).port;
@@ -211,14 +211,14 @@ t.test('issue 12 point 5: mementos of the Apache manual and the sample site in C
     const res = await page.goto(`${archive.url}/tg/${l.url}`, { waitUntil: 'networkidle0' });
     t.equal(res?.status(), 200, `memento of ${l.path}`);
     const uriM = page.url();
-    const ts = /\/web\/memento\/(\d{14})\//.exec(uriM)?.[1];
+    const ts = /\/manual\/memento\/(\d{14})\//.exec(uriM)?.[1];
     t.ok(ts, `${l.path}: the redirector led to a URI-M (${uriM})`);
     const shot = await screenshot(page);
     await writeFile(path.join(SCREENSHOT_DIR, `${name(l.path)}.memento.png`), shot);
     const diff = comparePng(l.shot, shot, path.join(SCREENSHOT_DIR, `${name(l.path)}.diff.png`));
     // (c) every http(s) link is an archive address at the page's own datetime.
     const hrefs = await page.$$eval('a[href], area[href]', (as) => as.map((a) => (a as HTMLAnchorElement).href));
-    const prefix = `${archive.url}/web/memento/${ts}/`;
+    const prefix = `${archive.url}/manual/memento/${ts}/`;
     const badLinks = hrefs.filter((h) => /^https?:/.test(h) && !h.startsWith(prefix));
     results.push({ path: l.path, percent: diff.percent, outside: [...outside], refused: [...refused], badLinks });
   }
@@ -238,7 +238,7 @@ t.test('issue 12 point 5: mementos of the Apache manual and the sample site in C
     t.same(r.badLinks, [], `${r.path}: (c) every link is an archive address at the page's datetime`);
   }
   // (c) following a link lands on the memento of that page from the same visit.
-  const uriROf = (uriM: string) => uriM.replace(/^.*?\/web\/memento\/\d{14}\//, '').replace(/#.*$/, '');
+  const uriROf = (uriM: string) => uriM.replace(/^.*?\/manual\/memento\/\d{14}\//, '').replace(/#.*$/, '');
   const followed = new Set<string>();
   for (const r of results.filter((_, i) => i % 3 === 0)) {
     await page.goto(`${archive.url}/tg/${proxy.url}${r.path}`, { waitUntil: 'networkidle0' });

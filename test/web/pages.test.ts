@@ -303,3 +303,9 @@ t.test('what people type is escaped, never markup', async (t) => {
   const s = await request(`${a.url}/web/search?q=${encodeURIComponent('<img src=x onerror=alert(1)>')}`, { headers: HTML });
   t.notMatch(s.text, /<img src=x/);
 });
+
+t.test('an archive may not be named after a page or API of the archive', async (t) => {
+  for (const id of ['web', 'cdx', '_static', 'healthz', 'metrics']) {
+    await t.rejects(startArchive(`archives:\n  - id: "${id}"\n`), { message: new RegExp(`archive id "${id}" is a fixed word of the URL space`) }, id);
+  }
+});
