@@ -55,7 +55,7 @@ export interface ArchiveConfig {
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
-const RESERVED_IDS = new Set(['tg', 'put', '.well-known', 'timegate', 'memento', 'timemap', 'timebundle', 'web', 'cdx', '_static', 'healthz', 'metrics']);
+const RESERVED_IDS = new Set(['tg', 'put', '.well-known', 'timegate', 'memento', 'timemap', 'timebundle', 'web', 'cdx', 'healthz', 'metrics']);
 
 /**
  * An instant in the config: ISO 8601 (`2026-01-01T00:00:00Z`, a date alone
