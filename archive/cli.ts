@@ -16,6 +16,7 @@ import cliProgress from 'cli-progress';
 import { ConfigError } from '../shared/config.js';
 import { jsonLinesLogger } from '../shared/log.js';
 import { formatHostPort } from '../shared/net.js';
+import type { AccessRules } from './access.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 import { buildArchiveServer } from './server.js';
 import { IndexDb } from './store/index-db.js';
@@ -141,22 +142,28 @@ async function serve(config: ArchiveConfig, configFile: string, quiet: boolean):
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => reread(configFile, config, log));
+  process.on('SIGHUP', () => reread(configFile, config, log, app.access));
 }
 
 /**
  * SIGHUP (`systemctl reload`): reads the config file again and says what
- * it found: a mistake (`file:line: reason`), or which settings differ from
- * the running ones (those take effect at the next start). Never stops the
- * daemon.
+ * it found: a mistake (`file:line: reason`; everything running stays), or
+ * the access rules now in force (`access`: how many; they apply from the
+ * next request on) and which other settings differ from the running ones
+ * (`changed`: those take effect at the next start). Never stops the daemon.
  */
-function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger']): void {
+function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger'], access: AccessRules): void {
   try {
     const fresh = loadArchiveConfig(configFile);
-    const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter((k) => JSON.stringify(running[k]) !== JSON.stringify(fresh[k]));
+    access.replace(fresh.access);
+    const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter(
+      (k) => k !== 'access' && JSON.stringify(running[k]) !== JSON.stringify(fresh[k]),
+    );
     log.info(
-      { file: configFile, changed },
-      changed.length ? 'SIGHUP: config read again; these settings take effect at the next start' : 'SIGHUP: config read again; nothing changed',
+      { file: configFile, changed, access: fresh.access.length },
+      changed.length
+        ? 'SIGHUP: config read again; access rules in force; these settings take effect at the next start'
+        : 'SIGHUP: config read again; access rules in force; nothing else changed',
     );
   } catch (err) {
     log.error({ file: configFile, error: (err as Error).message }, 'SIGHUP: config not read again; the running one stays');

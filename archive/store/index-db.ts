@@ -168,6 +168,12 @@ export async function ownerOnly(file: string): Promise<void> {
   await chmod(file, 0o600).catch(() => undefined);
 }
 
+/** An SQL condition: `datetime` in one of `ranges` (`[from, until)` epoch s; infinite ends left open). Whole numbers only, so they are written in. */
+function rangeSql(ranges: readonly (readonly [number, number])[]): string {
+  const bound = (op: string, v: number) => (Number.isFinite(v) ? `datetime ${op} ${Math.ceil(v)}` : '1');
+  return ranges.map(([from, until]) => `(${bound('>=', from)} AND ${bound('<', until)})`).join(' OR ');
+}
+
 /** Rows per query when {@link IndexDb.mementos} walks a TimeMap. */
 const TIMEMAP_PAGE = 1000;
 
@@ -468,6 +474,41 @@ export class IndexDb {
   /** For each archive holding `urlkey`: first and last datetime (epoch s) and the count. */
   spans(urlkey: string): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
     return all(this.stmts.spans, { $urlkey: urlkey });
+  }
+
+  /**
+   * As {@link neighbourhood}, counting only the mementos whose datetime lies
+   * in one of `ranges` (`[from, until)` epoch s, ±Infinity open): the
+   * navigation of a URL some of whose mementos the access rules hide
+   * (archive/access.ts). One query of its own, not batched.
+   */
+  async neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: readonly (readonly [number, number])[], whole = false): Promise<Neighbourhood | undefined> {
+    if (!ranges.length) return undefined;
+    const one = (kind: number, cond: string, order: string, limit: number) =>
+      `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE ${BY} AND (${rangeSql(ranges)})${cond} ORDER BY datetime ${order} LIMIT ${limit})`;
+    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)].join(' UNION ALL ');
+    const rows = await new Promise<(MementoRef & { kind: number })[]>((resolve, reject) =>
+      this.reader.all(sql, { $urlkey: urlkey, $archive: archive, $t: t }, (err: Error | null, r: (MementoRef & { kind: number })[]) =>
+        err ? reject(err) : resolve(r),
+      ),
+    );
+    if (!rows.length) return undefined;
+    const ref = ({ id, datetime, uri_r }: MementoRef): MementoRef => ({ id, datetime, uri_r });
+    const n: Neighbourhood = {
+      first: ref(rows.find((r) => r.kind === 1)!),
+      last: ref(rows.find((r) => r.kind === 2)!),
+      atOrBefore: rows.filter((r) => r.kind === 3).map(ref),
+      after: rows.filter((r) => r.kind === 5).map(ref),
+    };
+    if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
+    return n;
+  }
+
+  /** As {@link spans}, counting only the mementos whose datetime lies in one of `ranges` (as {@link neighbourhoodWithin}). */
+  async spansWithin(urlkey: string, ranges: readonly (readonly [number, number])[]): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
+    if (!ranges.length) return [];
+    const sql = `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)}) GROUP BY archive_id`;
+    return new Promise((resolve, reject) => this.pager.all(sql, { $urlkey: urlkey }, (err: Error | null, r: never[]) => (err ? reject(err) : resolve(r))));
   }
 
   /** Number of index rows (mementos). */
