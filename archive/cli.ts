@@ -156,9 +156,7 @@ function reread(configFile: string, running: ArchiveConfig, log: ReturnType<type
   try {
     const fresh = loadArchiveConfig(configFile);
     access.replace(fresh.access);
-    const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter(
-      (k) => k !== 'access' && JSON.stringify(running[k]) !== JSON.stringify(fresh[k]),
-    );
+    const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter((k) => k !== 'access' && JSON.stringify(running[k]) !== JSON.stringify(fresh[k]));
     log.info(
       { file: configFile, changed, access: fresh.access.length },
       changed.length

@@ -185,8 +185,16 @@ const ACCESS_RULE_SCHEMA = {
       errorMessage: 'action must be block, exclude or allow, not {value}',
       missingMessage: 'block, exclude or allow',
     },
-    before: { check: 'instant', description: 'only mementos earlier than this instant', errorMessage: 'before must be a date like 2026-01-01T00:00:00Z, not {value}' },
-    after: { check: 'instant', description: 'only mementos at or after this instant', errorMessage: 'after must be a date like 2026-01-01T00:00:00Z, not {value}' },
+    before: {
+      check: 'instant',
+      description: 'only mementos earlier than this instant',
+      errorMessage: 'before must be a date like 2026-01-01T00:00:00Z, not {value}',
+    },
+    after: {
+      check: 'instant',
+      description: 'only mementos at or after this instant',
+      errorMessage: 'after must be a date like 2026-01-01T00:00:00Z, not {value}',
+    },
     embargo: {
       type: 'string',
       check: 'age',

@@ -482,11 +482,19 @@ export class IndexDb {
    * navigation of a URL some of whose mementos the access rules hide
    * (archive/access.ts). One query of its own, not batched.
    */
-  async neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: readonly (readonly [number, number])[], whole = false): Promise<Neighbourhood | undefined> {
+  async neighbourhoodWithin(
+    archive: string,
+    urlkey: string,
+    t: number,
+    ranges: readonly (readonly [number, number])[],
+    whole = false,
+  ): Promise<Neighbourhood | undefined> {
     if (!ranges.length) return undefined;
     const one = (kind: number, cond: string, order: string, limit: number) =>
       `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE ${BY} AND (${rangeSql(ranges)})${cond} ORDER BY datetime ${order} LIMIT ${limit})`;
-    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)].join(' UNION ALL ');
+    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)].join(
+      ' UNION ALL ',
+    );
     const rows = await new Promise<(MementoRef & { kind: number })[]>((resolve, reject) =>
       this.reader.all(sql, { $urlkey: urlkey, $archive: archive, $t: t }, (err: Error | null, r: (MementoRef & { kind: number })[]) =>
         err ? reject(err) : resolve(r),

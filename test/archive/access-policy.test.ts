@@ -187,7 +187,10 @@ t.test('access: in archive.yaml: dates and ages read, defaults, bad rules refuse
     [yaml('  - url: http://a.example/\n    action: block\n    embargo: 30\n'), /^\/etc\/archive\.yaml:6: embargo must be an age like 30d/],
     [yaml('  - url: http://a.example/\n    action: block\n    embargo: 3 months\n'), /^\/etc\/archive\.yaml:6: embargo must be an age/],
     [yaml('  - url: http://a.example/\n    action: block\n    before: yesterday\n'), /^\/etc\/archive\.yaml:6: before must be a date/],
-    [yaml('  - url: http://a.example/\n    action: block\n    until: 2020-01-01\n'), /^\/etc\/archive\.yaml:6: unknown setting "until" \(known: url, action, before, after, embargo\)$/],
+    [
+      yaml('  - url: http://a.example/\n    action: block\n    until: 2020-01-01\n'),
+      /^\/etc\/archive\.yaml:6: unknown setting "until" \(known: url, action, before, after, embargo\)$/,
+    ],
     [
       yaml('  - url: http://a.example/\n    action: block\n    after: 2021-01-01\n    before: 2020-01-01\n'),
       /^\/etc\/archive\.yaml:4: access rule for http:\/\/a\.example\/: after must be earlier than before/,
