@@ -91,6 +91,11 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
   return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
 }
 
+/** The rows of a one-off query (SQL text, not a prepared statement). */
+function readAll<T>(db: sqlite3.Database, sql: string, params: object): Promise<T[]> {
+  return new Promise((resolve, reject) => db.all(sql, params, (err: Error | null, r: T[]) => (err ? reject(err) : resolve(r))));
+}
+
 /**
  * The first row of a read-connection query. Not `get`: sqlite3's `get` leaves
  * the statement mid-result, which keeps a read transaction (an old WAL
@@ -168,8 +173,11 @@ export async function ownerOnly(file: string): Promise<void> {
   await chmod(file, 0o600).catch(() => undefined);
 }
 
-/** An SQL condition: `datetime` in one of `ranges` (`[from, until)` epoch s; infinite ends left open). Whole numbers only, so they are written in. */
-function rangeSql(ranges: readonly (readonly [number, number])[]): string {
+/** Spans of datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
+type Ranges = readonly (readonly [number, number])[];
+
+/** An SQL condition: `datetime` in one of `ranges` (infinite ends left open). Numbers only (made whole), so they are written in. */
+function rangeSql(ranges: Ranges): string {
   const bound = (op: string, v: number) => (Number.isFinite(v) ? `datetime ${op} ${Math.ceil(v)}` : '1');
   return ranges.map(([from, until]) => `(${bound('>=', from)} AND ${bound('<', until)})`).join(' OR ');
 }
@@ -482,41 +490,27 @@ export class IndexDb {
    * navigation of a URL some of whose mementos the access rules hide
    * (archive/access.ts). One query of its own, not batched.
    */
-  async neighbourhoodWithin(
-    archive: string,
-    urlkey: string,
-    t: number,
-    ranges: readonly (readonly [number, number])[],
-    whole = false,
-  ): Promise<Neighbourhood | undefined> {
-    if (!ranges.length) return undefined;
+  async neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: Ranges, whole = false): Promise<Neighbourhood | undefined> {
     const one = (kind: number, cond: string, order: string, limit: number) =>
       `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE ${BY} AND (${rangeSql(ranges)})${cond} ORDER BY datetime ${order} LIMIT ${limit})`;
-    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)].join(
-      ' UNION ALL ',
-    );
-    const rows = await new Promise<(MementoRef & { kind: number })[]>((resolve, reject) =>
-      this.reader.all(sql, { $urlkey: urlkey, $archive: archive, $t: t }, (err: Error | null, r: (MementoRef & { kind: number })[]) =>
-        err ? reject(err) : resolve(r),
-      ),
-    );
+    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)];
+    const rows = ranges.length ? await readAll<NeighbourRow>(this.reader, sql.join(' UNION ALL '), { $urlkey: urlkey, $archive: archive, $t: t }) : [];
     if (!rows.length) return undefined;
-    const ref = ({ id, datetime, uri_r }: MementoRef): MementoRef => ({ id, datetime, uri_r });
-    const n: Neighbourhood = {
-      first: ref(rows.find((r) => r.kind === 1)!),
-      last: ref(rows.find((r) => r.kind === 2)!),
-      atOrBefore: rows.filter((r) => r.kind === 3).map(ref),
-      after: rows.filter((r) => r.kind === 5).map(ref),
-    };
+    // A compound SELECT keeps no subquery's order: sorted here.
+    const of = (kind: number, sign: number): MementoRef[] =>
+      rows
+        .filter((r) => r.kind === kind)
+        .sort((x, y) => sign * (x.datetime - y.datetime))
+        .map(({ id, datetime, uri_r }) => ({ id, datetime, uri_r }));
+    const n: Neighbourhood = { first: of(1, 1)[0], last: of(2, 1)[0], atOrBefore: of(3, -1), after: of(5, 1) };
     if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
     return n;
   }
 
   /** As {@link spans}, counting only the mementos whose datetime lies in one of `ranges` (as {@link neighbourhoodWithin}). */
-  async spansWithin(urlkey: string, ranges: readonly (readonly [number, number])[]): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
-    if (!ranges.length) return [];
+  async spansWithin(urlkey: string, ranges: Ranges): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
     const sql = `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)}) GROUP BY archive_id`;
-    return new Promise((resolve, reject) => this.pager.all(sql, { $urlkey: urlkey }, (err: Error | null, r: never[]) => (err ? reject(err) : resolve(r))));
+    return ranges.length ? readAll(this.pager, sql, { $urlkey: urlkey }) : [];
   }
 
   /** Number of index rows (mementos). */
