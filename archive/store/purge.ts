@@ -31,6 +31,7 @@ import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import { exactUrlkey } from '../../shared/uri.js';
 import { matchesPattern, type UrlPattern } from '../access.js';
+import { IndexDb } from './index-db.js';
 import { type Log, type Progress, PURGE_MARKER, reindex } from './maintenance.js';
 import { listWarcFiles } from './warc-files.js';
 import { scanWarcFile } from './warc-scan.js';
@@ -319,6 +320,8 @@ export async function purge(dataDir: string, sel: PurgeSelection, opts: { dryRun
   }
   const plans = await planAll(warcsDir, sel, report, opts.progress);
   if (opts.dryRun) return report;
+  // No index yet (a data folder of WARC files alone): an empty one, which the daemon fills on start.
+  if (!existsSync(indexFile)) await (await IndexDb.open(indexFile)).close();
   const db = await openIndex(indexFile);
   try {
     for (const { file, size, records, empty } of plans) {
