@@ -4,6 +4,7 @@
  *   memento-archive [serve] [--config conf/archive.yaml]
  *   memento-archive verify  [--config conf/archive.yaml]
  *   memento-archive reindex [--config conf/archive.yaml]
+ *   memento-archive purge   [--config conf/archive.yaml] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
  *
  * Prints one line with the address it listens on, logs to stdout as JSON
  * lines (shared/log.ts, the proxy's format), exits cleanly on SIGTERM/SIGINT;
@@ -16,14 +17,17 @@ import cliProgress from 'cli-progress';
 import { ConfigError } from '../shared/config.js';
 import { jsonLinesLogger } from '../shared/log.js';
 import { formatHostPort } from '../shared/net.js';
+import type { AccessRules } from './access.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
+import { runPurge } from './purge-command.js';
 import { buildArchiveServer } from './server.js';
 import { IndexDb } from './store/index-db.js';
 import { DataDirBusyError, DataDirLock } from './store/lock.js';
 import { type Progress, reindex, verify } from './store/maintenance.js';
+import { PurgeInterruptedError } from './store/purge.js';
 import { ArchiveStore } from './store/store.js';
 
-const HELP = `usage: memento-archive [serve|verify|reindex] [--config FILE]
+const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE]
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
 redirector, TimeGates, Mementos, TimeMaps and host-meta discovery.
@@ -41,17 +45,34 @@ commands:
   reindex          rebuild index.sqlite3 from the WARC files alone. Stop the
                    daemon first. Damaged or partial records are skipped and
                    listed. A progress bar is shown when stderr is a terminal.
+  purge            erase captures for good (takedown, GDPR): every WARC file
+                   holding one is rewritten without its records (and their
+                   request records), the index follows, and verify passes
+                   after. --url URL (one URL) or --prefix URL* (every URL
+                   under it), optionally --before DATE / --after DATE (the
+                   captures earlier than / at or after). Stop the daemon
+                   first. --dry-run says what would go and changes nothing.
 
 options:
   -c, --config FILE   archive config (YAML), default conf/archive.yaml;
                       relative paths inside it are relative to its folder
   -q, --quiet         do not log each request
+  --url URL           purge: the URL whose captures go
+  --prefix URL*       purge: every URL beginning with this (SURT prefix)
+  --before DATE       purge: only captures earlier than DATE (ISO 8601 or 14 digits)
+  --after DATE        purge: only captures at or after DATE
+  --dry-run           purge: list what would be erased, change nothing
   -h, --help          show this text
 `;
 
 const OPTIONS = {
   config: { type: 'string', short: 'c', default: 'conf/archive.yaml' },
   quiet: { type: 'boolean', short: 'q' },
+  url: { type: 'string' },
+  prefix: { type: 'string' },
+  before: { type: 'string' },
+  after: { type: 'string' },
+  'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -73,7 +94,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const command = args.positionals[0] ?? 'serve';
-  if (!['serve', 'verify', 'reindex'].includes(command)) {
+  if (!['serve', 'verify', 'reindex', 'purge'].includes(command)) {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);
   }
@@ -89,6 +110,11 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (command === 'verify') process.exit(await runVerify(config));
   if (command === 'reindex') process.exit(await runReindex(config));
+  if (command === 'purge') {
+    const bar = progressBar('purge');
+    const say = (stream: NodeJS.WriteStream) => (line: string) => stream.write(line + '\n');
+    process.exit(await runPurge(config, args.values, { out: say(process.stdout), err: say(process.stderr), progress: bar.progress, stopProgress: bar.stop }));
+  }
   await serve(config, args.values.config!, args.values.quiet === true);
 }
 
@@ -112,6 +138,7 @@ async function serve(config: ArchiveConfig, configFile: string, quiet: boolean):
     store = await ArchiveStore.open(config, { log: (line) => log.info(line) });
   } catch (err) {
     if (err instanceof DataDirBusyError) fail(`${err.message}; a second daemon cannot share its data folder`, 1);
+    if (err instanceof PurgeInterruptedError) fail(err.message, 1);
     const e = err as NodeJS.ErrnoException;
     if (e.code && e.syscall) fail(`${config.dataDir}: ${e.message}`, 1);
     throw err;
@@ -141,22 +168,26 @@ async function serve(config: ArchiveConfig, configFile: string, quiet: boolean):
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => reread(configFile, config, log));
+  process.on('SIGHUP', () => reread(configFile, config, log, app.access));
 }
 
 /**
  * SIGHUP (`systemctl reload`): reads the config file again and says what
- * it found: a mistake (`file:line: reason`), or which settings differ from
- * the running ones (those take effect at the next start). Never stops the
- * daemon.
+ * it found: a mistake (`file:line: reason`; everything running stays), or
+ * the access rules now in force (`access`: how many; they apply from the
+ * next request on) and which other settings differ from the running ones
+ * (`changed`: those take effect at the next start). Never stops the daemon.
  */
-function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger']): void {
+function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger'], access: AccessRules): void {
   try {
     const fresh = loadArchiveConfig(configFile);
-    const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter((k) => JSON.stringify(running[k]) !== JSON.stringify(fresh[k]));
+    access.replace(fresh.access);
+    const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter((k) => k !== 'access' && JSON.stringify(running[k]) !== JSON.stringify(fresh[k]));
     log.info(
-      { file: configFile, changed },
-      changed.length ? 'SIGHUP: config read again; these settings take effect at the next start' : 'SIGHUP: config read again; nothing changed',
+      { file: configFile, changed, access: fresh.access.length },
+      changed.length
+        ? 'SIGHUP: config read again; access rules in force; these settings take effect at the next start'
+        : 'SIGHUP: config read again; access rules in force; nothing else changed',
     );
   } catch (err) {
     log.error({ file: configFile, error: (err as Error).message }, 'SIGHUP: config not read again; the running one stays');

@@ -11,6 +11,7 @@ import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '.
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '../shared/config-schema.js';
 import { parseTimestamp14 } from '../shared/http-date.js';
 import { BEARER_TOKEN, type HostPort, parseAddressBlock, parseListen } from '../shared/net.js';
+import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
 
 export type { ArchiveSpan } from './spans.js';
@@ -52,6 +53,8 @@ export interface ArchiveConfig {
   putAllow: string[];
   /** Bytes of replayed (rewritten) bodies kept in memory for the next request; 0 = none. */
   replayCacheBytes: number;
+  /** Access rules (archive/access.ts), in the order listed; reloaded on SIGHUP. */
+  access: AccessRule[];
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -81,6 +84,28 @@ defineCheck('listen', (v) => parseListen(v) !== undefined);
 defineCheck('instant', (v) => parseInstant(v) !== undefined);
 defineCheck('put-token', (v) => (typeof v === 'string' || typeof v === 'number') && BEARER_TOKEN.test(String(v)) && String(v).replace(/=+$/, '').length >= 16);
 defineCheck('address-block', (v) => typeof v === 'string' && parseAddressBlock(v) !== undefined);
+defineCheck('access-url', (v) => {
+  try {
+    return typeof v === 'string' && urlPattern(v) !== undefined;
+  } catch {
+    return false;
+  }
+});
+defineCheck('age', (v) => parseAge(v) !== undefined);
+
+/** Seconds in each unit of an age: seconds, minutes, hours, days, weeks, years of 365 days. */
+const AGE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 7 * 86400, y: 365 * 86400 };
+
+/**
+ * An age in the config: a number and a unit, `30d`, `12h`, `2w`, `1y`
+ * (`s`, `m` minutes, `h`, `d`, `w`, `y` = 365 days).
+ *
+ * @returns seconds, or `undefined` when it is not one
+ */
+export function parseAge(v: unknown): number | undefined {
+  const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)\s*([smhdwy])$/.exec(v.trim()) : null;
+  return m ? Math.round(Number(m[1]) * AGE_UNITS[m[2]]) : undefined;
+}
 
 /** A positive count or size (bytes) setting. */
 const bytes = <D extends number>(dflt: D, description: string, docDefault?: string) =>
@@ -135,6 +160,46 @@ const ARCHIVE_SCHEMA = {
       pattern: '^https?://\\S+/$',
       description: "a remote archive's link-format TimeMap base address; default: the timegate address with `timemap/link/` in place of `timegate/`",
       errorMessage: 'timemap must be an http(s) base address ending in /, e.g. http://host:8090/<id>/timemap/link/',
+    },
+  },
+} as const satisfies ConfigSchema;
+
+/** One entry of `access:` (archive/access.ts; README "Access rules"). */
+const ACCESS_RULE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'action'],
+  errorMessage: 'each access rule is a mapping {url, action, before, after, embargo}, not {value}',
+  properties: {
+    url: {
+      type: 'string',
+      check: 'access-url',
+      description: 'a URL, or a URL prefix ending in `*`',
+      errorMessage: 'url must be an http(s) URL (http://host/page) or a prefix ending in * (http://host/dir/*), not {value}',
+      missingMessage: 'the URL, or a prefix ending in *, the rule is for',
+    },
+    action: {
+      type: 'string',
+      enum: ['allow', 'block', 'exclude'],
+      description: '`block` (451), `exclude` (as if never captured) or `allow`',
+      errorMessage: 'action must be block, exclude or allow, not {value}',
+      missingMessage: 'block, exclude or allow',
+    },
+    before: {
+      check: 'instant',
+      description: 'only mementos earlier than this instant',
+      errorMessage: 'before must be a date like 2026-01-01T00:00:00Z, not {value}',
+    },
+    after: {
+      check: 'instant',
+      description: 'only mementos at or after this instant',
+      errorMessage: 'after must be a date like 2026-01-01T00:00:00Z, not {value}',
+    },
+    embargo: {
+      type: 'string',
+      check: 'age',
+      description: 'only mementos younger than this age (`30d`)',
+      errorMessage: 'embargo must be an age like 30d, 12h or 1y (units s, m, h, d, w, y), not {value}',
     },
   },
 } as const satisfies ConfigSchema;
@@ -224,6 +289,14 @@ export const ARCHIVE_FILE_SCHEMA = {
       description: 'addresses / CIDR blocks allowed to PUT (default: this host only); others → 403',
       errorMessage: '{key} must be a list',
     },
+    access: {
+      type: 'array',
+      items: ACCESS_RULE_SCHEMA,
+      default: [],
+      description:
+        'access rules, read again on SIGHUP: `{url, action, before, after, embargo}`; `url` a URL or a prefix ending in `*`; `action` `block` (451, left out of TimeMaps), `exclude` (as if never captured: 404) or `allow`; optionally only for mementos `before`/`after` an instant or younger than an `embargo` age (`30d`). The most specific rule wins (see "Access rules and takedown")',
+      errorMessage: '{key} must be a list of rules {url, action}',
+    },
   },
 } as const satisfies ConfigSchema;
 
@@ -268,6 +341,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     putTokens: raw.put_tokens.map(String),
     putAllow: raw.put_allow,
     replayCacheBytes: raw.replay_cache_bytes,
+    access: accessRules(src, raw.access),
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
@@ -313,6 +387,19 @@ function archiveSpans(src: YamlSource, list: ArchiveFile['archives']): ArchiveSp
     spans.push(span);
   });
   return spans;
+}
+
+/** The `access:` list as rules: instants and ages in seconds; a rule whose `after` is not before its `before` applies to nothing and is refused. */
+function accessRules(src: YamlSource, list: ArchiveFile['access']): AccessRule[] {
+  return list.map((r, i) => {
+    const rule: AccessRule = { url: r.url, action: r.action };
+    if (r.before !== undefined) rule.before = parseInstant(r.before)!;
+    if (r.after !== undefined) rule.after = parseInstant(r.after)!;
+    if (r.embargo !== undefined) rule.embargo = parseAge(r.embargo)!;
+    if (rule.before !== undefined && rule.after !== undefined && rule.after >= rule.before)
+      throw new ConfigError(`${src.where(0, ['access', i])}: access rule for ${r.url}: after must be earlier than before, or the rule applies to nothing`);
+    return rule;
+  });
 }
 
 /** Reads and validates an archive config file. @throws ConfigError `file:line: reason`. */

@@ -11,6 +11,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type pino from 'pino';
 import { clientAddress } from '../shared/net.js';
 import { errorAnswer, errorText, httpError, isHttpError } from '../shared/http-error.js';
+import { AccessRules } from './access.js';
 import type { ArchiveConfig } from './config.js';
 import { decorateArchive, TEXT } from './http/context.js';
 import { discoveryRoutes } from './http/discovery.js';
@@ -68,6 +69,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     frameworkErrors: (err, req, reply) => answerError(err, req, reply),
   });
   decorateArchive(app, config, store);
+  app.decorate('access', new AccessRules(config.access));
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count());
   app.decorate('metrics', metrics);

@@ -12,6 +12,7 @@ import { httpError } from '../../shared/http-error.js';
 import { formatLinkHeader } from '../../shared/link.js';
 import { formatHostPort, type HostPort } from '../../shared/net.js';
 import { exactUrlkey, isHostHeader, MAX_URI_LENGTH, normalizeUriR, UriError } from '../../shared/uri.js';
+import type { AccessRules } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
 import type { Resource } from '../metrics.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
@@ -23,6 +24,8 @@ declare module 'fastify' {
     config: ArchiveConfig;
     /** The open store (WARC files and index). */
     store: ArchiveStore;
+    /** The access rules in force (archive/access.ts); every read path asks them. */
+    access: AccessRules;
   }
   interface FastifyRequest {
     /** The URI-R the request names (routes with `config: { uriR: true }`), normalised. */

@@ -14,6 +14,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
+import { blockedError, type UrlPolicy, visibleNeighbourhood, whyHidden } from '../access.js';
 import { localHoldings } from '../memento/holdings.js';
 import { type Selection, select, uris } from '../memento/navigation.js';
 import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
@@ -59,8 +60,11 @@ function parseTs(segment: string): { ts: string; t: number; form: MementoForm } 
  * `GET/HEAD /<id>/memento/<ts>[ol_|id_]/<URI-R>`: the stored status,
  * headers and body in the form asked for; 302 to the nearest stored
  * URI-M for a timestamp that is not stored; 400 for a malformed timestamp;
- * 404 when no archive has the URI-R. HEAD computes the same headers and
- * sends no body.
+ * 404 when no archive has the URI-R. Access rules (archive/access.ts): a
+ * stored memento they block is 451; one they exclude is as if not stored;
+ * the nearest memento and the navigation links are among the shown ones;
+ * nothing shown anywhere is 451 when some memento is blocked, else 404.
+ * HEAD computes the same headers and sends no body.
  */
 async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
@@ -69,12 +73,17 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   const { uriR, urlkey, base } = req;
   // The navigation links (id, datetime, URI-R of first/last/prev/next), and the whole row of the
   // memento at or before `t` (the one served when its datetime is `t`), in one lookup.
-  const n = await store.index.neighbourhood(archive.id, urlkey, t, true);
+  const policy = app.access.policy(urlkey);
+  const n = await visibleNeighbourhood(store.index, policy, archive.id, t, true);
   const row = n?.atOrBefore[0] as MementoRow | undefined;
   const s = n && select(n, t);
   if (!n || !row || !s || s.memento.datetime !== t || ts.length !== 14) {
-    // Not a stored datetime here (or a timestamp prefix): the nearest URI-M in any archive.
-    const nearest = await nearestMemento(app, urlkey, t);
+    // A memento stored at exactly this datetime that the access rules block.
+    if (ts.length === 14 && policy.verdict(t) === 'block' && (await store.index.neighbourhood(archive.id, urlkey, t))?.atOrBefore[0]?.datetime === t)
+      throw blockedError(uriR, base);
+    // Not a stored (shown) datetime here, or a timestamp prefix: the nearest URI-M in any archive.
+    const nearest = await nearestMemento(app, policy, t);
+    if (!nearest && (await whyHidden(store.index, policy)) === 'block') throw blockedError(uriR, base);
     if (!nearest) return notArchived(req, reply, uriR);
     reply.header('access-control-allow-origin', '*');
     return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.memento, addressForm));
@@ -100,14 +109,15 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
 }
 
 /**
- * The memento of `urlkey` nearest to `t` (epoch s) in any local archive (a
- * tie goes to the earlier one); `undefined` when none has it.
+ * The memento of the policy's URL nearest to `t` (epoch s) in any local
+ * archive, among those the access rules show (a tie goes to the earlier
+ * one); `undefined` when none has one.
  */
-async function nearestMemento(app: FastifyInstance, urlkey: string, t: number): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
-  const holdings = await localHoldings(app.store.index, app.config.archives, urlkey);
+async function nearestMemento(app: FastifyInstance, policy: UrlPolicy, t: number): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
+  const holdings = await localHoldings(app.store.index, app.config.archives, policy.urlkey, policy);
   let best: { archiveId: string; memento: Selection['memento'] } | undefined;
   for (const archiveId of holdings.keys()) {
-    const n = await app.store.index.neighbourhood(archiveId, urlkey, t);
+    const n = await visibleNeighbourhood(app.store.index, policy, archiveId, t);
     if (!n) continue;
     const m = select(n, t).memento;
     const d = Math.abs(m.datetime - t);

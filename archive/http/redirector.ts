@@ -8,8 +8,8 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { httpError } from '../../shared/http-error.js';
 import type { Link } from '../../shared/link.js';
+import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { chooseArchive, localChoice } from '../memento/choice.js';
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
@@ -36,19 +36,20 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
   const { config, store } = app;
   const { uriR, urlkey, base } = req;
   const t = acceptDatetime(req);
-  const holdings = await localHoldings(store.index, config.archives, urlkey);
+  const policy = app.access.policy(urlkey);
+  const holdings = await localHoldings(store.index, config.archives, urlkey, policy);
   let target = localChoice(config.archives, holdings, t);
   if (!target) {
     const ad = t === undefined ? undefined : String(req.headers['accept-datetime']);
     await addRemoteHoldings(holdings, config.archives, (a) => probeTimegate(a.timegate! + uriR, ad));
     target = chooseArchive(config.archives, holdings, t);
   }
-  if (!target) throw httpError(404, `no memento of ${uriR} in any archive`);
+  if (!target) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
   // The memento links, as many as the head has room for (head-budget.ts), richest first.
   let levels: Link[][] = [holdings.get(target.id)?.links ?? []];
   if (isLocal(target)) {
     const at = t ?? Number.MAX_SAFE_INTEGER;
-    const n = await store.index.neighbourhood(target.id, urlkey, at);
+    const n = await visibleNeighbourhood(store.index, policy, target.id, at);
     levels = n ? LINK_DETAILS.map((d) => mementoLinks(base, target.id, select(n, at), 'replay', d)) : [];
   }
   const location = isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR;
@@ -73,11 +74,12 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
 async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const { config, store } = app;
   const { uriR, urlkey, base } = req;
-  const holdings = await localHoldings(store.index, config.archives, urlkey);
+  const policy = app.access.policy(urlkey);
+  const holdings = await localHoldings(store.index, config.archives, urlkey, policy);
   await addRemoteHoldings(holdings, config.archives, (a) => timemapSpan(a.timemap! + uriR));
   const timemapOf = (a: ArchiveSpan) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR));
   const head = indexTimemapHead(base, uriR, config.archives, holdings, timemapOf);
-  if (!head.some((l) => l.rel === 'timemap')) throw httpError(404, `no memento of ${uriR} in any archive`);
+  if (!head.some((l) => l.rel === 'timemap')) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
   reply.header('Vary', 'Accept');
   if (wantsPage(req)) return redirect(reply, 302, uris.calendar(base, uriR));
   reply.type(LINK_FORMAT);
@@ -85,7 +87,7 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
   const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));
   const span = { first: holdings.get(localSpans[0]?.id)?.first ?? 0, last: holdings.get(localSpans[localSpans.length - 1]?.id)?.last ?? 0 };
   const all = async function* () {
-    for (const a of localSpans) yield* timemapMementoLinks(store.index.mementos(a.id, urlkey), base, a.id, span);
+    for (const a of localSpans) yield* timemapMementoLinks(policy.filter(store.index.mementos(a.id, urlkey)), base, a.id, span);
   };
   return reply.send(Readable.from(linkFormat(head, all())));
 }

@@ -7,8 +7,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '../../shared/http-date.js';
-import { httpError } from '../../shared/http-error.js';
 import type { Link } from '../../shared/link.js';
+import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
 import { formFor, hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
@@ -25,16 +25,19 @@ export async function timegateRoutes(app: FastifyInstance): Promise<void> {
  * `GET/HEAD /<id>/timegate/<URI-R>`: 302 to the chosen URI-M (the raw one
  * for Prefer: original-content); `Vary: accept-datetime, prefer`; one Link
  * line: original, timemap, timebundle and the memento links around the
- * choice; Preference-Applied when Prefer was sent. 404 when the archive
- * has no memento of the URI-R.
+ * choice; Preference-Applied when Prefer was sent. The choice and the
+ * links are among the mementos the access rules show (archive/access.ts);
+ * 404 when the archive has no memento of the URI-R, 451 when it has only
+ * hidden ones and some are blocked.
  */
 async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
   const archive = localArchive(app.config, req.params.archive);
   const { uriR, urlkey, base } = req;
   const t = acceptDatetime(req) ?? Number.MAX_SAFE_INTEGER;
-  const n = await store.index.neighbourhood(archive.id, urlkey, t);
-  if (!n) throw httpError(404, `no memento of ${uriR} in archive "${archive.id}"`);
+  const policy = app.access.policy(urlkey);
+  const n = await visibleNeighbourhood(store.index, policy, archive.id, t);
+  if (!n) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in archive "${archive.id}"`, archive.id);
   const s = select(n, t);
   const prefer = parsePrefer(req.headers.prefer);
   // Variant 1: the URI-M of the form that satisfies the most dimensions asked for.

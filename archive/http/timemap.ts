@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { httpError } from '../../shared/http-error.js';
+import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import { jsonTimemap, LINK_FORMAT, linkFormat, type Span, timemapHead, timemapMementoLinks } from '../memento/timemap.js';
 import type { ArchiveSpan } from '../spans.js';
@@ -21,15 +21,18 @@ export async function timemapRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /**
- * The archive named in the address and the span of its mementos of the URI-R.
+ * The archive named in the address, the span of its mementos of the URI-R
+ * that the access rules show, and the rules' policy for the URI-R.
  *
- * @throws HttpError 404 when there is no such local archive, or it has no memento of the URI-R
+ * @throws HttpError 404 when there is no such local archive, or it has no
+ *   memento of the URI-R; 451 when it has only hidden ones and some are blocked
  */
-async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive: ArchiveSpan; span: Span }> {
+async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive: ArchiveSpan; span: Span; policy: UrlPolicy }> {
   const archive = localArchive(app.config, req.params.archive);
-  const span = (await app.store.index.spans(req.urlkey)).find((x) => x.archive_id === archive.id);
-  if (!span) throw httpError(404, `no memento of ${req.uriR} in archive "${archive.id}"`);
-  return { archive, span };
+  const policy = app.access.policy(req.urlkey);
+  const span = (await visibleSpans(app.store.index, policy)).find((x) => x.archive_id === archive.id);
+  if (!span) throw await hiddenError(app.store.index, policy, req.uriR, req.base, `no memento of ${req.uriR} in archive "${archive.id}"`, archive.id);
+  return { archive, span, policy };
 }
 
 /**
@@ -38,21 +41,21 @@ async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive
  * to the calendar of the URI-R (the calendar page, `uris.calendar`).
  */
 async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
-  const { archive, span } = await archiveAndSpan(app, req);
+  const { archive, span, policy } = await archiveAndSpan(app, req);
   reply.header('Vary', 'Accept');
   if (wantsPage(req)) return redirect(reply, 302, uris.calendar(req.base, req.uriR));
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
-  const rows = app.store.index.mementos(archive.id, req.urlkey);
+  const rows = policy.filter(app.store.index.mementos(archive.id, req.urlkey));
   return reply.send(Readable.from(linkFormat(timemapHead(req.base, archive.id, req.uriR, span), timemapMementoLinks(rows, req.base, archive.id, span))));
 }
 
 /** `GET/HEAD /<id>/timemap/json/<URI-R>`: the same as mementoweb.org timemap-json. */
 async function json(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
-  const { archive } = await archiveAndSpan(app, req);
+  const { archive, policy } = await archiveAndSpan(app, req);
   reply.type('application/json');
   if (req.method === 'HEAD') return reply.send();
-  return reply.send(Readable.from(jsonTimemap(app.store.index.mementos(archive.id, req.urlkey), req.base, archive.id, req.uriR)));
+  return reply.send(Readable.from(jsonTimemap(policy.filter(app.store.index.mementos(archive.id, req.urlkey)), req.base, archive.id, req.uriR)));
 }
 
 /** `GET/HEAD /<id>/timebundle/<URI-R>`: 303 to the link-format TimeMap. */

@@ -4,15 +4,20 @@
  * the index (first and last Memento-Datetime), remote ones by asking them
  * (archive/memento/remote.ts), only when the caller needs them.
  */
+import { type UrlPolicy, visibleSpans } from '../access.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import type { IndexDb } from '../store/index-db.js';
 import type { Holding, Holdings } from './choice.js';
 
-/** The local archives' holdings of `urlkey` (an archive without mementos of it is absent). */
-export async function localHoldings(index: IndexDb, archives: readonly ArchiveSpan[], urlkey: string): Promise<Holdings> {
+/**
+ * The local archives' holdings of `urlkey` (an archive without mementos of
+ * it is absent); with `policy` (archive/access.ts), of the mementos it shows only.
+ */
+export async function localHoldings(index: IndexDb, archives: readonly ArchiveSpan[], urlkey: string, policy?: UrlPolicy): Promise<Holdings> {
   const local = new Set(archives.filter(isLocal).map((a) => a.id));
   const out: Holdings = new Map();
-  for (const s of await index.spans(urlkey)) if (local.has(s.archive_id)) out.set(s.archive_id, { state: 'yes', first: s.first, last: s.last });
+  const spans = policy ? await visibleSpans(index, policy) : await index.spans(urlkey);
+  for (const s of spans) if (local.has(s.archive_id)) out.set(s.archive_id, { state: 'yes', first: s.first, last: s.last });
   return out;
 }
 

@@ -91,6 +91,11 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
   return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
 }
 
+/** The rows of a one-off query (SQL text, not a prepared statement). */
+function readAll<T>(db: sqlite3.Database, sql: string, params: object): Promise<T[]> {
+  return new Promise((resolve, reject) => db.all(sql, params, (err: Error | null, r: T[]) => (err ? reject(err) : resolve(r))));
+}
+
 /**
  * The first row of a read-connection query. Not `get`: sqlite3's `get` leaves
  * the statement mid-result, which keeps a read transaction (an old WAL
@@ -166,6 +171,15 @@ export function neighbourhoodSql(n: number, withWhole = true): string {
 export async function ownerOnly(file: string): Promise<void> {
   await (await open(file, 'a', 0o600)).close();
   await chmod(file, 0o600).catch(() => undefined);
+}
+
+/** Spans of datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
+type Ranges = readonly (readonly [number, number])[];
+
+/** An SQL condition: `datetime` in one of `ranges` (infinite ends left open; none: never). Numbers only (made whole), so they are written in. */
+export function rangeSql(ranges: Ranges): string {
+  const bound = (op: string, v: number) => (Number.isFinite(v) ? `datetime ${op} ${Math.ceil(v)}` : '1');
+  return ranges.map(([from, until]) => `(${bound('>=', from)} AND ${bound('<', until)})`).join(' OR ') || '0';
 }
 
 /** Rows per query when {@link IndexDb.mementos} walks a TimeMap. */
@@ -471,13 +485,16 @@ export class IndexDb {
   }
 
   /**
-   * A read-only query of the pages for people (archive/web/queries.ts): `sql`
-   * prepared once per `name` on the paging connection, run to its end.
+   * A read-only query of the pages for people (archive/web/queries.ts) on
+   * the paging connection, run to its end: prepared once per `name`, or,
+   * with `name` null (SQL that varies, such as an access rule's ranges),
+   * prepared for this call only.
    *
-   * @param name a stable name for the statement (its cache key)
+   * @param name a stable name for the statement (its cache key), or null
    * @param sql one SELECT with `$name` parameters
    */
-  browse<T>(name: string, sql: string, params: Record<string, string | number>): Promise<T[]> {
+  browse<T>(name: string | null, sql: string, params: Record<string, string | number>): Promise<T[]> {
+    if (name === null) return readAll<T>(this.pager, sql, params);
     let st = this.browseStmts.get(name);
     if (!st) {
       st = this.pager.prepare(sql);
@@ -487,6 +504,35 @@ export class IndexDb {
   }
 
   private readonly browseStmts = new Map<string, sqlite3.Statement>();
+
+  /**
+   * As {@link neighbourhood}, counting only the mementos whose datetime lies
+   * in one of `ranges` (`[from, until)` epoch s, ±Infinity open): the
+   * navigation of a URL some of whose mementos the access rules hide
+   * (archive/access.ts). One query of its own, not batched.
+   */
+  async neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: Ranges, whole = false): Promise<Neighbourhood | undefined> {
+    const one = (kind: number, cond: string, order: string, limit: number) =>
+      `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE ${BY} AND (${rangeSql(ranges)})${cond} ORDER BY datetime ${order} LIMIT ${limit})`;
+    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)];
+    const rows = ranges.length ? await readAll<NeighbourRow>(this.reader, sql.join(' UNION ALL '), { $urlkey: urlkey, $archive: archive, $t: t }) : [];
+    if (!rows.length) return undefined;
+    // A compound SELECT keeps no subquery's order: sorted here.
+    const of = (kind: number, sign: number): MementoRef[] =>
+      rows
+        .filter((r) => r.kind === kind)
+        .sort((x, y) => sign * (x.datetime - y.datetime))
+        .map(({ id, datetime, uri_r }) => ({ id, datetime, uri_r }));
+    const n: Neighbourhood = { first: of(1, 1)[0], last: of(2, 1)[0], atOrBefore: of(3, -1), after: of(5, 1) };
+    if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
+    return n;
+  }
+
+  /** As {@link spans}, counting only the mementos whose datetime lies in one of `ranges` (as {@link neighbourhoodWithin}). */
+  async spansWithin(urlkey: string, ranges: Ranges): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
+    const sql = `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)}) GROUP BY archive_id`;
+    return ranges.length ? readAll(this.pager, sql, { $urlkey: urlkey }) : [];
+  }
 
   /** Number of index rows (mementos). */
   /** A trivial query on the read connection: resolves when the index answers (health check). */

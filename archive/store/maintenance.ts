@@ -17,6 +17,13 @@ import { indexRow } from './index-row.js';
 import { listWarcFiles } from './warc-files.js';
 import { type ScanItem, type ScannedRecord, scanWarcFile } from './warc-scan.js';
 
+/**
+ * The marker file (in the data folder) of a `purge` under way (purge.ts):
+ * while it exists the index may not match the WARC files. A finished
+ * `reindex` removes it.
+ */
+export const PURGE_MARKER = 'purge.pending';
+
 /** Where maintenance messages go (one line each). */
 export type Log = (line: string) => void;
 
@@ -274,8 +281,9 @@ export interface ReindexReport {
  * response record (with its request record for `X-Client-IP`) becomes a
  * row, in writing order, so that of two captures of one URI-R in the same
  * second the later one holds the URI-M, as at ingest. The new index is
- * written beside the old one and renamed over it at the end; the daemon must
+ * written beside the old one and renamed over it at the end; the caller must
  * hold the data folder's lock (lock.ts), so that no daemon writes meanwhile.
+ * Removes the marker of an unfinished purge ({@link PURGE_MARKER}).
  *
  * @param indexFile path of `index.sqlite3`
  */
@@ -340,5 +348,7 @@ export async function reindex(indexFile: string, warcsDir: string, opts: { progr
   await db.close();
   for (const s of ['-wal', '-shm']) await rm(indexFile + s, { force: true });
   await rename(tmp, indexFile);
+  // The index now matches the WARC files, whatever an unfinished purge left.
+  await rm(path.join(path.dirname(indexFile), PURGE_MARKER), { force: true });
   return report;
 }

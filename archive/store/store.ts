@@ -20,6 +20,7 @@ import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
+import { checkNoPurgePending } from './purge.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
 import { WarcWriter } from './warc-writer.js';
 
@@ -106,7 +107,8 @@ export class ArchiveStore {
 
   /**
    * Opens the store in `config.dataDir` (creates `warcs/`, `tmp/`,
-   * `index.sqlite3`, mode 0700), takes the data folder's lock, and runs crash recovery ({@link recover}): a partial
+   * `index.sqlite3`, mode 0700), takes the data folder's lock, refuses a
+   * folder an unfinished purge left (purge.ts `PurgeInterruptedError`), and runs crash recovery ({@link recover}): a partial
    * WARC tail is truncated, complete unacknowledged captures are indexed,
    * and each action is logged to `opts.log`.
    */
@@ -117,6 +119,8 @@ export class ArchiveStore {
     // One writer per data folder, before anything is read or repaired (lock.ts).
     const lock = await DataDirLock.acquire(config.dataDir, 'daemon');
     try {
+      // An unfinished purge may have left the index pointing at old offsets.
+      checkNoPurgePending(config.dataDir);
       const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
       const store = new ArchiveStore(config, index, lock);
       store.recovery = await recover(index, store.warcsDir, store.tmpDir, opts.log ?? (() => undefined));

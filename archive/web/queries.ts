@@ -4,12 +4,18 @@
  * memento). Every count is aggregated by SQLite over the `(urlkey,
  * datetime)` index; no query loads the mementos of a URI-R one by one, so
  * a calendar of 100,000 captures costs one index range scan.
+ *
+ * The queries of one URL take the access rules' policy of that URL
+ * (archive/access.ts): captures it does not show are left out of every
+ * count and list (the SQL then varies with the rules and is not cached).
  */
-import type { IndexDb } from '../store/index-db.js';
+import type { UrlPolicy } from '../access.js';
+import { type IndexDb, rangeSql } from '../store/index-db.js';
 
 /** One capture as a page lists it. `datetime` is the Memento-Datetime in epoch seconds (UTC). */
 export interface Capture {
   archive_id: string;
+  urlkey: string;
   uri_r: string;
   datetime: number;
   status: number;
@@ -17,7 +23,13 @@ export interface Capture {
   digest: string;
 }
 
-const CAPTURE_COLS = 'archive_id, uri_r, datetime, status, mime, digest';
+const CAPTURE_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest';
+
+/** The statement name and the extra SQL condition for `policy`: a cached statement when it hides nothing. */
+function shown(name: string, policy: UrlPolicy | undefined): { name: string | null; cond: string } {
+  if (!policy || policy.open) return { name, cond: '' };
+  return { name: null, cond: ` AND (${rangeSql(policy.ranges('allow'))})` };
+}
 
 /** Captures per year of one URI-R, with its first and last Memento-Datetime. */
 export interface CalendarSummary {
@@ -32,11 +44,12 @@ export interface CalendarSummary {
  * The captures of `urlkey` per year and month, across archives; `undefined`
  * when it has none. One grouped scan of the `(urlkey, datetime)` index.
  */
-export async function calendarSummary(index: IndexDb, urlkey: string): Promise<CalendarSummary | undefined> {
+export async function calendarSummary(index: IndexDb, urlkey: string, policy?: UrlPolicy): Promise<CalendarSummary | undefined> {
+  const q = shown('web.calendar', policy);
   const rows = await index.browse<{ ym: string; n: number; first: number; last: number }>(
-    'web.calendar',
+    q.name,
     `SELECT strftime('%Y-%m', datetime, 'unixepoch') AS ym, count(*) AS n, min(datetime) AS first, max(datetime) AS last
-       FROM memento WHERE urlkey = $urlkey GROUP BY ym ORDER BY ym`,
+       FROM memento WHERE urlkey = $urlkey${q.cond} GROUP BY ym ORDER BY ym`,
     { $urlkey: urlkey },
   );
   if (!rows.length) return undefined;
@@ -61,13 +74,14 @@ export async function calendarSummary(index: IndexDb, urlkey: string): Promise<C
  *
  * @param year four-digit year
  */
-export async function daysOfYear(index: IndexDb, urlkey: string, year: number): Promise<Map<string, number>> {
+export async function daysOfYear(index: IndexDb, urlkey: string, year: number, policy?: UrlPolicy): Promise<Map<string, number>> {
   const from = Date.UTC(year, 0, 1) / 1000;
   const to = Date.UTC(year + 1, 0, 1) / 1000;
+  const q = shown('web.days', policy);
   const rows = await index.browse<{ d: string; n: number }>(
-    'web.days',
+    q.name,
     `SELECT strftime('%m-%d', datetime, 'unixepoch') AS d, count(*) AS n
-       FROM memento WHERE urlkey = $urlkey AND datetime >= $from AND datetime < $to GROUP BY d`,
+       FROM memento WHERE urlkey = $urlkey AND datetime >= $from AND datetime < $to${q.cond} GROUP BY d`,
     { $urlkey: urlkey, $from: from, $to: to },
   );
   return new Map(rows.map((r) => [r.d, r.n]));
@@ -81,15 +95,23 @@ export const DAY_LIMIT = 1000;
  * {@link DAY_LIMIT}; and the Memento-Datetime of the capture just before
  * `from` (for "compare with previous" on the first one).
  */
-export async function capturesBetween(index: IndexDb, urlkey: string, from: number, to: number): Promise<{ captures: Capture[]; before?: number }> {
+export async function capturesBetween(
+  index: IndexDb,
+  urlkey: string,
+  from: number,
+  to: number,
+  policy?: UrlPolicy,
+): Promise<{ captures: Capture[]; before?: number }> {
+  const q = shown('web.between', policy);
   const captures = await index.browse<Capture>(
-    'web.between',
-    `SELECT ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey AND datetime >= $from AND datetime < $to ORDER BY datetime LIMIT ${DAY_LIMIT}`,
+    q.name,
+    `SELECT ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey AND datetime >= $from AND datetime < $to${q.cond} ORDER BY datetime LIMIT ${DAY_LIMIT}`,
     { $urlkey: urlkey, $from: from, $to: to },
   );
+  const b = shown('web.before', policy);
   const prev = await index.browse<{ datetime: number }>(
-    'web.before',
-    'SELECT datetime FROM memento WHERE urlkey = $urlkey AND datetime < $from ORDER BY datetime DESC LIMIT 1',
+    b.name,
+    `SELECT datetime FROM memento WHERE urlkey = $urlkey AND datetime < $from${b.cond} ORDER BY datetime DESC LIMIT 1`,
     { $urlkey: urlkey, $from: from },
   );
   return { captures, before: prev[0]?.datetime };
@@ -109,16 +131,23 @@ export interface Nearest {
  * earlier one) across every local archive, with the first, last, previous
  * and next captures; `undefined` when there is none. Four index seeks.
  */
-export async function nearestCapture(index: IndexDb, urlkey: string, t: number): Promise<Nearest | undefined> {
+export async function nearestCapture(index: IndexDb, urlkey: string, t: number, policy?: UrlPolicy): Promise<Nearest | undefined> {
+  const q = shown('web.nearest', policy);
+  const where = `urlkey = $urlkey${q.cond}`;
   const rows = await index.browse<Capture & { kind: number }>(
-    'web.nearest',
-    `SELECT * FROM (SELECT 1 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey ORDER BY datetime ASC LIMIT 1)
-     UNION ALL SELECT * FROM (SELECT 2 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey ORDER BY datetime DESC LIMIT 1)
-     UNION ALL SELECT * FROM (SELECT 3 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey AND datetime <= $t ORDER BY datetime DESC LIMIT 2)
-     UNION ALL SELECT * FROM (SELECT 4 AS kind, ${CAPTURE_COLS} FROM memento WHERE urlkey = $urlkey AND datetime > $t ORDER BY datetime ASC LIMIT 2)`,
+    q.name,
+    `SELECT * FROM (SELECT 1 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime ASC LIMIT 1)
+     UNION ALL SELECT * FROM (SELECT 2 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime DESC LIMIT 1)
+     UNION ALL SELECT * FROM (SELECT 3 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime <= $t ORDER BY datetime DESC LIMIT 2)
+     UNION ALL SELECT * FROM (SELECT 4 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime > $t ORDER BY datetime ASC LIMIT 2)`,
     { $urlkey: urlkey, $t: t },
   );
-  const of = (kind: number) => rows.filter((r) => r.kind === kind).map(({ kind: _k, ...c }) => c as Capture);
+  // A compound SELECT keeps no subquery's order: each kind sorted here.
+  const of = (kind: number) =>
+    rows
+      .filter((r) => r.kind === kind)
+      .sort((x, y) => (kind === 3 ? y.datetime - x.datetime : x.datetime - y.datetime))
+      .map(({ kind: _k, ...c }) => c as Capture);
   const [first] = of(1);
   const [last] = of(2);
   if (!first || !last) return undefined;

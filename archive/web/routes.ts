@@ -22,6 +22,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds } from '../../shared/http-date.js';
 import { httpError, isHttpError } from '../../shared/http-error.js';
 import { exactUrlkey, normalizeUriR, UriError } from '../../shared/uri.js';
+import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow } from '../store/index-db.js';
 import { readRoute, redirect } from '../http/context.js';
@@ -74,7 +75,9 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
         return await dispatch(app, req, reply, homeSites);
       } catch (err) {
         if (!isHttpError(err) || err.status >= 500) throw err;
-        return render(req, reply, err.status, 'error', { title: err.status === 404 ? 'Not found' : 'Cannot show this', reason: err.message });
+        if (err.headers) reply.headers(err.headers);
+        const title = err.status === 404 ? 'Not found' : err.status === 451 ? 'Withheld' : 'Cannot show this';
+        return render(req, reply, err.status, 'error', { title, reason: err.message });
       }
     },
     { resource: 'web' },
@@ -169,8 +172,24 @@ function prefixOf(rest: string): { url: string; after: string } | undefined {
 
 /** `GET /web/`: search box, sites, latest captures. */
 async function home(app: FastifyInstance, req: Req, reply: FastifyReply, homeSites: () => Promise<Site[]>): Promise<FastifyReply> {
-  const [siteList, recent, total] = await Promise.all([homeSites(), recentCaptures(app.store.index, 20), app.store.index.count()]);
-  return render(req, reply, 200, 'home', { title: 'Web archive', sites: siteList, recent, total, archives: app.config.archives.map((a) => a.id) });
+  const [siteList, latest, total] = await Promise.all([homeSites(), recentCaptures(app.store.index, 100), app.store.index.count()]);
+  const recent: Capture[] = [];
+  for await (const c of app.access.filter(latest)) if (recent.length < 20) recent.push(c);
+  // A site the rules withhold whole (a rule on its root prefix, for all time) is not listed.
+  const sites = siteList.filter((s) => !withheldWhole(app.access.policy(exactUrlkey(`http://${s.host}/`))));
+  return render(req, reply, 200, 'home', { title: 'Web archive', sites, recent, total, archives: app.config.archives.map((a) => a.id) });
+}
+
+/** True when the policy shows no memento of its URL, whatever its datetime. */
+function withheldWhole(policy: UrlPolicy): boolean {
+  return policy.ranges('allow').length === 0;
+}
+
+/** The error when the rules show no capture of the URL: 451 when some is blocked, else the 404 page's. */
+async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, policy: UrlPolicy, uriR: string): Promise<FastifyReply> {
+  const err = await hiddenError(app.store.index, policy, uriR, req.base, `no memento of ${uriR} in any archive`);
+  if (err.status === 404) return notArchived(req, reply, uriR);
+  throw err;
 }
 
 /** `GET /web/search?q=…`: a URL → its calendar; a prefix ending in `*` → its listing. 400 page for what is not a URL. */
@@ -187,16 +206,17 @@ async function search(req: Req, reply: FastifyReply, max: number): Promise<Fasti
 // year; `YYYYMMDD`: that year and the list of that day's captures.
 async function calendarPage(app: FastifyInstance, req: Req, reply: FastifyReply, sel: string, url: string, max: number): Promise<FastifyReply> {
   const { uriR, urlkey } = parseUrl(url, max);
-  const summary = await calendarSummary(app.store.index, urlkey);
-  if (!summary) return notArchived(req, reply, uriR);
+  const policy = app.access.policy(urlkey);
+  const summary = await calendarSummary(app.store.index, urlkey, policy);
+  if (!summary) return hidden(app, req, reply, policy, uriR);
   if (sel && sel.length !== 4 && sel.length !== 6 && sel.length !== 8)
     throw httpError(400, `a calendar is /web/*/<url>, /web/<YYYY>*/<url> or /web/<YYYYMMDD>*/<url>`);
   const year = sel ? Number(sel.slice(0, 4)) : new Date(summary.last * 1000).getUTCFullYear();
-  const days = await daysOfYear(app.store.index, urlkey, year);
+  const days = await daysOfYear(app.store.index, urlkey, year, policy);
   let day: { label: string; captures: (Capture & { prev?: number })[]; more: boolean } | undefined;
   if (sel.length === 8) {
     const from = parseTs(sel);
-    const { captures, before } = await capturesBetween(app.store.index, urlkey, from, from + 86400);
+    const { captures, before } = await capturesBetween(app.store.index, urlkey, from, from + 86400, policy);
     let prev = before;
     const withPrev = captures.map((c) => {
       const out = { ...c, prev };
@@ -244,8 +264,19 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const { uriR, urlkey } = parseUrl(url, max);
   const rows = await urlsUnder(app.store.index, urlkey, after, PREFIX_PAGE + 1);
   const more = rows.length > PREFIX_PAGE;
-  const page = rows.slice(0, PREFIX_PAGE);
-  const next = more ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(page[page.length - 1].urlkey)}` : undefined;
+  const page: typeof rows = [];
+  // A URL some of whose captures the rules hide: its counts and dates over the shown ones; left out when none is.
+  for (const r of rows.slice(0, PREFIX_PAGE)) {
+    const policy = app.access.policy(r.urlkey);
+    if (policy.open) page.push(r);
+    else {
+      const spans = await visibleSpans(app.store.index, policy);
+      const n = spans.reduce((a, x) => a + x.n, 0);
+      if (n) page.push({ ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) });
+    }
+  }
+  const cursor = rows[Math.min(rows.length, PREFIX_PAGE) - 1]?.urlkey;
+  const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
   return render(req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after });
 }
@@ -276,8 +307,9 @@ function bannerData(req: FastifyRequest, uriR: string, asked: number, n: NonNull
 async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number, fragment: boolean): Promise<FastifyReply> {
   const asked = parseTs(ts);
   const { uriR, urlkey } = parseUrl(url, max);
-  const n = await nearestCapture(app.store.index, urlkey, asked);
-  if (!n) return notArchived(req, reply, uriR);
+  const policy = app.access.policy(urlkey);
+  const n = await nearestCapture(app.store.index, urlkey, asked, policy);
+  if (!n) return hidden(app, req, reply, policy, uriR);
   const banner = bannerData(req, uriR, asked, n);
   if (fragment) return render(req, reply, 200, 'banner', { banner });
   return render(req, reply, 200, 'replay', { title: `${uriR} — ${longDate(n.memento.datetime)}`, banner });
@@ -287,8 +319,9 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
 async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, form: 'raw' | 'links', url: string, max: number) {
   const asked = parseTs(ts);
   const { uriR, urlkey } = parseUrl(url, max);
-  const n = await nearestCapture(app.store.index, urlkey, asked);
-  if (!n) return notArchived(req, reply, uriR);
+  const policy = app.access.policy(urlkey);
+  const n = await nearestCapture(app.store.index, urlkey, asked, policy);
+  if (!n) return hidden(app, req, reply, policy, uriR);
   return redirect(reply, 302, uris.memento(req.base, n.memento.archive_id, n.memento, form));
 }
 
@@ -370,8 +403,9 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   const t1 = parseTs(t1s);
   const t2 = parseTs(t2s);
   const { uriR, urlkey } = parseUrl(url, max);
-  const [n1, n2] = await Promise.all([nearestCapture(app.store.index, urlkey, t1), nearestCapture(app.store.index, urlkey, t2)]);
-  if (!n1 || !n2) return notArchived(req, reply, uriR);
+  const policy = app.access.policy(urlkey);
+  const [n1, n2] = await Promise.all([nearestCapture(app.store.index, urlkey, t1, policy), nearestCapture(app.store.index, urlkey, t2, policy)]);
+  if (!n1 || !n2) return hidden(app, req, reply, policy, uriR);
   const [a, b] = await Promise.all([readText(app, urlkey, n1.memento), readText(app, urlkey, n2.memento)]);
   const version = (c: Capture, text: CaptureText) => ({
     capture: c,

@@ -309,3 +309,56 @@ t.test('an archive may not be named after a page or API of the archive', async (
     await t.rejects(startArchive(`archives:\n  - id: "${id}"\n`), { message: new RegExp(`archive id "${id}" is a fixed word of the URL space`) }, id);
   }
 });
+
+t.test('access rules on the pages: excluded captures are never shown, blocked ones answer 451, dated rules hide part of a calendar', async (t) => {
+  const a = await startArchive(`archives:
+  - id: "2025"
+    until: 2026-01-01T00:00:00Z
+  - id: current
+    from: 2026-01-01T00:00:00Z
+access:
+  - url: http://secret.example.org/*
+    action: exclude
+  - url: http://www.example.org/court.html
+    action: block
+  - url: http://www.example.org/news.html
+    action: exclude
+    before: 2026-01-01
+`);
+  t.teardown(() => a.close());
+  const dates = ['Mon, 01 Dec 2025 12:00:00 GMT', 'Mon, 05 Jan 2026 12:00:00 GMT'];
+  for (const u of ['http://secret.example.org/a', 'http://www.example.org/court.html', 'http://www.example.org/news.html', 'http://www.example.org/ok.html'])
+    for (const d of dates) await seed(a, u, d);
+
+  const news = await request(`${a.url}/web/2025*/http://www.example.org/news.html`, { headers: HTML });
+  t.match(news.text, /<strong>1 capture<\/strong>/, 'the calendar counts only the shown capture');
+  t.same(labels(news.text, /<td class="has[^"]*"><a [^>]*aria-label="([^"]+)"/g), [], 'no day of 2025 has a shown capture');
+  const asked2025 = await request(`${a.url}/web/20251201/http://www.example.org/news.html`, { headers: HTML });
+  t.match(asked2025.text, /\/current\/memento\/20260105120000\//, 'the banner frames the nearest shown capture');
+  t.notMatch(asked2025.text, /20251201120000/, 'the hidden capture is named nowhere, not even in first/prev');
+
+  const court = await request(`${a.url}/web/*/http://www.example.org/court.html`, { headers: HTML });
+  t.equal(court.status, 451);
+  t.match(court.headers.link, /rel="blocked-by"/);
+  t.match(court.text, /<h1>Withheld<\/h1>/);
+  for (const p of [
+    `/web/2026/http://www.example.org/court.html`,
+    `/web/diff/2025/2026/http://www.example.org/court.html`,
+    `/web/2026id_/http://www.example.org/court.html`,
+  ])
+    t.equal((await request(a.url + p, { headers: HTML })).status, 451, p);
+
+  const secret = await request(`${a.url}/web/*/http://secret.example.org/a`, { headers: HTML });
+  t.equal(secret.status, 404, 'excluded: as if never captured');
+  t.match(secret.text, /<h1>Not archived<\/h1>/);
+  const home = await request(`${a.url}/web/`, { headers: HTML });
+  t.notMatch(home.text, /secret\.example\.org/, 'an excluded site is not on the home page, nor its captures');
+  t.notMatch(home.text, /news\.html">[^<]*2025/, 'a hidden capture is not among the latest');
+  const list = await request(`${a.url}/web/*/www.example.org/*`, { headers: HTML });
+  const rowsListed = [...list.text.matchAll(/<td class="url"><a href="[^"]*">([^<]+)<\/a><\/td><td class="num">(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]}`);
+  t.same(
+    rowsListed,
+    ['http://www.example.org/news.html 1', 'http://www.example.org/ok.html 2'],
+    'the prefix listing counts shown captures and leaves out the blocked URL',
+  );
+});

@@ -1,0 +1,335 @@
+/**
+ * Access rules and takedown (`access:` in archive.yaml): which mementos
+ * the read side may show. Every read path asks this module, so that a
+ * memento hidden here is hidden everywhere: the redirector, TimeGates,
+ * Mementos (every form), TimeMaps, the index TimeMap, the timebundle, and
+ * any later page or query API.
+ *
+ * A rule names a URL (`http://a.example/page`) or a URL prefix ending in
+ * `*` (`http://a.example/private/*`) and an action:
+ * - `allow`: shown (what every memento is without a rule);
+ * - `block`: not shown, and said so: a read of it answers 451 Unavailable
+ *   For Legal Reasons (RFC 7725), TimeMaps and navigation links leave it out;
+ * - `exclude`: as if never captured: 404, left out of everything.
+ * A rule may be limited in time by the mementos' datetime: `after` (at or
+ * after that instant), `before` (earlier than it), `embargo` (younger than
+ * that age at the moment of the request: `30d`), all of them when several
+ * are given.
+ *
+ * Matching is on SURT urlkeys (shared/uri.ts `exactUrlkey`), as the index
+ * is keyed: the scheme does not count (a rule on `http://` also covers
+ * `https://`), the host is case-insensitive, a default port is the same as
+ * none; `www.example.org` and `example.org` are different hosts; the path
+ * and query are compared exactly, case included. A prefix covers every
+ * URL whose urlkey starts with the prefix's (`http://a.example/*` is all of
+ * host `a.example`, `http://a.example/doc*` covers `/doc`, `/doc/x` and
+ * `/documents`).
+ *
+ * The most specific rule that applies to a memento decides:
+ * 1. the longer URL wins (an exact URL over any prefix of it; at the same
+ *    length an exact URL over a prefix);
+ * 2. then a rule limited in time (before/after/embargo) over one that is not;
+ * 3. then the stricter action (exclude over block over allow);
+ * 4. then the one listed first.
+ * A memento no rule applies to is allowed.
+ *
+ * Using it from a read path:
+ *
+ * ```ts
+ * const policy = app.access.policy(req.urlkey);         // once per request (reads the clock)
+ * if (policy.open) …                                      // nothing of this URL is hidden: the plain index queries
+ * const n = await visibleNeighbourhood(index, policy, archiveId, t);   // navigation over shown mementos only
+ * const spans = await visibleSpans(index, policy);        // first/last/count per archive, shown only
+ * for await (const row of policy.filter(index.mementos(archiveId, urlkey))) …   // a TimeMap
+ * throw await hiddenError(index, policy, uriR, base, reason);   // nothing shown: 451 (block) or 404
+ * ```
+ *
+ * A list over many URLs (a CDX prefix query, the pages' URL lists) uses
+ * `app.access.filter(rows)` (each row's own `urlkey`) or
+ * `app.access.verdict(urlkey, datetime)` per row.
+ */
+import { type HttpError, httpError } from '../shared/http-error.js';
+import { formatLinkHeader } from '../shared/link.js';
+import { exactUrlkey, normalizeUriR, UriError } from '../shared/uri.js';
+import type { IndexDb, Neighbourhood } from './store/index-db.js';
+
+/** What the rules say of a memento: show it, answer 451 (RFC 7725), or act as if it was never captured. */
+export type Verdict = 'allow' | 'block' | 'exclude';
+
+/** One access rule as the config holds it (checked: archive/config.ts). Instants are epoch seconds. */
+export interface AccessRule {
+  /** A URL, or a URL prefix ending in `*`, as written in the config. */
+  url: string;
+  action: Verdict;
+  /** Applies to mementos earlier than this instant (epoch s). */
+  before?: number;
+  /** Applies to mementos at or after this instant (epoch s). */
+  after?: number;
+  /** Applies to mementos younger than this many seconds when the request is answered. */
+  embargo?: number;
+}
+
+/** A rule's URL as the index keys it: a urlkey, or a urlkey prefix. */
+export interface UrlPattern {
+  key: string;
+  prefix: boolean;
+}
+
+/** A span of Memento-Datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
+export type Range = readonly [from: number, until: number];
+
+/** A part of the time line and what the rules say of the mementos in it. */
+export interface Segment {
+  from: number;
+  until: number;
+  verdict: Verdict;
+}
+
+/**
+ * The urlkey (or urlkey prefix) of a rule's URL: `http://www.Example.org/a/*`
+ * → `{key: 'org,example,www)/a/', prefix: true}`. A URL without a scheme is
+ * `http://`; a prefix that ends right after the host (`http://a.example*`)
+ * covers the whole host.
+ *
+ * @throws UriError when it is not an http(s) URL, or has a `*` anywhere but at the end
+ */
+export function urlPattern(url: string): UrlPattern {
+  const prefix = url.endsWith('*');
+  const body = prefix ? url.slice(0, -1) : url;
+  if (body.includes('*')) throw new UriError('a * may only end a URL prefix');
+  let key = exactUrlkey(normalizeUriR(body));
+  // `http://a.example/p?*`: the URL parser drops an empty query, a prefix keeps its `?`.
+  if (prefix && body.endsWith('?') && !key.endsWith('?')) key += '?';
+  return { key, prefix };
+}
+
+/** True when `urlkey` is named by the pattern. */
+export function matchesPattern(p: UrlPattern, urlkey: string): boolean {
+  return p.prefix ? urlkey.startsWith(p.key) : urlkey === p.key;
+}
+
+const STRICTNESS: Record<Verdict, number> = { allow: 0, block: 1, exclude: 2 };
+
+/** A rule with its pattern read. */
+interface Compiled {
+  rule: AccessRule;
+  pattern: UrlPattern;
+  dated: boolean;
+  order: number;
+}
+
+/** Most specific first (the order in the module comment). */
+function bySpecificity(a: Compiled, b: Compiled): number {
+  return (
+    b.pattern.key.length - a.pattern.key.length ||
+    Number(a.pattern.prefix) - Number(b.pattern.prefix) ||
+    Number(b.dated) - Number(a.dated) ||
+    STRICTNESS[b.rule.action] - STRICTNESS[a.rule.action] ||
+    a.order - b.order
+  );
+}
+
+/** The Memento-Datetimes a rule applies to at `now` (epoch s); empty when `from >= until`. */
+function ruleRange(r: AccessRule, now: number): Range {
+  const from = Math.max(r.after ?? -Infinity, r.embargo === undefined ? -Infinity : Math.floor(now - r.embargo) + 1);
+  return [from, r.before ?? Infinity];
+}
+
+/** The current time in epoch seconds. */
+export function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/**
+ * What the rules say of one URL (urlkey) at one moment: a verdict for each
+ * Memento-Datetime, as segments of the time line. Made by
+ * {@link AccessRules.policy}; cheap to ask, so make one per request.
+ */
+export class UrlPolicy {
+  /** True when no memento of the URL is hidden, whatever its datetime (no rule, or only `allow`): the plain index queries serve. */
+  readonly open: boolean;
+
+  /**
+   * @param urlkey the URL's urlkey
+   * @param segments the whole time line, ordered, adjacent segments with different verdicts
+   */
+  constructor(
+    readonly urlkey: string,
+    readonly segments: readonly Segment[],
+  ) {
+    this.open = segments.every((s) => s.verdict === 'allow');
+  }
+
+  /** The verdict for a memento of this URL dated `datetime` (epoch s). */
+  verdict(datetime: number): Verdict {
+    for (const s of this.segments) if (datetime < s.until) return s.verdict;
+    return 'allow';
+  }
+
+  /** True when a memento dated `datetime` (epoch s) is shown. */
+  visible(datetime: number): boolean {
+    return this.verdict(datetime) === 'allow';
+  }
+
+  /** The spans of datetimes with verdict `v`, ordered. */
+  ranges(v: Verdict): Range[] {
+    return this.segments.filter((s) => s.verdict === v).map((s) => [s.from, s.until] as const);
+  }
+
+  /** The rows of this URL that are shown, in their order (`datetime` epoch s). */
+  async *filter<T extends { datetime: number }>(rows: AsyncIterable<T> | Iterable<T>): AsyncGenerator<T> {
+    for await (const r of rows) if (this.open || this.visible(r.datetime)) yield r;
+  }
+}
+
+/** The policy of a URL no rule names. */
+const OPEN: readonly Segment[] = [{ from: -Infinity, until: Infinity, verdict: 'allow' }];
+
+/**
+ * The access rules in force. One instance lives as long as the daemon
+ * (`app.access`); SIGHUP gives it the rules read again ({@link replace}).
+ * All methods are synchronous and read no file: ask them per request.
+ */
+export class AccessRules {
+  private compiled: Compiled[] = [];
+
+  /** @param rules checked rules (archive/config.ts); @throws UriError for a URL that is not one (the config check prevents it) */
+  constructor(rules: readonly AccessRule[] = []) {
+    this.replace(rules);
+  }
+
+  /** Puts `rules` in force from the next call on (SIGHUP). @throws UriError as the constructor; the old rules stay then */
+  replace(rules: readonly AccessRule[]): void {
+    this.compiled = rules.map((rule, order) => ({
+      rule,
+      pattern: urlPattern(rule.url),
+      dated: rule.before !== undefined || rule.after !== undefined || rule.embargo !== undefined,
+      order,
+    }));
+  }
+
+  /** The rules in force, as given. */
+  get rules(): AccessRule[] {
+    return this.compiled.map((c) => c.rule);
+  }
+
+  /**
+   * What the rules say of every memento of `urlkey` at `now`: the rules
+   * that name it, most specific first, each claiming the part of the time
+   * line it applies to that no more specific rule claimed; the rest is
+   * allowed.
+   *
+   * @param urlkey a urlkey (shared/uri.ts `exactUrlkey`), e.g. `req.urlkey`
+   * @param now epoch seconds (default: the clock); embargoes count from it
+   */
+  policy(urlkey: string, now: number = nowSeconds()): UrlPolicy {
+    const named = this.compiled.filter((c) => matchesPattern(c.pattern, urlkey));
+    if (!named.length) return new UrlPolicy(urlkey, OPEN);
+    let open: Range[] = [[-Infinity, Infinity]];
+    const claimed: Segment[] = [];
+    for (const c of named.sort(bySpecificity)) {
+      const [rf, ru] = ruleRange(c.rule, now);
+      const rest: Range[] = [];
+      for (const [f, u] of open) {
+        const from = Math.max(f, rf);
+        const until = Math.min(u, ru);
+        if (from >= until) {
+          rest.push([f, u]);
+          continue;
+        }
+        claimed.push({ from, until, verdict: c.rule.action });
+        if (f < from) rest.push([f, from]);
+        if (until < u) rest.push([until, u]);
+      }
+      open = rest;
+    }
+    for (const [from, until] of open) claimed.push({ from, until, verdict: 'allow' });
+    claimed.sort((a, b) => a.from - b.from);
+    const segments: Segment[] = [];
+    for (const s of claimed) {
+      const last = segments[segments.length - 1];
+      if (last && last.verdict === s.verdict && last.until === s.from) last.until = s.until;
+      else segments.push({ ...s });
+    }
+    return new UrlPolicy(urlkey, segments);
+  }
+
+  /** The verdict for one memento: `urlkey`, Memento-Datetime `datetime` (epoch s), at `now` (epoch s, default the clock). */
+  verdict(urlkey: string, datetime: number, now?: number): Verdict {
+    return this.compiled.length ? this.policy(urlkey, now).verdict(datetime) : 'allow';
+  }
+
+  /**
+   * The rows that are shown, in their order: for lists over many URLs
+   * (index rows, CDX lines). One policy per urlkey, made at the first row
+   * of it, all at one `now`.
+   */
+  async *filter<T extends { urlkey: string; datetime: number }>(rows: AsyncIterable<T> | Iterable<T>, now: number = nowSeconds()): AsyncGenerator<T> {
+    if (!this.compiled.length) {
+      yield* rows;
+      return;
+    }
+    let policy: UrlPolicy | undefined;
+    for await (const r of rows) {
+      if (policy?.urlkey !== r.urlkey) policy = this.policy(r.urlkey, now);
+      if (policy.open || policy.visible(r.datetime)) yield r;
+    }
+  }
+}
+
+// Reading the index through the rules.
+
+/**
+ * The navigation around `t` (epoch s) of the URL in `archive` over the
+ * mementos the policy shows: first, last, and the two on each side
+ * (IndexDb `neighbourhood`); with `whole`, `atOrBefore[0]` is the whole row.
+ * `undefined` when none is shown there.
+ */
+export function visibleNeighbourhood(index: IndexDb, policy: UrlPolicy, archive: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
+  if (policy.open) return index.neighbourhood(archive, policy.urlkey, t, whole);
+  return index.neighbourhoodWithin(archive, policy.urlkey, t, policy.ranges('allow'), whole);
+}
+
+/** For each archive with shown mementos of the URL: first and last datetime (epoch s) and count (IndexDb `spans`). */
+export function visibleSpans(index: IndexDb, policy: UrlPolicy): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
+  if (policy.open) return index.spans(policy.urlkey);
+  return index.spansWithin(policy.urlkey, policy.ranges('allow'));
+}
+
+/**
+ * Why nothing of the URL is shown (in `archiveId`, or in any archive):
+ * `block` when some memento of it is blocked, else `exclude` when some is
+ * excluded, else `undefined` (never captured).
+ */
+export async function whyHidden(index: IndexDb, policy: UrlPolicy, archiveId?: string): Promise<'block' | 'exclude' | undefined> {
+  if (policy.open) return undefined;
+  for (const v of ['block', 'exclude'] as const) {
+    const ranges = policy.ranges(v);
+    if (!ranges.length) continue;
+    const spans = await index.spansWithin(policy.urlkey, ranges);
+    if (spans.some((s) => archiveId === undefined || s.archive_id === archiveId)) return v;
+  }
+  return undefined;
+}
+
+/**
+ * The answer for a blocked memento (RFC 7725): 451 Unavailable For Legal
+ * Reasons, a one-line body naming the URL, and `Link: <{base}/>;
+ * rel="blocked-by"` (the archive itself is what implements the block). No
+ * Memento headers: it is not a Memento.
+ */
+export function blockedError(uriR: string, base: string): HttpError {
+  return httpError(451, `the archive's access rules withhold the mementos of ${uriR} (451 Unavailable For Legal Reasons, RFC 7725)`, {
+    headers: { link: formatLinkHeader([{ uri: base + '/', rel: 'blocked-by' }]) },
+  });
+}
+
+/**
+ * The error when the policy shows no memento of the URL (in `archiveId`,
+ * or in any archive): 451 ({@link blockedError}) when some is blocked,
+ * else 404 with `notFound` as its reason (excluded = never captured).
+ */
+export async function hiddenError(index: IndexDb, policy: UrlPolicy, uriR: string, base: string, notFound: string, archiveId?: string): Promise<HttpError> {
+  if ((await whyHidden(index, policy, archiveId)) === 'block') return blockedError(uriR, base);
+  return httpError(404, notFound);
+}

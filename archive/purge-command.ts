@@ -1,0 +1,113 @@
+/**
+ * The `purge` command of `memento-archive` (archive/cli.ts): its options
+ * checked, the data folder's lock taken (refused while a daemon runs), the
+ * erasure itself (archive/store/purge.ts), and what it prints: one line per
+ * capture erased and a summary.
+ *
+ *   memento-archive purge [--config F] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
+ */
+import { existsSync } from 'node:fs';
+import { toTimestamp14 } from '../shared/http-date.js';
+import { UriError } from '../shared/uri.js';
+import { urlPattern } from './access.js';
+import { type ArchiveConfig, parseInstant } from './config.js';
+import { DataDirBusyError, DataDirLock } from './store/lock.js';
+import type { Progress } from './store/maintenance.js';
+import { purge, PurgeRefusedError, type PurgeReport, type PurgeSelection } from './store/purge.js';
+
+/** The options of `purge` as parsed from the command line. */
+export interface PurgeOptions {
+  url?: string;
+  prefix?: string;
+  before?: string;
+  after?: string;
+  'dry-run'?: boolean;
+}
+
+/** Where the command writes. */
+export interface PurgeOutput {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  /** A progress display over bytes read, and its end. */
+  progress?: Progress;
+  stopProgress?: () => void;
+}
+
+/**
+ * The selection the options name.
+ *
+ * @returns the selection, or the one-line reason it cannot be made
+ */
+export function purgeSelection(o: PurgeOptions): PurgeSelection | string {
+  if ((o.url === undefined) === (o.prefix === undefined)) return 'give either --url URL or --prefix URL* (one of them)';
+  if (o.url !== undefined && o.url.endsWith('*')) return `--url takes one URL; for every URL under ${o.url} use --prefix`;
+  const text = o.url ?? (o.prefix!.endsWith('*') ? o.prefix! : o.prefix + '*');
+  const sel: Partial<PurgeSelection> = {};
+  try {
+    sel.pattern = urlPattern(text);
+  } catch (err) {
+    if (err instanceof UriError) return `${o.url !== undefined ? '--url' : '--prefix'} ${JSON.stringify(text)}: ${err.message}`;
+    throw err;
+  }
+  for (const k of ['before', 'after'] as const) {
+    if (o[k] === undefined) continue;
+    const t = parseInstant(o[k]);
+    if (t === undefined) return `--${k} must be a date like 2026-01-01T00:00:00Z or 14 digits, not ${JSON.stringify(o[k])}`;
+    sel[k] = t;
+  }
+  if (sel.before !== undefined && sel.after !== undefined && sel.after >= sel.before) return '--after must be earlier than --before';
+  return sel as PurgeSelection;
+}
+
+/** The summary line of a report. */
+function summary(r: PurgeReport, dryRun: boolean): string {
+  const files = r.rewritten.length + r.removed.length;
+  const what = `${r.captures.length} capture(s) (${r.records} WARC record(s)${dryRun ? '' : `, ${r.rows} index row(s)`})`;
+  const where = `${files} WARC file(s) (${r.rewritten.length} rewritten, ${r.removed.length} removed): ${r.bytesBefore} → ${r.bytesAfter} bytes`;
+  return dryRun ? `purge (dry run): would erase ${what} from ${where}; nothing was changed` : `purge: erased ${what} from ${where}`;
+}
+
+/**
+ * `memento-archive purge`: erases the selected captures for good.
+ *
+ * @returns the exit status: 0 done (or nothing matched), 1 the data folder
+ *   is in use or a WARC file is damaged, 2 bad options
+ */
+export async function runPurge(config: ArchiveConfig, o: PurgeOptions, io: PurgeOutput): Promise<number> {
+  const sel = purgeSelection(o);
+  if (typeof sel === 'string') {
+    io.err(`memento-archive: purge: ${sel}`);
+    return 2;
+  }
+  if (!existsSync(config.dataDir)) {
+    io.err(`memento-archive: purge: ${config.dataDir}: no such data folder`);
+    return 1;
+  }
+  let lock: DataDirLock;
+  try {
+    lock = await DataDirLock.acquire(config.dataDir, 'purge');
+  } catch (err) {
+    if (err instanceof DataDirBusyError) {
+      io.err(`memento-archive: ${err.message}; stop it before purge`);
+      return 1;
+    }
+    throw err;
+  }
+  const dryRun = o['dry-run'] === true;
+  try {
+    const r = await purge(config.dataDir, sel, { dryRun, log: io.out, progress: io.progress });
+    io.stopProgress?.();
+    for (const c of r.captures) io.out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file})`);
+    io.out(summary(r, dryRun));
+    return 0;
+  } catch (err) {
+    io.stopProgress?.();
+    if (err instanceof PurgeRefusedError) {
+      io.err(`memento-archive: purge: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await lock.release();
+  }
+}
