@@ -31,13 +31,19 @@ function quote(v: string): string {
 }
 
 /**
- * Formats a URI for use inside `<…>`: characters that cannot appear in a
- * URI-Reference (`<`, `>`, `"`, space, controls, non-ASCII) are
- * percent-encoded so that the link value stays parseable.
+ * Formats a URI for use inside `<…>` (RFC 8288 §3): characters that cannot
+ * appear in a URI-Reference (`<`, `>`, `"`, space, controls, non-ASCII) are
+ * percent-encoded so that the link value stays parseable, and so are `,`
+ * and `;`. RFC 8288 allows both inside `<…>`, but common parsers split a
+ * Link value at them without looking at the brackets (Python's
+ * `requests.utils.parse_header_links` cuts the URI at `;` and loses the
+ * link's `rel`); the archive reads `%2C` and `%3B` in the URI-R of its
+ * addresses as `,` and `;` (shared/uri.ts `normalizeUriR`), so the links
+ * still lead where they should.
  */
 function target(uri: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what this encodes
-  return uri.replace(/[\x00-\x20"<>\x7f]|[^\x00-\x7f]/gu, (c) => encodeURIComponent(c));
+  return uri.replace(/[\x00-\x20"<>,;\x7f]|[^\x00-\x7f]/gu, (c) => encodeURIComponent(c));
 }
 
 /** Formats one link value: `<uri>; rel="…"; type="…"; datetime="…"`. */
