@@ -6,7 +6,8 @@
  * values that contain ':' (`datetime="Tue, 20 Mar 2001 20%3A35%3A00 GMT"`),
  * which Memento clients cannot read, and its parser splits a combined
  * `rel="first memento"` into two links, which loses what RFC 7089 §2.2.1
- * clients read as one. The shapes here are the ones RFC 7089 shows:
+ * clients read as one (the tests use it, as a second and independent
+ * parser of what the archive sends). The shapes here are the ones RFC 7089 shows:
  * `<URI>; rel="first memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`.
  */
 
