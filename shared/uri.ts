@@ -112,7 +112,8 @@ export function uriRFromRequest(host: string | undefined, target: string, scheme
  *   (shared/link.ts), and a client that follows such a link must reach the
  *   same URI-R.
  *
- * @param maxLength longest accepted, in characters (config `max_url_length`)
+ * @param maxLength longest accepted, in characters (config `max_url_length`),
+ *   also as written in a Link header ({@link linkLength})
  * @throws UriError when it is not an http(s) URL with a host, or is too long.
  */
 export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string {
@@ -137,7 +138,21 @@ export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string
   const path = out.indexOf('/', u.protocol.length + 2);
   if (path > 0 && /%(?:2c|3b)/i.test(out)) out = out.slice(0, path) + out.slice(path).replace(/%2c/gi, ',').replace(/%3b/gi, ';');
   if (out.length > maxLength) throw new UriError(`URL is longer than ${maxLength} characters`);
+  if (linkLength(out) > maxLength) throw new UriError(`URL is longer than ${maxLength} characters as written in a Link header ("," and ";" percent-encoded)`);
   return out;
+}
+
+/**
+ * The length of a URI-R as the archive writes it in a Link header, where
+ * `,` and `;` take three characters (`%2C`, `%3B`; shared/link.ts): the
+ * length `max_url_length` bounds, so that at that length every answer's
+ * head still fits 16 KiB (docs/url-space.md).
+ */
+export function linkLength(uri: string): number {
+  let n = uri.length;
+  for (let i = uri.indexOf(','); i >= 0; i = uri.indexOf(',', i + 1)) n += 2;
+  for (let i = uri.indexOf(';'); i >= 0; i = uri.indexOf(';', i + 1)) n += 2;
+  return n;
 }
 
 /**

@@ -223,6 +223,30 @@ t.test('docs/url-space.md: http://example.test/? and http://example.test/ are on
   );
 });
 
+t.test('docs/url-space.md (head size): a URI-R of max_url_length counted as written in Link ("," three characters) fits every answer in 16 KiB', async (t) => {
+  const prefix = 'http://example.test/list?';
+  // Each "p," is four characters in a Link header ("p%2C").
+  const uriR = prefix + 'p,'.repeat(Math.floor((2048 - prefix.length) / 4)) + 'p'.repeat((2048 - prefix.length) % 4);
+  t.equal(uriR.length + 2 * (uriR.split(',').length - 1), 2048, '2048 characters as written in a Link header');
+  await seed(A, uriR, D01);
+  await seed(A, uriR, D26);
+  const ts = ts14(D01);
+  for (const url of [
+    `${A.url}/tg/${uriR}`,
+    `${A.url}/2025/timegate/${uriR}`,
+    `${A.url}/2025/memento/${ts}/${uriR}`,
+    `${A.url}/2025/memento/${ts}id_/${uriR}`,
+    `${A.url}/2025/timebundle/${uriR}`,
+  ]) {
+    // Node's client refuses a head over 16 KiB (HPE_HEADER_OVERFLOW): request() would reject.
+    const res = await request(url);
+    t.ok(res.status < 400, `${url.slice(A.url.length, A.url.length + 30)}…: ${res.status}, read with a 16 KiB head limit`);
+  }
+  const longer = await request(`${A.url}/tg/${uriR.replace(/p$/, ',')}`);
+  t.equal(longer.status, 400, 'one "," more: 2050 as written in Link, refused');
+  t.match(longer.text, /as written in a Link header/);
+});
+
 /** `python3` (or Debian's) with the `requests` package, or undefined. */
 function pythonWithRequests(): string | undefined {
   for (const py of ['python3', '/usr/bin/python3']) {

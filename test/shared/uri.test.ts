@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { checkCaptureTarget, exactUrlkey, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '../../shared/uri.js';
+import { checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '../../shared/uri.js';
 
 /** Asserts that `fn` throws a UriError whose one-line message matches `message`. */
 function refuses(t: Test, fn: () => unknown, message: RegExp, name: string): void {
@@ -202,6 +202,14 @@ t.test('normalizeUriR: %2C and %3B are "," and ";" (the archive writes them so i
     t.equal(exactUrlkey(input), exactUrlkey(want), `${input}: one key`);
   }
   t.equal(exactUrlkey('http://a.example/x?a=1%2C2'), 'example,a)/x?a=1,2');
+});
+
+t.test('normalizeUriR: the length limit counts "," and ";" as written in a Link header (%2C, %3B: three characters)', async (t) => {
+  t.equal(linkLength('http://a/x,y;z'), 18, '14 characters, two of them three in Link');
+  t.equal(normalizeUriR('http://a/,,,', 20), 'http://a/,,,', '12 characters, 18 in a Link header: accepted');
+  t.equal(normalizeUriR('http://a/%2C%2C%2C', 20), 'http://a/,,,', 'written %2C: the same');
+  refuses(t, () => normalizeUriR('http://a/,,,,', 20), /longer than 20 characters as written in a Link header/, '13 characters, 21 in a Link header');
+  refuses(t, () => normalizeUriR('http://a/;;;;', 20), /as written in a Link header/, '";" too');
 });
 
 t.test('exactUrlkey refuses what normalizeUriR refuses', async (t) => {
