@@ -254,7 +254,7 @@ export const ARCHIVE_FILE_SCHEMA = {
     max_headers: bytes(200, 'most header lines in each head; more → 431'),
     max_url_length: bytes(
       2048,
-      'longest URI-R / embedded request target, in characters; longer → 400. At this default every answer of the archive, whose head repeats the URI-R (Location, Link), fits a client that reads 16 KiB of head (see docs/url-space.md)',
+      'longest URI-R / embedded request target, in characters ("," and ";" count three, as written in Link headers); longer → 400. At this default every answer of the archive, whose head repeats the URI-R (Location, Link), fits a client that reads 16 KiB of head (see docs/url-space.md)',
     ),
     replay_cache_bytes: {
       type: 'integer',

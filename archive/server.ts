@@ -15,6 +15,7 @@ import { AccessRules } from './access.js';
 import type { ArchiveConfig } from './config.js';
 import { decorateArchive, TEXT } from './http/context.js';
 import { discoveryRoutes } from './http/discovery.js';
+import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
 import { ingestRoutes } from './http/ingest.js';
 import { mementoRoutes } from './http/memento.js';
@@ -70,6 +71,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   });
   decorateArchive(app, config, store);
   app.decorate('access', new AccessRules(config.access));
+  sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count());
   app.decorate('metrics', metrics);
@@ -123,5 +125,8 @@ function answerError(err: FastifyError, req: FastifyRequest, reply: FastifyReply
   const a = errorAnswer(e);
   if (a.status >= 500) req.log.error({ err }, 'request failed');
   if (a.close) reply.header('connection', 'close');
-  return reply.code(a.status).headers(a.headers).type(TEXT).send(errorText(a.status, a.reason));
+  reply.code(a.status).headers(a.headers).type(TEXT);
+  // Here too: fastify's router errors (frameworkErrors) run no onSend hook.
+  useRegisteredFieldNames(reply);
+  return reply.send(errorText(a.status, a.reason));
 }

@@ -13,6 +13,7 @@
 import type { EventEmitter } from 'node:events';
 import type http from 'node:http';
 import type httpProxy from 'http-proxy';
+import { formatLink } from '../shared/link.js';
 import { sendError } from './answers.js';
 import { type CaptureAddress, captureAddress, upstreamTarget } from './capture/address.js';
 import { type Capture, type CaptureOptions, startCapture } from './capture/capture.js';
@@ -89,10 +90,12 @@ export interface ExchangeContext {
 
 /**
  * The `Link` value announcing the TimeGate of a URI-R:
- * `<http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` (RFC 7089 §2.2.1, RFC 8288).
+ * `<http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` (RFC 7089 §2.2.1,
+ * RFC 8288), the URI written as every Link of the archive is (`,` and `;`
+ * percent-encoded, shared/link.ts).
  */
 function timegateLink(vhost: Vhost, uriR: string): string {
-  return `<http://${vhost.archiveTimeGate}${uriR}>; rel="timegate"`;
+  return formatLink({ uri: `http://${vhost.archiveTimeGate}${uriR}`, rel: 'timegate' });
 }
 
 /**

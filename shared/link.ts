@@ -6,7 +6,8 @@
  * values that contain ':' (`datetime="Tue, 20 Mar 2001 20%3A35%3A00 GMT"`),
  * which Memento clients cannot read, and its parser splits a combined
  * `rel="first memento"` into two links, which loses what RFC 7089 §2.2.1
- * clients read as one. The shapes here are the ones RFC 7089 shows:
+ * clients read as one (the tests use it, as a second and independent
+ * parser of what the archive sends). The shapes here are the ones RFC 7089 shows:
  * `<URI>; rel="first memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`.
  */
 
@@ -31,13 +32,19 @@ function quote(v: string): string {
 }
 
 /**
- * Formats a URI for use inside `<…>`: characters that cannot appear in a
- * URI-Reference (`<`, `>`, `"`, space, controls, non-ASCII) are
- * percent-encoded so that the link value stays parseable.
+ * Formats a URI for use inside `<…>` (RFC 8288 §3): characters that cannot
+ * appear in a URI-Reference (`<`, `>`, `"`, space, controls, non-ASCII) are
+ * percent-encoded so that the link value stays parseable, and so are `,`
+ * and `;`. RFC 8288 allows both inside `<…>`, but common parsers split a
+ * Link value at them without looking at the brackets (Python's
+ * `requests.utils.parse_header_links` cuts the URI at `;` and loses the
+ * link's `rel`); the archive reads `%2C` and `%3B` in the URI-R of its
+ * addresses as `,` and `;` (shared/uri.ts `normalizeUriR`), so the links
+ * still lead where they should.
  */
 function target(uri: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what this encodes
-  return uri.replace(/[\x00-\x20"<>\x7f]|[^\x00-\x7f]/gu, (c) => encodeURIComponent(c));
+  return uri.replace(/[\x00-\x20"<>,;\x7f]|[^\x00-\x7f]/gu, (c) => encodeURIComponent(c));
 }
 
 /** Formats one link value: `<uri>; rel="…"; type="…"; datetime="…"`. */

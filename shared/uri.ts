@@ -97,11 +97,23 @@ export function uriRFromRequest(host: string | undefined, target: string, scheme
 
 /**
  * Parses and normalises a URI-R given by a client (in a TimeGate, Memento
- * or TimeMap address): http(s) only; host lower-cased; default port dropped;
- * fragment dropped; path dot-segments resolved (WHATWG URL rules).
- * A missing scheme means `http://` (as in Wayback: `/tg/example.org/`).
+ * or TimeMap address) or built from a capture: http(s) only; host
+ * lower-cased; default port dropped; fragment dropped; path dot-segments
+ * resolved (WHATWG URL rules). A missing scheme means `http://` (as in
+ * Wayback: `/tg/example.org/`). Two more rules make one URI-R of spellings
+ * that web archives and Memento clients treat as one:
  *
- * @param maxLength longest accepted, in characters (config `max_url_length`)
+ * - a bare `?` (an empty query) is dropped: `http://a.example/?` is
+ *   `http://a.example/` (servers see no query in either; pywb's and
+ *   Wayback's canonical keys drop it too; some Memento clients append a
+ *   `?` to every address they test);
+ * - `%2C` and `%3B` in the path and query are read as `,` and `;`: the
+ *   archive writes those two characters percent-encoded in Link headers
+ *   (shared/link.ts), and a client that follows such a link must reach the
+ *   same URI-R.
+ *
+ * @param maxLength longest accepted, in characters (config `max_url_length`),
+ *   also as written in a Link header ({@link linkLength})
  * @throws UriError when it is not an http(s) URL with a host, or is too long.
  */
 export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string {
@@ -121,9 +133,26 @@ export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string
   if (!u.hostname) throw new UriError('URL has no host');
   if (u.username || u.password) throw new UriError('URL has userinfo');
   u.hash = '';
-  const out = u.href;
+  let out = u.href;
+  if (u.search === '' && out.endsWith('?')) out = out.slice(0, -1);
+  const path = out.indexOf('/', u.protocol.length + 2);
+  if (path > 0 && /%(?:2c|3b)/i.test(out)) out = out.slice(0, path) + out.slice(path).replace(/%2c/gi, ',').replace(/%3b/gi, ';');
   if (out.length > maxLength) throw new UriError(`URL is longer than ${maxLength} characters`);
+  if (linkLength(out) > maxLength) throw new UriError(`URL is longer than ${maxLength} characters as written in a Link header ("," and ";" percent-encoded)`);
   return out;
+}
+
+/**
+ * The length of a URI-R as the archive writes it in a Link header, where
+ * `,` and `;` take three characters (`%2C`, `%3B`; shared/link.ts): the
+ * length `max_url_length` bounds, so that at that length every answer's
+ * head still fits 16 KiB (docs/url-space.md).
+ */
+export function linkLength(uri: string): number {
+  let n = uri.length;
+  for (let i = uri.indexOf(','); i >= 0; i = uri.indexOf(',', i + 1)) n += 2;
+  for (let i = uri.indexOf(';'); i >= 0; i = uri.indexOf(';', i + 1)) n += 2;
+  return n;
 }
 
 /**
@@ -135,7 +164,9 @@ export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string
  * Rules: scheme dropped (http and https of one host share a key, as in
  * pywb); host lower-cased, labels reversed, comma-joined; port kept unless
  * it is the scheme's default; path and query exactly as normalised (case
- * and query order kept); fragment dropped.
+ * and query order kept; no bare `?`, `,` and `;` decoded); fragment
+ * dropped. The key follows the normalised URI-R character for character,
+ * so that the URI-R an answer names and the mementos it finds agree.
  *
  * Why not pywb's canonical form (warcio's `getSurt`, Python `surt`), which
  * also strips `www.`, lower-cases the path and sorts the query: this
@@ -148,10 +179,12 @@ export function normalizeUriR(input: string, maxLength = MAX_URI_LENGTH): string
  * @throws UriError like {@link normalizeUriR}.
  */
 export function exactUrlkey(uriR: string): string {
-  const u = new URL(normalizeUriR(uriR));
+  const normal = normalizeUriR(uriR);
+  const u = new URL(normal);
   let host = u.hostname;
   if (host.endsWith('.')) host = host.slice(0, -1);
   const key = host.startsWith('[') ? host : host.split('.').reverse().join(',');
   const port = u.port ? ':' + u.port : '';
-  return `${key}${port})${u.pathname}${u.search}`;
+  // Path and query as normalizeUriR wrote them (not u.pathname + u.search, which the URL parser may respell).
+  return `${key}${port})${normal.slice(normal.indexOf('/', u.protocol.length + 2))}`;
 }

@@ -126,13 +126,15 @@ export function localArchive(config: ArchiveConfig, id: string): ArchiveSpan {
 }
 
 /**
- * Accept-Datetime (RFC 7089 §2.1.1) as epoch seconds; `undefined` when absent.
+ * Accept-Datetime (RFC 7089 §2.1.1) as epoch seconds; `undefined` when
+ * absent or empty (a blank value asks for no datetime: it is answered as no
+ * header, as Memento validators expect).
  *
  * @throws HttpError 400 when it is not an HTTP-date (with `Vary` and the `original` link)
  */
 export function acceptDatetime(req: FastifyRequest): number | undefined {
   const h = req.headers['accept-datetime'];
-  if (h === undefined) return undefined;
+  if (h === undefined || String(h).trim() === '') return undefined;
   const d = parseHttpDate(Array.isArray(h) ? h[0] : h);
   if (!d) {
     throw httpError(400, `Accept-Datetime is not an HTTP date like "Tue, 20 Mar 2001 20:35:00 GMT": ${JSON.stringify(String(h).slice(0, 80))}`, {

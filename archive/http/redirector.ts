@@ -8,15 +8,17 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
 import type { Link } from '../../shared/link.js';
-import { hiddenError, visibleNeighbourhood } from '../access.js';
+import { hiddenError, type UrlPolicy, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
-import { chooseArchive, localChoice } from '../memento/choice.js';
+import { chooseArchive, type Holdings, localChoice } from '../memento/choice.js';
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
-import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
+import { type KnownMemento, LINK_DETAILS, linksAcross, select, uris } from '../memento/navigation.js';
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
 import { indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
+import type { MementoRef } from '../store/index-db.js';
 import { acceptDatetime, readRoute, redirect, wantsPage } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
@@ -28,9 +30,10 @@ export async function redirectorRoutes(app: FastifyInstance): Promise<void> {
 /**
  * `GET/HEAD /tg/<URI-R>`: 302 to the TimeGate of the chosen archive, with
  * `Vary: accept-datetime` and `Link`: original, the index TimeMap, and the
- * memento links the chosen TimeGate sends for the same Accept-Datetime
- * (clients such as py-memento-client read navigation from the first
- * TimeGate of a redirect chain). 404 when no archive has the URI-R.
+ * memento links across archives (the memento the chosen TimeGate will
+ * choose, its prev/next, and first/last over every archive known to hold
+ * the URI-R: clients such as py-memento-client read navigation from the
+ * first TimeGate of a redirect chain). 404 when no archive has the URI-R.
  */
 async function redirector(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const { config, store } = app;
@@ -46,12 +49,7 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
   }
   if (!target) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
   // The memento links, as many as the head has room for (head-budget.ts), richest first.
-  let levels: Link[][] = [holdings.get(target.id)?.links ?? []];
-  if (isLocal(target)) {
-    const at = t ?? Number.MAX_SAFE_INTEGER;
-    const n = await visibleNeighbourhood(store.index, policy, target.id, at);
-    levels = n ? LINK_DETAILS.map((d) => mementoLinks(base, target.id, select(n, at), 'replay', d)) : [];
-  }
+  const levels = await linksAcrossArchives(app, base, urlkey, target, holdings, t, policy);
   const location = isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR;
   const vary = 'accept-datetime';
   reply.header('vary', vary);
@@ -62,6 +60,56 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
   const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary);
   reply.header('link', linkWithin(HEAD_BUDGET - used, required, [...levels, []]));
   return redirect(reply, 302, location);
+}
+
+/**
+ * The redirector's memento links at each level of detail (richest first):
+ * the memento the chosen archive's TimeGate chooses for `t`, its prev and
+ * next, and the first and last memento over every archive whose mementos
+ * are known here: each local archive that has the URI-R (from the index:
+ * its first and last), and each remote archive asked for this request
+ * (the links of its TimeGate's answer). A remote archive is not asked for
+ * its links alone. Local mementos the access rules hide are left out. When the chosen remote TimeGate's choice is not among
+ * its links, its links are passed on as they came.
+ */
+async function linksAcrossArchives(
+  app: FastifyInstance,
+  base: string,
+  urlkey: string,
+  target: ArchiveSpan,
+  holdings: Holdings,
+  t: number | undefined,
+  policy: UrlPolicy,
+): Promise<Link[][]> {
+  const at = t ?? Number.MAX_SAFE_INTEGER;
+  const known: KnownMemento[] = [];
+  let chosen: KnownMemento | undefined;
+  const local = app.config.archives.filter((a) => isLocal(a) && holdings.get(a.id)?.state === 'yes');
+  const hoods = await Promise.all(local.map((a) => visibleNeighbourhood(app.store.index, policy, a.id, at)));
+  for (const [i, a] of local.entries()) {
+    const n = hoods[i];
+    if (!n) continue;
+    const known1 = (row: MementoRef): KnownMemento => ({ uri: uris.memento(base, a.id, row), datetime: row.datetime });
+    if (a.id !== target.id) known.push(known1(n.first), known1(n.last));
+    else {
+      const s = select(n, at);
+      chosen = known1(s.memento);
+      for (const row of [s.first, s.prev, s.next, s.last]) if (row) known.push(known1(row));
+    }
+  }
+  for (const a of app.config.archives.filter((x) => !isLocal(x))) {
+    const h = holdings.get(a.id);
+    for (const l of h?.links ?? []) {
+      const date = l.datetime === undefined ? undefined : parseHttpDate(l.datetime);
+      if (!date) continue;
+      const m = { uri: l.uri, datetime: toEpochSeconds(date) };
+      known.push(m);
+      if (a.id === target.id && l.uri === h?.location) chosen = m;
+    }
+  }
+  if (!chosen) return isLocal(target) ? [] : [holdings.get(target.id)?.links ?? []];
+  const c = chosen;
+  return LINK_DETAILS.map((d) => linksAcross(c, known, d));
 }
 
 /**

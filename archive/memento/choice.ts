@@ -6,7 +6,7 @@
  * config and of what each archive is known to hold.
  */
 import type { Link } from '../../shared/link.js';
-import { type ArchiveSpan, archiveForInstant, holdingDistance, isLocal, spanDistance } from '../spans.js';
+import { type ArchiveSpan, holdingDistance, isLocal, spanDistance } from '../spans.js';
 
 /** What one archive holds of a URI-R; `first`/`last` epoch seconds when known. */
 export interface Holding {
@@ -16,30 +16,47 @@ export interface Holding {
   last?: number;
   /** A remote TimeGate's memento links (rel containing `memento`) from its 302. */
   links?: Link[];
+  /** A remote TimeGate's `Location`: the URI-M it chose (absolute). */
+  location?: string;
 }
 
 /** What the archives hold of one URI-R, by archive id; an archive not in the map holds nothing (or was not asked). */
 export type Holdings = Map<string, Holding>;
 
 /**
- * The archive whose span holds `t` (epoch s); outside every span the first
- * (before them), the last (after them), or the nearest (in a gap).
- *
- * @param archives oldest first, at least one
+ * Seconds from `t` to the nearest memento an archive is known to hold:
+ * to the closed interval of its first and last mementos when known (exact:
+ * spans do not overlap, so the archive whose interval holds `t` holds the
+ * nearest memento, and otherwise the nearest memento is an end of some
+ * interval), else to its configured span.
  */
-export function primaryArchive(archives: readonly ArchiveSpan[], t: number): ArchiveSpan {
-  const found = archiveForInstant(archives, t);
-  if (found) return found;
-  if (t < archives[0].from) return archives[0];
-  if (t >= archives[archives.length - 1].until) return archives[archives.length - 1];
-  return archives.reduce((best, a) => (spanDistance(a, t) < spanDistance(best, t) ? a : best));
+function mementoDistance(a: ArchiveSpan, h: Holding | undefined, t: number): number {
+  return h?.first !== undefined && h.last !== undefined ? holdingDistance({ first: h.first, last: h.last }, t) : spanDistance(a, t);
+}
+
+/**
+ * Of the archives in `state`, the one whose mementos are nearest `t`
+ * ({@link mementoDistance}); a tie goes to the earlier archive (as a tie
+ * between two mementos goes to the earlier one).
+ */
+function nearestArchive(archives: readonly ArchiveSpan[], holdings: Holdings, t: number, state: Holding['state']): ArchiveSpan | undefined {
+  let best: ArchiveSpan | undefined;
+  let bestDistance = Infinity;
+  for (const a of archives) {
+    const h = holdings.get(a.id);
+    if ((h?.state ?? 'no') !== state) continue;
+    const d = mementoDistance(a, h, t);
+    if (d < bestDistance) [best, bestDistance] = [a, d];
+  }
+  return best;
 }
 
 /**
  * The choice when local holdings alone decide it, so that no remote archive
  * need be asked: without Accept-Datetime, a local archive that has the
- * URI-R and is newer than every remote one; with it, the archive of its
- * span when that is local and has the URI-R.
+ * URI-R and is newer than every remote one; with it, the local archive
+ * holding the memento nearest `t`, when no remote archive's span comes as
+ * near (its mementos could be nearer).
  *
  * @param local holdings of the local archives only
  * @param t Accept-Datetime, epoch seconds; `undefined` when absent
@@ -53,18 +70,21 @@ export function localChoice(archives: readonly ArchiveSpan[], local: Holdings, t
     }
     return undefined;
   }
-  const primary = primaryArchive(archives, t);
-  return isLocal(primary) && local.has(primary.id) ? primary : undefined;
+  const nearest = nearestArchive(archives.filter(isLocal), local, t, 'yes');
+  if (!nearest) return undefined;
+  const d = mementoDistance(nearest, local.get(nearest.id), t);
+  return archives.some((a) => !isLocal(a) && spanDistance(a, t) <= d) ? undefined : nearest;
 }
 
 /**
  * The redirector's choice over every archive:
  * - without Accept-Datetime, the newest archive that has the URI-R;
- * - with it, the archive whose span holds it ({@link primaryArchive});
- * - when that archive does not have the URI-R, the archive with mementos
- *   nearest in time (local: their first/last; remote: its span).
+ * - with it, the archive that holds the memento nearest in time (local:
+ *   from the first/last of its mementos in the index; remote: from the
+ *   first/last links of its TimeGate's answer, else its configured span),
+ *   a tie going to the earlier archive.
  * An archive that could not be asked (`unknown`) is chosen only when no
- * archive is known to have the URI-R.
+ * archive is known to have the URI-R: then the one whose span is nearest.
  *
  * @param t Accept-Datetime, epoch seconds; `undefined` when absent
  * @returns the archive, or `undefined` when none has the URI-R
@@ -73,13 +93,5 @@ export function chooseArchive(archives: readonly ArchiveSpan[], holdings: Holdin
   const state = (a: ArchiveSpan) => holdings.get(a.id)?.state ?? 'no';
   const newestFirst = [...archives].reverse();
   if (t === undefined) return newestFirst.find((a) => state(a) === 'yes') ?? newestFirst.find((a) => state(a) === 'unknown');
-  const primary = primaryArchive(archives, t);
-  const dist = (a: ArchiveSpan) => {
-    const h = holdings.get(a.id);
-    return h?.first !== undefined && h.last !== undefined ? holdingDistance({ first: h.first, last: h.last }, t) : spanDistance(a, t);
-  };
-  const nearest = (want: Holding['state']) =>
-    archives.filter((a) => state(a) === want).reduce<ArchiveSpan | undefined>((b, a) => (!b || dist(a) < dist(b) ? a : b), undefined);
-  if (state(primary) === 'yes') return primary;
-  return nearest('yes') ?? (state(primary) === 'unknown' ? primary : nearest('unknown'));
+  return nearestArchive(archives, holdings, t, 'yes') ?? nearestArchive(archives, holdings, t, 'unknown');
 }

@@ -56,6 +56,12 @@ export function select(n: Neighbourhood, t: number): Selection {
 export type LinkDetail = 'all' | 'ends' | 'chosen';
 export const LINK_DETAILS: readonly LinkDetail[] = ['all', 'ends', 'chosen'];
 
+/** A memento known by its URI-M and Memento-Datetime (epoch s), in this archive or in another one. */
+export interface KnownMemento {
+  uri: string;
+  datetime: number;
+}
+
 /**
  * The memento links of a selection, one link per URI-M with all its
  * relations combined in the order first, prev, next, last, memento
@@ -70,26 +76,59 @@ export const LINK_DETAILS: readonly LinkDetail[] = ['all', 'ends', 'chosen'];
  *   keep the answer's head small for a long URI-R (head-budget.ts).
  */
 export function mementoLinks(base: string, archive: string, s: Selection, form: MementoForm = 'replay', detail: LinkDetail = 'all'): Link[] {
-  const entries: [string, MementoRef | undefined][] = [
+  const known = (row: MementoRef | undefined): KnownMemento | undefined => row && { uri: uris.memento(base, archive, row, form), datetime: row.datetime };
+  return navigationLinks({ memento: known(s.memento)!, first: known(s.first)!, last: known(s.last)!, prev: known(s.prev), next: known(s.next) }, detail);
+}
+
+/**
+ * Memento links across archives (the redirector's, RFC 7089 §4.2 in front
+ * of several TimeGates): `chosen`, and the first, prev, next and last
+ * memento among `chosen` and `known` (mementos of the chosen archive and
+ * of the others: their first and last at least). Exact when `known` holds
+ * the chosen archive's neighbours of `chosen` and every archive's first
+ * and last: time spans do not overlap, so a neighbour outside the chosen
+ * archive is the last (or first) memento of another. Shaped as
+ * {@link mementoLinks}.
+ */
+export function linksAcross(chosen: KnownMemento, known: readonly KnownMemento[], detail: LinkDetail = 'all'): Link[] {
+  let first = chosen;
+  let last = chosen;
+  let prev: KnownMemento | undefined;
+  let next: KnownMemento | undefined;
+  for (const m of known) {
+    if (m.datetime < first.datetime) first = m;
+    if (m.datetime > last.datetime) last = m;
+    if (m.datetime < chosen.datetime && (!prev || m.datetime > prev.datetime)) prev = m;
+    if (m.datetime > chosen.datetime && (!next || m.datetime < next.datetime)) next = m;
+  }
+  return navigationLinks({ memento: chosen, first, last, prev, next }, detail);
+}
+
+/** The links of a navigation (see {@link mementoLinks}): one per URI-M, relations combined, oldest first. */
+function navigationLinks(
+  s: { memento: KnownMemento; first: KnownMemento; last: KnownMemento; prev?: KnownMemento; next?: KnownMemento },
+  detail: LinkDetail,
+): Link[] {
+  const entries: [string, KnownMemento | undefined][] = [
     ['first', detail === 'chosen' ? undefined : s.first],
     ['prev', detail === 'all' ? s.prev : undefined],
     ['memento', s.memento],
     ['next', detail === 'all' ? s.next : undefined],
     ['last', detail === 'chosen' ? undefined : s.last],
   ];
-  const byId = new Map<number, { row: MementoRef; rels: string[] }>();
-  for (const [rel, row] of entries) {
-    if (!row) continue;
-    const e = byId.get(row.id) ?? { row, rels: [] };
+  const byUri = new Map<string, { m: KnownMemento; rels: string[] }>();
+  for (const [rel, m] of entries) {
+    if (!m) continue;
+    const e = byUri.get(m.uri) ?? { m, rels: [] };
     e.rels.push(rel);
-    byId.set(row.id, e);
+    byUri.set(m.uri, e);
   }
   const order = ['first', 'prev', 'next', 'last'];
-  return [...byId.values()]
-    .sort((a, b) => a.row.datetime - b.row.datetime)
-    .map(({ row, rels }) => ({
-      uri: uris.memento(base, archive, row, form),
+  return [...byUri.values()]
+    .sort((a, b) => a.m.datetime - b.m.datetime)
+    .map(({ m, rels }) => ({
+      uri: m.uri,
       rel: [...rels.filter((r) => r !== 'memento').sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'memento'].join(' '),
-      datetime: formatHttpDate(row.datetime),
+      datetime: formatHttpDate(m.datetime),
     }));
 }

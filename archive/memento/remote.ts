@@ -19,10 +19,11 @@ const SELF_LINK_WINDOW = 64 * 1024;
  * Asks a remote TimeGate whether it has a URI-R: `HEAD <timegate URL>`
  * with the client's Accept-Datetime when given (RFC 7089 §4.2.1: 302 = it
  * has mementos, 404/410 = none). The memento links of its answer are kept,
- * for the redirector to pass on.
+ * for the redirector to pass on, with the datetimes of its `first` and
+ * `last` links and its `Location` (the URI-M it chose).
  *
  * @param url the remote TimeGate address of the URI-R
- * @returns `yes` (with links), `no`, or `unknown` (no answer in time, or another status)
+ * @returns `yes` (with links, first/last and location when it sent them), `no`, or `unknown` (no answer in time, or another status)
  */
 export async function probeTimegate(url: string, acceptDatetime?: string, timeoutMs = REMOTE_TIMEOUT_MS): Promise<Holding> {
   try {
@@ -35,7 +36,16 @@ export async function probeTimegate(url: string, acceptDatetime?: string, timeou
     if (res.status === 404 || res.status === 410) return { state: 'no' };
     if (res.status >= 400) return { state: 'unknown' };
     const link = res.headers.get('link');
-    return { state: 'yes', links: link ? parseLinks(link).filter((l) => hasRel(l, 'memento')) : [] };
+    const links = link ? parseLinks(link).filter((l) => hasRel(l, 'memento')) : [];
+    const h: Holding = { state: 'yes', links };
+    const location = res.headers.get('location');
+    if (location) h.location = new URL(location, url).href;
+    for (const rel of ['first', 'last'] as const) {
+      const d = links.find((l) => hasRel(l, rel))?.datetime;
+      const date = d === undefined ? undefined : parseHttpDate(d);
+      if (date) h[rel] = toEpochSeconds(date);
+    }
+    return h;
   } catch {
     return { state: 'unknown' };
   }

@@ -64,10 +64,12 @@ t.test(
     t.equal(res.headers.location, localTg('2000s', ALL));
     t.equal(res.headers.vary, 'accept-datetime');
     const m05 = `${A.url}/2000s/memento/${ts14(D05)}/${ALL}`;
+    const m26 = `${A.url}/current/memento/${ts14(D26)}/${ALL}`;
     t.equal(
       res.headers.link,
-      `<${ALL}>; rel="original", <${A.url}/tg/timemap/${ALL}>; rel="timemap index"; type="application/link-format", <${m05}>; rel="first last memento"; datetime="${D05}"`,
-      'original, the index TimeMap, and the memento links the chosen TimeGate sends',
+      `<${ALL}>; rel="original", <${A.url}/tg/timemap/${ALL}>; rel="timemap index"; type="application/link-format", ` +
+        `<${m05}>; rel="first memento"; datetime="${D05}", <${m26}>; rel="next last memento"; datetime="${D26}"`,
+      'original, the index TimeMap, and the memento links across the local archives (the remote one was not asked)',
     );
     t.equal(res.headers['content-type'], 'text/plain; charset=UTF-8');
     t.equal(res.text, localTg('2000s', ALL) + '\n');
@@ -75,11 +77,12 @@ t.test(
   },
 );
 
-t.test('docs/architecture.md (archives by time span): Accept-Datetime picks the archive whose span holds it, local or remote', async (t) => {
+t.test('docs/architecture.md (archives by time span): Accept-Datetime picks the archive holding the nearest memento, local or remote', async (t) => {
   const cases: [string, string][] = [
     [D95, remoteTg(ALL)],
     ['Fri, 31 Dec 1999 23:59:59 GMT', remoteTg(ALL)],
-    ['Sat, 01 Jan 2000 00:00:00 GMT', localTg('2000s', ALL)],
+    ['Sat, 01 Jan 2000 00:00:00 GMT', remoteTg(ALL)], // in 2000s's span, but D96 (3.2 years) is nearer than D05 (5.1 years)
+    ['Mon, 01 Jan 2001 00:00:00 GMT', localTg('2000s', ALL)], // D05 4.1 years, D96 4.2 years
     [D05, localTg('2000s', ALL)],
     ['Mon, 01 Jun 2026 00:00:00 GMT', localTg('current', ALL)],
   ];
@@ -269,13 +272,45 @@ async function headChain(url: string, headers: Record<string, string>): Promise<
 }
 
 t.test(
-  "RFC 7089 §4.2.1 with py-memento-client's rules: the first TimeGate of the redirect chain (Vary accept-datetime + original + Location) names first/prev/next/last, and the end is a Memento",
+  "RFC 7089 §4.2.1 with py-memento-client's rules: the first TimeGate of the redirect chain (Vary accept-datetime + original + Location) names first/prev/next/last across archives, and the end is a Memento",
   async (t) => {
-    for (const [uriR, ad, archive, host] of [
-      [ALL, D05, '2000s', A.url],
-      [ALL, D96, 'old', B.url],
-      [ALL, D26, 'current', A.url],
-    ] as const) {
+    const m = (host: string, id: string, date: string) => `${host}/${id}/memento/${ts14(date)}/${ALL}`;
+    const [m95, m96, m05, m26] = [m(B.url, 'old', D95), m(B.url, 'old', D96), m(A.url, '2000s', D05), m(A.url, 'current', D26)];
+    const cases: [string, string, string, [string, string][]][] = [
+      // The remote archive is not asked (a local memento is at the very datetime): its mementos are not known here.
+      [
+        D05,
+        '2000s',
+        A.url,
+        [
+          [m05, 'first memento'],
+          [m26, 'next last memento'],
+        ],
+      ],
+      // The remote archive chosen: its links (D95, D96) and the local archives' first and last.
+      [
+        D96,
+        'old',
+        B.url,
+        [
+          [m95, 'first prev memento'],
+          [m96, 'memento'],
+          [m05, 'next memento'],
+          [m26, 'last memento'],
+        ],
+      ],
+      [
+        D26,
+        'current',
+        A.url,
+        [
+          [m05, 'first prev memento'],
+          [m26, 'last memento'],
+        ],
+      ],
+    ];
+    for (const [ad, archive, host, want] of cases) {
+      const uriR = ALL;
       const chain = await headChain(tg(uriR), { 'accept-datetime': ad });
       const isTimegate = (r: (typeof chain)[number]['res']) =>
         /accept-datetime/i.test(String(r.headers.vary)) && links(r.headers.link).some((l) => l.rel === 'original') && !!r.headers.location;
@@ -284,20 +319,27 @@ t.test(
       const end = chain[chain.length - 1].res;
       t.equal(end.status, 200);
       t.equal(end.headers['memento-datetime'], ad, 'the chain ends at the Memento');
-      // The navigation links the client reads from the redirector are those of the archive's own TimeGate.
-      const own = chain[1].res;
-      const mem = (r: typeof own) => links(r.headers.link).filter((l) => l.rel.includes('memento'));
-      t.ok(mem(own).length > 0);
-      t.same(mem(first!.res), mem(own), `${ad}: same memento links as ${archive}'s TimeGate at ${host}`);
-      t.ok(mem(first!.res).some((l) => l.rel.split(' ').includes('first')) && mem(first!.res).some((l) => l.rel.split(' ').includes('last')));
+      // The navigation links the client reads from the redirector span the archives; the chosen one is the one its own TimeGate chooses.
+      t.equal(chain[1].url, `${host}/${archive}/timegate/${ALL}`);
+      const mem = (r: (typeof chain)[number]['res']) => links(r.headers.link).filter((l) => l.rel.includes('memento'));
+      t.same(
+        mem(first!.res).map((l) => [l.uri, l.rel]),
+        want,
+        `${ad}: first/prev/next/last across archives`,
+      );
+      const chosenHere = mem(first!.res).find((l) => l.datetime === ad);
+      t.equal(chosenHere?.uri, chain[2].url, `${ad}: the memento ${archive}'s TimeGate chooses`);
     }
     const noAd = await request(tg(ALL));
     t.same(
       links(noAd.headers.link)
         .filter((l) => l.rel.includes('memento'))
-        .map((l) => l.rel),
-      ['first last memento'],
-      "without Accept-Datetime: the newest archive's links",
+        .map((l) => [l.uri, l.rel]),
+      [
+        [m05, 'first prev memento'],
+        [m26, 'last memento'],
+      ],
+      'without Accept-Datetime: the newest memento, and the local archives’ first',
     );
   },
 );

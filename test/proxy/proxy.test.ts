@@ -61,6 +61,13 @@ t.test('proxies to the vhost upstream and appends the TimeGate Link', async (t) 
     'URI-R keeps the port the client used (the one the proxy listens on)',
   );
 
+  const semi = await get(proxy.url, '/p;v=1?a=1,2', 'a.example');
+  t.equal(
+    semi.headers.link,
+    '<http://tg.example:8090/tg/http://a.example/p%3Bv=1?a=1%2C2>; rel="timegate"',
+    '"," and ";" of the URI-R percent-encoded, as in every Link of the archive (parsers split at them)',
+  );
+
   const h = await get(proxy.url, '/head', 'a.example', [], 'HEAD');
   t.equal(h.status, 200);
   t.equal(h.body.length, 0);

@@ -36,9 +36,21 @@ t.test('RFC 8288 §3: characters that cannot appear in a URI-Reference are perce
     ['http://a.example/é', '<http://a.example/%C3%A9>'],
     ['http://a.example/\x7f\t', '<http://a.example/%7F%09>'],
     // already valid URI characters stay as they are (no double encoding)
-    ['http://a.example/%20x?a=1&b=2,3;c', '<http://a.example/%20x?a=1&b=2,3;c>'],
+    ['http://a.example/%20x?a=1&b=2&c=%2C', '<http://a.example/%20x?a=1&b=2&c=%2C>'],
   ];
   for (const [uri, want] of cases) t.equal(formatLink({ uri, rel: 'original' }), `${want}; rel="original"`, JSON.stringify(uri));
+});
+
+t.test('RFC 8288 §3 as common parsers read it: "," and ";" in a URI are percent-encoded inside <…>', async (t) => {
+  // Python's requests.utils.parse_header_links cuts a URI at ";" (and loses rel); other parsers split at ",".
+  t.equal(formatLink({ uri: 'http://a.example/p;x=1?a=1,2;b', rel: 'original' }), '<http://a.example/p%3Bx=1?a=1%2C2%3Bb>; rel="original"');
+  t.equal(
+    formatLinkHeader([
+      { uri: 'http://a/,', rel: 'x' },
+      { uri: 'http://b/;', rel: 'y' },
+    ]),
+    '<http://a/%2C>; rel="x", <http://b/%3B>; rel="y"',
+  );
 });
 
 t.test('RFC 8288 §3: a Link header value is the links joined by ", " on one line', async (t) => {
@@ -152,14 +164,14 @@ t.test('format then parse gives the links back', async (t) => {
     { uri: 'http://a.example.org/', rel: 'original' },
     { uri: 'http://arxiv.example.net/timegate/http://a.example.org/', rel: 'timegate' },
     {
-      uri: 'http://arxiv.example.net/timemap/http://a.example.org/?a=1,2',
+      uri: 'http://arxiv.example.net/timemap/http://a.example.org/?a=1%2C2',
       rel: 'timemap',
       type: 'application/link-format',
       from: DT,
       until: 'Wed, 21 Mar 2001 00:00:00 GMT',
     },
     { uri: 'http://arxiv.example.net/web/20010320203500/http://a.example.org/', rel: 'first last memento', datetime: DT },
-    { uri: 'http://a/;x', rel: 'x', type: 'text/x; q="1", \\' },
+    { uri: 'http://a/%3Bx', rel: 'x', type: 'text/x; q="1", \\' },
   ];
   t.same(parseLinks(formatLinkHeader(links)), links);
   // link-format documents join with ",\n" (RFC 6690 §2)
@@ -167,5 +179,5 @@ t.test('format then parse gives the links back', async (t) => {
 });
 
 t.test('format then parse: a URI with characters outside URI-Reference comes back percent-encoded', async (t) => {
-  t.same(parseLinks(formatLink({ uri: 'http://a.example/x y,"é"', rel: 'original' })), [{ uri: 'http://a.example/x%20y,%22%C3%A9%22', rel: 'original' }]);
+  t.same(parseLinks(formatLink({ uri: 'http://a.example/x y,"é"', rel: 'original' })), [{ uri: 'http://a.example/x%20y%2C%22%C3%A9%22', rel: 'original' }]);
 });

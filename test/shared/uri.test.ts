@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { checkCaptureTarget, exactUrlkey, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '../../shared/uri.js';
+import { checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '../../shared/uri.js';
 
 /** Asserts that `fn` throws a UriError whose one-line message matches `message`. */
 function refuses(t: Test, fn: () => unknown, message: RegExp, name: string): void {
@@ -172,10 +172,44 @@ t.test('exactUrlkey: SURT form, scheme dropped, host reversed, path and query as
   for (const [uri, want, rule] of cases) t.equal(exactUrlkey(uri), want, `${uri}: ${rule}`);
 });
 
-t.test('exactUrlkey: an empty query is kept, as normalizeUriR keeps it (RFC 3986 §6.2.3: /a? is not /a)', async (t) => {
-  const todo = 'bug: exactUrlkey uses URL.search, which is "" for a bare "?", so http://example.org/a? and http://example.org/a share a key';
-  t.equal(normalizeUriR('http://example.org/a?'), 'http://example.org/a?', 'normalizeUriR keeps the "?"');
-  t.equal(exactUrlkey('http://example.org/a?'), 'org,example)/a?', 'exactUrlkey keeps the "?"', { todo });
+t.test('normalizeUriR and exactUrlkey agree on a bare "?": http://example.org/a? is the URI-R http://example.org/a, with its key', async (t) => {
+  // Before: normalizeUriR kept the "?" and exactUrlkey dropped it (URL.search is "" for a bare "?"), so an
+  // address with "?" found the mementos of the URI-R without it but named another URI-R than they do.
+  for (const [input, uriR, key] of [
+    ['http://example.org/a?', 'http://example.org/a', 'org,example)/a'],
+    ['http://example.org/?', 'http://example.org/', 'org,example)/'],
+    ['http://example.org?', 'http://example.org/', 'org,example)/'],
+    ['http://example.org/a?#f', 'http://example.org/a', 'org,example)/a'],
+  ]) {
+    t.equal(normalizeUriR(input), uriR, `${input}: the URI-R has no "?"`);
+    t.equal(exactUrlkey(input), key, `${input}: nor has its key`);
+    t.equal(exactUrlkey(input), exactUrlkey(normalizeUriR(input)), `${input}: the key is that of the normalised URI-R`);
+  }
+  t.equal(normalizeUriR('http://example.org/a??'), 'http://example.org/a??', 'a query of one "?" is a query: kept');
+  t.equal(exactUrlkey('http://example.org/a??'), 'org,example)/a??');
+  t.equal(exactUrlkey('http://example.org/a?x'), 'org,example)/a?x');
+});
+
+t.test('normalizeUriR: %2C and %3B are "," and ";" (the archive writes them so in Link headers), in the URI-R and its key', async (t) => {
+  const cases: [string, string][] = [
+    ['http://a.example/p%3Bq%2Cr', 'http://a.example/p;q,r'],
+    ['http://a.example/x?a=1%2c2%3bb', 'http://a.example/x?a=1,2;b'],
+    ['http://a.example/p;q,r?a=1,2;b', 'http://a.example/p;q,r?a=1,2;b'],
+    ['http://a.example/%252C', 'http://a.example/%252C'],
+  ];
+  for (const [input, want] of cases) {
+    t.equal(normalizeUriR(input), want, input);
+    t.equal(exactUrlkey(input), exactUrlkey(want), `${input}: one key`);
+  }
+  t.equal(exactUrlkey('http://a.example/x?a=1%2C2'), 'example,a)/x?a=1,2');
+});
+
+t.test('normalizeUriR: the length limit counts "," and ";" as written in a Link header (%2C, %3B: three characters)', async (t) => {
+  t.equal(linkLength('http://a/x,y;z'), 18, '14 characters, two of them three in Link');
+  t.equal(normalizeUriR('http://a/,,,', 20), 'http://a/,,,', '12 characters, 18 in a Link header: accepted');
+  t.equal(normalizeUriR('http://a/%2C%2C%2C', 20), 'http://a/,,,', 'written %2C: the same');
+  refuses(t, () => normalizeUriR('http://a/,,,,', 20), /longer than 20 characters as written in a Link header/, '13 characters, 21 in a Link header');
+  refuses(t, () => normalizeUriR('http://a/;;;;', 20), /as written in a Link header/, '";" too');
 });
 
 t.test('exactUrlkey refuses what normalizeUriR refuses', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { chooseArchive, type Holding, type Holdings, localChoice, primaryArchive } from '../../../archive/memento/choice.js';
+import { chooseArchive, type Holding, type Holdings, localChoice } from '../../../archive/memento/choice.js';
 import type { ArchiveSpan } from '../../../archive/spans.js';
 
 const at = (iso: string) => Date.parse(iso) / 1000;
@@ -24,8 +24,11 @@ const holdings = (...entries: [string, Holding | Holding['state']][]): Holdings 
 /** A 'yes' holding with first/last mementos at `first` and `last` (ISO). */
 const yes = (first: string, last = first): Holding => ({ state: 'yes', first: at(first), last: at(last) });
 
+/** Every archive of `archives` could not be asked: the choice falls to the spans alone. */
+const unknownAll = (archives: ArchiveSpan[]) => holdings(...archives.map((a): [string, Holding['state']] => [a.id, 'unknown']));
+
 t.test(
-  'primaryArchive: the archive whose span holds t, else the first, the last or the nearest (docs/architecture.md "Archives and time spans")',
+  'chooseArchive, no archive known to have it (all unknown): the archive whose span holds t, else the first, the last or the nearest (docs/architecture.md "Archives and time spans")',
   async (t) => {
     const cases: [string, number, string][] = [
       ['inside a span', at('2007-06-01T00:00:00Z'), 'a05'],
@@ -40,26 +43,26 @@ t.test(
       ['at `until` of the span before a gap: that span (1 s away)', y(2010), 'a05'],
       ['in the gap, near its end: the span after it (a remote one)', y(2014), 'r15'],
     ];
-    for (const [rule, instant, want] of cases) t.equal(primaryArchive(ARCHIVES, instant).id, want, rule);
+    for (const [rule, instant, want] of cases) t.equal(chooseArchive(ARCHIVES, unknownAll(ARCHIVES), instant)?.id, want, rule);
   },
 );
 
-t.test('primaryArchive: a t equally far from the spans around a gap goes to the earlier one', async (t) => {
+t.test('chooseArchive, all unknown: a t equally far from the spans around a gap goes to the earlier one', async (t) => {
   const spans: ArchiveSpan[] = [
     { id: 'x', from: 0, until: 100 }, // seconds 0…99
     { id: 'y', from: 111, until: 200 },
   ];
-  t.equal(primaryArchive(spans, 105).id, 'x', '6 s after x’s last second, 6 s before y: the earlier');
-  t.equal(primaryArchive(spans, 106).id, 'y', 'one second later y is nearer');
+  t.equal(chooseArchive(spans, unknownAll(spans), 105)?.id, 'x', '6 s after x’s last second, 6 s before y: the earlier');
+  t.equal(chooseArchive(spans, unknownAll(spans), 106)?.id, 'y', 'one second later y is nearer');
 });
 
-t.test('primaryArchive: open ends hold every instant beyond them', async (t) => {
+t.test('chooseArchive, all unknown: open ends hold every instant beyond them', async (t) => {
   const open: ArchiveSpan[] = [
     { id: 'first', from: -Infinity, until: y(2000) },
     { id: 'last', from: y(2000), until: Infinity },
   ];
-  t.equal(primaryArchive(open, y(1000)).id, 'first');
-  t.equal(primaryArchive(open, y(3000)).id, 'last');
+  t.equal(chooseArchive(open, unknownAll(open), y(1000))?.id, 'first');
+  t.equal(chooseArchive(open, unknownAll(open), y(3000))?.id, 'last');
 });
 
 t.test('localChoice without Accept-Datetime: the newest local archive with the URI-R, unless a remote archive is newer', async (t) => {
@@ -72,15 +75,32 @@ t.test('localChoice without Accept-Datetime: the newest local archive with the U
   t.equal(localChoice(allLocal, local(), undefined), undefined, 'only local archives and none has it: none');
 });
 
-t.test('localChoice with Accept-Datetime: the span’s archive when it is local and has the URI-R, else undefined', async (t) => {
+t.test('localChoice with Accept-Datetime: the local archive with the nearest memento, unless a remote span is as near', async (t) => {
   const all = holdings(['a00', 'yes'], ['a05', 'yes'], ['a20', 'yes']);
   t.equal(localChoice(ARCHIVES, all, at('2007-01-01T00:00:00Z'))?.id, 'a05', 'in a05, which has it');
   t.equal(localChoice(ARCHIVES, all, y(1990))?.id, 'a00', 'before every span: the first, which has it');
   t.equal(localChoice(ARCHIVES, all, y(2011))?.id, 'a05', 'in the gap, nearer a05, which has it');
   t.equal(localChoice(ARCHIVES, all, y(2100))?.id, 'a20', 'after every span: the last, which has it');
-  t.equal(localChoice(ARCHIVES, holdings(['a00', 'yes']), at('2007-01-01T00:00:00Z')), undefined, 'a05 does not have it: not decided locally');
+  t.equal(
+    localChoice(ARCHIVES, holdings(['a00', 'yes']), at('2007-01-01T00:00:00Z'))?.id,
+    'a00',
+    'a05 does not have it: a00 (2 years) is nearer than the remote span (8 years)',
+  );
   t.equal(localChoice(ARCHIVES, all, at('2016-01-01T00:00:00Z')), undefined, 'the span is remote: not decided locally');
   t.equal(localChoice(ARCHIVES, all, y(2014)), undefined, 'in the gap nearer the remote span: not decided locally');
+});
+
+t.test('localChoice with Accept-Datetime: measured to the mementos, not to the spans', async (t) => {
+  const t0 = at('2005-01-02T00:00:00Z'); // in a05's span
+  const h = holdings(['a00', yes('2001-01-01T00:00:00Z', '2005-01-01T00:00:00Z')], ['a05', yes('2009-06-01T00:00:00Z')]);
+  t.equal(localChoice(ARCHIVES, h, t0)?.id, 'a00', 'a00’s last memento is a day away, a05’s only one 4.4 years');
+  const far = holdings(['a05', yes('2005-01-01T00:00:00Z')], ['a20', yes('2024-12-01T00:00:00Z')]);
+  t.equal(localChoice(ARCHIVES, far, at('2012-01-01T00:00:00Z')), undefined, 'a05’s memento is 7 years away, r15’s span 3: ask r15');
+  t.equal(localChoice(ARCHIVES, far, y(2008))?.id, 'a05', '3 years to a05’s memento, 7 to r15’s span: decided locally');
+  const tie = holdings(['a05', yes('2005-01-01T00:00:00Z', '2009-06-01T00:00:00Z')]);
+  const middle = (at('2009-06-01T00:00:00Z') + y(2015)) / 2;
+  t.equal(localChoice(ARCHIVES, tie, middle), undefined, 'a remote span exactly as near as the nearest local memento: ask it');
+  t.equal(localChoice(ARCHIVES, tie, middle - 1)?.id, 'a05', 'a second earlier a05’s memento is nearer');
 });
 
 t.test('chooseArchive without Accept-Datetime: the newest archive that has the URI-R', async (t) => {
@@ -95,10 +115,14 @@ t.test('chooseArchive without Accept-Datetime: the newest archive that has the U
   for (const [rule, h, want] of cases) t.equal(chooseArchive(ARCHIVES, h, undefined)?.id, want, rule);
 });
 
-t.test('chooseArchive with Accept-Datetime: the span’s archive when it has the URI-R', async (t) => {
-  // a00's mementos are one second from t, a05's years away: a05's span holds t, so a05.
+t.test('chooseArchive with Accept-Datetime: the archive holding the nearest memento, not the one whose span holds t', async (t) => {
+  // a00's last memento is one second before t, a05's only one years after: a05's span holds t, but a00 holds the nearest memento.
   const h = holdings(['a00', yes('2004-12-31T23:59:59Z')], ['a05', yes('2009-12-01T00:00:00Z')]);
-  t.equal(chooseArchive(ARCHIVES, h, y(2005))?.id, 'a05', 'the primary archive wins even when another has closer mementos');
+  t.equal(chooseArchive(ARCHIVES, h, y(2005))?.id, 'a00', 'the nearest memento wins over the span');
+  const inside = holdings(['a00', yes('2004-12-31T23:59:59Z')], ['a05', yes('2005-01-01T00:00:00Z', '2009-12-01T00:00:00Z')]);
+  t.equal(chooseArchive(ARCHIVES, inside, at('2007-01-01T00:00:00Z'))?.id, 'a05', 't between the first and last memento of a05: a05');
+  const remote = holdings(['a05', yes('2005-01-01T00:00:00Z')], ['r15', yes('2015-01-01T00:00:00Z', '2019-01-01T00:00:00Z')]);
+  t.equal(chooseArchive(ARCHIVES, remote, y(2011))?.id, 'r15', 'a remote archive whose first memento (from its links) is nearer');
   t.equal(chooseArchive(ARCHIVES, holdings(['r15', 'yes']), at('2016-01-01T00:00:00Z'))?.id, 'r15', 'a remote primary that answered yes');
   t.equal(chooseArchive(ARCHIVES, holdings(['a00', 'yes'], ['a20', 'yes']), y(1990))?.id, 'a00', 'before every span: the first');
 });

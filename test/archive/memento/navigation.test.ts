@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mementoLinks, type Selection, select, uris } from '../../../archive/memento/navigation.js';
+import { type KnownMemento, linksAcross, mementoLinks, type Selection, select, uris } from '../../../archive/memento/navigation.js';
 import type { MementoRef, Neighbourhood } from '../../../archive/store/index-db.js';
 import { formatLinkHeader } from '../../../shared/link.js';
 
@@ -94,6 +94,62 @@ t.test('mementoLinks: every URI-M is of the form asked for (id_ raw, ol_ origina
   const s = select(around(at('2001-03-20T12:00:00Z'), [A, B]), at('2001-03-20T12:00:00Z'));
   t.same(mementoLinks(BASE, '2001', s, 'raw'), [link(A, 'first memento', 'id_'), link(B, 'next last memento', 'id_')]);
   t.same(mementoLinks(BASE, '2001', s, 'links'), [link(A, 'first memento', 'ol_'), link(B, 'next last memento', 'ol_')]);
+});
+
+t.test('linksAcross (the redirector): first/prev/next/last over the mementos of several archives, shaped as mementoLinks', async (t) => {
+  const k = (archive: string, iso: string): KnownMemento => ({ uri: `${BASE}/${archive}/memento/${iso.slice(0, 4)}/${URI_R}`, datetime: at(iso) });
+  // Archive "old" holds 1995 and 1996, "mid" 2005 and 2007, "new" 2026: the redirector knows each one's first and last.
+  const [o95, o96, m05, m07, n26] = [
+    k('old', '1995-01-01T00:00:00Z'),
+    k('old', '1996-01-01T00:00:00Z'),
+    k('mid', '2005-01-01T00:00:00Z'),
+    k('mid', '2007-01-01T00:00:00Z'),
+    k('new', '2026-01-01T00:00:00Z'),
+  ];
+  const rels = (chosen: KnownMemento, known: KnownMemento[], detail?: 'all' | 'ends' | 'chosen') =>
+    linksAcross(chosen, known, detail).map((l) => [l.uri, l.rel]);
+  t.same(
+    rels(m05, [m05, m07, o95, o96, n26]),
+    [
+      [o95.uri, 'first memento'],
+      [o96.uri, 'prev memento'],
+      [m05.uri, 'memento'],
+      [m07.uri, 'next memento'],
+      [n26.uri, 'last memento'],
+    ],
+    'the chosen archive’s first memento: prev is the last of the archive before it',
+  );
+  t.same(
+    rels(m07, [m05, m07, o95, o96, n26]),
+    [
+      [o95.uri, 'first memento'],
+      [m05.uri, 'prev memento'],
+      [m07.uri, 'memento'],
+      [n26.uri, 'next last memento'],
+    ],
+    'next is the first of the archive after it; relations combined on one URI-M',
+  );
+  t.same(
+    rels(n26, [n26, o95, m07]),
+    [
+      [o95.uri, 'first memento'],
+      [m07.uri, 'prev memento'],
+      [n26.uri, 'last memento'],
+    ],
+    'the newest',
+  );
+  t.same(rels(m05, [m05]), [[m05.uri, 'first last memento']], 'one memento known: as mementoLinks has it');
+  t.same(
+    rels(m05, [o95, m07, n26], 'ends'),
+    [
+      [o95.uri, 'first memento'],
+      [m05.uri, 'memento'],
+      [n26.uri, 'last memento'],
+    ],
+    'ends: no prev/next',
+  );
+  t.same(rels(m05, [o95, m07, n26], 'chosen'), [[m05.uri, 'memento']], 'chosen only');
+  t.equal(linksAcross(m05, [o95])[0].datetime, 'Sun, 01 Jan 1995 00:00:00 GMT', 'datetime as IMF-fixdate');
 });
 
 t.test('uris: the archive URL space, absolute under base', async (t) => {

@@ -55,40 +55,46 @@ async function refusedPort(): Promise<number> {
   return port;
 }
 
-t.test('probeTimegate: RFC 7089 §4.2.1: a 302 means the remote archive has the URI-R; only its memento links are kept', async (t) => {
-  const link =
-    `<${URI_R}>; rel="original", <http://r.example/timemap/${URI_R}>; rel="timemap"; type="application/link-format", ` +
-    `<http://r.example/m/1/${URI_R}>; rel="first memento"; datetime="Tue, 20 Jun 2000 18:02:59 GMT", ` +
-    `<http://r.example/m/2/${URI_R}>; rel="last memento"; datetime="Tue, 27 Oct 2009 20:49:54 GMT"`;
-  const r = await remote(t, (req, res) => {
-    if (req.url!.startsWith('/tg/')) res.writeHead(302, { location: `/m/1/${URI_R}`, link, vary: 'accept-datetime' });
-    else res.writeHead(200);
-    res.end();
-  });
-  const h = await probeTimegate(`${r.url}/tg/${URI_R}`, 'Tue, 20 Jun 2000 18:00:00 GMT');
-  t.same(h, {
-    state: 'yes',
-    links: [
-      { uri: `http://r.example/m/1/${URI_R}`, rel: 'first memento', datetime: 'Tue, 20 Jun 2000 18:02:59 GMT' },
-      { uri: `http://r.example/m/2/${URI_R}`, rel: 'last memento', datetime: 'Tue, 27 Oct 2009 20:49:54 GMT' },
-    ],
-  });
-  t.same(
-    r.seen,
-    [{ method: 'HEAD', url: `/tg/${URI_R}`, acceptDatetime: 'Tue, 20 Jun 2000 18:00:00 GMT' }],
-    'one HEAD with the client’s Accept-Datetime; the 302 is not followed',
-  );
-  r.seen.length = 0;
-  await probeTimegate(`${r.url}/tg/${URI_R}`);
-  t.equal(r.seen[0].acceptDatetime, undefined, 'no Accept-Datetime from the client: none sent');
-});
+t.test(
+  'probeTimegate: RFC 7089 §4.2.1: a 302 means the remote archive has the URI-R; its memento links, their first/last datetimes and its Location are kept',
+  async (t) => {
+    const link =
+      `<${URI_R}>; rel="original", <http://r.example/timemap/${URI_R}>; rel="timemap"; type="application/link-format", ` +
+      `<http://r.example/m/1/${URI_R}>; rel="first memento"; datetime="Tue, 20 Jun 2000 18:02:59 GMT", ` +
+      `<http://r.example/m/2/${URI_R}>; rel="last memento"; datetime="Tue, 27 Oct 2009 20:49:54 GMT"`;
+    const r = await remote(t, (req, res) => {
+      if (req.url!.startsWith('/tg/')) res.writeHead(302, { location: `/m/1/${URI_R}`, link, vary: 'accept-datetime' });
+      else res.writeHead(200);
+      res.end();
+    });
+    const h = await probeTimegate(`${r.url}/tg/${URI_R}`, 'Tue, 20 Jun 2000 18:00:00 GMT');
+    t.same(h, {
+      state: 'yes',
+      links: [
+        { uri: `http://r.example/m/1/${URI_R}`, rel: 'first memento', datetime: 'Tue, 20 Jun 2000 18:02:59 GMT' },
+        { uri: `http://r.example/m/2/${URI_R}`, rel: 'last memento', datetime: 'Tue, 27 Oct 2009 20:49:54 GMT' },
+      ],
+      location: `${r.url}/m/1/${URI_R}`,
+      first: at('2000-06-20T18:02:59Z'),
+      last: at('2009-10-27T20:49:54Z'),
+    });
+    t.same(
+      r.seen,
+      [{ method: 'HEAD', url: `/tg/${URI_R}`, acceptDatetime: 'Tue, 20 Jun 2000 18:00:00 GMT' }],
+      'one HEAD with the client’s Accept-Datetime; the 302 is not followed',
+    );
+    r.seen.length = 0;
+    await probeTimegate(`${r.url}/tg/${URI_R}`);
+    t.equal(r.seen[0].acceptDatetime, undefined, 'no Accept-Datetime from the client: none sent');
+  },
+);
 
 t.test('probeTimegate: a 302 without Link is yes with no links', async (t) => {
   const r = await remote(t, (_req, res) => {
     res.writeHead(302, { location: '/m/1' });
     res.end();
   });
-  t.same(await probeTimegate(`${r.url}/tg/${URI_R}`), { state: 'yes', links: [] });
+  t.same(await probeTimegate(`${r.url}/tg/${URI_R}`), { state: 'yes', links: [], location: `${r.url}/m/1` });
 });
 
 t.test('probeTimegate: 404 and 410 mean no mementos; other errors are unknown', async (t) => {
