@@ -12,6 +12,7 @@ import type pino from 'pino';
 import { clientAddress } from '../shared/net.js';
 import { errorAnswer, errorText, httpError, isHttpError } from '../shared/http-error.js';
 import type { ArchiveConfig } from './config.js';
+import { cdxRoutes } from './http/cdx.js';
 import { decorateArchive, TEXT } from './http/context.js';
 import { discoveryRoutes } from './http/discovery.js';
 import { clientErrorHandler } from './http/guards.js';
@@ -36,7 +37,7 @@ export interface ServerOptions {
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
-const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, staticRoutes, opsRoutes];
+const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, cdxRoutes, staticRoutes, opsRoutes];
 
 /**
  * Builds the archive's fastify instance (not listening yet): limits and

@@ -171,6 +171,49 @@ export async function ownerOnly(file: string): Promise<void> {
 /** Rows per query when {@link IndexDb.mementos} walks a TimeMap. */
 const TIMEMAP_PAGE = 1000;
 
+/** Columns a CDX walk ({@link IndexDb.cdxRows}) reads when asked, beyond those of every {@link CdxRow}. */
+export type CdxColumn = 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length';
+
+/**
+ * A memento as a CDX walk reads it: what names it (row id, archive, urlkey,
+ * URI-R as captured, Memento-Datetime in epoch s) always, the other
+ * columns when asked for; never the client address.
+ */
+export type CdxRow = Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'uri_r' | 'datetime'> & Partial<Pick<MementoRow, CdxColumn>>;
+
+/** A place in the index's order (urlkey, then datetime in epoch s, then row id). */
+export interface IndexPosition {
+  urlkey: string;
+  datetime: number;
+  id: number;
+}
+
+/** A set of urlkeys: exactly `from` when `to` is absent, else every urlkey `k` with `from <= k < to` (SQLite's byte order). */
+export interface UrlkeyRange {
+  from: string;
+  to?: string;
+}
+
+/** How {@link IndexDb.cdxRows} walks a {@link UrlkeyRange}. */
+export interface CdxWalk {
+  /** Backwards: urlkeys descending, each newest first (default: ascending, oldest first). */
+  desc?: boolean;
+  /** Start strictly after this position in the walk's direction (default: the range's first row). */
+  after?: IndexPosition;
+  /** Only mementos with `since <= datetime <= until` (epoch s; open when absent). */
+  since?: number;
+  until?: number;
+  /** The columns to read besides those every {@link CdxRow} has. */
+  columns?: readonly CdxColumn[];
+  /** Rows per query (default {@link CDX_PAGE}). */
+  page?: number;
+}
+
+/** Rows per query when {@link IndexDb.cdxRows} walks. */
+const CDX_PAGE = 1000;
+/** Beyond every datetime and row id (the open end of a walk). */
+const BEYOND = Number.MAX_SAFE_INTEGER;
+
 /** Memory-mapped bytes of the index file on the read connection (SQLite `mmap_size`): reads skip a copy through the page cache. */
 const MMAP_BYTES = 256 * 1024 * 1024;
 
@@ -470,6 +513,75 @@ export class IndexDb {
     return all(this.stmts.spans, { $urlkey: urlkey });
   }
 
+  /**
+   * The mementos of a urlkey range in index order (urlkey, datetime, row
+   * id; reversed with `walk.desc`), read {@link CDX_PAGE} rows per query
+   * with keyset paging on the `(urlkey, datetime)` index (whose entries end
+   * in the row id), so a walk over any number of rows takes constant
+   * memory and each page is one index seek: first the rest of the current
+   * urlkey (`(datetime, id)` past the position), then the next urlkeys of
+   * the range. Reads on the index connection without mmap, as TimeMaps do.
+   * For the CDX server API (archive/cdx/).
+   */
+  async *cdxRows(range: UrlkeyRange, walk: CdxWalk = {}): AsyncGenerator<CdxRow> {
+    const desc = walk.desc ?? false;
+    const page = Math.max(1, walk.page ?? CDX_PAGE);
+    const columns = [...new Set(walk.columns ?? [])].sort();
+    const bounds = { $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
+    const inRange = (k: string) => (range.to === undefined ? k === range.from : range.from <= k && k < range.to);
+    let at: IndexPosition =
+      walk.after ?? (desc ? { urlkey: range.to ?? range.from, datetime: BEYOND, id: BEYOND } : { urlkey: range.from, datetime: -BEYOND, id: -BEYOND });
+    for (;;) {
+      if (inRange(at.urlkey)) {
+        for (;;) {
+          const rows = await all<CdxRow>(this.cdxStatement('key', desc, columns), {
+            $urlkey: at.urlkey,
+            $datetime: at.datetime,
+            $id: at.id,
+            $limit: page,
+            ...bounds,
+          });
+          yield* rows;
+          if (rows.length < page) break;
+          at = rows[rows.length - 1];
+        }
+      }
+      if (range.to === undefined) return;
+      const rows = await all<CdxRow>(this.cdxStatement('keys', desc, columns), {
+        $urlkey: at.urlkey,
+        $from: range.from,
+        $to: range.to,
+        $limit: page,
+        ...bounds,
+      });
+      yield* rows;
+      if (rows.length < page) return;
+      at = rows[rows.length - 1];
+    }
+  }
+
+  /** Prepared statements of {@link cdxRows} on the index connection without mmap, one per shape. */
+  private readonly cdxStmts = new Map<string, sqlite3.Statement>();
+
+  /**
+   * `key`: the rows of one urlkey past a `(datetime, id)`; `keys`: the rows
+   * of the urlkeys past one, within a range. Both within `[$since, $until]`.
+   */
+  private cdxStatement(kind: 'key' | 'keys', desc: boolean, columns: readonly string[]): sqlite3.Statement {
+    const name = `${kind}${desc ? '<' : '>'}${columns.join(',')}`;
+    let st = this.cdxStmts.get(name);
+    if (!st) {
+      const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
+      const cols = ['id', 'archive_id', 'urlkey', 'uri_r', 'datetime', ...columns].join(', ');
+      const where =
+        kind === 'key' ? `urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id)` : `urlkey ${cmp} $urlkey AND urlkey >= $from AND urlkey < $to`;
+      const order = kind === 'key' ? `datetime ${dir}, id ${dir}` : `urlkey ${dir}, datetime ${dir}, id ${dir}`;
+      st = this.pager.prepare(`SELECT ${cols} FROM memento WHERE ${where} AND datetime >= $since AND datetime <= $until ORDER BY ${order} LIMIT $limit`);
+      this.cdxStmts.set(name, st);
+    }
+    return st;
+  }
+
   /** Number of index rows (mementos). */
   /** A trivial query on the read connection: resolves when the index answers (health check). */
   async ping(): Promise<void> {
@@ -510,7 +622,7 @@ export class IndexDb {
 
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
-    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()])
+    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values(), ...this.cdxStmts.values()])
       await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));
