@@ -2,7 +2,8 @@
  * The TimeGate redirector over every archive (`/tg/<URI-R>`, 302 to the
  * chosen archive's TimeGate, RFC 7089 §4.2 pattern 2.1 in front of several
  * archives) and the index TimeMap (`/tg/timemap/<URI-R>`, RFC 7089 §5:
- * every archive's TimeMap, then the local mementos). The choice itself is
+ * every archive's TimeMap, then the local mementos; the same as JSON at
+ * `/tg/timemap/json/<URI-R>`). The choice itself is
  * archive/memento/choice.ts; remote archives are asked only when it
  * depends on them.
  */
@@ -11,16 +12,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '../../shared/http-error.js';
 import type { Link } from '../../shared/link.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
-import { chooseArchive, localChoice } from '../memento/choice.js';
+import { chooseArchive, type Holdings, localChoice } from '../memento/choice.js';
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
 import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
-import { indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
+import { indexJsonTimemap, indexTimemapEntries, indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import { acceptDatetime, readRoute, redirect } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
 export async function redirectorRoutes(app: FastifyInstance): Promise<void> {
+  readRoute(app, '/tg/timemap/json/*', (req, reply) => indexJsonTimemapRoute(app, req, reply), { uriR: true, resource: 'index-timemap' });
   readRoute(app, '/tg/timemap/*', (req, reply) => indexTimemap(app, req, reply), { uriR: true, resource: 'index-timemap' });
   readRoute(app, '/tg/*', (req, reply) => redirector(app, req, reply), { uriR: true, resource: 'redirector' });
 }
@@ -72,8 +74,7 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
 async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const { config, store } = app;
   const { uriR, urlkey, base } = req;
-  const holdings = await localHoldings(store.index, config.archives, urlkey);
-  await addRemoteHoldings(holdings, config.archives, (a) => timemapSpan(a.timemap! + uriR));
+  const holdings = await everyHolding(app, uriR, urlkey);
   const timemapOf = (a: ArchiveSpan) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR));
   const head = indexTimemapHead(base, uriR, config.archives, holdings, timemapOf);
   if (!head.some((l) => l.rel === 'timemap')) throw httpError(404, `no memento of ${uriR} in any archive`);
@@ -85,4 +86,40 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
     for (const a of localSpans) yield* timemapMementoLinks(store.index.mementos(a.id, urlkey), base, a.id, span);
   };
   return reply.send(Readable.from(linkFormat(head, all())));
+}
+
+/** What each archive holds of the URI-R: local ones from the index, remote ones from the `self` link of their TimeMap. */
+async function everyHolding(app: FastifyInstance, uriR: string, urlkey: string): Promise<Holdings> {
+  const holdings = await localHoldings(app.store.index, app.config.archives, urlkey);
+  await addRemoteHoldings(holdings, app.config.archives, (a) => timemapSpan(a.timemap! + uriR));
+  return holdings;
+}
+
+/**
+ * `GET/HEAD /tg/timemap/json/<URI-R>`: the index TimeMap as JSON
+ * (indexJsonTimemap): every archive's TimeMap in `timemap_index` (a local
+ * one's JSON TimeMap; a remote one's when its TimeMap address has this
+ * daemon's shape, `…/timemap/link/`, else its link-format TimeMap with
+ * `type`), then the local mementos oldest first. 404 when no archive has
+ * the URI-R.
+ */
+async function indexJsonTimemapRoute(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { config, store } = app;
+  const { uriR, urlkey, base } = req;
+  const holdings = await everyHolding(app, uriR, urlkey);
+  const index = indexTimemapEntries(
+    config.archives,
+    holdings,
+    (a) =>
+      isLocal(a) ? uris.timemapJson(base, a.id, uriR) : /\/timemap\/link\/$/.test(a.timemap!) ? a.timemap!.replace(/link\/$/, 'json/') + uriR : undefined,
+    (a) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR)),
+  );
+  if (!index.length) throw httpError(404, `no memento of ${uriR} in any archive`);
+  reply.type('application/json');
+  if (req.method === 'HEAD') return reply.send();
+  const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));
+  const rows = async function* () {
+    for (const a of localSpans) yield* store.index.mementos(a.id, urlkey);
+  };
+  return reply.send(Readable.from(indexJsonTimemap(base, uriR, index, rows())));
 }

@@ -25,6 +25,8 @@ export const uris = {
   redirector: (base: string, uriR: string) => `${base}/tg/${uriR}`,
   /** The index TimeMap over all archives. */
   indexTimemap: (base: string, uriR: string) => `${base}/tg/timemap/${uriR}`,
+  /** The index TimeMap as JSON. */
+  indexTimemapJson: (base: string, uriR: string) => `${base}/tg/timemap/json/${uriR}`,
 };
 
 /** The memento chosen for an instant, with its neighbours for Link (id, datetime, URI-R of each). */
