@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cdxBody, cdxRows, NDJSON } from '../cdx/answer.js';
-import { parseCdxQuery } from '../cdx/query.js';
+import { type CdxQuery, parseCdxQuery } from '../cdx/query.js';
 import type { CdxRow } from '../store/index-db.js';
 import { readRoute, TEXT } from './context.js';
 
@@ -36,6 +36,17 @@ async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyRepl
   const target = req.raw.url ?? '';
   const q = parseCdxQuery(new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : ''), app.config.maxUrlLength);
   reply.type(q.output === 'json' ? NDJSON : TEXT);
-  if (req.method === 'HEAD') return reply.send();
-  return reply.send(Readable.from(cdxBody(cdxRows(app.store.index, q), q, (row) => cdxListed(app, row))));
+  const listed = (row: CdxRow) => cdxListed(app, row);
+  if (req.method === 'HEAD') {
+    // As GET: an answer with no line is sent with `Content-Length: 0`, any other streamed (chunked).
+    if (!(await anyRow(app, q, listed))) reply.header('content-length', '0');
+    return reply.send();
+  }
+  return reply.send(Readable.from(cdxBody(cdxRows(app.store.index, q), q, listed)));
+}
+
+/** Whether the answer to `q` has a line (for HEAD: one index query of two rows, not the answer). */
+async function anyRow(app: FastifyInstance, q: CdxQuery, listed: (row: CdxRow) => boolean): Promise<boolean> {
+  for await (const p of cdxRows(app.store.index, { ...q, limit: 1 })) if (listed(p.row)) return true;
+  return false;
 }
