@@ -368,6 +368,22 @@ t.test('README "CDX server API": paging with showResumeKey/resumeKey returns eve
   t.notOk(big.headers['content-length']);
 });
 
+t.test("pywb's remote index (RemoteIndexSource): its closest and TimeMap requests are answered with lines its CDXObject parses", async (t) => {
+  // pywb fills `?url={url}&closest={closest}&sort=closest` with urllib's quote(url) (safe "/"), adding limit=10 for a closest lookup.
+  const quote = (u: string) => encodeURIComponent(u).replace(/%2F/g, '/');
+  const uri = 'http://example.com/a/b?x=1';
+  const closest = await cdx(`url=${quote(ROOT)}&closest=${ts14(JAN07)}&sort=closest&limit=10`);
+  t.equal(closest.status, 200);
+  const parsed = linesOf(closest.text).map((l) => l.split(' '));
+  for (const f of parsed) t.equal(f.length, 7, 'the public CDX format: 7 fields');
+  t.same(
+    parsed.map((f) => f[1]),
+    [JAN07, JAN08, MAR20, MAR05].map(ts14),
+  );
+  const timemap = await cdx(`url=${quote(uri)}&closest=&sort=closest`);
+  t.same(listed(timemap.text), [at(uri, MAR20)]);
+});
+
 t.test('README "CDX server API": a bad parameter is 400 with a one-line reason, for HEAD too', async (t) => {
   const bad: [string, RegExp][] = [
     ['', /^url= is required/],
