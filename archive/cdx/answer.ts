@@ -2,13 +2,13 @@
  * The answer of the CDX server API: the index rows a {@link CdxQuery}
  * matches, in its order (walked from the index a page at a time, so an
  * answer of any size takes constant memory), and their text — one CDX line
- * per memento, space-separated fields or one JSON object per line — with the
- * resume key after the last line when the answer was cut short. The
- * contract: README "CDX server API".
+ * per memento, space-separated fields or one JSON object per line, made by
+ * SQLite as it reads the rows ({@link lineSql}) — with the resume key after
+ * the last line when the answer was cut short. The contract: README "CDX
+ * server API".
  */
-import { toTimestamp14 } from '../../shared/http-date.js';
-import type { CdxColumn, CdxRow, IndexDb, IndexPosition } from '../store/index-db.js';
-import { type CdxField, type CdxQuery, FIELD_COLUMNS, formatResumeKey, type ResumePoint } from './query.js';
+import type { CdxColumn, CdxRow, CdxWalk, IndexDb, IndexPosition } from '../store/index-db.js';
+import { type CdxField, type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
 
 /** Media type of `output=json`: newline-delimited JSON, one object per line (pywb's). */
 export const NDJSON = 'application/x-ndjson';
@@ -26,9 +26,37 @@ export interface PlacedRow {
   after?: { datetime: number; id: number };
 }
 
-/** The index columns the fields of `q` are read from. */
-export function columnsOf(fields: readonly CdxField[]): CdxColumn[] {
-  return fields.map((f) => FIELD_COLUMNS[f]).filter((c): c is CdxColumn => c !== undefined);
+/**
+ * Each field's text as SQL over a memento's columns: as the index holds
+ * it; `-` for an empty media type, digest or file name (the CDX sign for
+ * "none") and for `redirect` and `robotflags`, which the index does not
+ * keep; numbers as text (pywb's JSON has strings only).
+ */
+const FIELD_SQL: Readonly<Record<CdxField, string>> = {
+  urlkey: 'urlkey',
+  timestamp: "strftime('%Y%m%d%H%M%S', datetime, 'unixepoch')",
+  url: 'uri_r',
+  mime: "COALESCE(NULLIF(mime, ''), '-')",
+  status: 'CAST(status AS TEXT)',
+  digest: "COALESCE(NULLIF(digest, ''), '-')",
+  length: 'CAST(warc_length AS TEXT)',
+  offset: 'CAST(warc_offset AS TEXT)',
+  filename: "COALESCE(NULLIF(warc_file, ''), '-')",
+  redirect: "'-'",
+  robotflags: "'-'",
+  archive: 'archive_id',
+};
+
+/**
+ * The SQL expression of one row's line (without its `\n`): the fields
+ * separated by spaces (`text`), or one JSON object whose members are the
+ * fields by their pywb names, every value a string (`json`, SQLite's
+ * `json_object`: compact, escaped as JSON requires). Made only of the
+ * fixed fragments above.
+ */
+export function lineSql(fields: readonly CdxField[], output: CdxQuery['output']): string {
+  if (output === 'text') return fields.map((f) => FIELD_SQL[f]).join(" || ' ' || ");
+  return `json_object(${fields.map((f) => `'${f}', ${FIELD_SQL[f]}`).join(', ')})`;
 }
 
 /**
@@ -36,10 +64,11 @@ export function columnsOf(fields: readonly CdxField[]): CdxColumn[] {
  * the reverse (`reverse`), or nearest `q.closest` first (`closest`: the
  * rows at or before the instant walked backwards and those after it walked
  * forwards, merged by distance; a tie goes to the earlier). Starts after
- * `q.resume` when given. Every row of the index that matches, unfiltered.
+ * `q.resume` when given. Each row has its `line`, and the `columns` asked
+ * for. Every row of the index that matches, unfiltered.
  */
-export async function* cdxRows(index: IndexDb, q: CdxQuery): AsyncGenerator<PlacedRow> {
-  const walk = { since: q.since, until: q.until, columns: columnsOf(q.fields), page: Math.min(PAGE, q.limit + 1) };
+export async function* cdxRows(index: IndexDb, q: CdxQuery, columns: readonly CdxColumn[] = []): AsyncGenerator<PlacedRow> {
+  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1) };
   if (q.sort === 'closest') {
     yield* closestRows(index, q, walk);
     return;
@@ -52,11 +81,7 @@ export async function* cdxRows(index: IndexDb, q: CdxQuery): AsyncGenerator<Plac
 }
 
 /** sort=closest: two walks of one urlkey away from the instant, merged by distance. */
-async function* closestRows(
-  index: IndexDb,
-  q: CdxQuery,
-  walk: { since?: number; until?: number; columns: CdxColumn[]; page: number },
-): AsyncGenerator<PlacedRow> {
+async function* closestRows(index: IndexDb, q: CdxQuery, walk: CdxWalk): AsyncGenerator<PlacedRow> {
   const urlkey = q.ranges[0].from;
   const t = q.closest!;
   const resume = q.resume?.kind === 'closest' ? q.resume : undefined;
@@ -96,38 +121,6 @@ export function resumePointAfter(p: PlacedRow, q: CdxQuery): ResumePoint {
 }
 
 /**
- * Each field's text: as the index holds it; `-` for an empty media type,
- * digest or file name (the CDX sign for "none") and for `redirect` and
- * `robotflags`, which the index does not keep.
- */
-const FIELD_TEXT: Record<CdxField, (r: CdxRow) => string> = {
-  urlkey: (r) => r.urlkey,
-  timestamp: (r) => toTimestamp14(r.datetime),
-  url: (r) => r.uri_r,
-  mime: (r) => r.mime || '-',
-  status: (r) => String(r.status),
-  digest: (r) => r.digest || '-',
-  length: (r) => String(r.warc_length),
-  offset: (r) => String(r.warc_offset),
-  filename: (r) => r.warc_file || '-',
-  redirect: () => '-',
-  robotflags: () => '-',
-  archive: (r) => r.archive_id,
-};
-
-/**
- * The line of one row: its fields separated by spaces (`text`), or one
- * JSON object whose members are the fields by their pywb names, every
- * value a string as pywb writes them (`json`); `\n`-terminated.
- */
-export function lineFormat(fields: readonly CdxField[], output: CdxQuery['output']): (row: CdxRow) => string {
-  const texts = fields.map((f) => FIELD_TEXT[f]);
-  if (output === 'text') return (row) => texts.map((text) => text(row)).join(' ') + '\n';
-  const names = fields.map((f) => JSON.stringify(f) + ':');
-  return (row) => '{' + texts.map((text, i) => names[i] + JSON.stringify(text(row))).join(',') + '}\n';
-}
-
-/**
  * The body of a CDX answer: the line of each row `shown` lets through, up
  * to `q.limit` of them; after the last, when more rows follow and
  * `q.showResumeKey` is set, the resume key: an empty line and the key
@@ -137,7 +130,6 @@ export function lineFormat(fields: readonly CdxField[], output: CdxQuery['output
  * @param shown whether a row may be listed: the one place rows are left out of CDX answers
  */
 export async function* cdxBody(rows: AsyncIterable<PlacedRow>, q: CdxQuery, shown: (row: CdxRow) => boolean): AsyncGenerator<string> {
-  const line = lineFormat(q.fields, q.output);
   let out = '';
   let n = 0;
   let last: PlacedRow | undefined;
@@ -148,7 +140,7 @@ export async function* cdxBody(rows: AsyncIterable<PlacedRow>, q: CdxQuery, show
       more = true;
       break;
     }
-    out += line(p.row);
+    out += p.row.line + '\n';
     n++;
     last = p;
     if (out.length >= CHUNK_CHARS) {

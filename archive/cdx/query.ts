@@ -9,7 +9,7 @@
 import { toTimestamp14 } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
 import { exactUrlkey, normalizeUriR, UriError } from '../../shared/uri.js';
-import type { CdxColumn, UrlkeyRange } from '../store/index-db.js';
+import type { UrlkeyRange } from '../store/index-db.js';
 
 /** Which urlkeys a query matches (pywb's `matchType`). */
 export type MatchType = 'exact' | 'prefix' | 'host' | 'domain';
@@ -34,22 +34,6 @@ export const FIELD_NAMES: Readonly<Record<string, CdxField>> = {
   redirect: 'redirect',
   robotflags: 'robotflags',
   archive: 'archive',
-};
-
-/** The index columns each field is read from (beyond those every row has). */
-export const FIELD_COLUMNS: Readonly<Record<CdxField, CdxColumn | undefined>> = {
-  urlkey: undefined,
-  timestamp: undefined,
-  url: undefined,
-  archive: undefined,
-  redirect: undefined,
-  robotflags: undefined,
-  mime: 'mime',
-  status: 'status',
-  digest: 'digest',
-  length: 'warc_length',
-  offset: 'warc_offset',
-  filename: 'warc_file',
 };
 
 /** Fields of a text line without `fl=`: the Wayback CDX server's public 7-field line, which pywb also parses. */

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cdxBody, cdxRows, NDJSON } from '../cdx/answer.js';
 import { type CdxQuery, parseCdxQuery } from '../cdx/query.js';
-import type { CdxRow } from '../store/index-db.js';
+import type { CdxColumn, CdxRow } from '../store/index-db.js';
 import { readRoute, TEXT } from './context.js';
 
 /** The CDX plugin. */
@@ -19,11 +19,16 @@ export async function cdxRoutes(app: FastifyInstance): Promise<void> {
 /**
  * Whether a memento may be listed in a CDX answer. The one place CDX rows
  * are filtered: access rules that hide captures (block, exclude, embargo)
- * apply here. Today every memento of the index is listed.
+ * apply here. A row has its urlkey, datetime (epoch s) and id, and the
+ * columns of {@link LISTED_COLUMNS}. Today every memento of the index is
+ * listed.
  */
 export function cdxListed(_app: FastifyInstance, _row: CdxRow): boolean {
   return true;
 }
+
+/** The index columns {@link cdxListed} reads beyond urlkey, datetime and id (each one is read for every row of an answer). */
+export const LISTED_COLUMNS: readonly CdxColumn[] = [];
 
 /**
  * The parameters are checked before anything is sent (a bad one is a 400
@@ -42,11 +47,11 @@ async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyRepl
     if (!(await anyRow(app, q, listed))) reply.header('content-length', '0');
     return reply.send();
   }
-  return reply.send(Readable.from(cdxBody(cdxRows(app.store.index, q), q, listed)));
+  return reply.send(Readable.from(cdxBody(cdxRows(app.store.index, q, LISTED_COLUMNS), q, listed)));
 }
 
 /** Whether the answer to `q` has a line (for HEAD: one index query of two rows, not the answer). */
 async function anyRow(app: FastifyInstance, q: CdxQuery, listed: (row: CdxRow) => boolean): Promise<boolean> {
-  for await (const p of cdxRows(app.store.index, { ...q, limit: 1 })) if (listed(p.row)) return true;
+  for await (const p of cdxRows(app.store.index, { ...q, limit: 1 }, LISTED_COLUMNS)) if (listed(p.row)) return true;
   return false;
 }

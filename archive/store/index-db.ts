@@ -172,14 +172,15 @@ export async function ownerOnly(file: string): Promise<void> {
 const TIMEMAP_PAGE = 1000;
 
 /** Columns a CDX walk ({@link IndexDb.cdxRows}) reads when asked, beyond those of every {@link CdxRow}. */
-export type CdxColumn = 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length';
+export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length';
 
 /**
- * A memento as a CDX walk reads it: what names it (row id, archive, urlkey,
- * URI-R as captured, Memento-Datetime in epoch s) always, the other
- * columns when asked for; never the client address.
+ * A memento as a CDX walk reads it: its place in the index order (urlkey,
+ * Memento-Datetime in epoch s, row id) always; the columns asked for, and
+ * `line` when a line expression was given. Never the client address
+ * unless asked for.
  */
-export type CdxRow = Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'uri_r' | 'datetime'> & Partial<Pick<MementoRow, CdxColumn>>;
+export type CdxRow = Pick<MementoRow, 'id' | 'urlkey' | 'datetime'> & Partial<Pick<MementoRow, CdxColumn>> & { line?: string };
 
 /** A place in the index's order (urlkey, then datetime in epoch s, then row id). */
 export interface IndexPosition {
@@ -205,6 +206,13 @@ export interface CdxWalk {
   until?: number;
   /** The columns to read besides those every {@link CdxRow} has. */
   columns?: readonly CdxColumn[];
+  /**
+   * An SQL expression over the memento's columns that SQLite computes into
+   * each row's `line` (in its own thread: one string per row is far cheaper
+   * to hand to JS than the columns it is made of). Built by the caller from
+   * fixed fragments, never from request text.
+   */
+  line?: string;
   /** Rows per query (default {@link CDX_PAGE}). */
   page?: number;
 }
@@ -520,66 +528,51 @@ export class IndexDb {
    * in the row id), so a walk over any number of rows takes constant
    * memory and each page is one index seek: first the rest of the current
    * urlkey (`(datetime, id)` past the position), then the next urlkeys of
-   * the range. Reads on the index connection without mmap, as TimeMaps do.
-   * For the CDX server API (archive/cdx/).
+   * the range. Reads on the index connection without mmap, as TimeMaps do,
+   * with statements of its own (prepared when the walk starts, finalized
+   * when it ends or is abandoned). For the CDX server API (archive/cdx/).
    */
   async *cdxRows(range: UrlkeyRange, walk: CdxWalk = {}): AsyncGenerator<CdxRow> {
     const desc = walk.desc ?? false;
     const page = Math.max(1, walk.page ?? CDX_PAGE);
-    const columns = [...new Set(walk.columns ?? [])].sort();
     const bounds = { $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
     const inRange = (k: string) => (range.to === undefined ? k === range.from : range.from <= k && k < range.to);
+    const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
+    const cols = ['id', 'datetime', ...new Set(walk.columns ?? []), ...(walk.line ? [`${walk.line} AS line`] : [])].join(', ');
+    const window = 'datetime >= $since AND datetime <= $until';
+    // `key`: the rest of one urlkey (its rows get their urlkey in JS: one string fewer to convert per row); `keys`: the next urlkeys of the range.
+    const sql = {
+      key: `SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id) AND ${window} ORDER BY datetime ${dir}, id ${dir} LIMIT $limit`,
+      keys: `SELECT urlkey, ${cols} FROM memento WHERE urlkey ${cmp} $urlkey AND urlkey >= $from AND urlkey < $to AND ${window} ORDER BY urlkey ${dir}, datetime ${dir}, id ${dir} LIMIT $limit`,
+    };
+    const prepared = new Map<'key' | 'keys', sqlite3.Statement>();
+    const query = (kind: 'key' | 'keys', params: object) => {
+      let st = prepared.get(kind);
+      if (!st) prepared.set(kind, (st = this.pager.prepare(sql[kind])));
+      return all<CdxRow>(st, { ...params, ...bounds, $limit: page });
+    };
     let at: IndexPosition =
       walk.after ?? (desc ? { urlkey: range.to ?? range.from, datetime: BEYOND, id: BEYOND } : { urlkey: range.from, datetime: -BEYOND, id: -BEYOND });
-    for (;;) {
-      if (inRange(at.urlkey)) {
-        for (;;) {
-          const rows = await all<CdxRow>(this.cdxStatement('key', desc, columns), {
-            $urlkey: at.urlkey,
-            $datetime: at.datetime,
-            $id: at.id,
-            $limit: page,
-            ...bounds,
-          });
-          yield* rows;
-          if (rows.length < page) break;
-          at = rows[rows.length - 1];
+    try {
+      for (;;) {
+        if (inRange(at.urlkey)) {
+          for (;;) {
+            const rows = await query('key', { $urlkey: at.urlkey, $datetime: at.datetime, $id: at.id });
+            for (const r of rows) r.urlkey = at.urlkey;
+            yield* rows;
+            if (rows.length < page) break;
+            at = rows[rows.length - 1];
+          }
         }
+        if (range.to === undefined) return;
+        const rows = await query('keys', { $urlkey: at.urlkey, $from: range.from, $to: range.to });
+        yield* rows;
+        if (rows.length < page) return;
+        at = rows[rows.length - 1];
       }
-      if (range.to === undefined) return;
-      const rows = await all<CdxRow>(this.cdxStatement('keys', desc, columns), {
-        $urlkey: at.urlkey,
-        $from: range.from,
-        $to: range.to,
-        $limit: page,
-        ...bounds,
-      });
-      yield* rows;
-      if (rows.length < page) return;
-      at = rows[rows.length - 1];
+    } finally {
+      for (const st of prepared.values()) await new Promise<void>((r) => st.finalize(() => r()));
     }
-  }
-
-  /** Prepared statements of {@link cdxRows} on the index connection without mmap, one per shape. */
-  private readonly cdxStmts = new Map<string, sqlite3.Statement>();
-
-  /**
-   * `key`: the rows of one urlkey past a `(datetime, id)`; `keys`: the rows
-   * of the urlkeys past one, within a range. Both within `[$since, $until]`.
-   */
-  private cdxStatement(kind: 'key' | 'keys', desc: boolean, columns: readonly string[]): sqlite3.Statement {
-    const name = `${kind}${desc ? '<' : '>'}${columns.join(',')}`;
-    let st = this.cdxStmts.get(name);
-    if (!st) {
-      const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
-      const cols = ['id', 'archive_id', 'urlkey', 'uri_r', 'datetime', ...columns].join(', ');
-      const where =
-        kind === 'key' ? `urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id)` : `urlkey ${cmp} $urlkey AND urlkey >= $from AND urlkey < $to`;
-      const order = kind === 'key' ? `datetime ${dir}, id ${dir}` : `urlkey ${dir}, datetime ${dir}, id ${dir}`;
-      st = this.pager.prepare(`SELECT ${cols} FROM memento WHERE ${where} AND datetime >= $since AND datetime <= $until ORDER BY ${order} LIMIT $limit`);
-      this.cdxStmts.set(name, st);
-    }
-    return st;
   }
 
   /** Number of index rows (mementos). */
@@ -622,7 +615,7 @@ export class IndexDb {
 
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
-    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values(), ...this.cdxStmts.values()])
+    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()])
       await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));

@@ -426,6 +426,17 @@ t.test('README "CDX server API": a bad parameter is 400 with a one-line reason, 
   t.equal(twice.status, 200, 'a resume key percent-encoded once more is still read');
 });
 
+t.test('README "CDX server API": a JSON line escapes what JSON needs (a backslash in a query)', async (t) => {
+  const odd = 'http://example.com/odd?x=a\\b%27c%22d';
+  await seed(a, odd, JAN08);
+  const res = await cdx(`output=json&url=${encodeURIComponent(odd)}&fl=url,timestamp`);
+  t.same(
+    linesOf(res.text).map((l) => JSON.parse(l)),
+    [{ url: odd, timestamp: ts14(JAN08) }],
+  );
+  t.same(linesOf((await cdx(`url=${encodeURIComponent(odd)}&fl=url`)).text), [odd], 'the text line as it is');
+});
+
 t.test('RFC 9110 §9.3.2: HEAD answers as GET without the body; other methods 405, OPTIONS 204', async (t) => {
   for (const q of ['url=example.com', 'url=*.example.com&output=json', 'url=never.example.org', 'limit=3']) await headMatchesGet(t, `${a.url}/cdx?${q}`);
   const post = await request(`${a.url}/cdx?url=example.com`, { method: 'POST', body: 'x' });
