@@ -7,7 +7,8 @@
  * the last line when the answer was cut short. The contract: README "CDX
  * server API".
  */
-import type { CdxColumn, CdxRow, CdxWalk, IndexDb, IndexPosition } from '../store/index-db.js';
+import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/cdx-walk.js';
+import type { IndexDb } from '../store/index-db.js';
 import { type CdxField, type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
 
 /** Media type of `output=json`: newline-delimited JSON, one object per line (pywb's). */
@@ -76,7 +77,7 @@ export async function* cdxRows(index: IndexDb, q: CdxQuery, columns: readonly Cd
   const desc = q.sort === 'reverse';
   const after: IndexPosition | undefined = q.resume?.kind === 'linear' ? q.resume : undefined;
   for (const range of desc ? [...q.ranges].reverse() : q.ranges) {
-    for await (const row of index.cdxRows(range, { ...walk, desc, after })) yield { row };
+    for await (const row of cdxWalk(index, range, { ...walk, desc, after })) yield { row };
   }
 }
 
@@ -90,8 +91,8 @@ async function* closestRows(index: IndexDb, q: CdxQuery, walk: CdxWalk): AsyncGe
   // (t, beyond every id): backwards from it are the rows at or before t, forwards those after t.
   const start = { urlkey, datetime: t, id: Number.MAX_SAFE_INTEGER };
   const range = { from: urlkey };
-  const before = index.cdxRows(range, { ...walk, desc: true, after: lastBefore ? { urlkey, ...lastBefore } : start });
-  const after = index.cdxRows(range, { ...walk, desc: false, after: lastAfter ? { urlkey, ...lastAfter } : start });
+  const before = cdxWalk(index, range, { ...walk, desc: true, after: lastBefore ? { urlkey, ...lastBefore } : start });
+  const after = cdxWalk(index, range, { ...walk, desc: false, after: lastAfter ? { urlkey, ...lastAfter } : start });
   try {
     let b = await before.next();
     let a = await after.next();

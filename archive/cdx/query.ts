@@ -9,7 +9,7 @@
 import { toTimestamp14 } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
 import { exactUrlkey, normalizeUriR, UriError } from '../../shared/uri.js';
-import type { UrlkeyRange } from '../store/index-db.js';
+import type { UrlkeyRange } from '../store/cdx-walk.js';
 
 /** Which urlkeys a query matches (pywb's `matchType`). */
 export type MatchType = 'exact' | 'prefix' | 'host' | 'domain';

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cdxBody, cdxRows, NDJSON } from '../cdx/answer.js';
 import { type CdxQuery, parseCdxQuery } from '../cdx/query.js';
-import type { CdxColumn, CdxRow } from '../store/index-db.js';
+import type { CdxColumn, CdxRow } from '../store/cdx-walk.js';
 import { readRoute, TEXT } from './context.js';
 
 /** The CDX plugin. */
