@@ -13,6 +13,7 @@ import { clientAddress } from '../shared/net.js';
 import { errorAnswer, errorText, httpError, isHttpError } from '../shared/http-error.js';
 import { AccessRules } from './access.js';
 import type { ArchiveConfig } from './config.js';
+import { cdxRoutes } from './http/cdx.js';
 import { decorateArchive, TEXT } from './http/context.js';
 import { discoveryRoutes } from './http/discovery.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
@@ -39,7 +40,7 @@ export interface ServerOptions {
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
-const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, staticRoutes, webRoutes, opsRoutes];
+const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, cdxRoutes, staticRoutes, webRoutes, opsRoutes];
 
 /**
  * Builds the archive's fastify instance (not listening yet): limits and

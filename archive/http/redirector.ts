@@ -2,7 +2,8 @@
  * The TimeGate redirector over every archive (`/tg/<URI-R>`, 302 to the
  * chosen archive's TimeGate, RFC 7089 §4.2 pattern 2.1 in front of several
  * archives) and the index TimeMap (`/tg/timemap/<URI-R>`, RFC 7089 §5:
- * every archive's TimeMap, then the local mementos). The choice itself is
+ * every archive's TimeMap, then the local mementos; the same as JSON at
+ * `/tg/timemap/json/<URI-R>`). The choice itself is
  * archive/memento/choice.ts; remote archives are asked only when it
  * depends on them.
  */
@@ -16,13 +17,14 @@ import { chooseArchive, type Holdings, localChoice } from '../memento/choice.js'
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
 import { type KnownMemento, LINK_DETAILS, linksAcross, select, uris } from '../memento/navigation.js';
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
-import { indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
+import { indexJsonTimemap, indexTimemapEntries, indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import type { MementoRef } from '../store/index-db.js';
 import { acceptDatetime, readRoute, redirect, wantsPage } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
 export async function redirectorRoutes(app: FastifyInstance): Promise<void> {
+  readRoute(app, '/tg/timemap/json/*', (req, reply) => indexJsonTimemapRoute(app, req, reply), { uriR: true, resource: 'index-timemap' });
   readRoute(app, '/tg/timemap/*', (req, reply) => indexTimemap(app, req, reply), { uriR: true, resource: 'index-timemap' });
   readRoute(app, '/tg/*', (req, reply) => redirector(app, req, reply), { uriR: true, resource: 'redirector' });
 }
@@ -123,8 +125,7 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
   const { config, store } = app;
   const { uriR, urlkey, base } = req;
   const policy = app.access.policy(urlkey);
-  const holdings = await localHoldings(store.index, config.archives, urlkey, policy);
-  await addRemoteHoldings(holdings, config.archives, (a) => timemapSpan(a.timemap! + uriR));
+  const holdings = await everyHolding(app, uriR, urlkey, policy);
   const timemapOf = (a: ArchiveSpan) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR));
   const head = indexTimemapHead(base, uriR, config.archives, holdings, timemapOf);
   if (!head.some((l) => l.rel === 'timemap')) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
@@ -138,4 +139,41 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
     for (const a of localSpans) yield* timemapMementoLinks(policy.filter(store.index.mementos(a.id, urlkey)), base, a.id, span);
   };
   return reply.send(Readable.from(linkFormat(head, all())));
+}
+
+/** What each archive holds of the URI-R: local ones from the index (what the access rules show), remote ones from the `self` link of their TimeMap. */
+async function everyHolding(app: FastifyInstance, uriR: string, urlkey: string, policy: UrlPolicy): Promise<Holdings> {
+  const holdings = await localHoldings(app.store.index, app.config.archives, urlkey, policy);
+  await addRemoteHoldings(holdings, app.config.archives, (a) => timemapSpan(a.timemap! + uriR));
+  return holdings;
+}
+
+/**
+ * `GET/HEAD /tg/timemap/json/<URI-R>`: the index TimeMap as JSON
+ * (indexJsonTimemap): every archive's TimeMap in `timemap_index` (a local
+ * one's JSON TimeMap; a remote one's when its TimeMap address has this
+ * daemon's shape, `…/timemap/link/`, else its link-format TimeMap with
+ * `type`), then the local mementos oldest first. 404 when no archive has
+ * the URI-R.
+ */
+async function indexJsonTimemapRoute(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { config, store } = app;
+  const { uriR, urlkey, base } = req;
+  const policy = app.access.policy(urlkey);
+  const holdings = await everyHolding(app, uriR, urlkey, policy);
+  const index = indexTimemapEntries(
+    config.archives,
+    holdings,
+    (a) =>
+      isLocal(a) ? uris.timemapJson(base, a.id, uriR) : /\/timemap\/link\/$/.test(a.timemap!) ? a.timemap!.replace(/link\/$/, 'json/') + uriR : undefined,
+    (a) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR)),
+  );
+  if (!index.length) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
+  reply.type('application/json');
+  if (req.method === 'HEAD') return reply.send();
+  const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));
+  const rows = async function* () {
+    for (const a of localSpans) yield* policy.filter(store.index.mementos(a.id, urlkey));
+  };
+  return reply.send(Readable.from(indexJsonTimemap(base, uriR, index, rows())));
 }

@@ -27,6 +27,8 @@ export const uris = {
   indexTimemap: (base: string, uriR: string) => `${base}/tg/timemap/${uriR}`,
   /** The calendar of every capture, for people (`/web/` `*` `/<URI-R>`). */
   calendar: (base: string, uriR: string) => `${base}/web/*/${uriR}`,
+  /** The index TimeMap as JSON. */
+  indexTimemapJson: (base: string, uriR: string) => `${base}/tg/timemap/json/${uriR}`,
 };
 
 /** The memento chosen for an instant, with its neighbours for Link (id, datetime, URI-R of each). */

@@ -76,15 +76,24 @@ function iso(t: number): string {
  * in ISO 8601 UTC.
  */
 export async function* jsonTimemap(rows: AsyncIterable<TimemapEntry>, base: string, archiveId: string, uriR: string): AsyncGenerator<string> {
-  const m = (row: TimemapEntry) => JSON.stringify({ datetime: iso(row.datetime), uri: uris.memento(base, archiveId, row) });
   const head = JSON.stringify({
     original_uri: uriR,
     timegate_uri: uris.timegate(base, archiveId, uriR),
     timemap_uri: { link_format: uris.timemap(base, archiveId, uriR), json_format: uris.timemapJson(base, archiveId, uriR) },
-  }).slice(0, -1);
-  let out = head + ',"mementos":{"list":[';
-  let first: TimemapEntry | undefined;
-  let last: TimemapEntry | undefined;
+  });
+  yield* withMementos(head, rows, (row) => uris.memento(base, archiveId, row));
+}
+
+/**
+ * A JSON object `head` (its text) with a last member `mementos: {list:
+ * [{datetime, uri}…], first, last}` (`first`/`last` null when the list is
+ * empty), the list written as `rows` stream in, oldest first.
+ */
+async function* withMementos<T extends TimemapEntry>(head: string, rows: AsyncIterable<T>, uriOf: (row: T) => string): AsyncGenerator<string> {
+  const m = (row: T) => JSON.stringify({ datetime: iso(row.datetime), uri: uriOf(row) });
+  let out = head.slice(0, -1) + ',"mementos":{"list":[';
+  let first: T | undefined;
+  let last: T | undefined;
   for await (const row of rows) {
     out += (first ? ',' : '') + m(row);
     first ??= row;
@@ -138,4 +147,68 @@ export function indexTimemapHead(
     { uri: uris.redirector(base, uriR), rel: 'timegate' },
     ...listed.map((a): Link => ({ uri: timemapOf(a), rel: 'timemap', type: LINK_FORMAT, ...bounds(a) })),
   ];
+}
+
+/** One archive's entry in the `timemap_index` of the JSON index TimeMap (mementoweb.org timemap-json). */
+export interface TimemapIndexEntry {
+  /** The archive's JSON TimeMap of the URI-R (its link-format one, with `type`, when that is all that is known). */
+  uri: string;
+  archive_id: string;
+  type?: string;
+  /** ISO 8601 UTC: its first and last memento when known, else its configured span (open ends left out). */
+  from?: string;
+  until?: string;
+}
+
+/**
+ * The `timemap_index` of the JSON index TimeMap: the archives the
+ * link-format index TimeMap lists ({@link indexTimemapHead}: those with a
+ * holding other than `no`), oldest first, with the same bounds.
+ *
+ * @param jsonTimemapOf the JSON TimeMap address of an archive for the URI-R, `undefined` when not known (then `linkTimemapOf` with its type)
+ */
+export function indexTimemapEntries(
+  archives: readonly ArchiveSpan[],
+  holdings: Holdings,
+  jsonTimemapOf: (a: ArchiveSpan) => string | undefined,
+  linkTimemapOf: (a: ArchiveSpan) => string,
+): TimemapIndexEntry[] {
+  return archives
+    .filter((a) => holdings.get(a.id) && holdings.get(a.id)!.state !== 'no')
+    .map((a) => {
+      const h = holdings.get(a.id)!;
+      const json = jsonTimemapOf(a);
+      const known = h.first !== undefined && h.last !== undefined;
+      const [from, until] = known ? [h.first!, h.last!] : [a.from, a.until];
+      return {
+        uri: json ?? linkTimemapOf(a),
+        archive_id: a.id,
+        ...(json ? {} : { type: LINK_FORMAT }),
+        ...(Number.isFinite(from) ? { from: iso(from) } : {}),
+        ...(Number.isFinite(until) ? { until: iso(until) } : {}),
+      };
+    });
+}
+
+/**
+ * The index TimeMap as mementoweb.org timemap-json: `{original_uri,
+ * timegate_uri (the redirector), timemap_uri: {link_format, json_format}
+ * (the index TimeMap's two forms), timemap_index: [{uri, archive_id, from,
+ * until}…], mementos: {list, first, last}}`: every archive's TimeMap, then
+ * the mementos of `rows` (each at its own archive's URI-M), oldest first,
+ * with one first and one last over all of them. Streamed.
+ */
+export function indexJsonTimemap(
+  base: string,
+  uriR: string,
+  index: TimemapIndexEntry[],
+  rows: AsyncIterable<TimemapEntry & { archive_id: string }>,
+): AsyncGenerator<string> {
+  const head = JSON.stringify({
+    original_uri: uriR,
+    timegate_uri: uris.redirector(base, uriR),
+    timemap_uri: { link_format: uris.indexTimemap(base, uriR), json_format: uris.indexTimemapJson(base, uriR) },
+    timemap_index: index,
+  });
+  return withMementos(head, rows, (row) => uris.memento(base, row.archive_id, row));
 }

@@ -534,6 +534,15 @@ export class IndexDb {
     return ranges.length ? readAll(this.pager, sql, { $urlkey: urlkey }) : [];
   }
 
+  /**
+   * Prepares `sql` on the index connection without mmap, the one that walks
+   * of many rows read on (TimeMaps); the caller finalizes the statement.
+   * For the CDX walks of archive/store/cdx-walk.ts.
+   */
+  prepareWalk(sql: string): sqlite3.Statement {
+    return this.pager.prepare(sql);
+  }
+
   /** Number of index rows (mementos). */
   /** A trivial query on the read connection: resolves when the index answers (health check). */
   async ping(): Promise<void> {

@@ -361,4 +361,21 @@ access:
     ['http://www.example.org/news.html 1', 'http://www.example.org/ok.html 2'],
     'the prefix listing counts shown captures and leaves out the blocked URL',
   );
+
+  // The CDX API and the JSON index TimeMap leave out what the rules hide, too.
+  const cdx = await request(`${a.url}/cdx?url=${encodeURIComponent('http://www.example.org/*')}&fl=original,timestamp`);
+  t.same(cdx.text.trim().split('\n'), [
+    'http://www.example.org/news.html 20260105120000',
+    'http://www.example.org/ok.html 20251201120000',
+    'http://www.example.org/ok.html 20260105120000',
+  ]);
+  const secretCdx = await request(`${a.url}/cdx?url=secret.example.org&matchType=host`);
+  t.equal(secretCdx.text, '', 'an excluded host: no line');
+  const json = await request(`${a.url}/tg/timemap/json/http://www.example.org/news.html`);
+  t.same(
+    (JSON.parse(json.text) as { mementos: { list: { datetime: string }[] } }).mementos.list.map((m) => m.datetime),
+    ['2026-01-05T12:00:00Z'],
+    'the JSON index TimeMap lists the shown memento only',
+  );
+  t.equal((await request(`${a.url}/tg/timemap/json/http://www.example.org/court.html`)).status, 451);
 });

@@ -1,0 +1,64 @@
+/**
+ * `GET/HEAD /cdx?url=…`: the CDX server API over every local archive, as
+ * pywb, OutbackCDX and the Wayback CDX server answer it (the request:
+ * archive/cdx/query.ts; the answer: archive/cdx/answer.ts), streamed from
+ * the index. README "CDX server API".
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { cdxBody, cdxRows, NDJSON } from '../cdx/answer.js';
+import { type CdxQuery, parseCdxQuery } from '../cdx/query.js';
+import { nowSeconds, type UrlPolicy } from '../access.js';
+import type { CdxColumn, CdxRow } from '../store/cdx-walk.js';
+import { readRoute, TEXT } from './context.js';
+
+/** The CDX plugin. */
+export async function cdxRoutes(app: FastifyInstance): Promise<void> {
+  readRoute(app, '/cdx', (req, reply) => cdx(app, req, reply), { resource: 'cdx' });
+}
+
+/**
+ * The test of whether a memento may be listed in one CDX answer: the one
+ * place CDX rows are filtered. A memento the access rules hide (block,
+ * exclude, embargo; archive/access.ts) is not listed, as if never captured.
+ * One policy per urlkey (rows come grouped by urlkey), all at the moment
+ * the answer starts.
+ */
+export function cdxListed(app: FastifyInstance): (row: CdxRow) => boolean {
+  if (!app.access.rules.length) return () => true;
+  const now = nowSeconds();
+  let policy: UrlPolicy | undefined;
+  return (row) => {
+    if (policy?.urlkey !== row.urlkey) policy = app.access.policy(row.urlkey, now);
+    return policy.open || policy.visible(row.datetime);
+  };
+}
+
+/** The index columns {@link cdxListed} reads beyond urlkey, datetime and id (each one is read for every row of an answer). */
+export const LISTED_COLUMNS: readonly CdxColumn[] = [];
+
+/**
+ * The parameters are checked before anything is sent (a bad one is a 400
+ * with its reason, for HEAD too); then `text/plain` (or NDJSON), streamed
+ * (chunked). Every answer, errors included, is open to any origin.
+ */
+async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  // Open to scripts of any origin, the 400s too (so that a page can read why).
+  reply.header('access-control-allow-origin', '*');
+  const target = req.raw.url ?? '';
+  const q = parseCdxQuery(new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : ''), app.config.maxUrlLength);
+  reply.type(q.output === 'json' ? NDJSON : TEXT);
+  const listed = cdxListed(app);
+  if (req.method === 'HEAD') {
+    // As GET: an answer with no line is sent with `Content-Length: 0`, any other streamed (chunked).
+    if (!(await anyRow(app, q, listed))) reply.header('content-length', '0');
+    return reply.send();
+  }
+  return reply.send(Readable.from(cdxBody(cdxRows(app.store.index, q, LISTED_COLUMNS), q, listed)));
+}
+
+/** Whether the answer to `q` has a line (for HEAD: one index query of two rows, not the answer). */
+async function anyRow(app: FastifyInstance, q: CdxQuery, listed: (row: CdxRow) => boolean): Promise<boolean> {
+  for await (const p of cdxRows(app.store.index, { ...q, limit: 1 }, LISTED_COLUMNS)) if (listed(p.row)) return true;
+  return false;
+}
