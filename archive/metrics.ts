@@ -7,7 +7,20 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 
 /** Which resource of the URL space a request was for (a label of {@link ArchiveMetrics.requests}). */
 export type Resource =
-  'redirector' | 'index-timemap' | 'cdx' | 'timegate' | 'memento' | 'timemap' | 'timebundle' | 'host-meta' | 'put' | 'health' | 'metrics' | 'static' | 'web' | 'other';
+  | 'redirector'
+  | 'index-timemap'
+  | 'cdx'
+  | 'timegate'
+  | 'memento'
+  | 'timemap'
+  | 'timebundle'
+  | 'host-meta'
+  | 'put'
+  | 'health'
+  | 'metrics'
+  | 'static'
+  | 'web'
+  | 'other';
 
 /** The counters, gauges and histograms of one archive daemon. */
 export class ArchiveMetrics {
