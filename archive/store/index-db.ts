@@ -508,6 +508,25 @@ export class IndexDb {
     return rows.map(({ id: _id, ...r }) => r);
   }
 
+  /**
+   * Every memento, or every memento of `archive`, in row id order, read
+   * `pageSize` rows at a time (keyset paging on id) from the read
+   * connection, so that an export of any size (`memento-archive cdxj`)
+   * takes bounded memory. Rows committed while it runs may or may not be
+   * included.
+   */
+  async *allMementos(archive?: string, pageSize = 5000): AsyncGenerator<MementoRow> {
+    const where = archive === undefined ? '' : 'AND archive_id = $archive';
+    const stmt = this.cachedRead(`all${where ? 'Of' : ''}`, () => `SELECT ${COLS} FROM memento WHERE id > $after ${where} ORDER BY id LIMIT $limit`);
+    let after = 0;
+    for (;;) {
+      const rows = await all<MementoRow>(stmt, { $after: after, $limit: pageSize, ...(archive === undefined ? {} : { $archive: archive }) });
+      yield* rows;
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1].id;
+    }
+  }
+
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
     for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values()])
