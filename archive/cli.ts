@@ -4,6 +4,8 @@
  *   memento-archive [serve] [--config conf/archive.yaml]
  *   memento-archive verify  [--config conf/archive.yaml]
  *   memento-archive reindex [--config conf/archive.yaml]
+ *   memento-archive import  [--config conf/archive.yaml] [--daemon URL] FILE.warc[.gz]...
+ *   memento-archive cdxj    [--config conf/archive.yaml] [--archive ID]
  *
  * Prints one line with the address it listens on, logs to stdout as JSON
  * lines (shared/log.ts, the proxy's format), exits cleanly on SIGTERM/SIGINT;
@@ -17,6 +19,8 @@ import { ConfigError } from '../shared/config.js';
 import { jsonLinesLogger } from '../shared/log.js';
 import { formatHostPort } from '../shared/net.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
+import { runCdxj } from './commands/cdxj.js';
+import { runImport } from './commands/import.js';
 import { buildArchiveServer } from './server.js';
 import { IndexDb } from './store/index-db.js';
 import { DataDirBusyError, DataDirLock } from './store/lock.js';
@@ -24,6 +28,8 @@ import { type Progress, reindex, verify } from './store/maintenance.js';
 import { ArchiveStore } from './store/store.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex] [--config FILE]
+       memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]...
+       memento-archive cdxj [--config FILE] [--archive ID]
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
 redirector, TimeGates, Mementos, TimeMaps and host-meta discovery.
@@ -41,17 +47,34 @@ commands:
   reindex          rebuild index.sqlite3 from the WARC files alone. Stop the
                    daemon first. Damaged or partial records are skipped and
                    listed. A progress bar is shown when stderr is a terminal.
+  import FILE...   WARC 1.0/1.1 files (plain or .gz) → mementos, with the
+                   rules of a capture PUT (span, dedup, same second):
+                   response records with their request records, revisit
+                   records resolved to the memento they repeat; resource,
+                   metadata and other records skipped and counted. With no
+                   daemon running it locks the data folder and stores the
+                   captures itself; when the daemon runs, it PUTs them to
+                   the daemon. Prints refused records and a summary; a
+                   damaged file is one line naming the file and offset
+                   (what came before it stays imported), exit code 1.
+  cdxj             the index as CDXJ on stdout (pywb / OutbackCDX format,
+                   sorted bytewise); safe while the daemon runs.
 
 options:
   -c, --config FILE   archive config (YAML), default conf/archive.yaml;
                       relative paths inside it are relative to its folder
   -q, --quiet         do not log each request
+  --daemon URL        import: PUT to the daemon at URL (http://HOST:PORT)
+                      instead of finding out (default: the config's listen)
+  --archive ID        cdxj: only the mementos of archive ID
   -h, --help          show this text
 `;
 
 const OPTIONS = {
   config: { type: 'string', short: 'c', default: 'conf/archive.yaml' },
   quiet: { type: 'boolean', short: 'q' },
+  daemon: { type: 'string' },
+  archive: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -73,7 +96,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const command = args.positionals[0] ?? 'serve';
-  if (!['serve', 'verify', 'reindex'].includes(command)) {
+  if (!['serve', 'verify', 'reindex', 'import', 'cdxj'].includes(command)) {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);
   }
@@ -89,6 +112,8 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (command === 'verify') process.exit(await runVerify(config));
   if (command === 'reindex') process.exit(await runReindex(config));
+  if (command === 'import') process.exit(await runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }));
+  if (command === 'cdxj') process.exit(await runCdxj(config, { archive: args.values.archive }));
   await serve(config, args.values.config!, args.values.quiet === true);
 }
 
