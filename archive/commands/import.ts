@@ -48,6 +48,17 @@ async function withoutWarcioWarnings<T>(fn: () => Promise<T>): Promise<T> {
 
 /** The way in: the store under the lock, or the daemon holding it; `null` after saying why neither (exit 1). */
 async function openSink(config: ArchiveConfig, daemon: string | undefined): Promise<CaptureSink | null> {
+  try {
+    return await chooseSink(config, daemon);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (!e.code) throw err;
+    say(`${config.dataDir}: ${e.message}`);
+    return null;
+  }
+}
+
+async function chooseSink(config: ArchiveConfig, daemon: string | undefined): Promise<CaptureSink | null> {
   let url = daemon;
   if (!url) {
     try {
