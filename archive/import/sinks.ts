@@ -48,10 +48,12 @@ export class StoreSink implements CaptureSink {
   readonly via = 'with the data folder locked (no daemon running)';
   constructor(private readonly store: ArchiveStore) {}
 
+  /** The store's own index. */
   get index(): IndexDb {
     return this.store.index;
   }
 
+  /** {@link ArchiveStore.ingest} with `datetime` given; a 4xx it throws is a refusal. See {@link CaptureSink.put}. */
   async put(capture: Readable, datetime: Date, _uriR: string): Promise<SinkResult> {
     try {
       const r = await this.store.ingest(capture, new Date(), { datetime });
@@ -62,10 +64,12 @@ export class StoreSink implements CaptureSink {
     }
   }
 
+  /** The memento's stored response, read by the store. */
   readResponse(row: MementoRow): Promise<StoredResponse> {
     return this.store.readResponse(row);
   }
 
+  /** Waits for the writes, closes the store and lets go of the data folder. */
   close(): Promise<void> {
     return this.store.close();
   }
@@ -105,6 +109,11 @@ export class DaemonSink implements CaptureSink {
     return new DaemonSink(new URL(base), config, index);
   }
 
+  /**
+   * `PUT <put_prefix>put/<uriR>` with `capture` as the chunked body: 201 is
+   * new, 200 a duplicate (the memento is read from `Location`), another 4xx
+   * a refusal with the answer's first line. See {@link CaptureSink.put}.
+   */
   put(capture: Readable, datetime: Date, uriR: string): Promise<SinkResult> {
     const headers: Record<string, string> = { 'transfer-encoding': 'chunked', 'memento-datetime': formatHttpDate(datetime) };
     if (this.config.putTokens.length) headers.authorization = `Bearer ${this.config.putTokens[0]}`;
@@ -150,10 +159,12 @@ export class DaemonSink implements CaptureSink {
     });
   }
 
+  /** The memento's stored response, read from the daemon's WARC file (read only). */
   readResponse(row: MementoRow): Promise<StoredResponse> {
     return this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
   }
 
+  /** Closes the kept-alive connections, the WARC files and the index. */
   async close(): Promise<void> {
     this.agent.destroy();
     await this.reader.close();
