@@ -115,8 +115,8 @@ export class DaemonSink implements CaptureSink {
    * a refusal with the answer's first line. See {@link CaptureSink.put}.
    */
   put(capture: Readable, datetime: Date, uriR: string): Promise<SinkResult> {
-    const headers: Record<string, string> = { 'transfer-encoding': 'chunked', 'memento-datetime': formatHttpDate(datetime) };
-    if (this.config.putTokens.length) headers.authorization = `Bearer ${this.config.putTokens[0]}`;
+    const headers: Record<string, string> = { 'Transfer-Encoding': 'chunked', 'Memento-Datetime': formatHttpDate(datetime) };
+    if (this.config.putTokens.length) headers.Authorization = `Bearer ${this.config.putTokens[0]}`;
     const { hostname, port, origin } = this.base;
     return new Promise<SinkResult>((resolve, reject) => {
       let answered = false;

@@ -391,8 +391,8 @@ t.test('the data folder held by reindex: import says so and waits for nothing (e
   t.equal(r.stderr, `memento-archive: memento-archive reindex (pid ${process.pid}) is running on ${c.dataDir}; wait until it has finished\n`);
 });
 
-t.test('while the daemon runs, import PUTs the captures to it: they are served at once', async (t) => {
-  const c = writeConfig();
+t.test('while the daemon runs, import PUTs the captures to it (with the put_tokens bearer token): they are served at once', async (t) => {
+  const c = writeConfig('put_tokens: [import-test-token]\n');
   t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
   const file = path.join(c.dir, 'crawl.warc.gz');
   writeFileSync(file, crawlerWarc().file);
