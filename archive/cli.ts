@@ -5,6 +5,8 @@
  *   memento-archive verify  [--config conf/archive.yaml]
  *   memento-archive reindex [--config conf/archive.yaml]
  *   memento-archive purge   [--config conf/archive.yaml] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
+ *   memento-archive import  [--config conf/archive.yaml] [--daemon URL] FILE.warc[.gz]...
+ *   memento-archive cdxj    [--config conf/archive.yaml] [--archive ID]
  *
  * Prints one line with the address it listens on, logs to stdout as JSON
  * lines (shared/log.ts, the proxy's format), exits cleanly on SIGTERM/SIGINT;
@@ -20,6 +22,8 @@ import { formatHostPort } from '../shared/net.js';
 import type { AccessRules } from './access.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 import { runPurge } from './purge-command.js';
+import { runCdxj } from './commands/cdxj.js';
+import { runImport } from './commands/import.js';
 import { buildArchiveServer } from './server.js';
 import { IndexDb } from './store/index-db.js';
 import { DataDirBusyError, DataDirLock } from './store/lock.js';
@@ -28,6 +32,8 @@ import { PurgeInterruptedError } from './store/purge.js';
 import { ArchiveStore } from './store/store.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE]
+       memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]...
+       memento-archive cdxj [--config FILE] [--archive ID]
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
 redirector, TimeGates, Mementos, TimeMaps and host-meta discovery.
@@ -52,6 +58,18 @@ commands:
                    under it), optionally --before DATE / --after DATE (the
                    captures earlier than / at or after). Stop the daemon
                    first. --dry-run says what would go and changes nothing.
+  import FILE...   WARC 1.0/1.1 files (plain or .gz) → mementos, with the
+                   rules of a capture PUT (span, dedup, same second):
+                   response records with their request records, revisit
+                   records resolved to the memento they repeat; resource,
+                   metadata and other records skipped and counted. With no
+                   daemon running it locks the data folder and stores the
+                   captures itself; when the daemon runs, it PUTs them to
+                   the daemon. Prints refused records and a summary; a
+                   damaged file is one line naming the file and offset
+                   (what came before it stays imported), exit code 1.
+  cdxj             the index as CDXJ on stdout (pywb / OutbackCDX format,
+                   sorted bytewise); safe while the daemon runs.
 
 options:
   -c, --config FILE   archive config (YAML), default conf/archive.yaml;
@@ -62,6 +80,9 @@ options:
   --before DATE       purge: only captures earlier than DATE (ISO 8601 or 14 digits)
   --after DATE        purge: only captures at or after DATE
   --dry-run           purge: list what would be erased, change nothing
+  --daemon URL        import: PUT to the daemon at URL (http://HOST:PORT)
+                      instead of finding out (default: the config's listen)
+  --archive ID        cdxj: only the mementos of archive ID
   -h, --help          show this text
 `;
 
@@ -73,6 +94,8 @@ const OPTIONS = {
   before: { type: 'string' },
   after: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  daemon: { type: 'string' },
+  archive: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -94,7 +117,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const command = args.positionals[0] ?? 'serve';
-  if (!['serve', 'verify', 'reindex', 'purge'].includes(command)) {
+  if (!['serve', 'verify', 'reindex', 'purge', 'import', 'cdxj'].includes(command)) {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);
   }
@@ -115,6 +138,8 @@ export async function main(argv: string[]): Promise<void> {
     const say = (stream: NodeJS.WriteStream) => (line: string) => stream.write(line + '\n');
     process.exit(await runPurge(config, args.values, { out: say(process.stdout), err: say(process.stderr), progress: bar.progress, stopProgress: bar.stop }));
   }
+  if (command === 'import') process.exit(await runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }));
+  if (command === 'cdxj') process.exit(await runCdxj(config, { archive: args.values.archive }));
   await serve(config, args.values.config!, args.values.quiet === true);
 }
 

@@ -43,9 +43,19 @@ const DATE_SHAPE = /^[A-Za-z]{3}, +\d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}
  * URI-R: Host + target of the embedded request; `https` when the request
  * carries `X-Forwarded-Proto: https` (which the capture proxy sets itself).
  *
+ * `given`: the capture's Memento-Datetime when its sender knows it (a PUT's
+ * `Memento-Datetime` header; `memento-archive import` gives the record's
+ * WARC-Date): it is used instead of the response's Date, which is then not
+ * checked; it must not lie before 1970 or more than a day after `receivedAt`.
+ *
  * @throws CaptureRecordError (status 400)
  */
-export function acceptCapture(head: CaptureHead, receivedAt: Date, limits: Pick<CaptureLimits, 'maxUrlLength'> = DEFAULT_CAPTURE_LIMITS): AcceptedCapture {
+export function acceptCapture(
+  head: CaptureHead,
+  receivedAt: Date,
+  limits: Pick<CaptureLimits, 'maxUrlLength'> = DEFAULT_CAPTURE_LIMITS,
+  given?: Date,
+): AcceptedCapture {
   const { request, response } = head;
   if (request.method !== 'GET')
     throw new CaptureRecordError(`embedded request method ${request.method} is not archived: a capture is a GET request and its response`);
@@ -69,6 +79,11 @@ export function acceptCapture(head: CaptureHead, receivedAt: Date, limits: Pick<
     .map((v) => v.trim());
   if (lengths.some((v) => !/^\d{1,15}$/.test(v)) || new Set(lengths).size > 1) {
     throw new CaptureRecordError(`embedded response Content-Length is not one number: ${JSON.stringify(lengths.join(', ').slice(0, 60))}`);
+  }
+  if (given) {
+    if (!(given.getTime() >= 0 && given.getTime() <= receivedAt.getTime() + 86_400_000))
+      throw new CaptureRecordError(`the capture's Memento-Datetime ${JSON.stringify(given.toISOString())} is before 1970 or more than a day ahead`);
+    return { uriR, datetime: toEpochSeconds(given) };
   }
   const dateText = getHeader(response.headers, 'date');
   const date = parseHttpDate(dateText);

@@ -5,8 +5,14 @@
  * to the memento it follows), each with `Location:` the URI-M; errors as
  * the store refuses them; 411 without a body length or chunked (RFC 9112
  * §6.3), 413 over `max_capture_bytes` by its Content-Length.
+ *
+ * A PUT may carry `Memento-Datetime: <HTTP-date>`, the capture's datetime
+ * when its sender knows it (`memento-archive import` sends each WARC
+ * record's WARC-Date): it is used instead of the response's Date; one that
+ * is not an HTTP-date is 400.
  */
 import type { FastifyInstance } from 'fastify';
+import { parseHttpDate } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
 import { uris } from '../memento/navigation.js';
 import { TEXT } from './context.js';
@@ -25,7 +31,10 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     if (cl !== undefined && Number(cl) > config.maxCaptureBytes) {
       throw httpError(413, `capture record of ${cl} bytes is larger than the limit of ${config.maxCaptureBytes} bytes`, { close: true });
     }
-    const result = await store.ingest(req.raw, new Date());
+    const given = req.headers['memento-datetime'];
+    const datetime = given === undefined ? undefined : parseHttpDate(String(given));
+    if (datetime === null) throw httpError(400, "the PUT's Memento-Datetime is not an HTTP-date (e.g. Tue, 20 Mar 2001 20:35:00 GMT)", { close: true });
+    const result = await store.ingest(req.raw, new Date(), { datetime });
     app.metrics.ingestBytes.inc(result.bytes);
     const uriM = uris.memento(req.base, result.row.archive_id, result.row);
     return reply

@@ -9,6 +9,9 @@
  */
 import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
+import { type NeighbourRow, neighbourhoodSql, type Ranges, rangeSql } from './index-sql.js';
+
+export { neighbourhoodSql, rangeSql };
 
 /** One memento as the index holds it. `datetime` is epoch seconds (UTC). */
 export interface MementoRow {
@@ -124,45 +127,6 @@ interface Lookup {
   reject: (err: unknown) => void;
 }
 
-/** A row of {@link neighbourhoodSql}: lookup number, which neighbour (1 first, 2 last, 3/4 at or before, 5/6 after), the memento. */
-interface NeighbourRow extends MementoRef {
-  i: number;
-  kind: number;
-  /** The whole-row columns: absent from the statement without them, NULL on rows that are not whole. */
-  status?: number | null;
-  mime?: string | null;
-  digest?: string | null;
-  warc_file?: string | null;
-  warc_offset?: number | null;
-  warc_length?: number | null;
-  client_ip?: string | null;
-}
-
-/**
- * The neighbourhoods of `n` lookups `(i, urlkey, archive, t, whole)` in one
- * query: each neighbour's id is found in the covering `(urlkey,
- * archive_id, datetime)` index (one seek each), then its row by id for
- * `uri_r` (and, for the one at or before `t` of a `whole` lookup, every
- * column). `CROSS JOIN`: SQLite then keeps r as the outer loop (a plain
- * join let the planner scan the whole table against an automatic index on r).
- */
-export function neighbourhoodSql(n: number, withWhole = true): string {
-  const one = (kind: number, cond: string, order: string, offset: number) =>
-    `SELECT i, ${kind} AS kind, ${kind === 3 ? 'w' : '0'} AS w, (SELECT id FROM memento WHERE urlkey = q.k AND archive_id = q.a${cond} ORDER BY datetime ${order} LIMIT 1 OFFSET ${offset}) AS id FROM q`;
-  const whole = (col: string) => `CASE WHEN r.w THEN m.${col} END AS ${col}`;
-  return `WITH q(i, k, a, t, w) AS (VALUES ${new Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}),
-    r(i, kind, w, id) AS (
-      ${one(1, '', 'ASC', 0)}
-      UNION ALL ${one(2, '', 'DESC', 0)}
-      UNION ALL ${one(3, ' AND datetime <= q.t', 'DESC', 0)}
-      UNION ALL ${one(4, ' AND datetime <= q.t', 'DESC', 1)}
-      UNION ALL ${one(5, ' AND datetime > q.t', 'ASC', 0)}
-      UNION ALL ${one(6, ' AND datetime > q.t', 'ASC', 1)})
-    SELECT r.i AS i, r.kind AS kind, m.id AS id, m.datetime AS datetime, m.uri_r AS uri_r
-      ${withWhole ? ', ' + ['status', 'mime', 'digest', 'warc_file', 'warc_offset', 'warc_length', 'client_ip'].map(whole).join(', ') : ''}
-    FROM r CROSS JOIN memento m ON m.id = r.id`;
-}
-
 /**
  * Creates `file` with mode 0600 when it does not exist, and makes an
  * existing one 0600 (when this process may: a file of another user is left
@@ -171,15 +135,6 @@ export function neighbourhoodSql(n: number, withWhole = true): string {
 export async function ownerOnly(file: string): Promise<void> {
   await (await open(file, 'a', 0o600)).close();
   await chmod(file, 0o600).catch(() => undefined);
-}
-
-/** Spans of datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
-type Ranges = readonly (readonly [number, number])[];
-
-/** An SQL condition: `datetime` in one of `ranges` (infinite ends left open; none: never). Numbers only (made whole), so they are written in. */
-export function rangeSql(ranges: Ranges): string {
-  const bound = (op: string, v: number) => (Number.isFinite(v) ? `datetime ${op} ${Math.ceil(v)}` : '1');
-  return ranges.map(([from, until]) => `(${bound('>=', from)} AND ${bound('<', until)})`).join(' OR ') || '0';
 }
 
 /** Rows per query when {@link IndexDb.mementos} walks a TimeMap. */
@@ -579,6 +534,25 @@ export class IndexDb {
   async dump(): Promise<NewMementoRow[]> {
     const rows = await all<MementoRow>(this.stmts.everything, {});
     return rows.map(({ id: _id, ...r }) => r);
+  }
+
+  /**
+   * Every memento, or every memento of `archive`, in row id order, read
+   * `pageSize` rows at a time (keyset paging on id) from the read
+   * connection, so that an export of any size (`memento-archive cdxj`)
+   * takes bounded memory. Rows committed while it runs may or may not be
+   * included.
+   */
+  async *allMementos(archive?: string, pageSize = 5000): AsyncGenerator<MementoRow> {
+    const where = archive === undefined ? '' : 'AND archive_id = $archive';
+    const stmt = this.cachedRead(`all${where ? 'Of' : ''}`, () => `SELECT ${COLS} FROM memento WHERE id > $after ${where} ORDER BY id LIMIT $limit`);
+    let after = 0;
+    for (;;) {
+      const rows = await all<MementoRow>(stmt, { $after: after, $limit: pageSize, ...(archive === undefined ? {} : { $archive: archive }) });
+      yield* rows;
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1].id;
+    }
   }
 
   /** Finalizes statements and closes the file. */

@@ -1,6 +1,6 @@
 /**
- * One writer per data folder. The archive daemon, `reindex` and `purge`
- * hold an exclusive lock on `<data_dir>/data.lock` for as long as they
+ * One writer per data folder. The archive daemon, `reindex`, `purge` and
+ * `import` (when no daemon runs) hold an exclusive lock on `<data_dir>/data.lock` for as long as they
  * run: a second one fails at once, naming the folder and the holder's pid.
  * `verify` only reads and runs beside the daemon without it.
  *
@@ -27,9 +27,14 @@ export class DataDirBusyError extends Error {
 }
 
 /** What holds a data folder, for the message another process gets. */
-export type LockHolder = 'daemon' | 'reindex' | 'purge';
+export type LockHolder = 'daemon' | 'reindex' | 'purge' | 'import';
 
-const HOLDER_WORDS: Record<LockHolder, string> = { daemon: 'a daemon', reindex: 'memento-archive reindex', purge: 'memento-archive purge' };
+const HOLDER_WORDS: Record<LockHolder, string> = {
+  daemon: 'a daemon',
+  reindex: 'memento-archive reindex',
+  purge: 'memento-archive purge',
+  import: 'memento-archive import',
+};
 
 function run(db: sqlite3.Database, sql: string): Promise<void> {
   return new Promise((resolve, reject) => db.run(sql, (err) => (err ? reject(err) : resolve())));

@@ -18,7 +18,7 @@ import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
-import { DataDirLock } from './lock.js';
+import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import { checkNoPurgePending } from './purge.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
@@ -70,6 +70,18 @@ export interface StoreStats {
 export interface OpenOptions {
   /** Where crash-recovery lines go (default: nowhere). */
   log?: Log;
+  /** Who holds the data folder's lock, as another process is told (default `daemon`). */
+  holder?: LockHolder;
+}
+
+/** Options of {@link ArchiveStore.ingest}. */
+export interface IngestOptions {
+  /**
+   * The capture's Memento-Datetime when the sender knows it (a PUT's
+   * `Memento-Datetime`; `import` gives a record's WARC-Date), instead of
+   * the response's Date (shared/capture-rules.ts `acceptCapture`).
+   */
+  datetime?: Date;
 }
 
 export class ArchiveStore {
@@ -117,7 +129,7 @@ export class ArchiveStore {
     for (const dir of [config.dataDir, path.join(config.dataDir, 'warcs'), path.join(config.dataDir, 'tmp')])
       await mkdir(dir, { recursive: true, mode: 0o700 });
     // One writer per data folder, before anything is read or repaired (lock.ts).
-    const lock = await DataDirLock.acquire(config.dataDir, 'daemon');
+    const lock = await DataDirLock.acquire(config.dataDir, opts.holder ?? 'daemon');
     try {
       // An unfinished purge may have left the index pointing at old offsets.
       checkNoPurgePending(config.dataDir);
@@ -140,13 +152,13 @@ export class ArchiveStore {
    *
    * URI-R: Host + request target of the embedded request; scheme https when
    * it carries `X-Forwarded-Proto: https`. Memento-Datetime: the response's
-   * Date header, else `receivedAt`.
+   * Date header, else `receivedAt`; `opts.datetime` when given.
    *
    * @throws HttpError 400 (malformed record, with a one-line reason), 413
    *   (over `maxCaptureBytes`), 422 (no local archive covers the datetime);
    *   nothing is stored then. Stream errors (client gone) are rethrown.
    */
-  async ingest(body: Readable, receivedAt: Date): Promise<IngestResult> {
+  async ingest(body: Readable, receivedAt: Date, opts: IngestOptions = {}): Promise<IngestResult> {
     const parser = new CaptureRecordParser({ maxHeadBytes: this.config.maxHeadBytes, maxHeaders: this.config.maxHeaders });
     const spill = new BodySpill(this.tmpDir);
     const hash = createHash('sha256');
@@ -165,7 +177,7 @@ export class ArchiveStore {
         const out = parser.feed(chunk);
         if (!prepared && parser.head) {
           blockHash.update(parser.head.responseBytes);
-          prepared = this.prepare(parser.head, receivedAt);
+          prepared = this.prepare(parser.head, receivedAt, opts.datetime);
         }
         if (out.length) {
           hash.update(out);
@@ -212,11 +224,11 @@ export class ArchiveStore {
    *
    * @throws HttpError 400 (refused, with a one-line reason), 422 (no local archive's span holds the datetime)
    */
-  private prepare(head: CaptureHead, receivedAt: Date): { archive: ArchiveSpan; row: NewMementoRow } {
+  private prepare(head: CaptureHead, receivedAt: Date, given?: Date): { archive: ArchiveSpan; row: NewMementoRow } {
     const { request, response } = head;
     let accepted: AcceptedCapture;
     try {
-      accepted = acceptCapture(head, receivedAt, this.config);
+      accepted = acceptCapture(head, receivedAt, this.config, given);
     } catch (err) {
       if (err instanceof CaptureRecordError) throw refuse(err.status, err.message);
       throw err;

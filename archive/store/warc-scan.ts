@@ -75,7 +75,8 @@ class FileWindow {
 }
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-function base32(buf: Buffer): string {
+/** RFC 4648 base32 (upper case, no padding): the form of `sha1:` WARC digests and of CDX digests. */
+export function base32(buf: Buffer): string {
   let bits = 0,
     value = 0,
     out = '';
@@ -91,8 +92,8 @@ function base32(buf: Buffer): string {
   return out;
 }
 
-/** A stated WARC digest (`sha256:<hex>`, `sha1:<base32>`, …) and a hasher to check it. */
-class DigestCheck {
+/** A stated WARC digest (`sha256:<hex>`, `sha1:<base32>`, …) and a hasher to check it (WARC 1.1 §5.8, §5.9). */
+export class DigestCheck {
   private readonly hash: Hash | null;
   constructor(private readonly stated: string | undefined) {
     const algo = stated ? stated.slice(0, stated.indexOf(':')).toLowerCase().replace('-', '') : '';

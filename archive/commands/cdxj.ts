@@ -1,0 +1,46 @@
+/**
+ * `memento-archive cdxj [--config FILE] [--archive ID]`: the index as CDXJ
+ * on stdout (archive/store/cdxj.ts), for pywb and OutbackCDX. It only
+ * reads, so it runs beside the daemon (as `verify` does).
+ */
+import path from 'node:path';
+import type { ArchiveConfig } from '../config.js';
+import { isLocal } from '../spans.js';
+import { writeCdxj } from '../store/cdxj.js';
+import { IndexDb } from '../store/index-db.js';
+
+/**
+ * Writes the CDXJ of every memento (of archive `archive` when given) to
+ * stdout, sorted, then one summary line on stderr (`cdxj: N lines`).
+ *
+ * @returns the exit code: 0; 2 when `archive` names no local archive of
+ *   the config (one line on stderr, nothing on stdout); 1 when the index
+ *   cannot be read. A reader that closes stdout early (`| head`) ends it quietly.
+ */
+export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } = {}): Promise<number> {
+  if (opts.archive !== undefined && !config.archives.some((a) => a.id === opts.archive && isLocal(a))) {
+    process.stderr.write(`memento-archive: no local archive "${opts.archive}" in the config (${config.archives.map((a) => a.id).join(', ')})\n`);
+    return 2;
+  }
+  let index: IndexDb;
+  try {
+    index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+  } catch (err) {
+    process.stderr.write(`memento-archive: cannot open the index in ${config.dataDir}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  let closed = false;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') closed = true;
+  });
+  try {
+    const n = await writeCdxj(index.allMementos(opts.archive), process.stdout);
+    process.stderr.write(`cdxj: ${n} lines${opts.archive === undefined ? '' : ` (archive ${opts.archive})`}\n`);
+    return 0;
+  } catch (err) {
+    if (closed || (err as NodeJS.ErrnoException).code === 'EPIPE') return 0;
+    throw err;
+  } finally {
+    await index.close();
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * `memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]...`:
+ * WARC files (wget --warc-file, Heritrix, browsertrix, other archives,
+ * this archive's own) → mementos (archive/import/importer.ts).
+ *
+ * With no daemon running, it takes the data folder's lock and stores
+ * captures itself (crash recovery first, as the daemon would). When the
+ * daemon holds the lock, it PUTs the captures to it at the config's
+ * `listen` address (or `--daemon URL`), so that the daemon serves them at
+ * once; `reindex` or `purge` holding the lock is an error. Either way each
+ * capture is durable before it counts.
+ *
+ * Prints a line per record not imported (refused, unresolved revisit,
+ * damaged) and a summary line on stdout; a damaged file is one line on
+ * stderr naming the file and the offset (what was imported before the
+ * damage stays; the next file is read). A progress bar on stderr when it
+ * is a terminal. Exit status 0, 1 when a file or record was damaged or the
+ * import stopped, 2 for a file that cannot be opened (nothing imported).
+ */
+import cliProgress from 'cli-progress';
+import type { ArchiveConfig } from '../config.js';
+import { Importer } from '../import/importer.js';
+import { type CaptureSink, DaemonSink, daemonAddress, StoreSink } from '../import/sinks.js';
+import { WarcDamage, WarcFile } from '../import/warc-input.js';
+import { DataDirBusyError, lockHolder } from '../store/lock.js';
+import { ArchiveStore } from '../store/store.js';
+
+const say = (line: string) => process.stderr.write(`memento-archive: ${line}\n`);
+const mib = (n: number) => (n / 1048576).toFixed(1);
+const count = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Runs `fn` with warcio's `console.warn` about stray bytes after a record
+ * ("Content-Length Too Small…") silenced: such damage is reported as one
+ * line per file here.
+ */
+async function withoutWarcioWarnings<T>(fn: () => Promise<T>): Promise<T> {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (!String(args[0]).startsWith('Content-Length Too Small')) warn(...args);
+  };
+  try {
+    return await fn();
+  } finally {
+    console.warn = warn;
+  }
+}
+
+/** The way in: the store under the lock, or the daemon holding it; `null` after saying why neither (exit 1). */
+async function openSink(config: ArchiveConfig, daemon: string | undefined): Promise<CaptureSink | null> {
+  try {
+    return await chooseSink(config, daemon);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (!e.code) throw err;
+    say(`${config.dataDir}: ${e.message}`);
+    return null;
+  }
+}
+
+async function chooseSink(config: ArchiveConfig, daemon: string | undefined): Promise<CaptureSink | null> {
+  let url = daemon;
+  if (!url) {
+    try {
+      const store = await ArchiveStore.open(config, { holder: 'import', log: (line) => process.stdout.write(line + '\n') });
+      return new StoreSink(store);
+    } catch (err) {
+      if (!(err instanceof DataDirBusyError)) throw err;
+      const holder = await lockHolder(config.dataDir);
+      if (holder && holder.what !== 'daemon') {
+        say(`${err.message}; wait until it has finished`);
+        return null;
+      }
+      url = daemonAddress(config) ?? undefined;
+      if (!url) {
+        say(`${err.message} and listens on port 0 (any free port): give its address with --daemon http://HOST:PORT`);
+        return null;
+      }
+    }
+  }
+  if (!/^http:\/\/[^/]+\/?$/.test(url)) {
+    say(`--daemon ${JSON.stringify(url)} is not http://HOST:PORT`);
+    return null;
+  }
+  return DaemonSink.open(url, config);
+}
+
+/** A cli-progress bar over the bytes of all files when stderr is a terminal. */
+function progressBar(total: number) {
+  if (!process.stderr.isTTY) return { update() {}, stop() {} };
+  const bar = new cliProgress.SingleBar(
+    {
+      format: 'import [{bar}] {percentage}% | {done}/{all} MiB | {new} new, {dup} duplicates | ETA {eta}s',
+      stream: process.stderr,
+      hideCursor: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(Math.max(1, total), 0, { done: mib(0), all: mib(total), new: 0, dup: 0 });
+  return {
+    update(done: number, counts: { imported: number; duplicates: number }) {
+      bar.update(done, { done: mib(done), all: mib(total), new: counts.imported, dup: counts.duplicates });
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+/**
+ * Runs the import of `files` (see the module comment).
+ * @returns the exit code
+ */
+export async function runImport(config: ArchiveConfig, files: string[], opts: { daemon?: string } = {}): Promise<number> {
+  if (!files.length) {
+    say('import needs one or more WARC files: memento-archive import [--config FILE] FILE.warc[.gz]...');
+    return 2;
+  }
+  const warcs: WarcFile[] = [];
+  for (const f of files) {
+    try {
+      warcs.push(await WarcFile.open(f));
+    } catch (err) {
+      say(`${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing imported`);
+      return 2;
+    }
+  }
+  const sink = await openSink(config, opts.daemon);
+  if (!sink) return 1;
+  const total = warcs.reduce((n, w) => n + w.size, 0);
+  const bar = progressBar(total);
+  let before = 0;
+  let current: WarcFile | null = null;
+  const importer = new Importer(sink, {
+    maxHeadBytes: config.maxHeadBytes,
+    note: (line) => process.stdout.write(line + '\n'),
+    progress: () => bar.update(before + (current?.bytesRead ?? 0), importer.counts),
+  });
+  const started = performance.now();
+  let stopped: string | null = null;
+  try {
+    for (const w of warcs) {
+      current = w;
+      try {
+        await withoutWarcioWarnings(() => importer.importFile(w));
+      } catch (err) {
+        if (!(err instanceof WarcDamage)) throw err;
+        importer.counts.errors++;
+        say(`${err.message}; what comes before that offset is imported, nothing after it is read`);
+      }
+      before += w.size;
+    }
+  } catch (err) {
+    stopped = (err as Error).message;
+    importer.counts.errors++;
+  } finally {
+    bar.stop();
+    await sink.close();
+  }
+  if (stopped) say(`import stopped: ${stopped}`);
+  const c = importer.counts;
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(
+    `import: ${count(c.files, 'file')}, ${count(c.records, 'WARC record')} (${mib(total)} MiB, ${seconds.toFixed(1)} s): ` +
+      `${count(c.imported, 'new memento')}, ${count(c.duplicates, 'duplicate')}, ${count(c.revisitsResolved, 'revisit')} resolved, ` +
+      `${count(c.revisitsUnresolved, 'revisit')} unresolved (skipped), ${c.refused} refused; ` +
+      `skipped ${c.skipped.resource} resource, ${c.skipped.metadata} metadata, ${c.skipped.other} other; ` +
+      `${count(c.errors, 'error')}; ${sink.via}\n`,
+  );
+  return c.errors ? 1 : 0;
+}

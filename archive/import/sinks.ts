@@ -1,0 +1,173 @@
+/**
+ * Where `memento-archive import` sends each capture record: straight into
+ * the store under the data folder's lock (no daemon running), or as a
+ * capture PUT to the daemon that holds the lock. Either way the capture
+ * takes the path of a PUT (archive/store/store.ts `ingest`: the same
+ * refusals, span, dedup and same-second rules, durable before it counts),
+ * with its Memento-Datetime given (the WARC-Date of the record).
+ */
+import http from 'node:http';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { formatHttpDate, parseTimestamp14 } from '../../shared/http-date.js';
+import { isHttpError } from '../../shared/http-error.js';
+import { formatHostPort } from '../../shared/net.js';
+import type { ArchiveConfig } from '../config.js';
+import { IndexDb, type MementoRow } from '../store/index-db.js';
+import type { ArchiveStore } from '../store/store.js';
+import { type StoredResponse, WarcReader } from '../store/warc-reader.js';
+
+/** What the archive did with one capture. */
+export type SinkResult =
+  /** Stored as a new memento, or identical to the memento it follows (dedup): that memento's archive and datetime (epoch s). */
+  | { kind: 'new' | 'duplicate'; archiveId: string; datetime: number }
+  /** Refused by the archive's rules, with the status a PUT would get and its one-line reason. */
+  | { kind: 'refused'; status: number; reason: string };
+
+/** A way into the archive for imported captures; see the module comment. */
+export interface CaptureSink {
+  /** How captures go in, for the summary line. */
+  readonly via: string;
+  /** The index, for finding the memento a revisit record refers to. */
+  readonly index: IndexDb;
+  /**
+   * Stores one capture record (heads and body, streamed from `capture`)
+   * whose Memento-Datetime is `datetime`.
+   * @throws what the capture stream throws; an Error for a failure that is
+   *   not a refusal (the daemon unreachable or answering 5xx, a disk error)
+   */
+  put(capture: Readable, datetime: Date, uriR: string): Promise<SinkResult>;
+  /** The stored response of a memento (for a revisit record's payload). */
+  readResponse(row: MementoRow): Promise<StoredResponse>;
+  close(): Promise<void>;
+}
+
+/** Captures into an {@link ArchiveStore} this process opened (and so holds the data folder's lock). */
+export class StoreSink implements CaptureSink {
+  readonly via = 'with the data folder locked (no daemon running)';
+  constructor(private readonly store: ArchiveStore) {}
+
+  /** The store's own index. */
+  get index(): IndexDb {
+    return this.store.index;
+  }
+
+  /** {@link ArchiveStore.ingest} with `datetime` given; a 4xx it throws is a refusal. See {@link CaptureSink.put}. */
+  async put(capture: Readable, datetime: Date, _uriR: string): Promise<SinkResult> {
+    try {
+      const r = await this.store.ingest(capture, new Date(), { datetime });
+      return { kind: r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
+    } catch (err) {
+      if (isHttpError(err) && err.status < 500) return { kind: 'refused', status: err.status, reason: err.message };
+      throw err;
+    }
+  }
+
+  /** The memento's stored response, read by the store. */
+  readResponse(row: MementoRow): Promise<StoredResponse> {
+    return this.store.readResponse(row);
+  }
+
+  /** Waits for the writes, closes the store and lets go of the data folder. */
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+/** The daemon's address for PUTs from this machine: its `listen` address, a wildcard host read as loopback. */
+export function daemonAddress(config: ArchiveConfig): string | null {
+  const { host, port } = config.listen;
+  if (port === 0) return null;
+  const h = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${formatHostPort(h, port)}`;
+}
+
+/**
+ * Captures PUT to a running daemon at `base` (`http://host:port`), a few at
+ * a time over kept-alive connections, each with `Memento-Datetime` and,
+ * when the config has `put_tokens`, the first token. Reads the index and
+ * WARC files directly (read only, as `verify` does) for revisit records.
+ */
+export class DaemonSink implements CaptureSink {
+  readonly via: string;
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  private readonly reader: WarcReader;
+
+  private constructor(
+    private readonly base: URL,
+    private readonly config: ArchiveConfig,
+    readonly index: IndexDb,
+  ) {
+    this.via = `through the running daemon at ${base.origin}`;
+    this.reader = new WarcReader(path.join(config.dataDir, 'warcs'));
+  }
+
+  /** @throws when the index cannot be opened */
+  static async open(base: string, config: ArchiveConfig): Promise<DaemonSink> {
+    const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+    return new DaemonSink(new URL(base), config, index);
+  }
+
+  /**
+   * `PUT <put_prefix>put/<uriR>` with `capture` as the chunked body: 201 is
+   * new, 200 a duplicate (the memento is read from `Location`), another 4xx
+   * a refusal with the answer's first line. See {@link CaptureSink.put}.
+   */
+  put(capture: Readable, datetime: Date, uriR: string): Promise<SinkResult> {
+    const headers: Record<string, string> = { 'Transfer-Encoding': 'chunked', 'Memento-Datetime': formatHttpDate(datetime) };
+    if (this.config.putTokens.length) headers.Authorization = `Bearer ${this.config.putTokens[0]}`;
+    const { hostname, port, origin } = this.base;
+    return new Promise<SinkResult>((resolve, reject) => {
+      let answered = false;
+      const req = http.request({
+        host: hostname.replace(/^\[|\]$/g, ''),
+        port,
+        method: 'PUT',
+        path: `${this.config.putPrefix}put/${uriR}`,
+        headers,
+        agent: this.agent,
+      });
+      req.on('response', (res) => {
+        answered = true;
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += text.length < 1024 ? d : ''));
+        res.on('error', () => undefined); // 'close' follows
+        res.on('close', () => resolveAnswer(res.statusCode ?? 0, String(res.headers.location ?? ''), text.trim().split('\n')[0]));
+      });
+      const resolveAnswer = (status: number, location: string, line: string) => {
+        if (status === 200 || status === 201) {
+          const m = /\/([^/]+)\/memento\/(\d{14})\//.exec(location);
+          const t = m && parseTimestamp14(m[2]);
+          if (!m || !t) return reject(new Error(`the daemon at ${origin} answered ${status} without a memento Location`));
+          resolve({ kind: status === 201 ? 'new' : 'duplicate', archiveId: decodeURIComponent(m[1]), datetime: t.getTime() / 1000 });
+        } else if (status >= 400 && status < 500) resolve({ kind: 'refused', status, reason: line });
+        else reject(new Error(`the daemon at ${origin} answered ${status}: ${line}`));
+      };
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (answered) return; // an early answer (a refusal) and then the connection closed under the body: the answer counts
+        reject(capture.errored ?? new Error(`cannot reach the daemon at ${origin}: ${err.message}`));
+      });
+      pipeline(capture, req).catch((err: unknown) => {
+        // The capture stream failed (a damaged record): the daemon sees a cut PUT and stores nothing.
+        if (capture.errored && !answered) {
+          req.destroy();
+          reject(err);
+        }
+      });
+    });
+  }
+
+  /** The memento's stored response, read from the daemon's WARC file (read only). */
+  readResponse(row: MementoRow): Promise<StoredResponse> {
+    return this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+  }
+
+  /** Closes the kept-alive connections, the WARC files and the index. */
+  async close(): Promise<void> {
+    this.agent.destroy();
+    await this.reader.close();
+    await this.index.close();
+  }
+}

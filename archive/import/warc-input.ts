@@ -1,0 +1,301 @@
+/**
+ * Reading WARC files for `memento-archive import`, with warcio (WARC 1.0
+ * and 1.1, plain or gzip, one member per record or not): record by
+ * record, each block streamed and checked, never held whole.
+ *
+ * warcio is lenient where an import must not be: it ends quietly on a gzip
+ * member or a record cut short, and hangs when asked for the record after
+ * a cut one. So each record is checked here — a `WARC/1.0` or `WARC/1.1`
+ * version line, a Content-Length, a block of exactly that length, the
+ * `WARC-Block-Digest` when it states one (WARC 1.1 §5.8) — and the file
+ * must end where its last record ends; the first failure is a
+ * {@link WarcDamage} naming the file and the record's offset, and nothing
+ * after it is read.
+ */
+import { createReadStream, type ReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { WARCParser } from 'warcio';
+import { DigestCheck } from '../store/warc-scan.js';
+
+/** The file is damaged at `offset` (a record cut short, gzip data that does not inflate, bytes that are not a WARC record): nothing after it can be read. */
+export class WarcDamage extends Error {
+  constructor(
+    readonly file: string,
+    readonly offset: number,
+    readonly reason: string,
+  ) {
+    super(`${file}: damaged at offset ${offset}: ${reason}`);
+    this.name = 'WarcDamage';
+  }
+}
+
+/** A record whose block does not match its `WARC-Block-Digest`: the record is not to be trusted, the file goes on. */
+export class RecordDigestError extends Error {
+  constructor(
+    readonly file: string,
+    readonly offset: number,
+  ) {
+    super(`${file}:${offset}: the record's block does not match its WARC-Block-Digest`);
+    this.name = 'RecordDigestError';
+  }
+}
+
+/** The algorithms whose digests can be checked; others are taken on trust. */
+const CHECKED = /^(?:sha1|sha-1|sha256|sha-256|sha512|sha-512|md5):/i;
+
+/**
+ * The block of one record as a stream of bytes, read once. Iterating it
+ * more than once, or {@link drain}ing it after a consumer stopped, goes on
+ * where the last read ended. At its end the length and the stated block
+ * digest are checked; a failure is thrown to whoever reads the last chunk,
+ * and kept in {@link error}.
+ */
+export class Block implements AsyncIterable<Buffer> {
+  private got = 0;
+  private ended = false;
+  private readonly iter: AsyncIterator<Uint8Array>;
+  private readonly digest: DigestCheck | null;
+  /** Serializes reads, so that a consumer being stopped and {@link drain} never read at once. */
+  private chain: Promise<unknown> = Promise.resolve();
+  /** The check that failed at the end, once the end is reached. */
+  error: WarcDamage | RecordDigestError | null = null;
+
+  constructor(
+    source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    /** The record's Content-Length. */
+    readonly length: number,
+    statedDigest: string | undefined,
+    private readonly where: { file: string; offset: number },
+    check = true,
+  ) {
+    this.iter =
+      Symbol.asyncIterator in source
+        ? source[Symbol.asyncIterator]()
+        : (async function* () {
+            yield* source;
+          })();
+    this.digest = check && statedDigest && CHECKED.test(statedDigest) ? new DigestCheck(statedDigest) : null;
+  }
+
+  /** The next chunk, `null` at the end. @throws WarcDamage (short block) or RecordDigestError, once, at the end. */
+  next(): Promise<Buffer | null> {
+    const p = this.chain.then(() => this.read());
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  private async read(): Promise<Buffer | null> {
+    if (this.ended) return null;
+    const r = await this.iter.next().catch((err: Error) => {
+      throw new WarcDamage(this.where.file, this.where.offset, `the data does not read: ${err.message}`);
+    });
+    if (!r.done) {
+      const c = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+      this.got += c.length;
+      this.digest?.update(c);
+      return c;
+    }
+    this.ended = true;
+    if (this.got < this.length) {
+      this.error = new WarcDamage(this.where.file, this.where.offset, `the file ends inside this record: its block has ${this.got} of ${this.length} bytes`);
+    } else if (this.digest && this.digest.result()[0] === false) {
+      this.error = new RecordDigestError(this.where.file, this.where.offset);
+    }
+    if (this.error) throw this.error;
+    return null;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+    for (;;) {
+      const c = await this.next();
+      if (!c) return;
+      yield c;
+    }
+  }
+
+  /** Reads what is left. Never throws: a failed check is in {@link error}. */
+  async drain(): Promise<void> {
+    try {
+      while (await this.next());
+    } catch {
+      // kept in this.error
+    }
+  }
+}
+
+/** One WARC record as the import sees it; its {@link Block} must be read or drained before the next record is asked for. */
+export interface WarcItem {
+  /** The file, as given. */
+  file: string;
+  /** Byte offset of the record in the file (of its gzip member in a gzip-per-record file). */
+  offset: number;
+  /** `WARC-Type`, lower case (`response`, `request`, `revisit`, `resource`, `metadata`, `warcinfo`…). */
+  type: string;
+  /** `WARC-Record-ID` (`<urn:uuid:…>`), `''` when missing. */
+  id: string;
+  /** `WARC-Target-URI` without the angle brackets some tools (wget) put around it; `''` when missing. */
+  targetUri: string;
+  /** `WARC-Date`, `null` when missing or not a date. */
+  date: Date | null;
+  /** The ids named by `WARC-Concurrent-To` (WARC 1.1 §5.7). */
+  concurrentTo: string[];
+  /** A WARC named field (case-insensitive), `undefined` when missing. */
+  field(name: string): string | undefined;
+  block: Block;
+}
+
+/** Where the request record of a response record is, from a first pass over the file (see {@link pairRequests}). */
+export interface RequestPairs {
+  /** response/revisit record id → offset of the request record that names it (`WARC-Concurrent-To`) or follows it for the same URI. */
+  requestOf: Map<string, number>;
+  /** request record id → its offset. */
+  requestById: Map<string, number>;
+}
+
+const bare = (uri: string | undefined | null) => (uri ?? '').trim().replace(/^<(.*)>$/, '$1');
+
+/** A WARC file read with warcio; {@link bytesRead} counts what its passes read, for a progress bar. */
+export class WarcFile {
+  /** The stream of the pass under way, and the bytes read by the passes before it. */
+  private stream: ReadStream | null = null;
+  private passBytes = 0;
+
+  private constructor(
+    readonly file: string,
+    readonly size: number,
+  ) {}
+
+  /** @throws the file system's error (ENOENT, EISDIR…) */
+  static async open(file: string): Promise<WarcFile> {
+    const st = await stat(file);
+    if (!st.isFile()) throw Object.assign(new Error(`${file} is not a file`), { code: 'EISDIR' });
+    return new WarcFile(file, st.size);
+  }
+
+  /** Bytes of the file read so far by the import's pass over it (not counting the first pass, {@link pairRequests}). */
+  get bytesRead(): number {
+    return this.passBytes + (this.stream?.bytesRead ?? 0);
+  }
+
+  /**
+   * The records of the file, in order, each checked (module comment).
+   * With `check: false`, block digests are not computed (a quick pass).
+   *
+   * @throws WarcDamage at the first record that fails a check, or when the
+   *   file does not end where its last record ends (a member cut short,
+   *   trailing bytes that are not a record)
+   */
+  async *records(opts: { check?: boolean; start?: number; quiet?: boolean } = {}): AsyncGenerator<WarcItem> {
+    const whole = opts.start === undefined && !opts.quiet;
+    const stream = createReadStream(this.file, { start: opts.start ?? 0, highWaterMark: 256 * 1024 });
+    if (whole) this.stream = stream;
+    const parser = new WARCParser(stream, { parseHttp: false });
+    const base = opts.start ?? 0;
+    let offset = base;
+    try {
+      for await (const rec of parser) {
+        offset = base + parser.offset;
+        const h = rec.warcHeaders.headers;
+        const version = rec.warcHeaders.statusline.trim();
+        const damaged = (why: string) => new WarcDamage(this.file, offset, why);
+        if (!/^WARC\/1\.[01]$/.test(version)) throw damaged(`not a WARC record (it begins "${version.slice(0, 24).replace(/[^\x20-\x7e]/g, '?')}")`);
+        const cl = h.get('content-length') ?? '';
+        if (!/^\d+$/.test(cl)) throw damaged('the WARC record has no valid Content-Length');
+        const date = new Date(h.get('warc-date') ?? '');
+        const item: WarcItem = {
+          file: this.file,
+          offset,
+          type: (h.get('warc-type') ?? '').toLowerCase(),
+          id: (h.get('warc-record-id') ?? '').trim(),
+          targetUri: bare(h.get('warc-target-uri')),
+          date: Number.isNaN(date.getTime()) ? null : date,
+          concurrentTo: (h.get('warc-concurrent-to') ?? '')
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+          field: (name) => h.get(name) ?? undefined,
+          block: new Block(rec.reader, Number(cl), h.get('warc-block-digest') ?? undefined, { file: this.file, offset }, opts.check ?? true),
+        };
+        if (!item.type) throw damaged('the WARC record has no WARC-Type');
+        yield item;
+        await item.block.drain();
+        if (item.block.error instanceof WarcDamage) throw item.block.error;
+      }
+    } catch (err) {
+      if (err instanceof WarcDamage) throw err;
+      throw new WarcDamage(this.file, offset, `the data does not read: ${(err as Error).message}`);
+    } finally {
+      stream.destroy();
+      if (whole) {
+        this.passBytes += stream.bytesRead;
+        this.stream = null;
+      }
+    }
+    // warcio ends quietly on a cut member or leftover bytes: the last record must end at the end of the file.
+    const end = base + parser.offset;
+    if (end < this.size && opts.start === undefined)
+      throw new WarcDamage(this.file, end, `${this.size - end} bytes at the end of the file are not a complete WARC record (a file cut short?)`);
+  }
+
+  /**
+   * First pass: where each response's request record is, so that a
+   * response written before its request (as this archive, Heritrix and
+   * most crawlers do) can be imported with it. Reads every record without
+   * checking digests, on a stream of its own (the import's pass may be
+   * under way); stops quietly at damage (the import's pass reports it).
+   */
+  async pairRequests(): Promise<RequestPairs> {
+    const pairs: RequestPairs = { requestOf: new Map(), requestById: new Map() };
+    let prev: WarcItem | null = null;
+    try {
+      for await (const r of this.records({ check: false, quiet: true })) {
+        if (r.type === 'request') {
+          if (r.id) pairs.requestById.set(r.id, r.offset);
+          for (const id of r.concurrentTo) pairs.requestOf.set(id, r.offset);
+          const unlinked = prev && !prev.concurrentTo.length && !r.concurrentTo.length;
+          if (prev && unlinked && (prev.type === 'response' || prev.type === 'revisit') && prev.targetUri === r.targetUri && prev.id)
+            pairs.requestOf.set(prev.id, r.offset);
+        }
+        prev = r;
+      }
+    } catch (err) {
+      if (!(err instanceof WarcDamage)) throw err;
+    }
+    return pairs;
+  }
+
+  /**
+   * The HTTP head of the request record at `offset` (a positioned read),
+   * or `null` when there is no request record there.
+   */
+  async requestHeadAt(offset: number, maxBytes: number): Promise<Buffer | null> {
+    try {
+      for await (const r of this.records({ check: false, start: offset })) {
+        return r.type === 'request' ? await readHead(r.block, maxBytes).then((h) => h?.head ?? null) : null;
+      }
+      return null;
+    } catch {
+      return null;
+    }
+  }
+}
+
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+
+/**
+ * Reads the HTTP head at the start of a block: the bytes up to and
+ * including the first blank line, and the bytes after it that were read
+ * with it. `null` when the block has no blank line within `maxBytes` (no
+ * HTTP head, or one too large).
+ */
+export async function readHead(block: Block, maxBytes: number): Promise<{ head: Buffer; rest: Buffer } | null> {
+  let buf: Buffer = Buffer.alloc(0);
+  for (;;) {
+    const end = buf.indexOf(CRLFCRLF);
+    if (end >= 0) return { head: buf.subarray(0, end + 4), rest: buf.subarray(end + 4) };
+    if (buf.length > maxBytes) return null;
+    const c = await block.next();
+    if (!c) return null;
+    buf = buf.length ? Buffer.concat([buf, c]) : c;
+  }
+}
