@@ -35,6 +35,12 @@ t.test('with the caches warm, every read sees a capture as soon as its PUT is an
   for (const read of Object.values(reads)) await read();
   t.ok(a.store.index.cache.stats.hits > hits, 'warm: the index answers come from the cache');
   t.ok(a.store.recordCache.stats.hits > 0, 'warm: the record comes from the cache');
+  const metrics = (await request(`${a.url}/metrics`)).text;
+  for (const cache of ['index', 'record']) {
+    const hit = Number(new RegExp(`^memento_archive_read_cache_lookups_total\\{cache="${cache}",result="hit"\\} (\\d+)`, 'm').exec(metrics)?.[1]);
+    const bytes = Number(new RegExp(`^memento_archive_read_cache_bytes\\{cache="${cache}"\\} (\\d+)`, 'm').exec(metrics)?.[1]);
+    t.ok(hit > 0 && bytes > 0, `/metrics: ${cache} cache ${hit} hits, ${bytes} bytes`);
+  }
 
   await seed(a, u, DATES[1]);
   t.equal((await reads.timegate()).headers.location, uriM(DATES[1]), 'TimeGate: the new memento is the last');
