@@ -13,7 +13,7 @@
  * ≥ 0.5×. A second row reports the raw Memento (`id_`, the stored bytes).
  */
 import { toTimestamp14 } from '../shared/http-date.js';
-import { alternate, type BenchRow, bareServer, type Child, fmt, load, median, note, startArchiveProcess } from './lib.js';
+import { alternate, type BenchRow, bareServer, type Child, fmt, lcg, load, median, note, startArchiveProcess } from './lib.js';
 import { seedIngest } from './seed.js';
 
 const ROUNDS = 5;
@@ -29,11 +29,7 @@ export async function run(): Promise<BenchRow[]> {
     started.push(bare);
     const archive = await startArchiveProcess('archive-memento', seed.configFile);
     started.push(archive);
-    let x = 4242;
-    const rnd = () => {
-      x = (x * 1103515245 + 12345) >>> 0;
-      return x / 2 ** 32;
-    };
+    const rnd = lcg(4242);
     const uriM = (raw: boolean) => () => {
       const i = Math.floor(rnd() * seed.uris.length);
       return `/bench/memento/${toTimestamp14(seed.datetimes(i)[0])}${raw ? 'id_' : ''}/${seed.uris[i]}`;

@@ -10,10 +10,10 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Link } from '../../shared/link.js';
 import { hiddenError, visibleNeighbourhood } from '../access.js';
-import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
+import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, type LinkLevel, linkWithin } from '../memento/head-budget.js';
 import { chooseArchive, localChoice } from '../memento/choice.js';
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
-import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
+import { LINK_DETAILS, mementoLinksText, select, uris } from '../memento/navigation.js';
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
 import { indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
@@ -46,11 +46,12 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
   }
   if (!target) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
   // The memento links, as many as the head has room for (head-budget.ts), richest first.
-  let levels: Link[][] = [holdings.get(target.id)?.links ?? []];
+  let levels: LinkLevel[] = [holdings.get(target.id)?.links ?? []];
   if (isLocal(target)) {
     const at = t ?? Number.MAX_SAFE_INTEGER;
     const n = await visibleNeighbourhood(store.index, policy, target.id, at);
-    levels = n ? LINK_DETAILS.map((d) => mementoLinks(base, target.id, select(n, at), 'replay', d)) : [];
+    const s = n && select(n, at);
+    levels = n && s ? LINK_DETAILS.map((d) => () => mementoLinksText(n, base, target.id, s, 'replay', d)) : [];
   }
   const location = isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR;
   const vary = 'accept-datetime';

@@ -10,7 +10,7 @@ import { toTimestamp14 } from '../../shared/http-date.js';
 import type { Link } from '../../shared/link.js';
 import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
-import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
+import { LINK_DETAILS, mementoLinksText, select, uris } from '../memento/navigation.js';
 import { formFor, hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
 import { formChanges } from '../memento/body.js';
 import { LINK_FORMAT } from '../memento/timemap.js';
@@ -65,7 +65,7 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
     linkWithin(
       HEAD_BUDGET - used,
       required,
-      LINK_DETAILS.map((d) => mementoLinks(base, archive.id, s, form, d)),
+      LINK_DETAILS.map((d) => () => mementoLinksText(n, base, archive.id, s, form, d)),
     ),
   );
   return redirect(reply, 302, location);

@@ -5,7 +5,7 @@
  * first/prev/next/last links around it.
  */
 import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
-import type { Link } from '../../shared/link.js';
+import { formatLinkHeader, type Link } from '../../shared/link.js';
 import type { MementoRef, MementoRow, Neighbourhood } from '../store/index-db.js';
 import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
 
@@ -92,4 +92,30 @@ export function mementoLinks(base: string, archive: string, s: Selection, form: 
       rel: [...rels.filter((r) => r !== 'memento').sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'memento'].join(' '),
       datetime: formatHttpDate(row.datetime),
     }));
+}
+
+/** Formatted memento links kept with the neighbourhood they were made from (see {@link mementoLinksText}). */
+const formatted = new WeakMap<Neighbourhood, Map<string, string>>();
+
+/** Most formatted texts kept per neighbourhood (of sides × forms × details × bases; the index cache counts two). */
+const FORMATTED_PER_NEIGHBOURHOOD = 2;
+
+/**
+ * {@link mementoLinks} of `s` formatted as a Link header value, kept with
+ * `n` (the neighbourhood `s` was selected from; none: nothing kept) for the next request that
+ * selects the same memento from the same neighbourhood object: one the
+ * index's read cache handed out again (archive/store/index-cache.ts). A
+ * neighbourhood is never changed, so neither is what is kept with it;
+ * it goes when the neighbourhood goes.
+ */
+export function mementoLinksText(n: Neighbourhood | undefined, base: string, archive: string, s: Selection, form: MementoForm, detail: LinkDetail): string {
+  const key = `${s.memento.id} ${form} ${detail} ${archive} ${base}`;
+  let kept = n && formatted.get(n);
+  const hit = kept?.get(key);
+  if (hit !== undefined) return hit;
+  const text = formatLinkHeader(mementoLinks(base, archive, s, form, detail));
+  if (!n) return text;
+  if (!kept) formatted.set(n, (kept = new Map()));
+  if (kept.size < FORMATTED_PER_NEIGHBOURHOOD) kept.set(key, text);
+  return text;
 }

@@ -21,7 +21,8 @@ import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.j
 import { archiveUrl, rewriteRefresh } from '../replay/urls.js';
 import { type BodyPlan, planBody, type ReadRecord, storedContentEncoding } from './body.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
-import { LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
+import type { Neighbourhood } from '../store/index-db.js';
+import { LINK_DETAILS, mementoLinksText, type Selection, uris } from './navigation.js';
 import { type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';
 import { LINK_FORMAT } from './timemap.js';
 
@@ -81,6 +82,8 @@ export interface MementoRequest {
   uriR: string;
   row: MementoRow;
   selection: Selection;
+  /** The neighbourhood `selection` was selected from, if any (its formatted links are kept with it: navigation.ts `mementoLinksText`). */
+  neighbourhood?: Neighbourhood;
   /** The form the address names: the navigation links name URI-Ms of that form. */
   addressForm: MementoForm;
   /** The form served (the address's, or the one Prefer asked for). */
@@ -183,7 +186,7 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
   const link = linkWithin(
     left,
     required,
-    LINK_DETAILS.map((d) => mementoLinks(m.base, m.archiveId, m.selection, m.addressForm, d)),
+    LINK_DETAILS.map((d) => () => mementoLinksText(m.neighbourhood, m.base, m.archiveId, m.selection, m.addressForm, d)),
   );
   left -= headerBytes('link', link);
   const echoed: HeaderMap = {};

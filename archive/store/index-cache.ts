@@ -85,12 +85,17 @@ function refBytes(r: MementoRef): number {
   );
 }
 
-/** An estimate of the heap bytes of a neighbourhood: each distinct reference once, plus the arrays. */
+/**
+ * An estimate of the heap bytes of a neighbourhood: each distinct reference
+ * once, plus the arrays, plus the formatted navigation links the Link
+ * headers keep with it (archive/memento/navigation.ts `mementoLinksText`,
+ * at most two texts of a link per reference).
+ */
 function neighbourhoodBytes(n: Neighbourhood | undefined): number {
   if (!n) return 64;
   const refs = new Set<MementoRef>([n.first, n.last, ...n.atOrBefore, ...n.after]);
   let bytes = 160;
-  for (const r of refs) bytes += refBytes(r);
+  for (const r of refs) bytes += refBytes(r) + 2 * (160 + r.uri_r.length);
   return bytes;
 }
 
