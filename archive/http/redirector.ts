@@ -8,15 +8,16 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Link } from '../../shared/link.js';
+import { formatLinkHeader, type Link } from '../../shared/link.js';
 import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, type LinkLevel, linkWithin } from '../memento/head-budget.js';
 import { chooseArchive, localChoice } from '../memento/choice.js';
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
-import { LINK_DETAILS, mementoLinksText, select, uris } from '../memento/navigation.js';
+import { keptWith, LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
 import { indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
+import type { Neighbourhood } from '../store/index-db.js';
 import { acceptDatetime, readRoute, redirect, wantsPage } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
@@ -47,11 +48,14 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
   if (!target) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
   // The memento links, as many as the head has room for (head-budget.ts), richest first.
   let levels: LinkLevel[] = [holdings.get(target.id)?.links ?? []];
+  let n: Neighbourhood | undefined;
+  let chosen = '';
   if (isLocal(target)) {
     const at = t ?? Number.MAX_SAFE_INTEGER;
-    const n = await visibleNeighbourhood(store.index, policy, target.id, at);
+    n = await visibleNeighbourhood(store.index, policy, target.id, at);
     const s = n && select(n, at);
-    levels = n && s ? LINK_DETAILS.map((d) => () => mementoLinksText(n, base, target.id, s, 'replay', d)) : [];
+    chosen = String(s?.memento.id);
+    levels = s ? LINK_DETAILS.map((d) => () => formatLinkHeader(mementoLinks(base, target.id, s, 'replay', d))) : [];
   }
   const location = isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR;
   const vary = 'accept-datetime';
@@ -61,7 +65,11 @@ async function redirector(app: FastifyInstance, req: FastifyRequest, reply: Fast
     { uri: uris.indexTimemap(base, uriR), rel: 'timemap index', type: LINK_FORMAT },
   ];
   const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary);
-  reply.header('link', linkWithin(HEAD_BUDGET - used, required, [...levels, []]));
+  // Kept with the neighbourhood for the next request that chooses the same memento (navigation.ts keptWith).
+  reply.header(
+    'link',
+    keptWith(n, `redirector ${chosen} ${target.id} ${used} ${base} ${uriR}`, () => linkWithin(HEAD_BUDGET - used, required, [...levels, []])),
+  );
   return redirect(reply, 302, location);
 }
 

@@ -5,7 +5,7 @@
  * first/prev/next/last links around it.
  */
 import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
-import { formatLinkHeader, type Link } from '../../shared/link.js';
+import type { Link } from '../../shared/link.js';
 import type { MementoRef, MementoRow, Neighbourhood } from '../store/index-db.js';
 import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
 
@@ -94,28 +94,29 @@ export function mementoLinks(base: string, archive: string, s: Selection, form: 
     }));
 }
 
-/** Formatted memento links kept with the neighbourhood they were made from (see {@link mementoLinksText}). */
-const formatted = new WeakMap<Neighbourhood, Map<string, string>>();
+/** Texts kept with the neighbourhood they were made from (see {@link keptWith}). */
+const kept = new WeakMap<Neighbourhood, Map<string, string>>();
 
-/** Most formatted texts kept per neighbourhood (of sides × forms × details × bases; the index cache counts two). */
-const FORMATTED_PER_NEIGHBOURHOOD = 2;
+/** Most texts kept per neighbourhood (the index cache counts two per memento reference). */
+const KEPT_PER_NEIGHBOURHOOD = 2;
 
 /**
- * {@link mementoLinks} of `s` formatted as a Link header value, kept with
- * `n` (the neighbourhood `s` was selected from; none: nothing kept) for the next request that
- * selects the same memento from the same neighbourhood object: one the
- * index's read cache handed out again (archive/store/index-cache.ts). A
- * neighbourhood is never changed, so neither is what is kept with it;
- * it goes when the neighbourhood goes.
+ * A text made from a neighbourhood (a Link header value), kept with `n`
+ * under `key` for the next request that asks with the same key: `make()`
+ * the first time, the kept text after. `key` must name everything besides
+ * `n` that the text depends on (the memento chosen, form, base, URI-R,
+ * budget). The neighbourhoods the index's read cache hands out are shared
+ * and never changed (archive/store/index-cache.ts), so a text kept with
+ * one is right as long as it lives, and goes when the cache drops it; with
+ * `n` undefined nothing is kept.
  */
-export function mementoLinksText(n: Neighbourhood | undefined, base: string, archive: string, s: Selection, form: MementoForm, detail: LinkDetail): string {
-  const key = `${s.memento.id} ${form} ${detail} ${archive} ${base}`;
-  let kept = n && formatted.get(n);
-  const hit = kept?.get(key);
+export function keptWith(n: Neighbourhood | undefined, key: string, make: () => string): string {
+  let texts = n && kept.get(n);
+  const hit = texts?.get(key);
   if (hit !== undefined) return hit;
-  const text = formatLinkHeader(mementoLinks(base, archive, s, form, detail));
+  const text = make();
   if (!n) return text;
-  if (!kept) formatted.set(n, (kept = new Map()));
-  if (kept.size < FORMATTED_PER_NEIGHBOURHOOD) kept.set(key, text);
+  if (!texts) kept.set(n, (texts = new Map()));
+  if (texts.size < KEPT_PER_NEIGHBOURHOOD) texts.set(key, text);
   return text;
 }

@@ -87,9 +87,9 @@ function refBytes(r: MementoRef): number {
 
 /**
  * An estimate of the heap bytes of a neighbourhood: each distinct reference
- * once, plus the arrays, plus the formatted navigation links the Link
- * headers keep with it (archive/memento/navigation.ts `mementoLinksText`,
- * at most two texts of a link per reference).
+ * once, plus the arrays, plus the Link header values kept with it
+ * (archive/memento/navigation.ts `keptWith`: at most two, each a link or
+ * two per reference).
  */
 function neighbourhoodBytes(n: Neighbourhood | undefined): number {
   if (!n) return 64;

@@ -120,6 +120,56 @@ t.test('access rules apply on top of a warm cache, and the cache serves again on
   t.ok(a.store.index.cache.stats.hits > hits, 'from the cache');
 });
 
+t.test('the Link values kept with a cached neighbourhood follow the request: its Host, form, chosen memento', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const u = 'http://www.example.org/linked';
+  for (const d of DATES) await seed(a, u, d);
+  const tg = (headers: Record<string, string> = {}) => request(`${a.url}/2025/timegate/${u}`, { headers });
+  const mementoLinks = (res: Answer) =>
+    links(res.headers.link)
+      .filter((l) => l.rel.split(' ').includes('memento'))
+      .map((l) => l.uri);
+  const uriM = (base: string, d: string, mod = '') => `${base}/2025/memento/${ts14(d)}${mod}/${u}`;
+  for (let i = 0; i < 2; i++) {
+    t.same(
+      mementoLinks(await tg()),
+      DATES.map((d) => uriM(a.url, d)),
+      `Host as given (${i ? 'kept' : 'made'})`,
+    );
+    const other = await tg({ host: 'archive.example.net' });
+    t.same(
+      mementoLinks(other),
+      DATES.map((d) => uriM('http://archive.example.net', d)),
+      'another Host: its own base',
+    );
+    t.equal(byRel(links(other.headers.link), 'original')[0]?.uri, u);
+    t.same(
+      mementoLinks(await tg({ prefer: 'original-content' })),
+      DATES.map((d) => uriM(a.url, d, 'id_')),
+      'Prefer: the raw URI-Ms',
+    );
+    const first = await tg({ 'accept-datetime': DATES[0] });
+    t.equal(first.headers.location, uriM(a.url, DATES[0]), 'another instant: another memento');
+    t.equal(byRel(links(first.headers.link), 'first memento')[0]?.uri, uriM(a.url, DATES[0]));
+    const raw = await request(uriM(a.url, DATES[1], 'id_'));
+    const ol = await request(uriM(a.url, DATES[1], 'ol_'));
+    t.same(
+      mementoLinks(raw),
+      DATES.map((d) => uriM(a.url, d, 'id_')),
+      'id_ Memento: id_ links',
+    );
+    t.same(
+      mementoLinks(ol),
+      DATES.map((d) => uriM(a.url, d, 'ol_')),
+      'ol_ Memento: ol_ links',
+    );
+    const r = await request(`${a.url}/tg/${u}`, { headers: { host: 'archive.example.net' } });
+    t.equal(r.headers.location, `http://archive.example.net/2025/timegate/${u}`, 'redirector: another Host');
+    t.same(mementoLinks(r).slice(-1), [uriM('http://archive.example.net', DATES[2])]);
+  }
+});
+
 /** A GET on a keep-alive agent (the background readers' many requests). */
 function get(agent: http.Agent, url: string, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
