@@ -36,8 +36,12 @@ import type { MementoRef, MementoRow, Neighbourhood } from './index-db.js';
 /** What {@link IndexDb.spans} answers: per archive, first and last datetime (epoch s) and count. */
 export type Spans = { archive_id: string; first: number; last: number; n: number }[];
 
-/** Intervals kept per (archive, urlkey); the oldest goes first. */
-export const INTERVALS = 8;
+/**
+ * Intervals kept per (archive, urlkey); the oldest goes first. Enough for
+ * a URL asked for at many instants (each interval is counted in the
+ * cache's bytes, so a busy URL costs memory, not a slot another URL needs).
+ */
+export const INTERVALS = 32;
 
 /** A neighbourhood and the instants `[lo, hi)` (epoch s) it is the answer for. */
 interface Interval {
