@@ -138,6 +138,18 @@ function installCleanup() {
   }
 }
 
+/**
+ * The archive's read-cache counters so far (its `/metrics`):
+ * `memento_archive_read_cache_lookups_total` of `cache` (`index` or
+ * `record`), hits and misses. Zeros when the daemon has no such metric.
+ */
+export async function cacheLookups(url: string, cache: 'index' | 'record' = 'index'): Promise<{ hits: number; misses: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const count = (result: string) =>
+    Number(new RegExp(`^memento_archive_read_cache_lookups_total\\{cache="${cache}",result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { hits: count('hit'), misses: count('miss') };
+}
+
 /** CPU time (user + system) process `pid` has used so far, seconds (from /proc/<pid>/stat). */
 export function cpuSecondsOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -29,6 +29,7 @@ import {
   alternate,
   type BenchRow,
   bareServer,
+  cacheLookups,
   type Child,
   cpuSecondsOf,
   dataRoot,
@@ -46,10 +47,11 @@ const ROUNDS = 5;
 const SECONDS = 3;
 const CONNECTIONS = 50;
 
-/** A run's req/s and the server's CPU µs per request. */
+/** A run's req/s, the server's CPU µs per request, and the share of records the record cache answered (archives only). */
 interface Measured {
   rps: number;
   cpuUs: number;
+  hitRate?: number;
 }
 
 /** Runs the Memento GET benchmark; returns its rows. */
@@ -71,8 +73,12 @@ export async function run(): Promise<BenchRow[]> {
       (server: Child, path: () => string, d = SECONDS) =>
       async (): Promise<Measured> => {
         const before = cpuSecondsOf(server.pid);
+        const cache = server === bare ? undefined : await cacheLookups(server.url, 'record');
         const got = await load({ url: server.url, connections: CONNECTIONS, duration: d, path, expect: [200] });
-        return { rps: got.rps, cpuUs: ((cpuSecondsOf(server.pid) - before) / got.total) * 1e6 };
+        const cpuUs = ((cpuSecondsOf(server.pid) - before) / got.total) * 1e6;
+        const after = cache && (await cacheLookups(server.url, 'record'));
+        const asked = after && after.hits + after.misses - cache.hits - cache.misses;
+        return { rps: got.rps, cpuUs, hitRate: asked ? (after.hits - cache.hits) / asked : undefined };
       };
     note('memento: warm-up');
     await arm(bare, () => '/', 1)();
@@ -98,7 +104,10 @@ export async function run(): Promise<BenchRow[]> {
     note(`memento: read caches off, ${ROUNDS} rounds × 2 arms × ${SECONDS} s`);
     const off = await alternate(ROUNDS, { bare: arm(bare, () => '/'), raw: arm(cold, uriM(true)) });
     const rps = (xs: Measured[]) => median(xs.map((r) => r.rps));
-    const cpu = (xs: Measured[]) => `CPU ${fmt(median(xs.map((r) => r.cpuUs)), 0)} µs/req`;
+    const cpu = (xs: Measured[]) => {
+      const hits = xs.filter((r) => r.hitRate !== undefined).map((r) => r.hitRate!);
+      return `CPU ${fmt(median(xs.map((r) => r.cpuUs)), 0)} µs/req${hits.length ? `, ${fmt(100 * median(hits), 0)}% record cache hits` : ''}`;
+    };
     const baseline = (xs: Measured[]) => `${fmt(rps(xs))} req/s (bare Node, 10 KB, ${cpu(xs)})`;
     return [
       {

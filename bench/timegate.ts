@@ -9,7 +9,7 @@
  *   measures mostly index lookups. Baseline: a bare Node http server
  *   answering a constant 302 (Location + one-line body), same load, in the
  *   same rounds. Target ≥ 0.5×.
- * - A hot set: the same on the same process, the requests drawn from 2,000
+ * - A hot set: the same on the same process, the requests drawn from 500
  *   of the URI-Rs only, whose answers all stay in the read cache.
  * - The throughput again on a process with the index cache off
  *   (`index_cache_bytes: 0`: every request an index query), against the
@@ -34,6 +34,7 @@ import {
   alternate,
   type BenchRow,
   bareServer,
+  cacheLookups,
   type Child,
   cpuSecondsOf,
   dataRoot,
@@ -64,7 +65,7 @@ function requests(seed: Seeded) {
 }
 
 /** The URI-Rs of the hot-set row: few enough that all their answers stay in the default read cache. */
-const HOT_URIS = 2000;
+const HOT_URIS = 500;
 
 /** Runs the TimeGate benchmarks; returns their rows. */
 export async function run(): Promise<BenchRow[]> {
@@ -84,13 +85,18 @@ export async function run(): Promise<BenchRow[]> {
     const r1m = requests(big);
     const hot = requests({ ...big, uris: big.uris.slice(0, HOT_URIS) });
     const r1k = requests(small);
-    // Each run with the server's CPU time per request, µs (user + system, /proc/<pid>/stat).
+    // Each run with the server's CPU time per request, µs (user + system, /proc/<pid>/stat), and the
+    // share of index lookups the read cache answered (its /metrics; the bare server has none).
     const many =
       (server: Child, r: ReturnType<typeof requests>, c = CONNECTIONS, d = SECONDS) =>
       async () => {
         const before = cpuSecondsOf(server.pid);
+        const cache = server === bare ? undefined : await cacheLookups(server.url);
         const got = await load({ url: server.url, connections: c, duration: d, path: r.path, headers: r.headers, expect: [302] });
-        return { ...got, cpuUs: ((cpuSecondsOf(server.pid) - before) / got.total) * 1e6 };
+        const cpuUs = ((cpuSecondsOf(server.pid) - before) / got.total) * 1e6;
+        const after = cache && (await cacheLookups(server.url));
+        const asked = after && after.hits + after.misses - cache.hits - cache.misses;
+        return { ...got, cpuUs, hitRate: asked ? (after.hits - cache.hits) / asked : undefined };
       };
     note('timegate: warm-up');
     await many(bare, r1m, CONNECTIONS, 1)();
@@ -113,9 +119,13 @@ export async function run(): Promise<BenchRow[]> {
       lat1m: many(cold1m, r1m, 1),
     });
     const rps = (xs: { rps: number }[]) => median(xs.map((r) => r.rps));
-    const cpu = (xs: { cpuUs: number }[]) => `CPU ${fmt(median(xs.map((r) => r.cpuUs)), 0)} µs/req`;
+    const cpu = (xs: { cpuUs: number; hitRate?: number }[]) => {
+      const hits = xs.filter((r) => r.hitRate !== undefined).map((r) => r.hitRate!);
+      return `CPU ${fmt(median(xs.map((r) => r.cpuUs)), 0)} µs/req${hits.length ? `, ${fmt(100 * median(hits), 0)}% index cache hits` : ''}`;
+    };
     const lat = (xs: { rps: number }[]) => median(xs.map((r) => 1000 / r.rps));
-    const row = (name: string, arm: { rps: number; cpuUs: number }[], bareArm: { rps: number; cpuUs: number }[], target: string): BenchRow => ({
+    type Arm = { rps: number; cpuUs: number; hitRate?: number }[];
+    const row = (name: string, arm: Arm, bareArm: Arm, target: string): BenchRow => ({
       name,
       figure: `${fmt(rps(arm))} req/s (${cpu(arm)})`,
       baseline: `${fmt(rps(bareArm))} req/s (bare Node 302, ${cpu(bareArm)})`,
