@@ -53,6 +53,10 @@ export interface ArchiveConfig {
   putAllow: string[];
   /** Bytes of replayed (rewritten) bodies kept in memory for the next request; 0 = none. */
   replayCacheBytes: number;
+  /** Bytes (estimated) of index answers kept in memory (archive/store/index-cache.ts); 0 = none. */
+  indexCacheBytes: number;
+  /** Bytes of hot small response records kept in memory, inflated (archive/store/record-cache.ts); 0 = none. */
+  recordCacheBytes: number;
   /** Access rules (archive/access.ts), in the order listed; reloaded on SIGHUP. */
   access: AccessRule[];
 }
@@ -266,6 +270,26 @@ export const ARCHIVE_FILE_SCHEMA = {
         'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
       errorMessage: 'must be a whole number of bytes, 0 or more',
     },
+    index_cache_bytes: {
+      type: 'integer',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 32 * 1024 ** 2,
+      docDefault: '`33554432` (32 MiB)',
+      description:
+        "bytes (an estimate of the memory used) of index answers kept in memory for the next request: the mementos around the instants recently asked for of each URL, and each URL's first and last memento per archive, so that a hot TimeGate or Memento asks the index nothing; a capture's index commit drops what it changes before its PUT is answered; `0` keeps none",
+      errorMessage: 'must be a whole number of bytes, 0 or more',
+    },
+    record_cache_bytes: {
+      type: 'integer',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 32 * 1024 ** 2,
+      docDefault: '`33554432` (32 MiB)',
+      description:
+        'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',
+      errorMessage: 'must be a whole number of bytes, 0 or more',
+    },
     max_http_header_bytes: bytes(16 * 1024, 'largest request line + headers of any HTTP request to the daemon (the PUT itself, a GET); larger → 431'),
     request_timeout: seconds(
       600,
@@ -341,6 +365,8 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     putTokens: raw.put_tokens.map(String),
     putAllow: raw.put_allow,
     replayCacheBytes: raw.replay_cache_bytes,
+    indexCacheBytes: raw.index_cache_bytes,
+    recordCacheBytes: raw.record_cache_bytes,
     access: accessRules(src, raw.access),
   };
   if (config.baseUrl === undefined) delete config.baseUrl;

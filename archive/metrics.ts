@@ -22,6 +22,9 @@ export type Resource =
   | 'web'
   | 'other';
 
+/** What the read caches say at a scrape: per cache (`index`, `record`), answers from memory, lookups that missed, bytes held. */
+export type CacheStats = () => Record<'index' | 'record', { hits: number; misses: number; bytes: number }>;
+
 /** The counters, gauges and histograms of one archive daemon. */
 export class ArchiveMetrics {
   readonly registry = new Registry();
@@ -61,12 +64,15 @@ export class ArchiveMetrics {
     registers: [this.registry],
   });
   readonly indexRows: Gauge;
+  readonly cacheLookups?: Counter<'cache' | 'result'>;
+  readonly cacheBytes?: Gauge<'cache'>;
 
   /**
    * @param countRows reads the number of index rows (mementos) at each scrape
    * @param defaults also collect prom-client's default process metrics (default `true`)
+   * @param caches reads the read caches' counters at each scrape (archive/store/index-cache.ts, record-cache.ts)
    */
-  constructor(countRows: () => Promise<number>, defaults = true) {
+  constructor(countRows: () => Promise<number>, defaults = true, caches?: CacheStats) {
     if (defaults) collectDefaultMetrics({ register: this.registry, prefix: '' });
     this.indexRows = new Gauge({
       name: 'memento_archive_index_rows',
@@ -77,6 +83,29 @@ export class ArchiveMetrics {
       },
     });
     for (const result of ['stored', 'duplicate', 'refused']) this.captures.inc({ result }, 0);
+    if (!caches) return;
+    this.cacheLookups = new Counter({
+      name: 'memento_archive_read_cache_lookups_total',
+      help: 'Lookups of the read caches (index: neighbourhoods and spans; record: small response records), by cache and result (hit, miss)',
+      labelNames: ['cache', 'result'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [cache, s] of Object.entries(caches())) {
+          this.inc({ cache, result: 'hit' }, s.hits);
+          this.inc({ cache, result: 'miss' }, s.misses);
+        }
+      },
+    });
+    this.cacheBytes = new Gauge({
+      name: 'memento_archive_read_cache_bytes',
+      help: 'Bytes held by the read caches (index: an estimate), by cache',
+      labelNames: ['cache'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [cache, s] of Object.entries(caches())) this.set({ cache }, s.bytes);
+      },
+    });
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -74,7 +74,11 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   app.decorate('access', new AccessRules(config.access));
   sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
-  const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count());
+  const caches = () => ({
+    index: { ...store.index.cache.stats, bytes: store.index.cache.bytes },
+    record: { ...store.recordCache.stats, bytes: store.recordCache.bytes },
+  });
+  const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count(), true, caches);
   app.decorate('metrics', metrics);
   store.onBatch = (captures, _written, syncSeconds) => {
     metrics.batchSize.observe(captures);

@@ -64,6 +64,22 @@ export async function alternate<T>(rounds: number, arms: Record<string, () => Pr
   return out;
 }
 
+/**
+ * A fixed pseudo-random sequence in [0, 1) from `seed`, the same in every
+ * run: a 32-bit LCG (Numerical Recipes' constants) computed with
+ * `Math.imul`, so its period is 2^32. (Computed in floating point, as
+ * `(x * 1103515245 + 12345) >>> 0`, the product loses its low bits past
+ * 2^53 and the sequence falls into a cycle of a few hundred to a few
+ * thousand values.)
+ */
+export function lcg(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
 /** `12345.6` → `12,346`; `0.1234` → `0.123`. */
 export function fmt(n: number, digits?: number): string {
   if (!Number.isFinite(n)) return String(n);
@@ -120,6 +136,18 @@ function installCleanup() {
       process.exit(130);
     });
   }
+}
+
+/**
+ * The archive's read-cache counters so far (its `/metrics`):
+ * `memento_archive_read_cache_lookups_total` of `cache` (`index` or
+ * `record`), hits and misses. Zeros when the daemon has no such metric.
+ */
+export async function cacheLookups(url: string, cache: 'index' | 'record' = 'index'): Promise<{ hits: number; misses: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const count = (result: string) =>
+    Number(new RegExp(`^memento_archive_read_cache_lookups_total\\{cache="${cache}",result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { hits: count('hit'), misses: count('miss') };
 }
 
 /** CPU time (user + system) process `pid` has used so far, seconds (from /proc/<pid>/stat). */

@@ -1,21 +1,51 @@
 /**
- * TimeGate at scale (issue 6).
+ * TimeGate at scale (issues 6 and 14).
  *
  * - Throughput: `GET /bench/timegate/<URI-R>` on an archive of 1M mementos
  *   over 100k URI-Rs (10 each, 30 days apart), each request a random URI-R
  *   and, half of the time, a random `Accept-Datetime` in its span; 50
- *   connections. Baseline: a bare Node http server answering a constant 302
- *   (Location + one-line body), same load. Target ≥ 0.5×.
+ *   connections. Each wrk run draws its 20,000 requests anew (about 18,000
+ *   different URI-Rs), so most of them miss the read cache: this row
+ *   measures mostly index lookups. Baseline: a bare Node http server
+ *   answering a constant 302 (Location + one-line body), same load, in the
+ *   same rounds. Target ≥ 0.5×.
+ * - A hot set: the same on the same process, the requests drawn from 500
+ *   of the URI-Rs only, whose answers all stay in the read cache.
+ * - The throughput again on a process with the index cache off
+ *   (`index_cache_bytes: 0`: every request an index query), against the
+ *   bare 302 measured anew beside it.
  * - Latency: the same requests on one connection (closed loop, so mean
  *   latency = 1 / req/s), at 1M mementos against an archive of 1k mementos
- *   (100 URI-Rs × 10) of the same shape. Target ≤ 1.3×.
+ *   (100 URI-Rs × 10) of the same shape, both with the index cache off (with
+ *   it, the 1k archive's answers all come from memory and the row would
+ *   compare the cache with the index). Target ≤ 1.3×.
+ * - With each throughput figure, the CPU time the server process used per
+ *   request (from /proc): a figure the other processes on the machine
+ *   disturb less than req/s.
  *
  * Every answer must be a 302. The archives run `bin/memento-archive.js
  * serve --quiet` in child processes; the load generator, wrk, in its own
  * (lib.ts `load`).
  */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { formatHttpDate } from '../shared/http-date.js';
-import { alternate, type BenchRow, bareServer, type Child, fmt, load, median, note, startArchiveProcess } from './lib.js';
+import {
+  alternate,
+  type BenchRow,
+  bareServer,
+  cacheLookups,
+  type Child,
+  cpuSecondsOf,
+  dataRoot,
+  fmt,
+  lcg,
+  load,
+  median,
+  note,
+  startArchiveProcess,
+  writeArchiveConfig,
+} from './lib.js';
 import { type Seeded, STEP, seedBulk, T0 } from './seed.js';
 
 const ROUNDS = 5;
@@ -24,12 +54,8 @@ const CONNECTIONS = 50;
 
 function requests(seed: Seeded) {
   let i = 0;
-  // A fixed pseudo-random sequence (LCG), the same for every arm and run.
-  let x = 12345;
-  const rnd = () => {
-    x = (x * 1103515245 + 12345) >>> 0;
-    return x / 2 ** 32;
-  };
+  // A fixed pseudo-random sequence, the same in every run; each wrk run draws 20,000 requests anew from it.
+  const rnd = lcg(12345);
   const n = seed.uris.length;
   const perUri = seed.datetimes(0).length;
   return {
@@ -38,51 +64,83 @@ function requests(seed: Seeded) {
   };
 }
 
+/** The URI-Rs of the hot-set row: few enough that all their answers stay in the default read cache. */
+const HOT_URIS = 500;
+
 /** Runs the TimeGate benchmarks; returns their rows. */
 export async function run(): Promise<BenchRow[]> {
   const big = await seedBulk('tg-1m', { uris: 100_000, perUri: 10 });
   const small = await seedBulk('tg-1k', { uris: 100, perUri: 10 });
   const started: Child[] = [];
+  const configs = path.join(dataRoot, `tg-nocache-${process.pid}`);
+  const start = async (name: string, configFile: string) => {
+    const c = await startArchiveProcess(name, configFile);
+    started.push(c);
+    return c;
+  };
   try {
     const bare = await bareServer('302');
     started.push(bare);
-    const a1m = await startArchiveProcess('archive-tg-1m', big.configFile);
-    started.push(a1m);
-    const a1k = await startArchiveProcess('archive-tg-1k', small.configFile);
-    started.push(a1k);
+    const a1m = await start('archive-tg-1m', big.configFile);
     const r1m = requests(big);
+    const hot = requests({ ...big, uris: big.uris.slice(0, HOT_URIS) });
     const r1k = requests(small);
+    // Each run with the server's CPU time per request, µs (user + system, /proc/<pid>/stat), and the
+    // share of index lookups the read cache answered (its /metrics; the bare server has none).
     const many =
-      (url: string, r: ReturnType<typeof requests>, c = CONNECTIONS, d = SECONDS) =>
-      () =>
-        load({ url, connections: c, duration: d, path: r.path, headers: r.headers, expect: [302] });
+      (server: Child, r: ReturnType<typeof requests>, c = CONNECTIONS, d = SECONDS) =>
+      async () => {
+        const before = cpuSecondsOf(server.pid);
+        const cache = server === bare ? undefined : await cacheLookups(server.url);
+        const got = await load({ url: server.url, connections: c, duration: d, path: r.path, headers: r.headers, expect: [302] });
+        const cpuUs = ((cpuSecondsOf(server.pid) - before) / got.total) * 1e6;
+        const after = cache && (await cacheLookups(server.url));
+        const asked = after && after.hits + after.misses - cache.hits - cache.misses;
+        return { ...got, cpuUs, hitRate: asked ? (after.hits - cache.hits) / asked : undefined };
+      };
     note('timegate: warm-up');
-    await many(bare.url, r1m, CONNECTIONS, 1)();
-    await many(a1m.url, r1m, CONNECTIONS, 2)();
-    await many(a1k.url, r1k, CONNECTIONS, 2)();
-    note(`timegate: ${ROUNDS} rounds × 4 arms × ${SECONDS} s`);
-    const res = await alternate(ROUNDS, {
-      bare: many(bare.url, r1m),
-      tg1m: many(a1m.url, r1m),
-      lat1k: many(a1k.url, r1k, 1),
-      lat1m: many(a1m.url, r1m, 1),
+    await many(bare, r1m, CONNECTIONS, 1)();
+    await many(a1m, r1m, CONNECTIONS, 2)();
+    await many(a1m, hot, CONNECTIONS, 2)();
+    note(`timegate: ${ROUNDS} rounds × 3 arms × ${SECONDS} s`);
+    const on = await alternate(ROUNDS, { bare: many(bare, r1m), tg1m: many(a1m, r1m), hot: many(a1m, hot) });
+    // The index cache off: other processes on the same data (one daemon per data folder at a time).
+    await a1m.stop();
+    started.splice(started.indexOf(a1m), 1);
+    const cold1m = await start('archive-tg-1m-nocache', writeArchiveConfig(path.join(configs, '1m'), path.join(big.dir, 'data'), 'index_cache_bytes: 0\n'));
+    const cold1k = await start('archive-tg-1k-nocache', writeArchiveConfig(path.join(configs, '1k'), path.join(small.dir, 'data'), 'index_cache_bytes: 0\n'));
+    await many(cold1m, r1m, CONNECTIONS, 2)();
+    await many(cold1k, r1k, CONNECTIONS, 1)();
+    note(`timegate: index cache off, ${ROUNDS} rounds × 4 arms × ${SECONDS} s`);
+    const off = await alternate(ROUNDS, {
+      bare: many(bare, r1m),
+      cold: many(cold1m, r1m),
+      lat1k: many(cold1k, r1k, 1),
+      lat1m: many(cold1m, r1m, 1),
     });
-    const rps = (k: keyof typeof res) => median(res[k].map((r) => r.rps));
-    const lat = (k: keyof typeof res) => median(res[k].map((r) => 1000 / r.rps));
-    const tg = rps('tg1m');
-    const base = rps('bare');
-    const l1m = lat('lat1m');
-    const l1k = lat('lat1k');
+    const rps = (xs: { rps: number }[]) => median(xs.map((r) => r.rps));
+    const cpu = (xs: { cpuUs: number; hitRate?: number }[]) => {
+      const hits = xs.filter((r) => r.hitRate !== undefined).map((r) => r.hitRate!);
+      return `CPU ${fmt(median(xs.map((r) => r.cpuUs)), 0)} µs/req${hits.length ? `, ${fmt(100 * median(hits), 0)}% index cache hits` : ''}`;
+    };
+    const lat = (xs: { rps: number }[]) => median(xs.map((r) => 1000 / r.rps));
+    type Arm = { rps: number; cpuUs: number; hitRate?: number }[];
+    const row = (name: string, arm: Arm, bareArm: Arm, target: string): BenchRow => ({
+      name,
+      figure: `${fmt(rps(arm))} req/s (${cpu(arm)})`,
+      baseline: `${fmt(rps(bareArm))} req/s (bare Node 302, ${cpu(bareArm)})`,
+      ratio: rps(arm) / rps(bareArm),
+      target,
+    });
+    const l1m = lat(off.lat1m);
+    const l1k = lat(off.lat1k);
+    const name = `${fmt(big.mementos)} mementos over ${fmt(big.uris.length)} URI-Rs, ${CONNECTIONS} connections`;
     return [
+      row(`TimeGate req/s, ${name}`, on.tg1m, on.bare, '≥ 0.5×'),
+      row(`TimeGate req/s, ${name}: a hot set (requests for ${fmt(HOT_URIS)} of the URI-Rs, all answers in the read cache)`, on.hot, on.bare, 'report'),
+      row(`TimeGate req/s, ${name}, index cache off (every request an index query)`, off.cold, off.bare, 'report'),
       {
-        name: `TimeGate req/s, ${fmt(big.mementos)} mementos over ${fmt(big.uris.length)} URI-Rs, ${CONNECTIONS} connections`,
-        figure: `${fmt(tg)} req/s`,
-        baseline: `${fmt(base)} req/s (bare Node 302)`,
-        ratio: tg / base,
-        target: '≥ 0.5×',
-      },
-      {
-        name: `TimeGate latency at ${fmt(big.mementos)} mementos (1 connection, mean)`,
+        name: `TimeGate latency at ${fmt(big.mementos)} mementos (1 connection, mean; index cache off, so both ask the index)`,
         figure: `${fmt(l1m, 3)} ms`,
         baseline: `${fmt(l1k, 3)} ms at ${fmt(small.mementos)} mementos`,
         ratio: l1m / l1k,
@@ -91,5 +149,6 @@ export async function run(): Promise<BenchRow[]> {
     ];
   } finally {
     for (const c of started.reverse()) await c.stop();
+    rmSync(configs, { recursive: true, force: true });
   }
 }

@@ -7,6 +7,7 @@
  * read-only resource and answer a redirect. URL space: docs/url-space.md.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
 import { httpError } from '../../shared/http-error.js';
 import { formatLinkHeader } from '../../shared/link.js';
@@ -43,13 +44,17 @@ declare module 'fastify' {
   }
 }
 
+/** Bytes of request targets and their URI-Rs kept (2 a character), so that a hot address is read once. */
+const SEEN_TARGETS_BYTES = 4 * 1024 * 1024;
+
 /** Media type of every text answer (errors, the bodies of redirects). */
 export const TEXT = 'text/plain; charset=UTF-8';
 const READ_METHODS = 'GET, HEAD';
 
 /**
  * Decorates `app` with the config, the store, and the request's `uriR`,
- * `urlkey` and `base`; the `uriR` hook runs on routes that ask for it.
+ * `urlkey` and `base`; the `uriR` hook runs on routes that ask for it
+ * (and keeps what it read of recent request targets, 4 MiB of them).
  */
 export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, store: ArchiveStore): void {
   app.decorate('config', config);
@@ -62,11 +67,20 @@ export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, sto
       return baseOf(config, this.headers.host, localAddress && localPort ? { host: localAddress, port: localPort } : undefined);
     },
   });
+  // The URI-R of request targets seen lately: a hot address is not parsed and normalised again.
+  const seen = new LRUCache<string, { uriR: string; urlkey: string }>({
+    maxSize: SEEN_TARGETS_BYTES,
+    sizeCalculation: (v, k) => 2 * (k.length + v.uriR.length + v.urlkey.length) + 64,
+  });
   app.addHook('onRequest', async (req) => {
     if (!req.routeOptions.config.uriR) return;
-    const { uriR, urlkey } = uriRAfter(req.raw.url ?? '/', req.routeOptions.url ?? '', config.maxUrlLength);
-    req.uriR = uriR;
-    req.urlkey = urlkey;
+    const route = req.routeOptions.url ?? '';
+    const target = req.raw.url ?? '/';
+    const key = `${route} ${target}`;
+    let r = seen.get(key);
+    if (!r) seen.set(key, (r = uriRAfter(target, route, config.maxUrlLength)));
+    req.uriR = r.uriR;
+    req.urlkey = r.urlkey;
   });
 }
 

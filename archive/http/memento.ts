@@ -91,7 +91,7 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   const prefer = parsePrefer(req.headers.prefer);
   const form = formFor(prefer, addressForm);
   const answer = await assembleMemento(
-    { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer },
+    { base, archiveId: archive.id, uriR, row, selection: s, neighbourhood: n, addressForm, form, prefer },
     (r) => store.readResponse(r),
     app.replayCache,
   );

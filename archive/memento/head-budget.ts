@@ -24,15 +24,22 @@ export function headerBytes(name: string, value: string | string[] | undefined):
   return values.reduce((n, v) => n + name.length + 4 + Buffer.byteLength(v, 'latin1'), 0);
 }
 
+/** One level of links for {@link linkWithin}: the links, or a function giving them already formatted (asked only when the level is tried). */
+export type LinkLevel = Link[] | (() => string);
+
 /**
  * The Link header value with the most links that fits `budget` bytes (its
  * `Link: ` line included): `required` links always, then the first of
  * `levels` (richest first) that fits; the poorest level when none does.
+ * Each link is formatted once, and a level only when the richer ones did
+ * not fit.
  */
-export function linkWithin(budget: number, required: Link[], levels: Link[][]): string {
-  let value = formatLinkHeader(required);
+export function linkWithin(budget: number, required: Link[], levels: readonly LinkLevel[]): string {
+  const head = formatLinkHeader(required);
+  let value = head;
   for (const level of levels) {
-    value = formatLinkHeader([...required, ...level]);
+    const more = typeof level === 'function' ? level() : formatLinkHeader(level);
+    value = head && more ? `${head}, ${more}` : head || more;
     if (headerBytes('link', value) <= budget) return value;
   }
   return value;

@@ -12,6 +12,7 @@ import sqlite3 from 'sqlite3';
 import { type NeighbourRow, neighbourhoodSql, type Ranges, rangeSql } from './index-sql.js';
 
 export { neighbourhoodSql, rangeSql };
+import { IndexCache, type Spans } from './index-cache.js';
 
 /** One memento as the index holds it. `datetime` is epoch seconds (UTC). */
 export interface MementoRow {
@@ -170,14 +171,17 @@ export class IndexDb {
     private readonly reader: sqlite3.Database,
     private readonly pager: sqlite3.Database,
     private readonly stmts: Record<string, sqlite3.Statement>,
+    /** The read cache in front of {@link neighbourhood} and {@link spans} (index-cache.ts); every {@link insertMany} invalidates what it wrote. */
+    readonly cache: IndexCache,
   ) {}
 
   /**
    * Opens (creating if needed) the index at `file`.
    * @param opts.synchronous SQLite's `synchronous` pragma (default `NORMAL`, see above)
+   * @param opts.cacheBytes bytes of the read cache (`index_cache_bytes`; default 0: none)
    * @throws on a file SQLite cannot open.
    */
-  static async open(file: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): Promise<IndexDb> {
+  static async open(file: string, opts: { synchronous?: 'NORMAL' | 'FULL'; cacheBytes?: number } = {}): Promise<IndexDb> {
     // Rows hold client addresses: the owner's only (SQLite gives its -wal and -shm files the same mode).
     await ownerOnly(file);
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
@@ -210,7 +214,7 @@ export class IndexDb {
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
       everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
     };
-    return new IndexDb(db, reader, pager, stmts);
+    return new IndexDb(db, reader, pager, stmts, new IndexCache(opts.cacheBytes ?? 0));
   }
 
   /**
@@ -245,6 +249,7 @@ export class IndexDb {
       }
       await run(this.db, 'COMMIT');
       this.commits++;
+      this.cache.indexed(rows);
     } catch (err) {
       await run(this.db, 'ROLLBACK').catch(() => undefined);
       throw err;
@@ -304,14 +309,20 @@ export class IndexDb {
    * datetime is `t`) is the whole {@link MementoRow}. `undefined` when the
    * URI-R has no memento there.
    *
-   * Lookups asked for while one is running are answered together by the
-   * next query (up to {@link NEIGHBOURHOOD_BATCH} per query): each sqlite3
-   * query is a round trip to libuv's thread pool, which under load costs
-   * more than the lookup itself.
+   * From the read cache ({@link cache}) when it holds the answer. Lookups
+   * asked for while one is running are answered together by the next query
+   * (up to {@link NEIGHBOURHOOD_BATCH} per query): each sqlite3 query is a
+   * round trip to libuv's thread pool, which under load costs more than the
+   * lookup itself.
    */
   neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
+    return this.cache.neighbourhood(archive, urlkey, t, whole, () => this.lookup({ archive, urlkey, t, whole }));
+  }
+
+  /** One lookup, answered by the next batch query. */
+  private lookup(q: Omit<Lookup, 'resolve' | 'reject'>): Promise<Neighbourhood | undefined> {
     return new Promise((resolve, reject) => {
-      this.lookups.push({ archive, urlkey, t, whole, resolve, reject });
+      this.lookups.push({ ...q, resolve, reject });
       this.scheduleLookups();
     });
   }
@@ -435,8 +446,8 @@ export class IndexDb {
   }
 
   /** For each archive holding `urlkey`: first and last datetime (epoch s) and the count. */
-  spans(urlkey: string): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
-    return all(this.stmts.spans, { $urlkey: urlkey });
+  spans(urlkey: string): Promise<Spans> {
+    return this.cache.spans(urlkey, () => all(this.stmts.spans, { $urlkey: urlkey }));
   }
 
   /**

@@ -21,6 +21,7 @@ import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import { checkNoPurgePending } from './purge.js';
+import type { RecordCache } from './record-cache.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
 import { WarcWriter } from './warc-writer.js';
 
@@ -114,7 +115,7 @@ export class ArchiveStore {
   ) {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
-    this.reader = new WarcReader(this.warcsDir);
+    this.reader = new WarcReader(this.warcsDir, 64, config.recordCacheBytes);
   }
 
   /**
@@ -133,7 +134,7 @@ export class ArchiveStore {
     try {
       // An unfinished purge may have left the index pointing at old offsets.
       checkNoPurgePending(config.dataDir);
-      const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+      const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'), { cacheBytes: config.indexCacheBytes });
       const store = new ArchiveStore(config, index, lock);
       store.recovery = await recover(index, store.warcsDir, store.tmpDir, opts.log ?? (() => undefined));
       return store;
@@ -378,6 +379,11 @@ export class ArchiveStore {
    */
   readResponse(row: MementoRow): Promise<StoredResponse> {
     return this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+  }
+
+  /** Hot small response records kept in memory (record-cache.ts): their count, bytes, hits and misses. */
+  get recordCache(): RecordCache {
+    return this.reader.cache;
   }
 
   /** Waits for queued writes, closes WARC files and the index. */

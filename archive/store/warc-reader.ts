@@ -10,6 +10,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { ScavengeCounter } from '../../shared/gc.js';
 import { getHeader, parseHead, parseStatusLine, type RawHeader } from '../../shared/http-head.js';
+import { RecordCache } from './record-cache.js';
 
 /** A response record read back: the captured status line, headers and a stream of the stored body bytes. */
 export interface StoredResponse {
@@ -65,7 +66,8 @@ async function* once(buf: Buffer): AsyncGenerator<Uint8Array> {
  * (docs/storage.md), keeping a read-only file descriptor open per WARC
  * file (at most `maxOpen`, least recently used closed first). WARC files
  * are append-only (a rollback only truncates the unacknowledged tail), so
- * a descriptor stays valid while records are appended to its file.
+ * a descriptor stays valid while records are appended to its file. Hot
+ * small records are answered from memory (record-cache.ts).
  */
 export class WarcReader {
   private readonly handles = new Map<string, { fh: Promise<FileHandle>; users: number; evicted: boolean }>();
@@ -74,17 +76,25 @@ export class WarcReader {
   /**
    * @param warcsDir `<data_dir>/warcs`
    * @param maxOpen how many WARC files stay open for reading
+   * @param cacheBytes bytes of hot small records kept in memory (`record_cache_bytes`; 0: none)
    */
   constructor(
     readonly warcsDir: string,
     private readonly maxOpen = 64,
-  ) {}
+    cacheBytes = 0,
+  ) {
+    this.cache = new RecordCache(cacheBytes);
+  }
+
+  /** Hot small records, read and inflated (record-cache.ts). */
+  readonly cache: RecordCache;
 
   /**
    * Reads the response record at `offset`/`length` of `file` (relative to
    * `warcsDir`; one gzip member). A small record ({@link SMALL_RECORD})
    * is read with one synchronous positioned read and inflated in one call, its body
-   * returned whole in `bodyBuffer` too; a larger one streams
+   * returned whole in `bodyBuffer` too, and one of up to 64 KiB inflated is
+   * kept in {@link cache} for the next read; a larger one streams
    * ({@link readResponseRecord}).
    *
    * @throws when the bytes there are not a WARC response record with an
@@ -92,6 +102,8 @@ export class WarcReader {
    */
   async read(file: string, offset: number, length: number): Promise<StoredResponse> {
     if (length > SMALL_RECORD || this.closed) return readResponseRecord(this.warcsDir, file, offset, length);
+    const hit = this.cache.get(file, offset, length);
+    if (hit) return hit;
     const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
     const member = Buffer.allocUnsafe(length);
     const entry = this.acquire(file);
@@ -130,7 +142,9 @@ export class WarcReader {
       throw new Error(`WARC record at ${file}:${offset} ends ${bodyStart + bodyLength - rec.length} bytes before its Content-Length`);
     }
     const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
-    return { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
+    const stored: StoredResponse = { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
+    this.cache.set(file, offset, length, stored);
+    return stored;
   }
 
   private acquire(file: string) {

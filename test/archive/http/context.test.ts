@@ -112,6 +112,8 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     putTokens: [],
     putAllow: ['127.0.0.0/8'],
     replayCacheBytes: 0,
+    indexCacheBytes: 0,
+    recordCacheBytes: 0,
     access: [],
     ...over,
   };
