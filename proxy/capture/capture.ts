@@ -25,6 +25,7 @@ import type { Logger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { ArchiveQueue } from '../spool/queue.js';
 import type { Spool } from '../spool/spool.js';
+import type { SpoolMeta } from '../spool/file.js';
 import type { SpoolTee } from '../spool/tee.js';
 import type { CaptureAddress } from './address.js';
 import { captureHeads } from './record.js';
@@ -86,6 +87,8 @@ export interface CaptureHeadFacts {
   mime: string;
   /** The response's Date as an HTTP-date, when it has a valid one (the capture's Memento-Datetime). */
   datetime?: string;
+  /** The body's length when the response says it (Content-Length): a body known to be larger than the bound is not held. */
+  bodyLength?: number;
 }
 
 /** The body held for a conditional PUT while it is within the bound. */
@@ -109,7 +112,12 @@ export class Capture {
   private readonly options: CaptureOptions;
   private readonly started = performance.now();
   private live: CaptureUpload | ConditionalUpload | undefined;
-  private readonly tee: SpoolTee | undefined;
+  /** The spool copy; for a held capture made only when it is needed (the live PUT failed, or the body passed the bound). */
+  private tee: SpoolTee | undefined;
+  /** When the capture started, ms since the epoch (the spool copy's `capturedAt`). */
+  private readonly startedAt = Date.now();
+  /** The held record (heads and body), once the body ended within the bound: the spool copy of a failed conditional PUT. */
+  private heldRecord: Buffer[] | undefined;
   private readonly queue: ArchiveQueue | undefined;
   private readonly head: Buffer;
   private readonly facts: CaptureHeadFacts | undefined;
@@ -150,16 +158,31 @@ export class Capture {
     const spool = options.spool;
     if (spool) {
       this.queue = spool.queue(target.host, target.port);
-      this.tee = spool.tee({ ...target, uriR, vhost: vhost.serverName, capturedAt: new Date().toISOString() });
-      this.tee.write(head);
     }
-    if (facts && vhost.archiveConditional) {
+    const bound = options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES;
+    if (facts && vhost.archiveConditional && !((facts.bodyLength ?? 0) > bound)) {
       this.held = { chunks: [head], bytes: 0, hash: createHash('sha256') };
       if (vhost.archiveUnchangedCache && options.unchangedCache) {
         this.cache = options.unchangedCache;
         this.cache.begin(this.putUrl);
       }
-    } else if (!this.queue?.down) this.startLive(new CaptureUpload(vhost, uriR, head, options));
+    } else {
+      this.openTee([head]);
+      if (!this.queue?.down) this.startLive(new CaptureUpload(vhost, uriR, head, options));
+    }
+  }
+
+  /** Starts the spool copy with `chunks` (the record so far), when there is a spool. */
+  private openTee(chunks: Buffer[]): void {
+    if (!this.options.spool || this.tee) return;
+    const meta: SpoolMeta = {
+      ...putTargetOf(this.vhost, this.uriR),
+      uriR: this.uriR,
+      vhost: this.vhost.serverName,
+      capturedAt: new Date(this.startedAt).toISOString(),
+    };
+    this.tee = this.options.spool.tee(meta);
+    for (const c of chunks) this.tee.write(c);
   }
 
   private startLive(live: CaptureUpload | ConditionalUpload): void {
@@ -187,6 +210,7 @@ export class Capture {
     if (held.bytes > (this.options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES)) {
       // Too large to hold: stream it as it comes, unconditionally, from what is held so far.
       this.held = undefined;
+      this.openTee(held.chunks);
       if (this.queue?.down) return;
       const live = new CaptureUpload(this.vhost, this.uriR, this.head, this.options);
       for (const c of held.chunks.slice(1)) live.write(c);
@@ -201,6 +225,7 @@ export class Capture {
     const held = this.held;
     if (held && this.facts) {
       this.held = undefined;
+      this.heldRecord = held.chunks;
       const { status, mime, datetime } = this.facts;
       this.tag = captureEntityTag({ digest: 'sha256:' + held.hash.digest('hex'), status, mime });
       if (this.cache?.unchanged(this.putUrl, this.tag)) this.cached = true;
@@ -299,6 +324,7 @@ export class Capture {
     } else {
       // Failed, overflowed, cut at shutdown, or skipped: keep it for a re-send.
       if (live?.outcome === 'failed') this.queue?.noteFailure(live.reason ?? 'the live PUT failed');
+      if (this.heldRecord) this.openTee(this.heldRecord);
       const spooled = this.tee && this.queue ? await this.tee.commit(this.queue) : { result: 'dropped' as const, reason: 'no spool' };
       if (spooled.result === 'spooled') {
         result.outcome = 'spooled';
@@ -340,6 +366,7 @@ export class Capture {
   /** The archive refused the live PUT for good: the record goes to `rejected/` (within the spool's bound), counted as lost. */
   private async keepRejected(result: CaptureOutcome): Promise<void> {
     const { log, metrics } = this.options;
+    if (this.heldRecord) this.openTee(this.heldRecord);
     const kept = this.tee ? await this.tee.commit('rejected') : { result: 'dropped' as const, reason: 'no spool' };
     result.outcome = kept.result === 'spooled' ? 'rejected' : 'dropped';
     metrics?.dropped.inc({ reason: 'rejected' });
@@ -386,5 +413,7 @@ export function startCapture(
   const date = parseHttpDate(getHeader(headers, 'date'));
   const facts: CaptureHeadFacts = { status: inspected.head.response.status, mime: mediaType(getHeader(headers, 'content-type')) };
   if (date) facts.datetime = formatHttpDate(date);
+  const length = getHeader(headers, 'content-length');
+  if (length !== undefined) facts.bodyLength = Number(length.split(',')[0]);
   return new Capture(vhost, address.uriR, head, options, facts);
 }

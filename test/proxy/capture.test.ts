@@ -319,6 +319,31 @@ t.test('a body larger than conditional_max_bytes streams as it arrives, uncondit
   t.equal(archive.puts[0].body.subarray(-2007).toString(), 'x'.repeat(2000) + 'the end', 'the held part, then the rest');
 });
 
+t.test('a Content-Length over conditional_max_bytes: not held, the PUT streams from the first byte', async (t) => {
+  let release!: () => void;
+  const upstream = await startUpstream(t, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain', Date: DATE, 'Content-Length': '2000' });
+    res.write('first bytes;');
+    release = () => res.end('y'.repeat(2000 - 'first bytes;'.length));
+  });
+  t.teardown(() => release?.());
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port }) },
+    {},
+    { conditionalMaxBytes: 1000 },
+  );
+  const putStarted = once(archive.events, 'start');
+  const response = get(proxy.url, '/known', `localhost:${proxy.address.port}`);
+  const [started] = (await putStarted) as [http.IncomingMessage];
+  t.equal(started.headers['if-none-match'], undefined, 'unconditional, started with 12 of 2000 bytes');
+  const stored = nextCapture(proxy);
+  release();
+  t.equal((await response).status, 200);
+  t.equal((await stored).outcome, 'stored');
+});
+
 t.test('the client goes away mid-body of a held capture: nothing is sent at all', async (t) => {
   let release!: () => void;
   const upstream = await startUpstream(t, (req, res) => {
