@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
@@ -197,4 +197,27 @@ t.test('a kept-alive connection the archive drops as it is reused: the condition
   t.match(await visit(proxy), { outcome: 'stored', live: 'stored' }, 'second capture: its reused connection was dropped; sent again, stored');
   t.equal(connections, 2, 'on a second connection');
   t.equal(proxy.spool.depth, 0, 'nothing spooled');
+});
+
+t.test('an archive that ignores Expect (never answers 100 Continue): the body goes after a second, and is stored', async (t) => {
+  // A bare TCP server speaking just enough HTTP/1.1: it waits for the whole chunked body, then answers 201.
+  let heads = '';
+  const archive = net.createServer((socket) => {
+    let text = '';
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      if (!text.includes('\r\n0\r\n\r\n')) return;
+      heads += text.slice(0, text.indexOf('\r\n\r\n'));
+      text = '';
+      socket.write('HTTP/1.1 201 Created\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n\r\nstored\n');
+    });
+  });
+  const port = await listen(t, archive);
+  const { upstream } = await site(t);
+  const { proxy } = await proxyFor(t, upstream.url, port);
+  const startedAt = performance.now();
+  t.match(await visit(proxy), { outcome: 'stored', live: 'stored', archiveStatus: 201 });
+  const waited = performance.now() - startedAt;
+  t.ok(waited >= 900, `the body was sent after about a second without an answer (${Math.round(waited)} ms)`);
+  t.match(heads, /\r\nexpect: 100-continue\r\n/i, 'it was a conditional PUT');
 });
