@@ -17,6 +17,7 @@ import { createAdminServer } from './admin.js';
 import { clientErrorHandler } from './answers.js';
 import { archiveAgent } from './archive-put.js';
 import type { Capture } from './capture/capture.js';
+import { ArchiveConnections } from './capture/conditional-client.js';
 import { UnchangedCache } from './capture/unchanged-cache.js';
 import type { ProxyConfig } from './config/proxy-file.js';
 import type { Vhost } from './config/vhost-file.js';
@@ -142,8 +143,10 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? config.upstreamTimeoutMs ?? 60_000;
   const requestTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs ?? 300_000;
 
-  // The connections to the archives, kept open between PUTs (live and re-sent alike).
+  // The connections to the archives, kept open between PUTs: node:http's for streamed PUTs and re-sends,
+  // a lean client's for conditional PUTs (proxy/capture/conditional-client.ts).
   const archives = archiveAgent(config.archiveConnections);
+  const conditional = new ArchiveConnections(config.archiveConnections);
   let spool: Spool;
   try {
     spool = await Spool.open(config.spoolDir, {
@@ -173,6 +176,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     maxBufferedBytes: options.maxCaptureBufferBytes,
     archiveTimeoutMs,
     agent: archives,
+    connections: conditional,
     conditionalMaxBytes: config.conditionalMaxBytes,
     unchangedCache: new UnchangedCache(),
   };
@@ -207,6 +211,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     await releaseVhosts();
     agent.destroy();
     archives.destroy();
+    conditional.destroy();
     throw err;
   }
   server.on('error', (err) => log({ level: 'error', msg: 'server error', error: err.message }));
@@ -227,7 +232,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     get capturesInFlight() {
       return captures.size;
     },
-    close: (graceMs = 5000) => (closing ??= drainAndClose({ server, admin, captures, spool, proxy, agent, archives, releaseVhosts }, graceMs)),
+    close: (graceMs = 5000) => (closing ??= drainAndClose({ server, admin, captures, spool, proxy, agent, archives, conditional, releaseVhosts }, graceMs)),
   };
   if (admin) running.adminUrl = originOf('http', addressOf(admin));
   return running;

@@ -20,8 +20,9 @@ export interface ShutdownParts {
   proxy: httpProxy;
   /** The connections to the content servers. */
   agent: http.Agent;
-  /** The connections to the archives. */
+  /** The connections to the archives: streamed PUTs and re-sends, conditional PUTs. */
   archives: http.Agent;
+  conditional: { destroy(): void };
   /** Closes or detaches the vhost registry (the proxy closes only a registry it opened). */
   releaseVhosts(): Promise<void>;
 }
@@ -66,5 +67,6 @@ export async function drainAndClose(parts: ShutdownParts, graceMs: number): Prom
   parts.proxy.close();
   parts.agent.destroy();
   parts.archives.destroy();
+  parts.conditional.destroy();
   await parts.releaseVhosts();
 }

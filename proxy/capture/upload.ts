@@ -13,11 +13,14 @@
  *   `100 Continue`, and a **412** (the archive has the same memento) ends
  *   the request with an empty last chunk, so its connection is reused.
  *
- * Both use the proxy's kept-alive connections to the archive (proxy/archive-put.ts).
+ * Both use the proxy's kept-alive connections to the archive: node:http's
+ * agent for the streamed ones (proxy/archive-put.ts), a lean client of its
+ * own for the conditional ones (proxy/capture/conditional-client.ts).
  */
 import type http from 'node:http';
 import { type ArchiveAnswer, answerFailure, archivePut, isStored, putTargetOf, readArchiveAnswer } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
+import { ArchiveConnections, type ConditionalPut } from './conditional-client.js';
 
 /** How a live PUT ended. */
 export interface UploadOutcome {
@@ -45,8 +48,10 @@ export interface UploadOptions {
   maxBufferedBytes?: number;
   /** Give up on an archive that is silent for this long, or when no connection to it is free for this long, ms (default 60 000). */
   archiveTimeoutMs?: number;
-  /** The proxy's connections to the archives (proxy/archive-put.ts `archiveAgent`); without it, a new connection per PUT, `Connection: close`. */
+  /** The proxy's connections to the archives for streamed PUTs (proxy/archive-put.ts `archiveAgent`); without it, a new connection per PUT, `Connection: close`. */
   agent?: http.Agent;
+  /** The proxy's connections to the archives for conditional PUTs; without them, one of its own per PUT. */
+  connections?: ArchiveConnections;
 }
 
 const DEFAULT_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -164,92 +169,51 @@ export interface HeldRecord {
 }
 
 /**
- * One conditional PUT of a capture held whole: `Transfer-Encoding:
- * chunked`, `Expect: 100-continue`, `If-None-Match: <tag>` and, when the
- * capture has a Date, `Memento-Datetime` (the instant the archive
+ * One conditional PUT of a capture held whole (on the proxy's
+ * {@link ArchiveConnections}, proxy/capture/conditional-client.ts):
+ * `Transfer-Encoding: chunked`, `Expect: 100-continue`, `If-None-Match:
+ * <tag>`, `Authorization` when the vhost has an `ArchiveToken` and, when
+ * the capture has a Date, `Memento-Datetime` (the instant the archive
  * evaluates the condition at). The body goes after `100 Continue` (or
  * after {@link CONTINUE_WAIT_MS} without any answer); a **412** is
  * `unchanged`, and the request is then ended with its empty last chunk,
- * so that the connection goes back to the agent. A PUT that fails on a
- * reused connection before any answer (the archive closed it as it was
- * taken) is sent once more on another.
+ * so that the connection carries the next PUT.
  */
 export class ConditionalUpload extends LiveUpload {
-  private put!: http.ClientRequest;
-  private bodySent = false;
-  private answered = false;
-  private retried = false;
-  private continueTimer: NodeJS.Timeout | undefined;
+  private put: ConditionalPut | undefined;
 
-  constructor(
-    private readonly vhost: Vhost,
-    private readonly uriR: string,
-    private readonly record: HeldRecord,
-    private readonly options: UploadOptions = {},
-  ) {
+  constructor(vhost: Vhost, uriR: string, record: HeldRecord, options: UploadOptions = {}) {
     super(options);
-    this.open();
-  }
-
-  private open(): void {
-    const headers: Record<string, string> = { 'Transfer-Encoding': 'chunked', Expect: '100-continue', 'If-None-Match': this.record.tag };
-    if (this.record.datetime) headers['Memento-Datetime'] = this.record.datetime;
-    const put = archivePut(putTargetOf(this.vhost, this.uriR), this.vhost.archiveToken, headers, this.options.agent);
-    this.put = put;
-    this.bodySent = false;
-    this.answered = false;
-    this.watch(put, (err) => this.onError(put, err));
-    put.once('socket', () => {
-      clearTimeout(this.continueTimer);
-      this.continueTimer = setTimeout(() => this.sendBody(put), CONTINUE_WAIT_MS);
-    });
-    put.on('continue', () => this.sendBody(put));
-    put.on('response', (res) => this.onResponse(put, res));
-    put.flushHeaders();
-  }
-
-  private sendBody(put: http.ClientRequest): void {
-    clearTimeout(this.continueTimer);
-    if (this.done || this.bodySent || put !== this.put) return;
-    this.bodySent = true;
-    for (const c of this.record.chunks) put.write(c);
-    put.end();
-  }
-
-  private onResponse(put: http.ClientRequest, res: http.IncomingMessage): void {
-    if (put !== this.put) return;
-    this.answered = true;
-    clearTimeout(this.continueTimer);
-    const status = res.statusCode ?? 0;
-    if (status === 412 && !this.bodySent) {
-      // Not wanted: end the request with its empty last chunk, so that both sides agree where it ends.
-      this.bodySent = true;
-      put.end();
-    }
-    readArchiveAnswer(res, (answer) => {
-      if (!answer.complete) this.finish('failed', answerFailure(answer), status);
-      else if (status === 412) this.finish('unchanged', undefined, status);
-      else if (!isStored(answer)) this.finish('failed', answerFailure(answer), status);
-      else if (this.bodySent) this.finish('stored', undefined, status);
-      else this.finish('failed', `the archive answered ${status} before the capture was complete`, status);
-    });
-  }
-
-  private onError(put: http.ClientRequest, err: NodeJS.ErrnoException): void {
-    if (put !== this.put || this.done) return;
-    // A kept-alive connection the archive closed just as it was taken: once more, on another (Node's advice for reusedSocket).
-    if (put.reusedSocket && !this.answered && !this.retried && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
-      this.retried = true;
-      clearTimeout(this.continueTimer);
-      put.destroy();
-      this.open();
+    const headers: [string, string][] = [['If-None-Match', record.tag]];
+    if (record.datetime) headers.push(['Memento-Datetime', record.datetime]);
+    if (vhost.archiveToken) headers.push(['Authorization', `Bearer ${vhost.archiveToken}`]);
+    // Without the proxy's connections (a capture made outside a proxy): its own, closed after it.
+    const own = options.connections ? undefined : new ArchiveConnections(1);
+    const connections = options.connections ?? own!;
+    try {
+      this.put = connections.put({
+        target: putTargetOf(vhost, uriR),
+        headers,
+        body: record.chunks,
+        timeoutMs: this.timeoutMs,
+        continueWaitMs: CONTINUE_WAIT_MS,
+      });
+    } catch (err) {
+      own?.destroy();
+      this.finish('failed', (err as Error).message);
       return;
     }
-    this.finish('failed', `PUT to the archive failed: ${err.code ?? ''} ${err.message}`.trim());
+    void this.put.answer.then((a) => {
+      own?.destroy();
+      if ('error' in a) this.finish('failed', a.error);
+      else if (a.status === 412) this.finish('unchanged', undefined, 412);
+      else if (a.status < 200 || a.status >= 300) this.finish('failed', `the archive answered ${a.status}: ${a.firstLine}`, a.status);
+      else if (a.bodySent) this.finish('stored', undefined, a.status);
+      else this.finish('failed', `the archive answered ${a.status} before the capture was complete`, a.status);
+    });
   }
 
   protected cut(): void {
-    clearTimeout(this.continueTimer);
-    this.put.destroy();
+    this.put?.cancel('the PUT was cut');
   }
 }

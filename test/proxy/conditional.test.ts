@@ -219,5 +219,5 @@ t.test('an archive that ignores Expect (never answers 100 Continue): the body go
   t.match(await visit(proxy), { outcome: 'stored', live: 'stored', archiveStatus: 201 });
   const waited = performance.now() - startedAt;
   t.ok(waited >= 900, `the body was sent after about a second without an answer (${Math.round(waited)} ms)`);
-  t.match(heads, /\r\nexpect: 100-continue\r\n/i, 'it was a conditional PUT');
+  t.match(heads, /\r\nexpect: 100-continue(?:\r\n|$)/i, 'it was a conditional PUT');
 });
