@@ -86,6 +86,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   };
   app.addHook('onResponse', async (req, reply) => countRequest(metrics, req, reply.statusCode));
   if (opts.log && !opts.quiet) app.addHook('onResponse', logRequest);
+  app.addHook('preClose', async () => closeIdleUntilClosed(app));
   app.setErrorHandler(answerError);
   app.setNotFoundHandler(async (req) => {
     throw httpError(404, `nothing here: ${req.method} ${req.url.slice(0, 200)} is not an address of this archive`);
@@ -94,12 +95,27 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   return app;
 }
 
+/**
+ * While the server closes, closes each kept-alive connection as soon as it
+ * is idle. Node's `server.close()` closes the idle ones once; a connection
+ * whose request ends just after (a client ending a conditional PUT with its
+ * last chunk after a 412) would otherwise stay open until
+ * `keep_alive_timeout`, and with it the daemon.
+ */
+function closeIdleUntilClosed(app: FastifyInstance): void {
+  if (!app.server.listening) return;
+  const timer = setInterval(() => app.server.closeIdleConnections(), 50);
+  timer.unref();
+  app.server.once('close', () => clearInterval(timer));
+}
+
 /** Counts an answered request by resource and status, and a capture PUT by its result. */
 function countRequest(metrics: ArchiveMetrics, req: FastifyRequest, status: number): void {
   const resource = req.routeOptions.config?.resource ?? 'other';
   metrics.requests.inc({ resource, status: String(status) });
   if (resource !== 'put') return;
-  if (status >= 400) {
+  if (status === 412) metrics.captures.inc({ result: 'unchanged' });
+  else if (status >= 400) {
     metrics.captures.inc({ result: 'refused' });
     metrics.refused.inc({ status: String(status) });
   } else metrics.captures.inc({ result: status === 201 ? 'stored' : 'duplicate' });

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type OpenLoopOptions, type OpenLoopResult, openLoop } from './open-loop.js';
 import { type LoadOptions, type LoadResult, wrkLoad } from './wrk.js';
 
 /** Repository root. */
@@ -103,6 +104,21 @@ export type { LoadOptions, LoadResult } from './wrk.js';
  */
 export function load(opts: LoadOptions): Promise<LoadResult> {
   return wrkLoad(opts, logDir);
+}
+
+export type { OpenLoopOptions, OpenLoopResult } from './open-loop.js';
+
+/**
+ * One fixed-rate (open-loop, wrk2-style) run in its own process
+ * (bench/open-loop.ts): requests due at fixed instants, `opts.rate` per
+ * second, on a pool of keep-alive connections; latency counted from when
+ * each request was due, so that waiting for a connection counts. Its
+ * request file goes to {@link logDir}.
+ * @throws when an answer has another status than `opts.expect` or a connection fails.
+ */
+export function openLoad(opts: OpenLoopOptions): Promise<OpenLoopResult> {
+  mkdirSync(logDir, { recursive: true });
+  return openLoop(opts, logDir);
 }
 
 // ---- servers under test -----------------------------------------------------
@@ -254,7 +270,9 @@ export function page10k(seed = 0): Buffer {
  * A bare Node http server in a child process, the baseline of the read
  * benches: `'302'` answers every request with a constant 302 (Location +
  * one-line text/plain body, as a TimeGate does); `'10k'` answers with a
- * constant 10 KB text/html page ({@link page10k}) and Content-Length;
+ * constant 10 KB text/html page ({@link page10k}) and Content-Length, or,
+ * for a target under `/new/`, the same page with a serial number written
+ * into it (every answer a page the archive has not seen);
  * `'sink'` reads a request body to its end and answers 201 (an archive
  * that stores nothing, to tell the proxy's own capture cost from the
  * archive's).
@@ -265,6 +283,7 @@ export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
     const kind = ${JSON.stringify(kind)};
     const page = Buffer.from(${JSON.stringify(page10k(0).toString('base64'))}, 'base64');
     const loc = 'http://127.0.0.1/bench/memento/20260101000000/http://www.example.org/';
+    let serial = 0;
     const server = http.createServer((req, res) => {
       if (kind === '302') {
         const body = loc + '\\n';
@@ -276,6 +295,11 @@ export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
           res.writeHead(201, { location: loc, 'content-type': 'text/plain; charset=UTF-8', 'content-length': loc.length + 1 });
           res.end(loc + '\\n');
         });
+      } else if (req.url.startsWith('/new/')) {
+        const fresh = Buffer.from(page);
+        fresh.write(String(++serial).padStart(12, '0'), 100, 'latin1');
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': fresh.length });
+        res.end(fresh);
       } else {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': page.length });
         res.end(page);

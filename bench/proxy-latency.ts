@@ -14,7 +14,10 @@
  * baseline), `up.bench` (to the archive), `down.bench` (to a port nothing
  * listens on: every capture goes to the spool) and `slow.bench` (to the
  * slow archive). The load generator is wrk, in its own process (lib.ts
- * `load`).
+ * `load`). The pages do not change: with the archive up, every capture
+ * after a path's first is a conditional PUT answered 412 (the proxy's
+ * default); down, every capture is spooled; slow, every PUT waits 500 ms
+ * (the slow archive takes any PUT, conditional or not).
  *
  * Each arm: one keep-alive connection (a client's own wait, not queueing
  * behind others), requests cycling over 100 paths, for {@link SECONDS} s;

@@ -1,10 +1,11 @@
 /**
  * The PUT of a capture record to the archive, as both senders make it (the
  * live PUT, proxy/capture/upload.ts, and the spool's re-send,
- * proxy/spool/queue.ts): one place builds the request (a new connection
- * per PUT, `Authorization: Bearer <ArchiveToken>`, RFC 6750 §2.1) and one
- * place reads the archive's answer (its status, the first line of its
- * text, whether it broke off). The design: docs/architecture.md.
+ * proxy/spool/queue.ts): one place builds the request (on a kept-alive
+ * connection of the proxy's {@link archiveAgent}, `Authorization: Bearer
+ * <ArchiveToken>`, RFC 6750 §2.1) and one place reads the archive's answer
+ * (its status, the first line of its text, whether it broke off). The
+ * design: docs/architecture.md.
  */
 
 import type { IncomingMessage } from 'node:http';
@@ -30,15 +31,31 @@ export function putUrl(target: PutTarget): string {
 }
 
 /**
- * Opens a PUT to the archive on a new connection (`agent: false`), with
- * `headers` plus `Authorization: Bearer <token>` when a token is given.
- * The caller writes the body, listens for `'error'` and `'response'`, and
- * passes the response to {@link readArchiveAnswer}.
+ * The connections to the archives: HTTP/1.1 keep-alive (RFC 9112 §9.3),
+ * at most `maxSockets` per archive (`host:port`; `archive_connections`);
+ * a PUT that finds them all busy waits for one. The most recently used
+ * idle connection is taken first (`lifo`), so that the others time out;
+ * an idle connection is closed after 60 s, or a second before the
+ * archive's own keep-alive timeout when it announces one (`Keep-Alive:
+ * timeout=5`), so that a PUT never races the archive closing it.
  */
-export function archivePut(target: PutTarget, token: string | undefined, headers: Record<string, string | number>): http.ClientRequest {
+export function archiveAgent(maxSockets = 64): http.Agent {
+  return new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo', timeout: 60_000 });
+}
+
+/**
+ * Opens a PUT to the archive with `headers` plus `Authorization: Bearer
+ * <token>` when a token is given: on a connection of `agent` (kept open
+ * after the answer), or without one on a new connection closed after it
+ * (`Connection: close`, as the Apache plug-in did). The caller writes the
+ * body, listens for `'error'` and `'response'`, and passes the response to
+ * {@link readArchiveAnswer}.
+ */
+export function archivePut(target: PutTarget, token: string | undefined, headers: Record<string, string | number>, agent?: http.Agent): http.ClientRequest {
   const all: Record<string, string | number> = { ...headers };
   if (token) all.Authorization = `Bearer ${token}`;
-  return http.request({ host: target.host, port: target.port, method: 'PUT', path: target.path, agent: false, headers: all });
+  if (!agent) all.Connection = 'close';
+  return http.request({ host: target.host, port: target.port, method: 'PUT', path: target.path, agent: agent ?? false, headers: all });
 }
 
 /** The archive's answer to a PUT. */

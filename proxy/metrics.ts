@@ -22,6 +22,12 @@ export class ProxyMetrics {
     labelNames: ['via'] as const,
     registers: [this.registry],
   });
+  readonly unchanged = new Counter({
+    name: 'capture_proxy_captures_unchanged_total',
+    help: 'Captures not stored because they equal the memento they would follow: the archive answered 412 to the conditional PUT (via="archive"), or the local cache knew (via="cache", no PUT sent)',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
   readonly spooled = new Counter({ name: 'capture_proxy_captures_spooled_total', help: 'Captures written to the durable spool', registers: [this.registry] });
   readonly dropped = new Counter({
     name: 'capture_proxy_captures_dropped_total',
@@ -55,6 +61,8 @@ export class ProxyMetrics {
     // Zero series, so that a scrape shows every metric from the start.
     this.capturesSent.inc({ via: 'live' }, 0);
     this.capturesSent.inc({ via: 'spool' }, 0);
+    this.unchanged.inc({ via: 'archive' }, 0);
+    this.unchanged.inc({ via: 'cache' }, 0);
     this.putFailures.inc({ via: 'live' }, 0);
     this.putFailures.inc({ via: 'spool' }, 0);
     this.reloads.inc({ result: 'ok' }, 0);

@@ -15,7 +15,10 @@ import httpProxy from 'http-proxy';
 import { originOf } from '../shared/net.js';
 import { createAdminServer } from './admin.js';
 import { clientErrorHandler } from './answers.js';
+import { archiveAgent } from './archive-put.js';
 import type { Capture } from './capture/capture.js';
+import { ArchiveConnections } from './capture/conditional-client.js';
+import { UnchangedCache } from './capture/unchanged-cache.js';
 import type { ProxyConfig } from './config/proxy-file.js';
 import type { Vhost } from './config/vhost-file.js';
 import { exchangeHandler, requestLogger } from './exchange.js';
@@ -140,9 +143,14 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? config.upstreamTimeoutMs ?? 60_000;
   const requestTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs ?? 300_000;
 
+  // The connections to the archives, kept open between PUTs: node:http's for streamed PUTs and re-sends,
+  // a lean client's for conditional PUTs (proxy/capture/conditional-client.ts).
+  const archives = archiveAgent(config.archiveConnections);
+  const conditional = new ArchiveConnections(config.archiveConnections);
   let spool: Spool;
   try {
     spool = await Spool.open(config.spoolDir, {
+      agent: archives,
       maxBytes: config.spoolMaxBytes,
       retryMinMs: config.spoolRetryMinMs,
       slowDisk: config.spoolSlowDisk,
@@ -154,6 +162,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
       ...options.spool,
     });
   } catch (err) {
+    archives.destroy();
     await releaseVhosts();
     throw err;
   }
@@ -163,7 +172,14 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   const proxy = httpProxy.createProxyServer({ agent, xfwd: true, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs });
   const captures = new Set<Capture>();
   const logRequest = requestLogger(log, metrics, events);
-  const upload = { maxBufferedBytes: options.maxCaptureBufferBytes, archiveTimeoutMs };
+  const upload = {
+    maxBufferedBytes: options.maxCaptureBufferBytes,
+    archiveTimeoutMs,
+    agent: archives,
+    connections: conditional,
+    conditionalMaxBytes: config.conditionalMaxBytes,
+    unchangedCache: new UnchangedCache(),
+  };
   const exchanges = exchangeHandler({ vhosts, proxy, log, metrics, spool, captures, events, upload, logRequest });
   const upgrades = upgradeHandler({ vhosts, proxy, logRequest });
   proxy.on('error', (err: NodeJS.ErrnoException, req, target) => {
@@ -176,6 +192,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     server = createMainServer(config, requestTimeoutMs, exchanges.handle);
   } catch (err) {
     await spool.close();
+    archives.destroy();
     await releaseVhosts();
     throw err;
   }
@@ -193,6 +210,8 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     await spool.close();
     await releaseVhosts();
     agent.destroy();
+    archives.destroy();
+    conditional.destroy();
     throw err;
   }
   server.on('error', (err) => log({ level: 'error', msg: 'server error', error: err.message }));
@@ -213,7 +232,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     get capturesInFlight() {
       return captures.size;
     },
-    close: (graceMs = 5000) => (closing ??= drainAndClose({ server, admin, captures, spool, proxy, agent, releaseVhosts }, graceMs)),
+    close: (graceMs = 5000) => (closing ??= drainAndClose({ server, admin, captures, spool, proxy, agent, archives, conditional, releaseVhosts }, graceMs)),
   };
   if (admin) running.adminUrl = originOf('http', addressOf(admin));
   return running;

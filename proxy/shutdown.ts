@@ -3,7 +3,7 @@
  * connections; requests and then their captures in flight get a grace
  * period; what is left is cut (a capture whose body was complete goes to
  * the spool); then the spool's senders, the vhost watcher and the
- * connections to the content servers are closed.
+ * connections to the content servers and the archives are closed.
  */
 import type http from 'node:http';
 import type httpProxy from 'http-proxy';
@@ -18,7 +18,11 @@ export interface ShutdownParts {
   captures: Set<Capture>;
   spool: Spool;
   proxy: httpProxy;
+  /** The connections to the content servers. */
   agent: http.Agent;
+  /** The connections to the archives: streamed PUTs and re-sends, conditional PUTs. */
+  archives: http.Agent;
+  conditional: { destroy(): void };
   /** Closes or detaches the vhost registry (the proxy closes only a registry it opened). */
   releaseVhosts(): Promise<void>;
 }
@@ -32,7 +36,8 @@ function settled(captures: Set<Capture>): Promise<unknown> {
  * Stops the proxy: closes the listener (idle connections at once), waits
  * up to `graceMs` for the requests in flight and then their captures,
  * then cuts the connections and captures left; closes the admin server,
- * the spool, http-proxy and its agent, and the vhosts.
+ * the spool, http-proxy and its agent, the connections to the archives,
+ * and the vhosts.
  *
  * @param graceMs how long requests and captures in flight may take, ms
  */
@@ -61,5 +66,7 @@ export async function drainAndClose(parts: ShutdownParts, graceMs: number): Prom
   await parts.spool.close();
   parts.proxy.close();
   parts.agent.destroy();
+  parts.archives.destroy();
+  parts.conditional.destroy();
   await parts.releaseVhosts();
 }

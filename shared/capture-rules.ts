@@ -104,14 +104,29 @@ export function acceptCapture(
  * {@link acceptCapture}. The capture proxy asks this before it sends.
  */
 export function refusalOf(headBytes: Buffer, receivedAt: Date, limits: CaptureLimits = DEFAULT_CAPTURE_LIMITS): CaptureRecordError | null {
+  const r = inspectCapture(headBytes, receivedAt, limits);
+  return 'refusal' in r ? r.refusal : null;
+}
+
+/**
+ * As {@link refusalOf}, and for a capture the archive would take, its
+ * heads as the archive parses them and what {@link acceptCapture} gives
+ * (URI-R, Memento-Datetime): what the capture proxy needs for a
+ * conditional PUT's entity tag (status, media type) and datetime.
+ */
+export function inspectCapture(
+  headBytes: Buffer,
+  receivedAt: Date,
+  limits: CaptureLimits = DEFAULT_CAPTURE_LIMITS,
+): { refusal: CaptureRecordError } | { head: CaptureHead; accepted: AcceptedCapture } {
   try {
     const parser = new CaptureRecordParser(limits);
     parser.feed(headBytes);
     parser.finish();
-    acceptCapture(parser.head!, receivedAt, limits);
-    return null;
+    const head = parser.head!;
+    return { head, accepted: acceptCapture(head, receivedAt, limits) };
   } catch (err) {
-    if (err instanceof CaptureRecordError) return err;
+    if (err instanceof CaptureRecordError) return { refusal: err };
     throw err;
   }
 }

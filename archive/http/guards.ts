@@ -28,9 +28,15 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 export function putAccessHook(config: Pick<ArchiveConfig, 'putAllow' | 'putTokens'>) {
   const allowed = addressMatcher(config.putAllow);
   const tokens = config.putTokens.map(digest);
+  // A connection's peer does not change: its address is matched once, not on every PUT of a kept-alive connection.
+  const allowedPeer = new WeakMap<Socket, boolean>();
   return async function putAccess(req: FastifyRequest): Promise<void> {
-    const address = clientAddress(req.socket.remoteAddress);
-    if (!allowed(address)) throw httpError(403, `PUT from ${address || 'an unknown address'} is not allowed: the address is not in put_allow`, { close: true });
+    let ok = allowedPeer.get(req.socket);
+    if (ok === undefined) allowedPeer.set(req.socket, (ok = allowed(clientAddress(req.socket.remoteAddress))));
+    if (!ok) {
+      const address = clientAddress(req.socket.remoteAddress);
+      throw httpError(403, `PUT from ${address || 'an unknown address'} is not allowed: the address is not in put_allow`, { close: true });
+    }
     if (!tokens.length) return;
     const auth = req.headers.authorization;
     const token = bearerTokenOf(auth);

@@ -10,21 +10,43 @@
  * when its sender knows it (`memento-archive import` sends each WARC
  * record's WARC-Date): it is used instead of the response's Date; one that
  * is not an HTTP-date is 400.
+ *
+ * Conditional captures: a PUT with `If-None-Match: "<capture tag>"`
+ * (shared/capture-tag.ts) is answered 412 (RFC 9110 §13.1.2) when the
+ * memento the capture would follow — for the URI-R of the PUT address, at
+ * its `Memento-Datetime` — has that tag, i.e. the capture would be a
+ * duplicate; with `Expect: 100-continue` (RFC 9110 §10.1.1) before any of
+ * its body is sent. Otherwise it goes on as any PUT (`100 Continue`, then
+ * ingest, whose own dedup still decides). Who may PUT is checked first: a
+ * client without access gets 401/403, never 412.
  */
-import type { FastifyInstance } from 'fastify';
-import { parseHttpDate } from '../../shared/http-date.js';
-import { httpError } from '../../shared/http-error.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { captureEntityTag, ifNoneMatchMatches, parseIfNoneMatch } from '../../shared/capture-tag.js';
+import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
+import { httpError, isHttpError } from '../../shared/http-error.js';
 import { uris } from '../memento/navigation.js';
-import { TEXT } from './context.js';
+import { archiveForInstant, isLocal } from '../spans.js';
+import type { MementoRow, NewMementoRow } from '../store/index-db.js';
+import { TEXT, uriRAfter } from './context.js';
 import { putAccessHook } from './guards.js';
 
-/** The capture PUT plugin: the access hook, a body left unparsed for the store to stream, the route. */
+/** The capture PUT plugin: the access hook, a body left unparsed for the store to stream, the route, `Expect: 100-continue`. */
 export async function ingestRoutes(app: FastifyInstance): Promise<void> {
   const { config, store } = app;
+  const route = `${config.putPrefix}put/*`;
+  // Requests whose `100 Continue` is still owed (Expect: 100-continue, RFC 9110 §10.1.1): sent only once the body is wanted.
+  const owed = new WeakSet<IncomingMessage>();
+  app.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    // A PUT is answered 401/403/411/413/412 before its body is asked for; anything else continues at once, as Node does.
+    if (req.method === 'PUT') owed.add(req);
+    else res.writeContinue();
+    app.server.emit('request', req, res);
+  });
   app.addHook('onRequest', putAccessHook(config));
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
-  app.put(`${config.putPrefix}put/*`, { config: { resource: 'put' } }, async (req, reply) => {
+  app.put(route, { config: { resource: 'put' } }, async (req, reply) => {
     const te = req.headers['transfer-encoding'];
     const cl = req.headers['content-length'];
     if (cl === undefined && !te) throw httpError(411, 'a capture PUT needs Content-Length or Transfer-Encoding: chunked', { close: true });
@@ -34,7 +56,14 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     const given = req.headers['memento-datetime'];
     const datetime = given === undefined ? undefined : parseHttpDate(String(given));
     if (datetime === null) throw httpError(400, "the PUT's Memento-Datetime is not an HTTP-date (e.g. Tue, 20 Mar 2001 20:35:00 GMT)", { close: true });
-    const result = await store.ingest(req.raw, new Date(), { datetime });
+    const receivedAt = new Date();
+    const condition = parseIfNoneMatch(req.headers['if-none-match']);
+    if (condition) {
+      const prev = await conditionMemento(app, req, route, receivedAt);
+      if (ifNoneMatchMatches(condition, prev)) return unchanged(req, reply, prev!, owed.delete(req.raw));
+    }
+    if (owed.delete(req.raw)) reply.raw.writeContinue();
+    const result = await store.ingest(req.raw, receivedAt, { datetime });
     app.metrics.ingestBytes.inc(result.bytes);
     const uriM = uris.memento(req.base, result.row.archive_id, result.row);
     return reply
@@ -43,4 +72,54 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       .type(TEXT)
       .send(uriM + '\n');
   });
+}
+
+/**
+ * The memento a conditional PUT's capture would follow (the store's
+ * `predecessor`): for the URI-R of the PUT address, at the PUT's
+ * `Memento-Datetime` (an HTTP-date, what the capture's own `Date` says),
+ * else at `receivedAt`. `undefined` — the condition is not evaluated, the
+ * PUT goes on — when the address names no URI-R or the datetime is outside
+ * every local archive (ingest then answers as it would).
+ */
+async function conditionMemento(app: FastifyInstance, req: FastifyRequest, route: string, receivedAt: Date): Promise<MementoRow | NewMementoRow | undefined> {
+  const { config, store } = app;
+  let urlkey: string;
+  try {
+    urlkey = uriRAfter(req.raw.url ?? '/', route, config.maxUrlLength).urlkey;
+  } catch (err) {
+    if (isHttpError(err)) return undefined;
+    throw err;
+  }
+  const h = req.headers['memento-datetime'];
+  const given = parseHttpDate(Array.isArray(h) ? h[0] : h);
+  const when = given && given.getTime() >= 0 && given.getTime() <= receivedAt.getTime() + 86_400_000 ? given : receivedAt;
+  const datetime = toEpochSeconds(when);
+  const archive = archiveForInstant(config.archives, datetime);
+  if (!archive || !isLocal(archive)) return undefined;
+  return store.predecessor(urlkey, datetime);
+}
+
+/**
+ * 412: the capture would be a duplicate of `prev`; nothing is read or
+ * stored. `ETag` is `prev`'s capture tag, `Content-Location` its URI-M.
+ * When the body was not asked for (`Expect: 100-continue`, `continueOwed`)
+ * and is chunked, the connection stays open: the client ends the request
+ * with the last chunk (`0\r\n\r\n`), which the server reads and drops, and
+ * may send its next request on it; with `Content-Length` (a body the
+ * client cannot cut short) Node closes the connection after the answer
+ * (`Connection: close`). A body that was sent anyway is read and dropped.
+ */
+function unchanged(req: FastifyRequest, reply: FastifyReply, prev: MementoRow | NewMementoRow, continueOwed: boolean): FastifyReply {
+  const uriM = uris.memento(req.base, prev.archive_id, prev);
+  const chunked = /\bchunked\s*$/i.test(String(req.headers['transfer-encoding'] ?? ''));
+  // Node closes a connection whose 100 Continue was not sent before a final answer (the client "may put extra bytes on
+  // the wire"); a chunked body is framed either way, so that connection can stay (RFC 9110 §10.1.1: say which).
+  if (continueOwed && chunked) (reply.raw as ServerResponse & { _expect_continue?: boolean })._expect_continue = false;
+  return reply
+    .code(412)
+    .header('etag', captureEntityTag(prev))
+    .header('content-location', uriM)
+    .type(TEXT)
+    .send(`unchanged: the memento ${uriM} has the same payload digest, status and media type; nothing stored\n`);
 }

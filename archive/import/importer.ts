@@ -255,7 +255,7 @@ export class Importer {
 
   /** The memento a revisit record repeats (module comment), or `null`. */
   private async resolve(item: WarcItem, uri: URL, date: Date): Promise<MementoRow | null> {
-    const at = async (urlkey: string, t: number) => (await this.sink.index.atOrBeforeMany([{ urlkey, t }]))[0] ?? null;
+    const at = async (urlkey: string, t: number) => (await this.sink.index.atOrBeforeMany([{ urlkey, t }]))[0]?.row ?? null;
     const digest = item.field('warc-payload-digest')?.trim();
     const stated = sha256Hex(digest);
     const sameDigest = (row: MementoRow) => stated !== null && row.digest === 'sha256:' + stated;

@@ -38,6 +38,14 @@ export interface MementoRow {
 
 export type NewMementoRow = Omit<MementoRow, 'id'>;
 
+/** One answer of {@link IndexDb.atOrBeforeMany}. */
+export interface AtOrBefore {
+  /** The latest memento at or before the instant asked; `undefined` when there is none. */
+  row: MementoRow | undefined;
+  /** `row` is the newest memento of its urlkey (none after the instant), or the urlkey has no memento at all. */
+  isNewest: boolean;
+}
+
 /**
  * What a navigation link needs of a memento (RFC 7089 §2.2.1: its URI-M and
  * datetime): the row id, Memento-Datetime (epoch s) and the URI-R as
@@ -274,24 +282,30 @@ export class IndexDb {
   /**
    * For each (urlkey, t) pair, the latest memento of `urlkey` in any archive
    * at or before `t` (epoch s), all in one query (one round trip to SQLite's
-   * thread): the dedup lookups of a write batch.
-   * @returns one entry per pair, in order; `undefined` where there is none.
+   * thread): the dedup lookups of a write batch. With it, whether that is
+   * the newest memento of `urlkey` (no memento after `t`), or there is no
+   * memento of `urlkey` at all: what the store's cache of newest mementos
+   * may keep.
+   * @returns one entry per pair, in order; `row` undefined where there is none before `t`.
    */
-  async atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<(MementoRow | undefined)[]> {
-    const out: (MementoRow | undefined)[] = new Array(pairs.length).fill(undefined);
+  async atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<AtOrBefore[]> {
+    const out: AtOrBefore[] = [];
     for (let from = 0; from < pairs.length; from += 300) {
       const part = pairs.slice(from, from + 300);
       const stmt = this.cached(
         `lookup${part.length}`,
         () => `WITH q(i, k, t) AS (VALUES ${part.map(() => '(?, ?, ?)').join(', ')})
-        SELECT q.i AS q_i, m.* FROM q JOIN memento m ON m.id = (
+        SELECT q.i AS q_i, (SELECT max(datetime) FROM memento WHERE urlkey = q.k) AS q_newest, m.* FROM q LEFT JOIN memento m ON m.id = (
           SELECT id FROM memento WHERE urlkey = q.k AND datetime <= q.t ORDER BY datetime DESC, id DESC LIMIT 1)`,
       );
       const params = part.flatMap((p, j) => [from + j, p.urlkey, p.t]);
-      const rows = await new Promise<(MementoRow & { q_i: number })[]>((resolve, reject) =>
-        stmt.all(params, (err: Error | null, r: (MementoRow & { q_i: number })[]) => (err ? reject(err) : resolve(r))),
+      const rows = await new Promise<(MementoRow & { q_i: number; q_newest: number | null })[]>((resolve, reject) =>
+        stmt.all(params, (err: Error | null, r: (MementoRow & { q_i: number; q_newest: number | null })[]) => (err ? reject(err) : resolve(r))),
       );
-      for (const { q_i, ...row } of rows) out[q_i] = row as MementoRow;
+      for (const { q_i, q_newest, ...row } of rows) {
+        const found = row.id === null ? undefined : (row as MementoRow);
+        out[q_i] = { row: found, isNewest: q_newest === null || (found !== undefined && found.datetime === q_newest) };
+      }
     }
     return out;
   }

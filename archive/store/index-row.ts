@@ -4,14 +4,13 @@
  * a memento's row here, from the same parts, so that an index rebuilt from
  * the WARC files is the index ingest wrote. docs/storage.md.
  */
+import { mediaType } from '../../shared/capture-tag.js';
 import { getHeader, type RawHeader } from '../../shared/http-head.js';
 import { exactUrlkey } from '../../shared/uri.js';
 import type { NewMementoRow } from './index-db.js';
 
-/** Media type without parameters, lower case; `''` for none (RFC 9110 §8.3.1). */
-export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0].trim().toLowerCase();
-}
+// The one definition of a row's media type is shared with the capture proxy (conditional captures).
+export { mediaType };
 
 /** What a memento's row is made of. */
 export interface RowParts {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { LRUCache } from 'lru-cache';
 import { type CaptureHead, CaptureRecordError, CaptureRecordParser } from '../../shared/capture-record.js';
 import { type AcceptedCapture, acceptCapture } from '../../shared/capture-rules.js';
 import { ScavengeCounter } from '../../shared/gc.js';
@@ -16,7 +17,7 @@ import { UriError } from '../../shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { type AtOrBefore, IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
@@ -40,6 +41,7 @@ export interface IngestResult {
 }
 
 interface PendingCapture {
+  kind: 'capture';
   archive: ArchiveSpan;
   row: NewMementoRow;
   head: CaptureHead;
@@ -49,6 +51,15 @@ interface PendingCapture {
   resolve: (r: Omit<IngestResult, 'bytes'>) => void;
   reject: (e: unknown) => void;
 }
+
+/** A conditional PUT's question, asked in the write queue's order (see {@link ArchiveStore.predecessor}). */
+interface PendingCheck {
+  kind: 'check';
+  row: { urlkey: string; datetime: number };
+  resolve: (prev: MementoRow | NewMementoRow | undefined) => void;
+}
+
+type Pending = PendingCapture | PendingCheck;
 
 /**
  * Counters of the write queue since the store opened: how many batches
@@ -63,6 +74,8 @@ export interface StoreStats {
   written: number;
   /** Captures found identical to the memento they follow (200, nothing written). */
   duplicates: number;
+  /** Conditional PUTs' questions answered ({@link ArchiveStore.predecessor}). */
+  checks: number;
   /** Milliseconds spent in each step of the batches, summed: dedup lookups, compressing/appending, fdatasync, index commit. */
   ms: { lookup: number; append: number; sync: number; commit: number };
 }
@@ -86,9 +99,17 @@ export interface IngestOptions {
 }
 
 export class ArchiveStore {
-  private queue: PendingCapture[] = [];
+  private queue: Pending[] = [];
   /** Write-queue counters (group commit: compare `batches` with `written`). */
-  readonly stats: StoreStats = { batches: 0, fsyncs: 0, transactions: 0, written: 0, duplicates: 0, ms: { lookup: 0, append: 0, sync: 0, commit: 0 } };
+  readonly stats: StoreStats = {
+    batches: 0,
+    fsyncs: 0,
+    transactions: 0,
+    written: 0,
+    duplicates: 0,
+    checks: 0,
+    ms: { lookup: 0, append: 0, sync: 0, commit: 0 },
+  };
   /**
    * Called once per stored batch (group commit): its captures, how many of
    * them were written (the rest were duplicates), and how long the fsync
@@ -107,6 +128,19 @@ export class ArchiveStore {
 
   /** Reads response records, with a cached read-only descriptor per WARC file. */
   private readonly reader: WarcReader;
+
+  /**
+   * The newest memento of recently seen urlkeys (`null`: the urlkey has
+   * none), so that the dedup of a capture newer than it — and the question
+   * of a conditional PUT — needs no index query: the common case of a busy
+   * page that has not changed. Filled from lookups that found the newest,
+   * kept current by every commit; right because this daemon is the only
+   * writer of its index while it runs (the data folder's lock).
+   */
+  private readonly newest = new LRUCache<string, MementoRow | NewMementoRow | { none: true }>({
+    maxSize: 16 * 1024 * 1024,
+    sizeCalculation: (v, k) => 2 * k.length + ('uri_r' in v ? 2 * v.uri_r.length + 400 : 64),
+  });
 
   private constructor(
     readonly config: ArchiveConfig,
@@ -212,7 +246,7 @@ export class ArchiveStore {
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ archive, row, head, body: spill, blockDigest: 'sha256:' + blockHash.digest('hex'), resolve: done, reject });
+      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest: 'sha256:' + blockHash.digest('hex'), resolve: done, reject });
       void this.drain();
     });
   }
@@ -261,10 +295,29 @@ export class ArchiveStore {
   }
 
   /**
+   * The memento a capture of `urlkey` filed at `datetime` (epoch s) would
+   * be compared with by the dedup of {@link ingest} (the latest at or
+   * before `datetime`, in any local archive), asked in the write queue's
+   * order: captures queued before the question count, even those not yet
+   * in the index, so the answer is the one an ingest of that capture
+   * arriving now would get. `undefined` when there is none (or when the
+   * one it would have been was not committed after all). For conditional
+   * PUTs (archive/http/ingest.ts).
+   */
+  predecessor(urlkey: string, datetime: number): Promise<MementoRow | NewMementoRow | undefined> {
+    return new Promise((resolve) => {
+      this.queue.push({ kind: 'check', row: { urlkey, datetime }, resolve });
+      void this.drain();
+    });
+  }
+
+  /**
    * The write queue: one batch at a time. Each capture of the batch is
    * checked for dedup and appended to its archive's WARC file; then the
    * files are fsynced once and the rows committed in one transaction (group
-   * commit); only then are the PUTs answered.
+   * commit); only then are the PUTs answered. The questions of conditional
+   * PUTs ({@link predecessor}) are answered in the same order, after the
+   * commit of the captures before them.
    */
   private async drain(): Promise<void> {
     if (this.writing) return;
@@ -275,88 +328,7 @@ export class ArchiveStore {
         // Let the PUTs whose bodies are arriving right now join this batch.
         await new Promise((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.queue.length);
-        const written: PendingCapture[] = [];
-        const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
-        const latest = new Map<string, NewMementoRow>();
-        // The dedup lookups of the whole batch in one query.
-        let t = performance.now();
-        let fromDb: (MementoRow | undefined)[];
-        try {
-          fromDb = await this.index.atOrBeforeMany(batch.map((p) => ({ urlkey: p.row.urlkey, t: p.row.datetime })));
-        } catch (err) {
-          for (const p of batch) {
-            p.reject(err);
-            await p.body.dispose();
-          }
-          continue;
-        }
-        this.stats.ms.lookup += performance.now() - t;
-        t = performance.now();
-        for (const [i, p] of batch.entries()) {
-          try {
-            const prev = this.previous(p.row, fromDb[i], latest);
-            if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime) {
-              done.push([p, { created: false, row: prev }]);
-              this.stats.duplicates++;
-              continue;
-            }
-            const rec = await this.writer(p.archive.id).append({
-              uriR: p.row.uri_r,
-              datetime: new Date(p.row.datetime * 1000),
-              requestHead: p.head.requestBytes,
-              responseHead: p.head.responseBytes,
-              body: () => p.body.read(),
-              bodyBuffer: p.body.inMemory(),
-              bodyLength: p.body.length,
-              payloadDigest: p.row.digest,
-              blockDigest: p.blockDigest,
-            });
-            p.row.warc_file = rec.file;
-            p.row.warc_offset = rec.offset;
-            p.row.warc_length = rec.length;
-            latest.set(p.row.urlkey, p.row);
-            written.push(p);
-          } catch (err) {
-            p.reject(err);
-          } finally {
-            await p.body.dispose();
-          }
-        }
-        this.stats.batches++;
-        this.stats.ms.append += performance.now() - t;
-        try {
-          t = performance.now();
-          for (const w of this.writers.values()) await w.sync();
-          const syncMs = performance.now() - t;
-          this.stats.ms.sync += syncMs;
-          this.onBatch?.(batch.length, written.length, syncMs / 1000);
-          if (written.length) {
-            this.stats.transactions++;
-            t = performance.now();
-            await this.index.insertMany(written.map((p) => p.row));
-            this.stats.ms.commit += performance.now() - t;
-          }
-          for (const p of written) done.push([p, { created: true, row: p.row }]);
-          this.stats.written += written.length;
-        } catch (err) {
-          // Not acknowledged: take the records back out of the WARC files, so that no
-          // unindexed record is left between acknowledged ones.
-          for (const p of [...written].reverse())
-            await this.writer(p.archive.id)
-              .rollback(p.row.warc_file, p.row.warc_offset)
-              .catch(() => undefined);
-          for (const p of written) p.reject(err);
-          // Duplicates of a capture of this batch point at nothing now: not acknowledged either.
-          const lost = new Set<NewMementoRow | MementoRow>(written.map((p) => p.row));
-          for (let i = done.length - 1; i >= 0; i--) {
-            if (lost.has(done[i][1].row)) {
-              done[i][0].reject(err);
-              done.splice(i, 1);
-            }
-          }
-        }
-        this.stats.fsyncs = [...this.writers.values()].reduce((n, w) => n + w.fsyncs, 0);
-        for (const [p, r] of done) p.resolve(r);
+        await this.writeBatch(batch);
       }
     } finally {
       this.writing = false;
@@ -364,8 +336,145 @@ export class ArchiveStore {
     }
   }
 
+  /** One batch of {@link drain}: dedup lookups in one query, appends, one fsync per file, one transaction, then the answers. */
+  private async writeBatch(batch: Pending[]): Promise<void> {
+    const written: PendingCapture[] = [];
+    const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
+    const answers: [PendingCheck, NewMementoRow | MementoRow | undefined][] = [];
+    const latest = new Map<string, NewMementoRow>();
+    let captures = 0;
+    // The dedup lookups of the whole batch: from the cache of newest mementos, the rest in one query.
+    let t = performance.now();
+    let fromDb: (MementoRow | NewMementoRow | undefined)[];
+    try {
+      fromDb = await this.lookup(batch.map((p) => p.row));
+    } catch (err) {
+      for (const p of batch) {
+        if (p.kind === 'check') {
+          p.resolve(undefined); // no answer: the PUT goes on unconditionally, and its ingest meets the error
+          continue;
+        }
+        p.reject(err);
+        await p.body.dispose();
+      }
+      return;
+    }
+    this.stats.ms.lookup += performance.now() - t;
+    t = performance.now();
+    for (const [i, p] of batch.entries()) {
+      if (p.kind === 'check') {
+        answers.push([p, this.previous(p.row, fromDb[i], latest)]);
+        continue;
+      }
+      captures++;
+      try {
+        const prev = this.previous(p.row, fromDb[i], latest);
+        if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime) {
+          done.push([p, { created: false, row: prev }]);
+          this.stats.duplicates++;
+          continue;
+        }
+        const rec = await this.writer(p.archive.id).append({
+          uriR: p.row.uri_r,
+          datetime: new Date(p.row.datetime * 1000),
+          requestHead: p.head.requestBytes,
+          responseHead: p.head.responseBytes,
+          body: () => p.body.read(),
+          bodyBuffer: p.body.inMemory(),
+          bodyLength: p.body.length,
+          payloadDigest: p.row.digest,
+          blockDigest: p.blockDigest,
+        });
+        p.row.warc_file = rec.file;
+        p.row.warc_offset = rec.offset;
+        p.row.warc_length = rec.length;
+        latest.set(p.row.urlkey, p.row);
+        written.push(p);
+      } catch (err) {
+        p.reject(err);
+      } finally {
+        await p.body.dispose();
+      }
+    }
+    this.stats.batches++;
+    this.stats.ms.append += performance.now() - t;
+    try {
+      t = performance.now();
+      for (const w of this.writers.values()) await w.sync();
+      const syncMs = performance.now() - t;
+      this.stats.ms.sync += syncMs;
+      if (captures) this.onBatch?.(captures, written.length, syncMs / 1000);
+      if (written.length) {
+        this.stats.transactions++;
+        t = performance.now();
+        await this.index.insertMany(written.map((p) => p.row));
+        this.stats.ms.commit += performance.now() - t;
+        for (const p of written) this.noteCommitted(p.row);
+      }
+      for (const p of written) done.push([p, { created: true, row: p.row }]);
+      this.stats.written += written.length;
+    } catch (err) {
+      // Not acknowledged: take the records back out of the WARC files, so that no
+      // unindexed record is left between acknowledged ones.
+      for (const p of [...written].reverse())
+        await this.writer(p.archive.id)
+          .rollback(p.row.warc_file, p.row.warc_offset)
+          .catch(() => undefined);
+      for (const p of written) p.reject(err);
+      // Duplicates of a capture of this batch point at nothing now: not acknowledged either.
+      const lost = new Set<NewMementoRow | MementoRow>(written.map((p) => p.row));
+      for (let i = done.length - 1; i >= 0; i--) {
+        if (lost.has(done[i][1].row)) {
+          done[i][0].reject(err);
+          done.splice(i, 1);
+        }
+      }
+      // A question answered by a capture that is not stored after all has no answer.
+      for (const a of answers) if (a[1] && lost.has(a[1])) a[1] = undefined;
+    }
+    this.stats.fsyncs = [...this.writers.values()].reduce((n, w) => n + w.fsyncs, 0);
+    for (const [p, r] of done) p.resolve(r);
+    this.stats.checks += answers.length;
+    for (const [p, prev] of answers) p.resolve(prev);
+  }
+
+  /**
+   * For each capture (or question) of a batch, the latest memento of its
+   * urlkey at or before its datetime in the index: from the cache of
+   * newest mementos when that one is not after the datetime, the others in
+   * one index query (whose answers fill the cache where they are the newest).
+   */
+  private async lookup(rows: { urlkey: string; datetime: number }[]): Promise<(MementoRow | NewMementoRow | undefined)[]> {
+    const out: (MementoRow | NewMementoRow | undefined)[] = new Array(rows.length).fill(undefined);
+    const ask: number[] = [];
+    for (const [i, r] of rows.entries()) {
+      const known = this.newest.get(r.urlkey);
+      if (known && 'none' in known) continue;
+      if (known && known.datetime <= r.datetime) out[i] = known;
+      else ask.push(i);
+    }
+    if (!ask.length) return out;
+    const found: AtOrBefore[] = await this.index.atOrBeforeMany(ask.map((i) => ({ urlkey: rows[i].urlkey, t: rows[i].datetime })));
+    for (const [j, i] of ask.entries()) {
+      const { row, isNewest } = found[j];
+      out[i] = row;
+      if (isNewest) this.newest.set(rows[i].urlkey, row ?? { none: true });
+    }
+    return out;
+  }
+
+  /** A row is in the index now: it is the newest of its urlkey if the cache knew the newest and it is not older. */
+  private noteCommitted(row: NewMementoRow): void {
+    const known = this.newest.get(row.urlkey);
+    if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);
+  }
+
   /** The memento a new capture follows in time: from this batch or the index, whichever is later. */
-  private previous(row: NewMementoRow, fromDb: MementoRow | undefined, batch: Map<string, NewMementoRow>): NewMementoRow | MementoRow | undefined {
+  private previous(
+    row: { urlkey: string; datetime: number },
+    fromDb: MementoRow | NewMementoRow | undefined,
+    batch: Map<string, NewMementoRow>,
+  ): NewMementoRow | MementoRow | undefined {
     const b = batch.get(row.urlkey);
     if (b && b.datetime <= row.datetime && (!fromDb || b.datetime >= fromDb.datetime)) return b;
     return fromDb;

@@ -1,26 +1,36 @@
 /**
  * One capture: the live PUT (proxy/capture/upload.ts) and the spool tee
  * (proxy/spool/tee.ts) fed with the same body bytes as they arrive from
- * the content server, and the decision once both are done: stored, spooled
- * for a re-send, kept in `rejected/` (the archive refused it for good),
- * dropped, or aborted. What the archive would refuse (shared/capture-rules.ts,
- * the archive's own rules) is never started. The client never waits for
+ * the content server, and the decision once both are done: stored,
+ * unchanged (the archive, or the local cache, has the same memento),
+ * spooled for a re-send, kept in `rejected/` (the archive refused it for
+ * good), dropped, or aborted. A body that ends within
+ * `conditional_max_bytes` is held and sent as one conditional PUT
+ * (`If-None-Match` with its entity tag, shared/capture-tag.ts); a larger
+ * one streams. What the archive would refuse (shared/capture-rules.ts, the
+ * archive's own rules) is never started. The client never waits for
  * either; the design is in docs/architecture.md.
  */
+import { createHash, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { serializeCaptureHead } from '../../shared/capture-record.js';
-import { refusalOf } from '../../shared/capture-rules.js';
+import { inspectCapture } from '../../shared/capture-rules.js';
+import { captureEntityTag, mediaType } from '../../shared/capture-tag.js';
 import { ScavengeCounter } from '../../shared/gc.js';
+import { formatHttpDate, parseHttpDate } from '../../shared/http-date.js';
+import { getHeader } from '../../shared/http-head.js';
 import { isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { ArchiveQueue } from '../spool/queue.js';
 import type { Spool } from '../spool/spool.js';
+import type { SpoolMeta } from '../spool/file.js';
 import type { SpoolTee } from '../spool/tee.js';
 import type { CaptureAddress } from './address.js';
 import { captureHeads } from './record.js';
-import { CaptureUpload, type UploadOptions, type UploadOutcome } from './upload.js';
+import type { UnchangedCache } from './unchanged-cache.js';
+import { CaptureUpload, ConditionalUpload, type UploadOptions, type UploadOutcome } from './upload.js';
 
 /** How a capture ended; the payload of the proxy's `'capture'` event. */
 export interface CaptureOutcome {
@@ -31,6 +41,10 @@ export interface CaptureOutcome {
   putUrl: string;
   /**
    * - `stored`: the archive acknowledged the live PUT (2xx);
+   * - `unchanged`: the capture is the same as the memento it would follow:
+   *   the archive answered 412 to its conditional PUT (`live:
+   *   'unchanged'`), or the local cache said so and nothing was sent
+   *   (`live: 'cached'`);
    * - `spooled`: the live PUT failed or was skipped (the archive is backing
    *   off); the whole record is in the spool and will be re-sent;
    * - `rejected`: the archive refused the live PUT for good (a 4xx other
@@ -41,9 +55,9 @@ export interface CaptureOutcome {
    *   mid-body: there is no whole capture; the PUT was cut so that the
    *   archive stores nothing.
    */
-  outcome: 'stored' | 'spooled' | 'rejected' | 'dropped' | 'aborted';
-  /** What the live PUT did (`skipped`: not tried, the archive's queue was backing off). */
-  live: UploadOutcome['outcome'] | 'skipped';
+  outcome: 'stored' | 'unchanged' | 'spooled' | 'rejected' | 'dropped' | 'aborted';
+  /** What the live PUT did (`skipped`: not tried, the archive's queue was backing off; `cached`: not needed, see `unchanged`). */
+  live: UploadOutcome['outcome'] | 'skipped' | 'cached';
   /** Status of the archive's answer to the live PUT, when there was one. */
   archiveStatus?: number;
   /** One line: what went wrong. */
@@ -60,7 +74,31 @@ export interface CaptureOptions extends UploadOptions {
   spool?: Spool;
   log?: Logger;
   metrics?: ProxyMetrics;
+  /** Largest body held for a conditional PUT (vhosts with `ArchiveConditional: On`), bytes (default 64 KiB). */
+  conditionalMaxBytes?: number;
+  /** The local cache of vhosts with `ArchiveUnchangedCache: On`. */
+  unchangedCache?: UnchangedCache;
 }
+
+/** What a conditional PUT's entity tag is made of besides the payload digest, from the heads as the archive reads them. */
+export interface CaptureHeadFacts {
+  status: number;
+  /** Media type of its Content-Type (shared/capture-tag.ts `mediaType`). */
+  mime: string;
+  /** The response's Date as an HTTP-date, when it has a valid one (the capture's Memento-Datetime). */
+  datetime?: string;
+  /** The body's length when the response says it (Content-Length): a body known to be larger than the bound is not held. */
+  bodyLength?: number;
+}
+
+/** The body held for a conditional PUT while it is within the bound. */
+interface Held {
+  chunks: Buffer[];
+  bytes: number;
+  hash: Hash;
+}
+
+const DEFAULT_CONDITIONAL_MAX_BYTES = 64 * 1024;
 
 /**
  * One capture: the live PUT and the spool tee fed with the same bytes, and
@@ -73,39 +111,86 @@ export class Capture {
   private readonly vhost: Vhost;
   private readonly options: CaptureOptions;
   private readonly started = performance.now();
-  private readonly live: CaptureUpload | undefined;
-  private readonly tee: SpoolTee | undefined;
+  private live: CaptureUpload | ConditionalUpload | undefined;
+  /** The spool copy; for a held capture made only when it is needed (the live PUT failed, or the body passed the bound). */
+  private tee: SpoolTee | undefined;
+  /** When the capture started, ms since the epoch (the spool copy's `capturedAt`). */
+  private readonly startedAt = Date.now();
+  /** The held record (heads and body), once the body ended within the bound: the spool copy of a failed conditional PUT. */
+  private heldRecord: Buffer[] | undefined;
   private readonly queue: ArchiveQueue | undefined;
+  private readonly head: Buffer;
+  private readonly facts: CaptureHeadFacts | undefined;
+  /** The body while it is held for a conditional PUT (not yet sent); `undefined` once it streams or is sent. */
+  private held: Held | undefined;
+  /** The capture's entity tag, once its body is complete and was held. */
+  private tag: string | undefined;
+  /** The local cache this capture counts in (vhost `ArchiveUnchangedCache: On`). */
+  private readonly cache: UnchangedCache | undefined;
   private bodyBytes = 0;
   /** A scavenge every few MiB of body: the buffers of a large response are freed as it streams (shared/gc.ts). */
   private readonly gc = new ScavengeCounter();
   private body: 'streaming' | 'complete' | 'aborted' = 'streaming';
   private abortReason: string | undefined;
   private liveResult: UploadOutcome | undefined;
+  /** The local cache found the capture unchanged: no PUT. */
+  private cached = false;
   private deciding = false;
   private resolveSettled!: (o: CaptureOutcome) => void;
   /** Resolves with the outcome (never rejects). */
   readonly settled: Promise<CaptureOutcome> = new Promise((resolve) => (this.resolveSettled = resolve));
 
-  constructor(vhost: Vhost, uriR: string, head: Buffer, options: CaptureOptions = {}) {
+  /**
+   * @param head bytes of parts 1–6 of the capture record
+   * @param facts status, media type and datetime of the heads (as the
+   *   archive reads them): with them, and `ArchiveConditional: On`, the
+   *   body is held for a conditional PUT while it is within
+   *   `conditionalMaxBytes`; without them it streams
+   */
+  constructor(vhost: Vhost, uriR: string, head: Buffer, options: CaptureOptions = {}, facts?: CaptureHeadFacts) {
     this.vhost = vhost;
     this.uriR = uriR;
     this.options = options;
+    this.head = head;
+    this.facts = facts;
     const target = putTargetOf(vhost, uriR);
     this.putUrl = putUrl(target);
     const spool = options.spool;
     if (spool) {
       this.queue = spool.queue(target.host, target.port);
-      this.tee = spool.tee({ ...target, uriR, vhost: vhost.serverName, capturedAt: new Date().toISOString() });
-      this.tee.write(head);
     }
-    if (!this.queue?.down) {
-      this.live = new CaptureUpload(vhost, uriR, head, options);
-      void this.live.settled.then((r) => {
-        this.liveResult = r;
-        this.decide();
-      });
+    const bound = options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES;
+    if (facts && vhost.archiveConditional && !((facts.bodyLength ?? 0) > bound)) {
+      this.held = { chunks: [head], bytes: 0, hash: createHash('sha256') };
+      if (vhost.archiveUnchangedCache && options.unchangedCache) {
+        this.cache = options.unchangedCache;
+        this.cache.begin(this.putUrl);
+      }
+    } else {
+      this.openTee([head]);
+      if (!this.queue?.down) this.startLive(new CaptureUpload(vhost, uriR, head, options));
     }
+  }
+
+  /** Starts the spool copy with `chunks` (the record so far), when there is a spool. */
+  private openTee(chunks: Buffer[]): void {
+    if (!this.options.spool || this.tee) return;
+    const meta: SpoolMeta = {
+      ...putTargetOf(this.vhost, this.uriR),
+      uriR: this.uriR,
+      vhost: this.vhost.serverName,
+      capturedAt: new Date(this.startedAt).toISOString(),
+    };
+    this.tee = this.options.spool.tee(meta);
+    for (const c of chunks) this.tee.write(c);
+  }
+
+  private startLive(live: CaptureUpload | ConditionalUpload): void {
+    this.live = live;
+    void live.settled.then((r) => {
+      this.liveResult = r;
+      this.decide();
+    });
   }
 
   /** Body bytes, as received from the content server (transfer coding undone). Never waits. */
@@ -114,27 +199,54 @@ export class Capture {
     this.bodyBytes += chunk.length;
     this.gc.add(chunk.length);
     this.tee?.write(chunk);
-    this.live?.write(chunk);
+    const held = this.held;
+    if (!held) {
+      if (this.live instanceof CaptureUpload) this.live.write(chunk);
+      return;
+    }
+    held.chunks.push(chunk);
+    held.bytes += chunk.length;
+    held.hash.update(chunk);
+    if (held.bytes > (this.options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES)) {
+      // Too large to hold: stream it as it comes, unconditionally, from what is held so far.
+      this.held = undefined;
+      this.openTee(held.chunks);
+      if (this.queue?.down) return;
+      const live = new CaptureUpload(this.vhost, this.uriR, this.head, this.options);
+      for (const c of held.chunks.slice(1)) live.write(c);
+      this.startLive(live);
+    }
   }
 
   /** The response body is complete. */
   end(): void {
     if (this.body !== 'streaming') return;
     this.body = 'complete';
-    this.live?.end();
+    const held = this.held;
+    if (held && this.facts) {
+      this.held = undefined;
+      this.heldRecord = held.chunks;
+      const { status, mime, datetime } = this.facts;
+      this.tag = captureEntityTag({ digest: 'sha256:' + held.hash.digest('hex'), status, mime });
+      if (this.cache?.unchanged(this.putUrl, this.tag)) this.cached = true;
+      else if (!this.queue?.down) {
+        this.startLive(new ConditionalUpload(this.vhost, this.uriR, { chunks: held.chunks, tag: this.tag, ...(datetime ? { datetime } : {}) }, this.options));
+      }
+    } else if (this.live instanceof CaptureUpload) this.live.end();
     this.decide();
   }
 
   /**
    * The exchange broke off before the body was complete (client gone,
-   * content server failed): cuts the live PUT, drops the tee. After
-   * {@link end} (the proxy shutting down with the PUT still in flight):
-   * cuts the live PUT and spools the capture.
+   * content server failed): cuts the live PUT (a held body was never
+   * sent), drops the tee. After {@link end} (the proxy shutting down with
+   * the PUT still in flight): cuts the live PUT and spools the capture.
    */
   abort(reason: string): void {
     if (this.body === 'streaming') {
       this.body = 'aborted';
       this.abortReason = reason;
+      this.held = undefined;
     }
     this.live?.abort(reason);
     this.decide();
@@ -173,13 +285,15 @@ export class Capture {
       vhost: this.vhost.serverName,
       putUrl: this.putUrl,
       outcome: 'stored',
-      live: live?.outcome ?? 'skipped',
+      live: this.cached ? 'cached' : (live?.outcome ?? 'skipped'),
       bodyBytes: this.bodyBytes,
       ms: 0,
     };
     if (live?.archiveStatus !== undefined) result.archiveStatus = live.archiveStatus;
     if (live?.reason !== undefined) result.reason = live.reason;
-    if (live && live.outcome !== 'stored' && live.outcome !== 'aborted') metrics?.putFailures.inc({ via: 'live' });
+    if (live && live.outcome !== 'stored' && live.outcome !== 'unchanged' && live.outcome !== 'aborted') metrics?.putFailures.inc({ via: 'live' });
+    const acknowledged = this.cached || live?.outcome === 'stored' || live?.outcome === 'unchanged';
+    this.cache?.settle(this.putUrl, acknowledged && this.body === 'complete' ? this.tag : undefined);
 
     if (this.body === 'aborted') {
       this.tee?.discard();
@@ -193,16 +307,24 @@ export class Capture {
         reason: this.abortReason,
         bodyBytes: this.bodyBytes,
       });
-    } else if (live?.outcome === 'stored') {
+    } else if (this.cached) {
+      this.tee?.discard();
+      result.outcome = 'unchanged';
+      metrics?.unchanged.inc({ via: 'cache' });
+    } else if (live?.outcome === 'stored' || live?.outcome === 'unchanged') {
       this.tee?.discard();
       this.queue?.noteSuccess();
-      metrics?.capturesSent.inc({ via: 'live' });
+      if (live.outcome === 'unchanged') {
+        result.outcome = 'unchanged';
+        metrics?.unchanged.inc({ via: 'archive' });
+      } else metrics?.capturesSent.inc({ via: 'live' });
     } else if (live?.outcome === 'failed' && live.archiveStatus !== undefined && isPermanentRefusal(live.archiveStatus)) {
       // Refused for good: a re-send cannot change that, and the archive is up (no back-off for the captures behind it).
       await this.keepRejected(result);
     } else {
       // Failed, overflowed, cut at shutdown, or skipped: keep it for a re-send.
       if (live?.outcome === 'failed') this.queue?.noteFailure(live.reason ?? 'the live PUT failed');
+      if (this.heldRecord) this.openTee(this.heldRecord);
       const spooled = this.tee && this.queue ? await this.tee.commit(this.queue) : { result: 'dropped' as const, reason: 'no spool' };
       if (spooled.result === 'spooled') {
         result.outcome = 'spooled';
@@ -244,6 +366,7 @@ export class Capture {
   /** The archive refused the live PUT for good: the record goes to `rejected/` (within the spool's bound), counted as lost. */
   private async keepRejected(result: CaptureOutcome): Promise<void> {
     const { log, metrics } = this.options;
+    if (this.heldRecord) this.openTee(this.heldRecord);
     const kept = this.tee ? await this.tee.commit('rejected') : { result: 'dropped' as const, reason: 'no spool' };
     result.outcome = kept.result === 'spooled' ? 'rejected' : 'dropped';
     metrics?.dropped.inc({ reason: 'rejected' });
@@ -262,10 +385,11 @@ export class Capture {
 
 /**
  * Starts the capture of one exchange: builds the record's heads and, unless
- * the archive would refuse them (shared/capture-rules.ts `refusalOf`, with
- * the archive's default limits), opens the live PUT (unless the archive's
- * queue is backing off) and the spool tee. The caller feeds it the body
- * ({@link Capture.write}) and ends or aborts it.
+ * the archive would refuse them (shared/capture-rules.ts `inspectCapture`,
+ * with the archive's default limits), opens the spool tee and either the
+ * live PUT (unless the archive's queue is backing off) or, with
+ * `ArchiveConditional: On`, holds the body for a conditional PUT. The
+ * caller feeds it the body ({@link Capture.write}) and ends or aborts it.
  *
  * @returns the capture, or `{ refused }`: why the archive would refuse it
  *   (nothing was sent nor spooled)
@@ -282,7 +406,14 @@ export function startCapture(
 ): Capture | { refused: string } {
   const { request, response } = captureHeads(req, proxyRes, vhost, scheme, address);
   const head = serializeCaptureHead(request, response);
-  const refusal = refusalOf(head, new Date());
-  if (refusal) return { refused: refusal.message };
-  return new Capture(vhost, address.uriR, head, options);
+  const inspected = inspectCapture(head, new Date());
+  if ('refusal' in inspected) return { refused: inspected.refusal.message };
+  // Status, media type and Date exactly as the archive will read them from these bytes.
+  const headers = inspected.head.response.headers;
+  const date = parseHttpDate(getHeader(headers, 'date'));
+  const facts: CaptureHeadFacts = { status: inspected.head.response.status, mime: mediaType(getHeader(headers, 'content-type')) };
+  if (date) facts.datetime = formatHttpDate(date);
+  const length = getHeader(headers, 'content-length');
+  if (length !== undefined) facts.bodyLength = Number(length.split(',')[0]);
+  return new Capture(vhost, address.uriR, head, options, facts);
 }

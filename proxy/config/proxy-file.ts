@@ -35,6 +35,7 @@ defineCheck('proxy-listen', (v) => parseListen(v) !== undefined);
 defineCheck('proxy-listen-or-off', (v) => adminListenOf(v) !== undefined);
 defineCheck('proxy-seconds', (v) => secondsOf(v) !== undefined);
 defineCheck('proxy-bytes', (v) => bytesOf(v) !== undefined);
+defineCheck('proxy-count', (v) => bytesOf(v) !== undefined);
 
 /** A time setting: seconds greater than 0, fractions allowed, a number or a string of digits. */
 const seconds = <D extends number>(dflt: D, description: string) =>
@@ -87,6 +88,20 @@ export const PROXY_FILE_SCHEMA = {
     request_timeout: seconds(300, 'seconds a client has to send its whole request (its head: at most 60); then **408** and the connection is closed'),
     upstream_timeout: seconds(60, 'seconds the content server may stay silent; then **504** (or, after the head, a cut response)'),
     archive_timeout: seconds(60, 'seconds the archive may stay silent during a PUT; then the capture is spooled'),
+    archive_connections: {
+      check: 'proxy-count',
+      default: 64,
+      description:
+        "most connections to each archive (`ArchiveHost:ArchivePort`) for conditional PUTs, and as many for streamed PUTs and re-sends, kept open between PUTs (keep-alive); a capture that finds them all busy waits for one (a streamed one's bytes count in the 8 MiB a live PUT may hold), at most `archive_timeout`, then it is spooled",
+      errorMessage: 'must be a whole number greater than 0',
+    },
+    conditional_max_bytes: {
+      check: 'proxy-bytes',
+      default: 65536,
+      description:
+        'largest response body held in memory for a conditional PUT (`ArchiveConditional`): a capture whose body is complete within this many bytes goes as one conditional PUT once the response has ended; a larger one starts streaming to the archive when it passes the bound (an unconditional PUT, as before). Per capture in flight, so at most this × concurrent captures of memory',
+      errorMessage: 'must be a number of bytes greater than 0',
+    },
   },
 } as const satisfies ConfigSchema;
 
@@ -123,6 +138,10 @@ export interface ProxyConfig {
   upstreamTimeoutMs?: number;
   /** Archive silence timeout during a PUT, ms (default 60 000). */
   archiveTimeoutMs?: number;
+  /** Most connections to each archive, kept open between PUTs (default 64). */
+  archiveConnections?: number;
+  /** Largest body held for a conditional PUT, bytes (default 64 KiB). */
+  conditionalMaxBytes?: number;
 }
 
 /**
@@ -171,6 +190,8 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
     requestTimeoutMs: ms('request_timeout'),
     upstreamTimeoutMs: ms('upstream_timeout'),
     archiveTimeoutMs: ms('archive_timeout'),
+    archiveConnections: bytesOf(raw.archive_connections),
+    conditionalMaxBytes: bytesOf(raw.conditional_max_bytes),
   };
   const admin = adminListenOf(raw.admin_listen);
   if (admin && admin !== 'off') out.adminListen = admin;

@@ -2,7 +2,9 @@
  * One archive's queue in the spool and its sender: the files waiting for
  * that archive (`ArchiveHost:ArchivePort`), re-sent one at a time in
  * sequence order, each as one PUT with `Content-Length` and the same record
- * bytes (so the archive's dedup makes a second copy harmless). Failures
+ * bytes (so the archive's dedup makes a second copy harmless), unconditional
+ * (a re-send is rare, and its record is on disk, not in memory), on the
+ * proxy's kept-alive connections to the archive. Failures
  * back off exponentially; a refusal that a retry cannot fix (a 4xx other
  * than 401, 403, 408, 429; RFC 9110 §15.5) moves the file to `rejected/`
  * and does not hold back the files behind it. The queue is also the
@@ -253,10 +255,12 @@ export class ArchiveQueue {
         settled = true;
         this.current = undefined;
         body.destroy();
+        // A failed re-send does not leave its connection to the next one (it may be mid-body).
+        if (!r.ok) req.destroy();
         resolve(r);
       };
       const body = createReadStream(entry.file, { start: offset });
-      const req = archivePut(meta, this.spool.tokenFor?.(meta), { 'Content-Length': entry.size - offset, Connection: 'close' });
+      const req = archivePut(meta, this.spool.tokenFor?.(meta), { 'Content-Length': entry.size - offset }, this.spool.agent);
       this.current = req;
       req.setTimeout(this.spool.archiveTimeoutMs, () => {
         done({ ok: false, reason: `the archive sent nothing for ${this.spool.archiveTimeoutMs} ms` });

@@ -20,6 +20,7 @@
  * stays queued and in order).
  */
 import { chmod, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import type http from 'node:http';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -54,6 +55,8 @@ export interface SpoolOptions {
   metrics?: ProxyMetrics;
   /** The `ArchiveToken` to send with a re-sent capture (looked up in the current vhosts). */
   tokenFor?: (meta: SpoolMeta) => string | undefined;
+  /** The proxy's connections to the archives (proxy/archive-put.ts); without it, a new connection per re-send. */
+  agent?: http.Agent;
 }
 
 /** The spool folder: its queues, its bound, its tees. See the module's comment. */
@@ -70,6 +73,7 @@ export class Spool {
   readonly log: Logger;
   readonly metrics: ProxyMetrics | undefined;
   readonly tokenFor: ((meta: SpoolMeta) => string | undefined) | undefined;
+  readonly agent: http.Agent | undefined;
   paused: boolean;
   private seq = 0;
   private tmpSeq = 0;
@@ -94,6 +98,7 @@ export class Spool {
     this.log = o.log ?? silentLogger;
     this.metrics = o.metrics;
     this.tokenFor = o.tokenFor;
+    this.agent = o.agent;
     this.paused = o.paused ?? false;
   }
 

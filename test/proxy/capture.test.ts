@@ -1,11 +1,15 @@
 /**
- * What arrives at the archive: one PUT per captured exchange, chunked,
- * Connection: close, at ArchivePath + URI-R, whose body is the request as
- * received, the response head without hop-by-hop headers, and the body
- * bytes exactly as the client got them. What is not captured, and that the
- * client never suffers for the archive.
+ * What arrives at the archive: one PUT per captured exchange, chunked, on
+ * a kept-alive connection, at ArchivePath + URI-R, whose body is the
+ * request as received, the response head without hop-by-hop headers, and
+ * the body bytes exactly as the client got them; a small body as a
+ * conditional PUT (If-None-Match with its entity tag, Expect:
+ * 100-continue, Memento-Datetime), a large one or with ArchiveConditional
+ * Off streamed as it arrives. What is not captured, and that the client
+ * never suffers for the archive.
  */
 
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
@@ -13,6 +17,7 @@ import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import type { RunningProxy } from '../../proxy/server.js';
+import { captureEntityTag } from '../../shared/capture-tag.js';
 import { freePort, get, listen, type ReceivedPut, rawRequest, startFakeArchive, startTestProxy, startUpstream, vhostYaml } from './helpers.js';
 
 const DATE = 'Tue, 20 Mar 2001 20:35:00 GMT';
@@ -81,7 +86,9 @@ async function setup(t: Test, settings: Record<string, string | number | boolean
   return { upstream, archive, proxy, logs, host };
 }
 
-t.test('a captured GET: one chunked PUT with the exact capture record', async (t) => {
+const sha256 = (s: string | Buffer) => 'sha256:' + createHash('sha256').update(s).digest('hex');
+
+t.test('a captured GET: one chunked, conditional PUT with the exact capture record', async (t) => {
   const { archive, proxy, host } = await setup(t, { EnableIP: 'On' });
   const stored = nextCapture(proxy);
   const r = await get(proxy.url, '/chunked?x=1', host, [
@@ -98,8 +105,16 @@ t.test('a captured GET: one chunked PUT with the exact capture record', async (t
   t.equal(put.method, 'PUT');
   t.equal(put.url, `/put/http://${host}/chunked?x=1`, 'at ArchivePath + URI-R');
   t.equal(put.headers['transfer-encoding'], 'chunked');
-  t.equal(put.headers.connection, 'close');
+  t.not(put.headers.connection, 'close', 'on a connection kept open (HTTP/1.1: no Connection: close)');
   t.equal(put.headers['content-length'], undefined);
+  t.equal(put.headers.expect, '100-continue', 'the body only once the archive asks for it');
+  t.equal(
+    put.headers['if-none-match'],
+    captureEntityTag({ digest: sha256('<p>hello, world</p>'), status: 200, mime: 'text/html' }),
+    'If-None-Match: the payload digest, status and media type',
+  );
+  t.equal(put.headers['if-none-match'], `"${sha256('<p>hello, world</p>')};200;text/html"`, 'in the documented form');
+  t.equal(put.headers['memento-datetime'], DATE, "Memento-Datetime: the response's Date");
   t.equal(put.headers.host, `127.0.0.1:${archive.port}`);
   t.ok(put.complete);
   t.equal(
@@ -254,6 +269,110 @@ t.test('an archive slower than the client: the capture is abandoned, the client 
   t.match(await done, { outcome: 'spooled', live: 'overflow' }, 'the live PUT was cut; the whole capture went to the spool');
 });
 
+t.test('ArchiveConditional Off: the PUT streams while the response does, unconditionally', async (t) => {
+  let release!: () => void;
+  const upstream = await startUpstream(t, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain', Date: DATE });
+    res.write('first part;');
+    release = () => res.end('second part');
+  });
+  t.teardown(() => release?.());
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(t, {
+    'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port, ArchiveConditional: 'Off' }),
+  });
+  const putStarted = once(archive.events, 'start');
+  const response = get(proxy.url, '/stream', `localhost:${proxy.address.port}`);
+  const [started] = (await putStarted) as [http.IncomingMessage];
+  t.equal(started.headers['if-none-match'], undefined, 'no condition');
+  t.equal(started.headers.expect, undefined, 'no Expect');
+  const stored = nextCapture(proxy);
+  release();
+  t.equal((await response).status, 200);
+  t.equal((await stored).outcome, 'stored');
+  t.match(archive.puts[0].body.toString(), /first part;second part$/);
+});
+
+t.test('a body larger than conditional_max_bytes streams as it arrives, unconditionally', async (t) => {
+  let release!: () => void;
+  const upstream = await startUpstream(t, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain', Date: DATE });
+    res.write('x'.repeat(2000));
+    release = () => res.end('the end');
+  });
+  t.teardown(() => release?.());
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port }) },
+    {},
+    { conditionalMaxBytes: 1000 },
+  );
+  const putStarted = once(archive.events, 'start');
+  const response = get(proxy.url, '/big', `localhost:${proxy.address.port}`);
+  const [started] = (await putStarted) as [http.IncomingMessage];
+  t.equal(started.headers['if-none-match'], undefined, 'past the bound: no condition, streamed before the response ends');
+  const stored = nextCapture(proxy);
+  release();
+  t.equal((await response).status, 200);
+  t.equal((await stored).outcome, 'stored');
+  t.equal(archive.puts[0].body.subarray(-2007).toString(), 'x'.repeat(2000) + 'the end', 'the held part, then the rest');
+});
+
+t.test('a Content-Length over conditional_max_bytes: not held, the PUT streams from the first byte', async (t) => {
+  let release!: () => void;
+  const upstream = await startUpstream(t, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain', Date: DATE, 'Content-Length': '2000' });
+    res.write('first bytes;');
+    release = () => res.end('y'.repeat(2000 - 'first bytes;'.length));
+  });
+  t.teardown(() => release?.());
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port }) },
+    {},
+    { conditionalMaxBytes: 1000 },
+  );
+  const putStarted = once(archive.events, 'start');
+  const response = get(proxy.url, '/known', `localhost:${proxy.address.port}`);
+  const [started] = (await putStarted) as [http.IncomingMessage];
+  t.equal(started.headers['if-none-match'], undefined, 'unconditional, started with 12 of 2000 bytes');
+  const stored = nextCapture(proxy);
+  release();
+  t.equal((await response).status, 200);
+  t.equal((await stored).outcome, 'stored');
+});
+
+t.test('the client goes away mid-body of a held capture: nothing is sent at all', async (t) => {
+  let release!: () => void;
+  const upstream = await startUpstream(t, (req, res) => {
+    if (req.url === '/ok') return void res.end('ok');
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.write('first part;');
+    release = () => res.end('second part');
+  });
+  t.teardown(() => release?.());
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port }) });
+  const outcome = nextCapture(proxy);
+  const req = http.request({ host: '127.0.0.1', port: proxy.address.port, path: '/slow', agent: false, headers: { Host: 'localhost' } });
+  req.on('error', () => {});
+  req.end();
+  const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+  await once(res, 'data');
+  req.destroy();
+  t.match(await outcome, { outcome: 'aborted', live: 'skipped', reason: /client closed/ });
+  const stored = nextCapture(proxy);
+  await get(proxy.url, '/ok', 'localhost');
+  t.equal((await stored).outcome, 'stored');
+  t.same(
+    archive.puts.map((p) => p.url),
+    ['/put/http://localhost/ok'],
+    'the archive never heard of /slow',
+  );
+});
+
 t.test('the client goes away mid-body: the PUT is cut, so the archive stores nothing', async (t) => {
   let release!: () => void;
   const upstream = await startUpstream(t, (_req, res) => {
@@ -263,7 +382,9 @@ t.test('the client goes away mid-body: the PUT is cut, so the archive stores not
   });
   t.teardown(() => release?.());
   const archive = await startFakeArchive(t);
-  const { proxy, logs } = await startTestProxy(t, { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port }) });
+  const { proxy, logs } = await startTestProxy(t, {
+    'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port, ArchiveConditional: 'Off' }),
+  });
   const putStarted = once(archive.events, 'start');
   const putDone = nextPut(archive);
   const outcome = nextCapture(proxy);

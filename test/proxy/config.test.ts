@@ -41,6 +41,8 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
   t.equal(v.archiveCookies, false, 'ArchiveCookies Off');
   t.equal(v.useCanonicalName, false, 'UseCanonicalName Off');
   t.equal(v.proxyPassReverse, true, 'ProxyPassReverse On');
+  t.equal(v.archiveConditional, true, 'ArchiveConditional On');
+  t.equal(v.archiveUnchangedCache, false, 'ArchiveUnchangedCache Off');
   t.ok(v.privateCookies.includes('PHPSESSID') && v.privateCookies.includes('ASPSESSIONID*'), 'PrivateCookies: the common session cookies');
   t.same(VHOST_DEFAULTS, {
     UseCanonicalName: false,
@@ -50,6 +52,8 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     ArchivePort: 8090,
     ArchivePath: '/put/',
     ArchiveTimeGate: null,
+    ArchiveConditional: true,
+    ArchiveUnchangedCache: false,
     EnableIP: false,
     Excluded: [],
     ArchiveToken: null,
@@ -69,6 +73,8 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     request_timeout: 300,
     upstream_timeout: 60,
     archive_timeout: 60,
+    archive_connections: 64,
+    conditional_max_bytes: 65536,
   });
 });
 
@@ -102,6 +108,16 @@ Excluded: /private /search/
   t.equal(w.archiveTimeGate, 'tg.example/memento/tg/');
   t.equal(w.upstream, 'http://127.0.0.1:80', 'port 80 when upstream has none');
   t.equal(w.enableArchiving, true, 'on (lower case) is On');
+});
+
+t.test('ArchiveConditional, ArchiveUnchangedCache', async (t) => {
+  const [v] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveConditional: Off\nArchiveUnchangedCache: true\n', 'v.yaml');
+  t.equal(v.archiveConditional, false);
+  t.equal(v.archiveUnchangedCache, true);
+  t.match(
+    errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveConditional: maybe\n', 'v.yaml')),
+    /v\.yaml:3: ArchiveConditional must be On or Off/,
+  );
 });
 
 t.test('ArchiveToken, ArchivePrivate, ArchiveCookies', async (t) => {
@@ -268,6 +284,8 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
       requestTimeoutMs: 300000,
       upstreamTimeoutMs: 60000,
       archiveTimeoutMs: 60000,
+      archiveConnections: 64,
+      conditionalMaxBytes: 65536,
     },
     'documented defaults',
   );
@@ -278,7 +296,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(path.join(dir, 'conf', 'key.pem'), 'x');
   await writeFile(
     file,
-    'spool_max_bytes: 1000\nspool_slow_disk: drop\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nupstream_timeout: 20\narchive_timeout: 2.5\n',
+    'spool_max_bytes: 1000\nspool_slow_disk: drop\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nupstream_timeout: 20\narchive_timeout: 2.5\narchive_connections: 8\nconditional_max_bytes: 1024\n',
   );
   t.match(loadProxyConfig(file), {
     spoolMaxBytes: 1000,
@@ -290,6 +308,8 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
     requestTimeoutMs: 10000,
     upstreamTimeoutMs: 20000,
     archiveTimeoutMs: 2500,
+    archiveConnections: 8,
+    conditionalMaxBytes: 1024,
   });
   const bad: [string, RegExp][] = [
     ['spool_max_bytes: lots\n', /proxy\.yaml:1: spool_max_bytes must be a number of bytes greater than 0, not "lots"/],
@@ -300,6 +320,9 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
     ['tls_cert: cert.pem\n', /proxy\.yaml:1: tls_key is missing \(TLS needs both tls_cert and tls_key\)/],
     ['tls_cert: cert.pem\ntls_key: nokey.pem\n', /proxy\.yaml:2: tls_key file .*nokey\.pem does not exist/],
     ['upstream_timeout: -1\n', /proxy\.yaml:1: upstream_timeout must be a number of seconds greater than 0/],
+    ['archive_connections: 0\n', /proxy\.yaml:1: archive_connections must be a whole number greater than 0/],
+    ['archive_connections: 2.5\n', /proxy\.yaml:1: archive_connections must be a whole number greater than 0/],
+    ['conditional_max_bytes: none\n', /proxy\.yaml:1: conditional_max_bytes must be a number of bytes greater than 0/],
   ];
   for (const [text, re] of bad) {
     await writeFile(file, text);
@@ -322,7 +345,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(file, 'listen: 127.0.0.1:8080\nvhost: vhosts/\n');
   t.equal(
     errorOf(() => loadProxyConfig(file)),
-    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, upstream_timeout, archive_timeout`,
+    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, upstream_timeout, archive_timeout, archive_connections, conditional_max_bytes`,
   );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
   t.match(
