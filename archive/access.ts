@@ -48,9 +48,9 @@
  * `app.access.filter(rows)` (each row's own `urlkey`) or
  * `app.access.verdict(urlkey, datetime)` per row.
  */
-import { type HttpError, httpError } from '../shared/http-error.js';
-import { formatLinkHeader } from '../shared/link.js';
-import { exactUrlkey, normalizeUriR, UriError } from '../shared/uri.js';
+import { type HttpError, httpError } from '#shared/http-error.js';
+import { formatLinkHeader } from '#shared/link.js';
+import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
 import type { IndexDb, Neighbourhood } from './store/index-db.js';
 
 /** What the rules say of a memento: show it, answer 451 (RFC 7725), or act as if it was never captured. */

@@ -7,10 +7,10 @@
  * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
 import path from 'node:path';
-import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../shared/config.js';
-import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '../shared/config-schema.js';
-import { parseTimestamp14 } from '../shared/http-date.js';
-import { BEARER_TOKEN, type HostPort, parseAddressBlock, parseListen } from '../shared/net.js';
+import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '#shared/config.js';
+import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '#shared/config-schema.js';
+import { parseTimestamp14 } from '#shared/http-date.js';
+import { BEARER_TOKEN, type HostPort, parseAddressBlock, parseListen } from '#shared/net.js';
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
 

@@ -7,8 +7,8 @@
  *   memento-archive purge [--config F] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
  */
 import { existsSync } from 'node:fs';
-import { toTimestamp14 } from '../shared/http-date.js';
-import { UriError } from '../shared/uri.js';
+import { toTimestamp14 } from '#shared/http-date.js';
+import { UriError } from '#shared/uri.js';
 import { urlPattern } from './access.js';
 import { type ArchiveConfig, parseInstant } from './config.js';
 import { DataDirBusyError, DataDirLock } from './store/lock.js';

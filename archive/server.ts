@@ -9,8 +9,8 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type pino from 'pino';
-import { clientAddress } from '../shared/net.js';
-import { errorAnswer, errorText, httpError, isHttpError } from '../shared/http-error.js';
+import { clientAddress } from '#shared/net.js';
+import { errorAnswer, errorText, httpError, isHttpError } from '#shared/http-error.js';
 import { AccessRules } from './access.js';
 import type { ArchiveConfig } from './config.js';
 import { cdxRoutes } from './http/cdx.js';

@@ -24,7 +24,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { toTimestamp14 } from '../shared/http-date.js';
+import { toTimestamp14 } from '#shared/http-date.js';
 import {
   alternate,
   type BenchRow,

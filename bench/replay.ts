@@ -31,7 +31,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { toTimestamp14 } from '../shared/http-date.js';
+import { toTimestamp14 } from '#shared/http-date.js';
 import {
   alternate,
   type BenchRow,

@@ -27,8 +27,8 @@ import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
 import { indexRow } from '../archive/store/index-row.js';
 import { ArchiveStore } from '../archive/store/store.js';
 import { WarcWriter } from '../archive/store/warc-writer.js';
-import { loadYamlFile } from '../shared/config.js';
-import { formatHttpDate } from '../shared/http-date.js';
+import { loadYamlFile } from '#shared/config.js';
+import { formatHttpDate } from '#shared/http-date.js';
 import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 import { bigPage, replayPage } from './pages.js';
 

@@ -29,7 +29,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { formatHttpDate } from '../shared/http-date.js';
+import { formatHttpDate } from '#shared/http-date.js';
 import {
   alternate,
   type BenchRow,

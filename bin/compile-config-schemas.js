@@ -12,7 +12,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { standaloneValidators } = await import('../shared/config-schema.ts');
+const { standaloneValidators } = await import('#shared/config-schema.ts');
 const { ARCHIVE_FILE_SCHEMA } = await import('../archive/config.ts');
 const { PROXY_FILE_SCHEMA } = await import('../proxy/config/proxy-file.ts');
 const { VHOST_SCHEMA } = await import('../proxy/config/vhost-file.ts');

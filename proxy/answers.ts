@@ -9,7 +9,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorText } from '../shared/http-error.js';
+import { errorText } from '#shared/http-error.js';
 import type { Logger } from './log.js';
 
 const TEXT = 'text/plain; charset=utf-8';

@@ -10,7 +10,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import http from 'node:http';
-import { originOf } from '../shared/net.js';
+import { originOf } from '#shared/net.js';
 import type { Vhost } from './config/vhost-file.js';
 
 /** Where a capture goes: the archive's host and port, and the PUT path (`ArchivePath` + URI-R). */

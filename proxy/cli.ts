@@ -6,7 +6,7 @@
  * error is one line on stderr, `capture-proxy: file:line: reason`, exit 2.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../shared/config.js';
+import { ConfigError } from '#shared/config.js';
 import { loadProxyConfig } from './config/proxy-file.js';
 import { pinoLogger } from './log.js';
 import { type RunningProxy, startProxy } from './server.js';

@@ -13,7 +13,7 @@
 import type { EventEmitter } from 'node:events';
 import type http from 'node:http';
 import type httpProxy from 'http-proxy';
-import { formatLink } from '../shared/link.js';
+import { formatLink } from '#shared/link.js';
 import { sendError } from './answers.js';
 import { type CaptureAddress, captureAddress, upstreamTarget } from './capture/address.js';
 import { type Capture, type CaptureOptions, startCapture } from './capture/capture.js';

@@ -11,7 +11,7 @@
  * proxy then sets its own) and from the capture record.
  */
 import type http from 'node:http';
-import { cgiName } from '../shared/http-head.js';
+import { cgiName } from '#shared/http-head.js';
 
 const OWNED = new Set(['X-Client-IP', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port', 'Forwarded'].map(cgiName));
 const FORWARDED_FOR = cgiName('X-Forwarded-For');

@@ -6,7 +6,7 @@
  * and `msg`; the rest depends on the entry (`type: "request"` is the one
  * line per proxied request, see proxy/exchange.ts).
  */
-import { jsonLinesLogger } from '../shared/log.js';
+import { jsonLinesLogger } from '#shared/log.js';
 
 /** One log entry; `level` defaults to `info`. */
 export interface LogEntry {

@@ -6,7 +6,7 @@
  * client and in the capture alike (the capture is what the visitor saw).
  */
 import type http from 'node:http';
-import { formatHostPort } from '../shared/net.js';
+import { formatHostPort } from '#shared/net.js';
 import { parseHost } from './capture/address.js';
 import type { Vhost } from './config/vhost-file.js';
 

@@ -12,7 +12,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import httpProxy from 'http-proxy';
-import { originOf } from '../shared/net.js';
+import { originOf } from '#shared/net.js';
 import { createAdminServer } from './admin.js';
 import { clientErrorHandler } from './answers.js';
 import { archiveAgent } from './archive-put.js';

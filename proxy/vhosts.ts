@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
-import { ConfigError } from '../shared/config.js';
+import { ConfigError } from '#shared/config.js';
 import { clashOf, isVhostFileName, listVhostFiles, loadVhostFile, type Vhost } from './config/vhost-file.js';
 import { type Logger, silentLogger } from './log.js';
 

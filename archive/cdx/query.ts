@@ -6,9 +6,9 @@
  * Every refusal is an HttpError 400 with a one-line reason. The contract:
  * README "CDX server API", docs/url-space.md.
  */
-import { toTimestamp14 } from '../../shared/http-date.js';
-import { httpError } from '../../shared/http-error.js';
-import { exactUrlkey, normalizeUriR, UriError } from '../../shared/uri.js';
+import { toTimestamp14 } from '#shared/http-date.js';
+import { httpError } from '#shared/http-error.js';
+import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
 import type { UrlkeyRange } from '../store/cdx-walk.js';
 
 /** Which urlkeys a query matches (pywb's `matchType`). */

@@ -8,11 +8,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import { httpError } from '../../shared/http-error.js';
-import { formatLinkHeader } from '../../shared/link.js';
-import { formatHostPort, type HostPort } from '../../shared/net.js';
-import { exactUrlkey, isHostHeader, MAX_URI_LENGTH, normalizeUriR, UriError } from '../../shared/uri.js';
+import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
+import { httpError } from '#shared/http-error.js';
+import { formatLinkHeader } from '#shared/link.js';
+import { formatHostPort, type HostPort } from '#shared/net.js';
+import { exactUrlkey, isHostHeader, MAX_URI_LENGTH, normalizeUriR, UriError } from '#shared/uri.js';
 import type { AccessRules } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
 import type { Resource } from '../metrics.js';

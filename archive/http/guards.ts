@@ -9,8 +9,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
-import { errorText, httpError } from '../../shared/http-error.js';
-import { addressMatcher, bearerTokenOf, clientAddress } from '../../shared/net.js';
+import { errorText, httpError } from '#shared/http-error.js';
+import { addressMatcher, bearerTokenOf, clientAddress } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
 import { TEXT } from './context.js';
 

@@ -22,9 +22,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { captureEntityTag, ifNoneMatchMatches, parseIfNoneMatch } from '../../shared/capture-tag.js';
-import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import { httpError, isHttpError } from '../../shared/http-error.js';
+import { captureEntityTag, ifNoneMatchMatches, parseIfNoneMatch } from '#shared/capture-tag.js';
+import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
+import { httpError, isHttpError } from '#shared/http-error.js';
 import { uris } from '../memento/navigation.js';
 import { archiveForInstant, isLocal } from '../spans.js';
 import type { MementoRow, NewMementoRow } from '../store/index-db.js';

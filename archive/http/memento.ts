@@ -12,8 +12,8 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseTimestamp14, toEpochSeconds } from '../../shared/http-date.js';
-import { httpError } from '../../shared/http-error.js';
+import { parseTimestamp14, toEpochSeconds } from '#shared/http-date.js';
+import { httpError } from '#shared/http-error.js';
 import { blockedError, type UrlPolicy, visibleNeighbourhood, whyHidden } from '../access.js';
 import { localHoldings } from '../memento/holdings.js';
 import { type Selection, select, uris } from '../memento/navigation.js';

@@ -9,8 +9,8 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import type { Link } from '../../shared/link.js';
+import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
+import type { Link } from '#shared/link.js';
 import { hiddenError, type UrlPolicy, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { chooseArchive, type Holdings, localChoice } from '../memento/choice.js';

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
-import { httpError } from '../../shared/http-error.js';
+import { httpError } from '#shared/http-error.js';
 import { REPLAY_SCRIPT_PATH } from '../replay/urls.js';
 import { readRoute } from './context.js';
 

@@ -6,8 +6,8 @@
  * Prefer").
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { toTimestamp14 } from '../../shared/http-date.js';
-import { formatLinkHeader, type Link } from '../../shared/link.js';
+import { toTimestamp14 } from '#shared/http-date.js';
+import { formatLinkHeader, type Link } from '#shared/link.js';
 import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { keptWith, LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';

@@ -15,7 +15,7 @@
  *   dropped, as the capture proxy does (a capture record carries the body
  *   without its transfer coding); `Content-Encoding` is kept.
  */
-import { getHeader, getHeaders, parseHead, parseRequestLine } from '../../shared/http-head.js';
+import { getHeader, getHeaders, parseHead, parseRequestLine } from '#shared/http-head.js';
 
 /** A body whose chunked transfer coding is malformed or cut short (RFC 9112 §7.1): the record cannot be imported. */
 export class ChunkedError extends Error {

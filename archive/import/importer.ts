@@ -23,8 +23,8 @@
  * same-second rule see them as a PUT sequence would.
  */
 import { Readable } from 'node:stream';
-import { parseHead, parseStatusLine } from '../../shared/http-head.js';
-import { exactUrlkey } from '../../shared/uri.js';
+import { parseHead, parseStatusLine } from '#shared/http-head.js';
+import { exactUrlkey } from '#shared/uri.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { ChunkedError, dechunk, isChunked, requestHeadFor, withoutTransferEncoding } from './capture.js';

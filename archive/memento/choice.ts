@@ -5,7 +5,7 @@
  * docs/architecture.md "Archives and time spans"). Pure functions of the
  * config and of what each archive is known to hold.
  */
-import type { Link } from '../../shared/link.js';
+import type { Link } from '#shared/link.js';
 import { type ArchiveSpan, holdingDistance, isLocal, spanDistance } from '../spans.js';
 
 /** What one archive holds of a URI-R; `first`/`last` epoch seconds when known. */

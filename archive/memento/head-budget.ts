@@ -9,7 +9,7 @@
  * echoes as many original headers as fit. With `max_url_length` at its
  * default every answer fits.
  */
-import { formatLinkHeader, type Link } from '../../shared/link.js';
+import { formatLinkHeader, type Link } from '#shared/link.js';
 
 /** Bytes of an answer's head the archive may fill: under 16 KiB, with room for what Node adds (status line, Date, Connection…). */
 export const HEAD_BUDGET = 15 * 1024;

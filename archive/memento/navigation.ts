@@ -4,8 +4,8 @@
  * archive names, the choice of the memento for an instant, and the
  * first/prev/next/last links around it.
  */
-import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
-import type { Link } from '../../shared/link.js';
+import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
+import type { Link } from '#shared/link.js';
 import type { MementoRef, MementoRow, Neighbourhood } from '../store/index-db.js';
 import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
 

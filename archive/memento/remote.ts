@@ -5,8 +5,8 @@
  * by `AbortSignal.timeout`; any failure is an `unknown` holding, never an
  * error.
  */
-import { parseHttpDate, toEpochSeconds } from '../../shared/http-date.js';
-import { hasRel, parseLinks } from '../../shared/link.js';
+import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
+import { hasRel, parseLinks } from '#shared/link.js';
 import type { Holding } from './choice.js';
 
 /** How long the redirector and the index TimeMap wait for a remote archive, ms. */

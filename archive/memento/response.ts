@@ -13,8 +13,8 @@
  * fetch reaches the live web). Bodies: body.ts.
  */
 import http from 'node:http';
-import { formatHttpDate, toTimestamp14 } from '../../shared/http-date.js';
-import { formatLinkHeader, type Link } from '../../shared/link.js';
+import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
+import { formatLinkHeader, type Link } from '#shared/link.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.js';

@@ -5,8 +5,8 @@
  * as an async iterable, oldest first, and yield text a page at a time, so a
  * TimeMap of any size is sent in constant memory.
  */
-import { formatHttpDate } from '../../shared/http-date.js';
-import { formatLink, type Link } from '../../shared/link.js';
+import { formatHttpDate } from '#shared/http-date.js';
+import { formatLink, type Link } from '#shared/link.js';
 import type { ArchiveSpan } from '../spans.js';
 import type { Holdings } from './choice.js';
 import { uris } from './navigation.js';

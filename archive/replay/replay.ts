@@ -12,7 +12,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import zlib from 'node:zlib';
-import { ScavengeCounter } from '../../shared/gc.js';
+import { ScavengeCounter } from '#shared/gc.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { canDecode, decodeBody } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';

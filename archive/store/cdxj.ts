@@ -18,8 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
-import { toTimestamp14 } from '../../shared/http-date.js';
-import { canonicalUrlkey } from '../../shared/surt.js';
+import { toTimestamp14 } from '#shared/http-date.js';
+import { canonicalUrlkey } from '#shared/surt.js';
 import type { NewMementoRow } from './index-db.js';
 import { base32 } from './warc-scan.js';
 

@@ -4,9 +4,9 @@
  * a memento's row here, from the same parts, so that an index rebuilt from
  * the WARC files is the index ingest wrote. docs/storage.md.
  */
-import { mediaType } from '../../shared/capture-tag.js';
-import { getHeader, type RawHeader } from '../../shared/http-head.js';
-import { exactUrlkey } from '../../shared/uri.js';
+import { mediaType } from '#shared/capture-tag.js';
+import { getHeader, type RawHeader } from '#shared/http-head.js';
+import { exactUrlkey } from '#shared/uri.js';
 import type { NewMementoRow } from './index-db.js';
 
 // The one definition of a row's media type is shared with the capture proxy (conditional captures).

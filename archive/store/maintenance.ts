@@ -11,7 +11,7 @@
  */
 import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { parseHead, parseStatusLine } from '../../shared/http-head.js';
+import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { listWarcFiles } from './warc-files.js';

@@ -29,7 +29,7 @@ import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
-import { exactUrlkey } from '../../shared/uri.js';
+import { exactUrlkey } from '#shared/uri.js';
 import { matchesPattern, type UrlPattern } from '../access.js';
 import { IndexDb } from './index-db.js';
 import { type Log, type Progress, PURGE_MARKER, reindex } from './maintenance.js';

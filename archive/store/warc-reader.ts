@@ -8,8 +8,8 @@ import { createReadStream, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { ScavengeCounter } from '../../shared/gc.js';
-import { getHeader, parseHead, parseStatusLine, type RawHeader } from '../../shared/http-head.js';
+import { ScavengeCounter } from '#shared/gc.js';
+import { getHeader, parseHead, parseStatusLine, type RawHeader } from '#shared/http-head.js';
 import { RecordCache } from './record-cache.js';
 
 /** A response record read back: the captured status line, headers and a stream of the stored body bytes. */

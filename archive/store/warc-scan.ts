@@ -13,7 +13,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
 import zlib from 'node:zlib';
-import { parseHead } from '../../shared/http-head.js';
+import { parseHead } from '#shared/http-head.js';
 
 /** One complete WARC record found in a file. */
 export interface ScannedRecord {

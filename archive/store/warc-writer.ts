@@ -15,8 +15,8 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { ScavengeCounter } from '../../shared/gc.js';
-import { toTimestamp14 } from '../../shared/http-date.js';
+import { ScavengeCounter } from '#shared/gc.js';
+import { toTimestamp14 } from '#shared/http-date.js';
 import { warcFileSerial } from './warc-files.js';
 
 /** What a capture needs to become a WARC request/response record pair. */

@@ -4,7 +4,7 @@
  * script adds the reader's local time on hover), English words, digits
  * grouped.
  */
-import { toTimestamp14 } from '../../shared/http-date.js';
+import { toTimestamp14 } from '#shared/http-date.js';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 

@@ -6,8 +6,8 @@
  * so that the URI-R is the URL the content server answered (RFC 3986
  * §6.2.2.3: no dot-segments, no backslash that a parser may read as `/`).
  */
-import { formatHostPort } from '../../shared/net.js';
-import { checkCaptureTarget, isHostHeader, UriError, uriRFromRequest } from '../../shared/uri.js';
+import { formatHostPort } from '#shared/net.js';
+import { checkCaptureTarget, isHostHeader, UriError, uriRFromRequest } from '#shared/uri.js';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** The name and port of a `Host` header value: name lower-case, without IPv6 brackets or a trailing dot. */

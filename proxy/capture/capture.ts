@@ -13,12 +13,12 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { serializeCaptureHead } from '../../shared/capture-record.js';
-import { inspectCapture } from '../../shared/capture-rules.js';
-import { captureEntityTag, mediaType } from '../../shared/capture-tag.js';
-import { ScavengeCounter } from '../../shared/gc.js';
-import { formatHttpDate, parseHttpDate } from '../../shared/http-date.js';
-import { getHeader } from '../../shared/http-head.js';
+import { serializeCaptureHead } from '#shared/capture-record.js';
+import { inspectCapture } from '#shared/capture-rules.js';
+import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
+import { ScavengeCounter } from '#shared/gc.js';
+import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
+import { getHeader } from '#shared/http-head.js';
 import { isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';

@@ -23,7 +23,7 @@
  * archive gets the capture twice, and its dedup answers the second.
  */
 import net from 'node:net';
-import { formatHostPort } from '../../shared/net.js';
+import { formatHostPort } from '#shared/net.js';
 import type { PutTarget } from '../archive-put.js';
 
 /** One conditional PUT. */

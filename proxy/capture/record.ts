@@ -11,9 +11,9 @@
  * shared/capture-record.ts's.
  */
 import type { IncomingMessage } from 'node:http';
-import type { CapturedRequest, CapturedResponse } from '../../shared/capture-record.js';
-import { fromRawHeaders, type RawHeader } from '../../shared/http-head.js';
-import { clientAddress } from '../../shared/net.js';
+import type { CapturedRequest, CapturedResponse } from '#shared/capture-record.js';
+import { fromRawHeaders, type RawHeader } from '#shared/http-head.js';
+import { clientAddress } from '#shared/net.js';
 import type { Vhost } from '../config/vhost-file.js';
 import { isProxyOwned } from '../forwarding.js';
 import type { CaptureAddress } from './address.js';

@@ -8,9 +8,9 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '../../shared/config.js';
-import { type ConfigOf, type ConfigSchema, defaultsOf, defineCheck } from '../../shared/config-schema.js';
-import { type HostPort, parseListen } from '../../shared/net.js';
+import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '#shared/config.js';
+import { type ConfigOf, type ConfigSchema, defaultsOf, defineCheck } from '#shared/config-schema.js';
+import { type HostPort, parseListen } from '#shared/net.js';
 import { checkSettings, numberOf } from './settings.js';
 
 /** `admin_listen`: `off` (or `false`) for none, else a listen address; `undefined` = neither. */

@@ -5,8 +5,8 @@
  * strings (`ArchivePort: "9000"`).
  */
 
-import type { YamlSource } from '../../shared/config.js';
-import { type CheckOptions, type ConfigOf, type ConfigSchema, checkConfig } from '../../shared/config-schema.js';
+import type { YamlSource } from '#shared/config.js';
+import { type CheckOptions, type ConfigOf, type ConfigSchema, checkConfig } from '#shared/config-schema.js';
 
 /**
  * Checks `value` (a vhost, or a whole file: document `doc` of `src`, at

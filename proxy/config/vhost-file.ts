@@ -10,10 +10,10 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, type YamlSource } from '../../shared/config.js';
-import type { ConfigSchema } from '../../shared/config-schema.js';
-import { defineCheck } from '../../shared/config-schema.js';
-import { BEARER_TOKEN, formatHostPort } from '../../shared/net.js';
+import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, type YamlSource } from '#shared/config.js';
+import type { ConfigSchema } from '#shared/config-schema.js';
+import { defineCheck } from '#shared/config-schema.js';
+import { BEARER_TOKEN, formatHostPort } from '#shared/net.js';
 import { normalizeMatchPath } from '../capture/verdict.js';
 import { checkSettings } from './settings.js';
 

@@ -15,7 +15,7 @@ import { createReadStream } from 'node:fs';
 import { rm, unlink } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
-import { ScavengeCounter } from '../../shared/gc.js';
+import { ScavengeCounter } from '#shared/gc.js';
 import { answerFailure, archivePut, isPermanentRefusal, isStored, readArchiveAnswer } from '../archive-put.js';
 import { readMeta, SpoolFileError, type SpoolMeta } from './file.js';
 import type { Spool } from './spool.js';

@@ -6,8 +6,8 @@
 import t from 'tap';
 import { type AccessRule, AccessRules, urlPattern } from '../../archive/access.js';
 import { validateArchiveConfig } from '../../archive/config.js';
-import { ConfigError, parseYamlText } from '../../shared/config.js';
-import { exactUrlkey } from '../../shared/uri.js';
+import { ConfigError, parseYamlText } from '#shared/config.js';
+import { exactUrlkey } from '#shared/uri.js';
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 const key = (u: string) => exactUrlkey(u);

@@ -9,8 +9,8 @@ import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { DEFAULTS, validateArchiveConfig } from '../../archive/config.js';
-import { parseYamlText } from '../../shared/config.js';
-import { addressMatcher, clientAddress } from '../../shared/net.js';
+import { parseYamlText } from '#shared/config.js';
+import { addressMatcher, clientAddress } from '#shared/net.js';
 import { type Answer, captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { warcBytes } from './helpers.js';
 

@@ -14,7 +14,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import t, { type Test } from 'tap';
-import { captureEntityTag } from '../../shared/capture-tag.js';
+import { captureEntityTag } from '#shared/capture-tag.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 
 const D1 = 'Tue, 20 Oct 2026 10:00:00 GMT';

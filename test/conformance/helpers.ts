@@ -4,8 +4,8 @@
  * headers, and comparing a HEAD answer with the GET answer.
  */
 import type { Test } from 'tap';
-import { formatHttpDate, parseHttpDate } from '../../shared/http-date.js';
-import { type Link, parseLinks } from '../../shared/link.js';
+import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
+import { type Link, parseLinks } from '#shared/link.js';
 import { type Answer, type CaptureParts, captureRecord, putCapture, request, type TestArchive } from '../helpers/archive.js';
 
 export { formatHttpDate };

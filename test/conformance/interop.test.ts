@@ -18,7 +18,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import http from 'node:http';
 import LinkHeader from 'http-link-header';
 import t from 'tap';
-import { type Link, parseLinks } from '../../shared/link.js';
+import { type Link, parseLinks } from '#shared/link.js';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
 import { links, seed, ts14 } from './helpers.js';
 

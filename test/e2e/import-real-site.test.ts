@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { WARCParser } from 'warcio';
 import { startStaticServer } from '../../bin/sample-site.js';
-import { canonicalUrlkey } from '../../shared/surt.js';
+import { canonicalUrlkey } from '#shared/surt.js';
 import { runCli } from '../archive/helpers.js';
 import { startDaemon } from '../helpers/daemons.js';
 import { apacheManual, wget } from '../helpers/real-site.js';

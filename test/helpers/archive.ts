@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { type ArchiveConfig, validateArchiveConfig } from '../../archive/config.js';
 import { buildArchiveServer } from '../../archive/server.js';
 import { ArchiveStore } from '../../archive/store/store.js';
-import { parseYamlText } from '../../shared/config.js';
+import { parseYamlText } from '#shared/config.js';
 
 export interface TestArchive {
   /** `http://127.0.0.1:<port>`, no trailing slash. */

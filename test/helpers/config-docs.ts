@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { ARCHIVE_FILE_SCHEMA } from '../../archive/config.js';
 import { PROXY_FILE_SCHEMA } from '../../proxy/config/proxy-file.js';
 import { VHOST_SCHEMA } from '../../proxy/config/vhost-file.js';
-import { type ConfigSchema, settingsTable } from '../../shared/config-schema.js';
+import { type ConfigSchema, settingsTable } from '#shared/config-schema.js';
 import { repo } from './daemons.js';
 
 /** The generated tables by marker name. */

@@ -17,7 +17,7 @@ import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import type { RunningProxy } from '../../proxy/server.js';
-import { captureEntityTag } from '../../shared/capture-tag.js';
+import { captureEntityTag } from '#shared/capture-tag.js';
 import { freePort, get, listen, type ReceivedPut, rawRequest, startFakeArchive, startTestProxy, startUpstream, vhostYaml } from './helpers.js';
 
 const DATE = 'Tue, 20 Mar 2001 20:35:00 GMT';

@@ -10,7 +10,7 @@ import t from 'tap';
 import { isExcludedPath } from '../../proxy/capture/verdict.js';
 import { loadProxyConfig, PROXY_DEFAULTS } from '../../proxy/config/proxy-file.js';
 import { loadVhostFile, parseVhostText, VHOST_DEFAULTS } from '../../proxy/config/vhost-file.js';
-import { ConfigError } from '../../shared/config.js';
+import { ConfigError } from '#shared/config.js';
 import { tempDir } from './helpers.js';
 
 /** The message of the ConfigError that `fn` throws. */

@@ -208,7 +208,7 @@ export interface RealArchive {
  * the same arguments to bring it back after {@link RealArchive.close}.
  */
 export async function startRealArchive(port: number, dataDir: string): Promise<RealArchive> {
-  const { parseYamlText } = await import('../../shared/config.js');
+  const { parseYamlText } = await import('#shared/config.js');
   const { validateArchiveConfig } = await import('../../archive/config.js');
   const { buildArchiveServer } = await import('../../archive/server.js');
   const { ArchiveStore } = await import('../../archive/store/store.js');

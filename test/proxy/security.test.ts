@@ -19,7 +19,7 @@ import t, { type Test } from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import { loadVhostFile } from '../../proxy/config/vhost-file.js';
 import type { RunningProxy } from '../../proxy/server.js';
-import { cgiName } from '../../shared/http-head.js';
+import { cgiName } from '#shared/http-head.js';
 import { repo } from '../helpers/daemons.js';
 import {
   freePort,

@@ -12,7 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import t from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
-import { exactUrlkey } from '../../shared/uri.js';
+import { exactUrlkey } from '#shared/uri.js';
 import { startDaemon } from '../helpers/daemons.js';
 import { freePort, get, listen, startRealArchive, startTestProxy, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';
 

@@ -8,7 +8,7 @@ import {
   DEFAULT_HEAD_LIMITS,
   type HeadLimits,
   serializeCaptureHead,
-} from '../../shared/capture-record.js';
+} from '#shared/capture-record.js';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
-import { ConfigError, parseYamlText, type YamlSource } from '../../shared/config.js';
-import { type CheckOptions, type ConfigSchema, checkConfig, defineCheck, fillMessage, settingsTable } from '../../shared/config-schema.js';
+import { ConfigError, parseYamlText, type YamlSource } from '#shared/config.js';
+import { type CheckOptions, type ConfigSchema, checkConfig, defineCheck, fillMessage, settingsTable } from '#shared/config-schema.js';
 
 // Plain JSON Schema objects. checkConfig is called through an untyped view: deriving the value
 // type of a schema held as the wide ConfigSchema type is too deep for tsc, and the test looks at

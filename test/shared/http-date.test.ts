@@ -1,5 +1,5 @@
 import t from 'tap';
-import { formatHttpDate, parseHttpDate, parseTimestamp14, toTimestamp14 } from '../../shared/http-date.js';
+import { formatHttpDate, parseHttpDate, parseTimestamp14, toTimestamp14 } from '#shared/http-date.js';
 
 t.test('IMF-fixdate round trip (RFC 7231 §7.1.1.1)', async (t) => {
   const d = new Date(Date.UTC(2001, 2, 5, 20, 35, 0));

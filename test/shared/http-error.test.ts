@@ -1,5 +1,5 @@
 import t from 'tap';
-import { errorAnswer, errorText, httpError, isHttpError } from '../../shared/http-error.js';
+import { errorAnswer, errorText, httpError, isHttpError } from '#shared/http-error.js';
 
 t.test('httpError: status, one-line reason, headers and close', async (t) => {
   const err = httpError(405, 'only GET and HEAD', { headers: { allow: 'GET, HEAD' }, close: true });

@@ -13,7 +13,7 @@ import {
   parseStatusLine,
   type RawHeader,
   splitHead,
-} from '../../shared/http-head.js';
+} from '#shared/http-head.js';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { formatLink, formatLinkHeader, hasRel, type Link, parseLinks } from '../../shared/link.js';
+import { formatLink, formatLinkHeader, hasRel, type Link, parseLinks } from '#shared/link.js';
 
 const DT = 'Tue, 20 Mar 2001 20:35:00 GMT';
 

@@ -9,7 +9,7 @@ import {
   originOf,
   parseAddressBlock,
   parseListen,
-} from '../../shared/net.js';
+} from '#shared/net.js';
 
 t.test('RFC 3986 §3.2.2: an IPv6 literal is written in brackets in host:port and origins', async (t) => {
   t.equal(formatHostPort('::1', 8090), '[::1]:8090');

@@ -5,8 +5,8 @@
  * of its indexes.
  */
 import t from 'tap';
-import { canonicalUrlkey } from '../../shared/surt.js';
-import { exactUrlkey } from '../../shared/uri.js';
+import { canonicalUrlkey } from '#shared/surt.js';
+import { exactUrlkey } from '#shared/uri.js';
 
 t.test("surt's own test vectors (default options)", async (t) => {
   const vectors: [string, string][] = [

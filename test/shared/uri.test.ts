@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '../../shared/uri.js';
+import { checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '#shared/uri.js';
 
 /** Asserts that `fn` throws a UriError whose one-line message matches `message`. */
 function refuses(t: Test, fn: () => unknown, message: RegExp, name: string): void {

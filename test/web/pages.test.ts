@@ -5,8 +5,8 @@
  * own resources. The same pages in a browser: test/e2e/web-pages.test.ts.
  */
 import t, { type Test } from 'tap';
-import { toTimestamp14 } from '../../shared/http-date.js';
-import { exactUrlkey } from '../../shared/uri.js';
+import { toTimestamp14 } from '#shared/http-date.js';
+import { exactUrlkey } from '#shared/uri.js';
 import type { NewMementoRow } from '../../archive/store/index-db.js';
 import { diffRows } from '../../archive/web/routes.js';
 import { distance } from '../../archive/web/format.js';

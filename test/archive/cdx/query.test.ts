@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { CDX_MAX_LINES, formatResumeKey, parseCdxQuery, parseResumeKey, timestampBound, urlkeyRanges } from '../../../archive/cdx/query.js';
-import { exactUrlkey } from '../../../shared/uri.js';
+import { exactUrlkey } from '#shared/uri.js';
 
 const iso = (s: number | undefined) => (s === undefined ? undefined : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
 

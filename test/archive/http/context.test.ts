@@ -2,7 +2,7 @@ import t from 'tap';
 import type { ArchiveConfig } from '../../../archive/config.js';
 import { baseOf, localArchive, uriRAfter } from '../../../archive/http/context.js';
 import type { ArchiveSpan } from '../../../archive/spans.js';
-import { isHttpError } from '../../../shared/http-error.js';
+import { isHttpError } from '#shared/http-error.js';
 
 /** The status and message of what `fn` throws, when it is an HttpError. */
 function httpErrorOf(fn: () => unknown): { status: number; message: string } | string {

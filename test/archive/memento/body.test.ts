@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import t from 'tap';
 import { formChanges, planBody, storedContentEncoding } from '../../../archive/memento/body.js';
 import { INLINE_LIMIT } from '../../../archive/replay/replay.js';
-import type { RawHeader } from '../../../shared/http-head.js';
+import type { RawHeader } from '#shared/http-head.js';
 import { BASE, bytes, PAGE, reader, row, stored, TARGET, WITH_BASE } from './helpers.js';
 
 t.test('storedContentEncoding: lower case; identity or empty is no coding', async (t) => {

@@ -5,7 +5,7 @@
 import type { ReplayTarget } from '../../../archive/replay/urls.js';
 import type { MementoRow } from '../../../archive/store/index-db.js';
 import type { StoredResponse } from '../../../archive/store/warc-reader.js';
-import type { RawHeader } from '../../../shared/http-head.js';
+import type { RawHeader } from '#shared/http-head.js';
 
 export const BASE = 'http://arxiv.example.net';
 export const URI_R = 'http://a.example.org/x?y=1';

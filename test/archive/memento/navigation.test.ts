@@ -1,7 +1,7 @@
 import t from 'tap';
 import { type KnownMemento, linksAcross, mementoLinks, type Selection, select, uris } from '../../../archive/memento/navigation.js';
 import type { MementoRef, Neighbourhood } from '../../../archive/store/index-db.js';
-import { formatLinkHeader } from '../../../shared/link.js';
+import { formatLinkHeader } from '#shared/link.js';
 
 const URI_R = 'http://a.example.org/x?y=1';
 const BASE = 'http://arxiv.example.net';

@@ -4,7 +4,7 @@ import type { Selection } from '../../../archive/memento/navigation.js';
 import { formFor, type MementoForm, parsePrefer } from '../../../archive/memento/prefer.js';
 import { assembleMemento, MEMENTO_CSP, type MementoRequest, originalHeaders, replayCsp } from '../../../archive/memento/response.js';
 import { ReplayCache } from '../../../archive/replay/cache.js';
-import type { RawHeader } from '../../../shared/http-head.js';
+import type { RawHeader } from '#shared/http-head.js';
 import { BASE, bytes, DT, type Fake, PAGE, reader, row, stored, URI_R, WITH_BASE } from './helpers.js';
 
 t.test('originalHeaders: every stored header as X-Archive-Orig-<name> (docs/architecture.md "Replay and Prefer")', async (t) => {

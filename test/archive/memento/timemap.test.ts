@@ -10,7 +10,7 @@ import {
   timemapMementoLinks,
 } from '../../../archive/memento/timemap.js';
 import type { ArchiveSpan } from '../../../archive/spans.js';
-import { formatLink, type Link, parseLinks } from '../../../shared/link.js';
+import { formatLink, type Link, parseLinks } from '#shared/link.js';
 
 const BASE = 'http://arxiv.example.net';
 const URI_R = 'http://a.example.org/x?y=1';

@@ -15,8 +15,8 @@ import { CDXIndexer, WARCParser } from 'warcio';
 import { cdxDigest, cdxjLine, writeCdxj } from '../../../archive/store/cdxj.js';
 import { IndexDb } from '../../../archive/store/index-db.js';
 import { base32 } from '../../../archive/store/warc-scan.js';
-import { toTimestamp14 } from '../../../shared/http-date.js';
-import { canonicalUrlkey } from '../../../shared/surt.js';
+import { toTimestamp14 } from '#shared/http-date.js';
+import { canonicalUrlkey } from '#shared/surt.js';
 import { captureRecord, putCapture, startArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 import { runCli, writeConfig } from '../helpers.js';
 

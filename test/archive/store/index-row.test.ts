@@ -1,6 +1,6 @@
 import t from 'tap';
 import { indexRow, mediaType, type RowParts } from '../../../archive/store/index-row.js';
-import { exactUrlkey } from '../../../shared/uri.js';
+import { exactUrlkey } from '#shared/uri.js';
 
 t.test('mediaType: RFC 9110 §8.3.1: the type/subtype, lower case, without parameters; "" for none (docs/storage.md `mime`)', async (t) => {
   const cases: [string | undefined, string][] = [
