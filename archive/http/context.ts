@@ -98,8 +98,7 @@ export function baseOf(config: Pick<ArchiveConfig, 'baseUrl' | 'listen'>, host: 
 
 /**
  * The URI-R in a raw request target: what follows the route's fixed
- * segments (those before its `*`), query included; a percent-encoded
- * `http%3A…` is decoded first.
+ * segments (those before its `*`), query included; read by {@link parseUriR}.
  *
  * @param route the route's pattern, e.g. `/:archive/timegate/*`
  * @param maxLength the longest URI-R accepted (`max_url_length`)
@@ -109,15 +108,28 @@ export function uriRAfter(target: string, route: string, maxLength = MAX_URI_LEN
   const fixed = route.split('/').indexOf('*');
   let at = 0;
   for (let i = 0; i < fixed && at >= 0; i++) at = target.indexOf('/', at) + 1 || -1;
-  let rest = at > 0 ? target.slice(at) : '';
+  return parseUriR(at > 0 ? target.slice(at) : '', maxLength, target.slice(0, Math.max(0, at)));
+}
+
+/**
+ * A URI-R as an address of the archive carries it (the part after a
+ * route's fixed segments, or the URL of a `/web/` page): a percent-encoded
+ * `http%3A…` is decoded first, then normalised (shared/uri.ts).
+ *
+ * @param after what came before it in the address, named in the errors (none: not named)
+ * @throws HttpError 400 when it is empty, its percent-encoding is malformed, or it is not an http(s) URL
+ */
+export function parseUriR(text: string, maxLength = MAX_URI_LENGTH, after?: string): { uriR: string; urlkey: string } {
+  const where = after === undefined ? '' : ` after ${after}`;
+  let rest = text;
   if (/^https?%3a/i.test(rest)) {
     try {
       rest = decodeURIComponent(rest);
     } catch {
-      throw httpError(400, `the URL after ${target.slice(0, at)} has a malformed percent-encoding`);
+      throw httpError(400, `the URL${where} has a malformed percent-encoding`);
     }
   }
-  if (!rest) throw httpError(400, 'no URL given after ' + target.slice(0, Math.max(0, at)));
+  if (!rest) throw httpError(400, `no URL given${where}`);
   try {
     const uriR = normalizeUriR(rest, maxLength);
     return { uriR, urlkey: exactUrlkey(uriR) };

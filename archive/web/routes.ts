@@ -21,11 +21,11 @@ import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds } from '#shared/http-date.js';
 import { httpError, isHttpError } from '#shared/http-error.js';
-import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
+import { exactUrlkey } from '#shared/uri.js';
 import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow } from '../store/index-db.js';
-import { readRoute, redirect } from '../http/context.js';
+import { parseUriR, readRoute, redirect } from '../http/context.js';
 import { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14 } from './format.js';
 import {
   calendarSummary,
@@ -92,26 +92,6 @@ async function render(req: FastifyRequest, reply: FastifyReply, status: number, 
 
 /** The formatting helpers the templates call (`it.fmt.longDate(t)`…). */
 const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14 };
-
-/** The URL part of a `/web/` address: a URI-R, normalised, with its urlkey. @throws HttpError 400 */
-function parseUrl(raw: string, maxLength: number): { uriR: string; urlkey: string } {
-  let s = raw;
-  if (/^https?%3a/i.test(s)) {
-    try {
-      s = decodeURIComponent(s);
-    } catch {
-      throw httpError(400, 'the URL has a malformed percent-encoding');
-    }
-  }
-  if (!s) throw httpError(400, 'no URL given');
-  try {
-    const uriR = normalizeUriR(s, maxLength);
-    return { uriR, urlkey: exactUrlkey(uriR) };
-  } catch (err) {
-    if (err instanceof UriError) throw httpError(400, err.message);
-    throw err;
-  }
-}
 
 /** A 1-14 digit timestamp (Wayback style: missing digits are the start of that period) as epoch seconds. @throws HttpError 400 */
 function parseTs(ts: string): number {
@@ -197,7 +177,7 @@ async function search(req: Req, reply: FastifyReply, max: number): Promise<Fasti
   const q = String((req.query as Record<string, unknown>).q ?? '').trim();
   if (!q) return redirect(reply, 302, `${req.base}/web/`);
   const isPrefix = q.endsWith('*');
-  const { uriR } = parseUrl(isPrefix ? q.slice(0, -1) : q, max);
+  const { uriR } = parseUriR(isPrefix ? q.slice(0, -1) : q, max);
   return redirect(reply, 302, `${req.base}/web/*/${uriR}${isPrefix ? '*' : ''}`);
 }
 
@@ -205,7 +185,7 @@ async function search(req: Req, reply: FastifyReply, max: number): Promise<Fasti
 // empty: the year of the last capture; `YYYY`: that year; `YYYYMM`: that
 // year; `YYYYMMDD`: that year and the list of that day's captures.
 async function calendarPage(app: FastifyInstance, req: Req, reply: FastifyReply, sel: string, url: string, max: number): Promise<FastifyReply> {
-  const { uriR, urlkey } = parseUrl(url, max);
+  const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const summary = await calendarSummary(app.store.index, urlkey, policy);
   if (!summary) return hidden(app, req, reply, policy, uriR);
@@ -261,7 +241,7 @@ function monthGrid(year: number, month: number, days: Map<string, number>) {
 
 // `GET /web/*/<prefix>*[?after=<urlkey>]`: the archived URLs under a prefix, PREFIX_PAGE a page.
 async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, url: string, after: string, max: number): Promise<FastifyReply> {
-  const { uriR, urlkey } = parseUrl(url, max);
+  const { uriR, urlkey } = parseUriR(url, max);
   const rows = await urlsUnder(app.store.index, urlkey, after, PREFIX_PAGE + 1);
   const more = rows.length > PREFIX_PAGE;
   const page: typeof rows = [];
@@ -306,7 +286,7 @@ function bannerData(req: FastifyRequest, uriR: string, asked: number, n: NonNull
  */
 async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number, fragment: boolean): Promise<FastifyReply> {
   const asked = parseTs(ts);
-  const { uriR, urlkey } = parseUrl(url, max);
+  const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const n = await nearestCapture(app.store.index, urlkey, asked, policy);
   if (!n) return hidden(app, req, reply, policy, uriR);
@@ -318,7 +298,7 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
 /** `GET /web/<ts>id_/<url>`, `…ol_/…`: 302 to that form of the capture nearest to `<ts>`. */
 async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, form: 'raw' | 'links', url: string, max: number) {
   const asked = parseTs(ts);
-  const { uriR, urlkey } = parseUrl(url, max);
+  const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const n = await nearestCapture(app.store.index, urlkey, asked, policy);
   if (!n) return hidden(app, req, reply, policy, uriR);
@@ -402,7 +382,7 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   const [t2s, url] = splitFirst(afterFirst);
   const t1 = parseTs(t1s);
   const t2 = parseTs(t2s);
-  const { uriR, urlkey } = parseUrl(url, max);
+  const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const [n1, n2] = await Promise.all([nearestCapture(app.store.index, urlkey, t1, policy), nearestCapture(app.store.index, urlkey, t2, policy)]);
   if (!n1 || !n2) return hidden(app, req, reply, policy, uriR);
