@@ -123,6 +123,18 @@ const bytes = <D extends number>(dflt: D, description: string, docDefault?: stri
     ...(docDefault ? { docDefault } : {}),
   }) as const;
 
+/** The size of an in-memory cache, bytes: 32 MiB by default, `0` for none. */
+const cacheBytes = (description: string) =>
+  ({
+    type: 'integer',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    default: 32 * 1024 ** 2,
+    docDefault: '`33554432` (32 MiB)',
+    description,
+    errorMessage: 'must be a whole number of bytes, 0 or more',
+  }) as const;
+
 /** A time setting, seconds (fractions allowed). */
 const seconds = <D extends number>(dflt: D, description: string) =>
   ({
@@ -260,36 +272,15 @@ export const ARCHIVE_FILE_SCHEMA = {
       2048,
       'longest URI-R / embedded request target, in characters ("," and ";" count three, as written in Link headers); longer → 400. At this default every answer of the archive, whose head repeats the URI-R (Location, Link), fits a client that reads 16 KiB of head (see docs/url-space.md)',
     ),
-    replay_cache_bytes: {
-      type: 'integer',
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      default: 32 * 1024 ** 2,
-      docDefault: '`33554432` (32 MiB)',
-      description:
-        'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
-      errorMessage: 'must be a whole number of bytes, 0 or more',
-    },
-    index_cache_bytes: {
-      type: 'integer',
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      default: 32 * 1024 ** 2,
-      docDefault: '`33554432` (32 MiB)',
-      description:
-        "bytes (an estimate of the memory used) of index answers kept in memory for the next request: the mementos around the instants recently asked for of each URL, and each URL's first and last memento per archive, so that a hot TimeGate or Memento asks the index nothing; a capture's index commit drops what it changes before its PUT is answered; `0` keeps none",
-      errorMessage: 'must be a whole number of bytes, 0 or more',
-    },
-    record_cache_bytes: {
-      type: 'integer',
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      default: 32 * 1024 ** 2,
-      docDefault: '`33554432` (32 MiB)',
-      description:
-        'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',
-      errorMessage: 'must be a whole number of bytes, 0 or more',
-    },
+    replay_cache_bytes: cacheBytes(
+      'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
+    ),
+    index_cache_bytes: cacheBytes(
+      "bytes (an estimate of the memory used) of index answers kept in memory for the next request: the mementos around the instants recently asked for of each URL, and each URL's first and last memento per archive, so that a hot TimeGate or Memento asks the index nothing; a capture's index commit drops what it changes before its PUT is answered; `0` keeps none",
+    ),
+    record_cache_bytes: cacheBytes(
+      'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',
+    ),
     max_http_header_bytes: bytes(16 * 1024, 'largest request line + headers of any HTTP request to the daemon (the PUT itself, a GET); larger → 431'),
     request_timeout: seconds(
       600,
