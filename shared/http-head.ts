@@ -191,6 +191,11 @@ export function getHeader(headers: readonly RawHeader[], name: string): string |
   return undefined;
 }
 
+/** The `charset` parameter of a Content-Type value, lower case (`text/html; charset="ISO-8859-1"` → `iso-8859-1`); `undefined` when none (RFC 9110 §8.3.2). */
+export function charsetOf(contentType: string | undefined): string | undefined {
+  return /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+}
+
 /** Header lookup, case-insensitive; every value in order. */
 export function getHeaders(headers: readonly RawHeader[], name: string): string[] {
   const n = name.toLowerCase();

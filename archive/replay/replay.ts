@@ -13,6 +13,7 @@
 import { isUtf8 } from 'node:buffer';
 import zlib from 'node:zlib';
 import { ScavengeCounter } from '#shared/gc.js';
+import { charsetOf } from '#shared/http-head.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { canDecode, decodeBody } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';
@@ -58,7 +59,7 @@ export function replayKind(mime: string): 'html' | 'css' | null {
 
 /** Whether the page's bytes are UTF-8: its charset says so, or, without one, its first bytes are valid UTF-8. */
 function isUtf8Page(contentType: string | undefined, head: Buffer): boolean {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  const charset = charsetOf(contentType);
   if (charset) return charset === 'utf-8' || charset === 'utf8';
   return isUtf8(head.subarray(0, 64 * 1024));
 }

@@ -10,18 +10,10 @@
  * count and list (the SQL then varies with the rules and is not cached).
  */
 import type { UrlPolicy } from '../access.js';
-import { type IndexDb, rangeSql } from '../store/index-db.js';
+import { type IndexDb, type MementoRow, rangeSql } from '../store/index-db.js';
 
-/** One capture as a page lists it. `datetime` is the Memento-Datetime in epoch seconds (UTC). */
-export interface Capture {
-  archive_id: string;
-  urlkey: string;
-  uri_r: string;
-  datetime: number;
-  status: number;
-  mime: string;
-  digest: string;
-}
+/** One capture as a page lists it: the index row without its WARC location. */
+export type Capture = Pick<MementoRow, 'archive_id' | 'urlkey' | 'uri_r' | 'datetime' | 'status' | 'mime' | 'digest'>;
 
 const CAPTURE_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest';
 

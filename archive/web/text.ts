@@ -8,6 +8,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { Parser } from 'htmlparser2';
+import { charsetOf, getHeader } from '#shared/http-head.js';
 import { canDecode, decodeBody } from '../memento/content-coding.js';
 import { storedContentEncoding } from '../memento/body.js';
 import { isHtml } from '../memento/html-base.js';
@@ -31,11 +32,6 @@ const BLOCK = new Set([
   'address', 'article', 'aside', 'blockquote', 'br', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure', 'footer', 'form',
   'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'td', 'th', 'tr', 'ul', 'title',
 ]); // prettier-ignore
-
-/** The charset label of a Content-Type (`text/html; charset=ISO-8859-1` → `iso-8859-1`), or `undefined`. */
-function charsetOf(contentType: string | undefined): string | undefined {
-  return /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
-}
 
 /** A decoder for the body's charset (its Content-Type, else UTF-8 when the first bytes are UTF-8, else windows-1252). */
 function decoderFor(contentType: string | undefined, head: Buffer): TextDecoder {
@@ -61,7 +57,7 @@ export async function captureText(stored: StoredResponse, mime: string): Promise
     stored.close();
     return { kind: 'none', lines: [], truncated: false };
   }
-  const contentType = stored.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1];
+  const contentType = getHeader(stored.headers, 'content-type');
   const lines: string[] = [];
   let line = '';
   const endLine = () => {
