@@ -4,7 +4,6 @@
  * script adds the reader's local time on hover), English words, digits
  * grouped.
  */
-import { toTimestamp14 } from '#shared/http-date.js';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
@@ -70,6 +69,3 @@ export function distance(capture: number, asked: number): string {
   }
   return `${parts.join(' ')} ${capture > asked ? 'after' : 'before'} the time asked for`;
 }
-
-/** 14-digit timestamp of an instant in epoch seconds. */
-export const ts14 = (t: number): string => toTimestamp14(t);

@@ -19,14 +19,14 @@ import fastifyView from '@fastify/view';
 import { diffArrays, diffWordsWithSpace } from 'diff';
 import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseTimestamp14, toEpochSeconds } from '#shared/http-date.js';
+import { parseTimestamp14, toEpochSeconds, toTimestamp14 } from '#shared/http-date.js';
 import { httpError, isHttpError } from '#shared/http-error.js';
 import { exactUrlkey } from '#shared/uri.js';
 import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow } from '../store/index-db.js';
 import { parseUriR, readRoute, redirect } from '../http/context.js';
-import { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14 } from './format.js';
+import { count, distance, isoDate, longDate, monthName, plural, shortDate } from './format.js';
 import {
   calendarSummary,
   type Capture,
@@ -91,7 +91,7 @@ async function render(req: FastifyRequest, reply: FastifyReply, status: number, 
 }
 
 /** The formatting helpers the templates call (`it.fmt.longDate(t)`…). */
-const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14 };
+const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14: toTimestamp14 };
 
 /** A 1-14 digit timestamp (Wayback style: missing digits are the start of that period) as epoch seconds. @throws HttpError 400 */
 function parseTs(ts: string): number {
@@ -264,18 +264,18 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
 /** The banner's view of the capture nearest to `<ts>` (shared by the replay page and its `_banner` fragment). */
 function bannerData(req: FastifyRequest, uriR: string, asked: number, n: NonNullable<Awaited<ReturnType<typeof nearestCapture>>>) {
   const m = n.memento;
-  const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${ts14(c.datetime)}/${c.uri_r}` : undefined);
+  const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}` : undefined);
   return {
     uriR: m.uri_r,
     asked,
     memento: m,
-    ts: ts14(m.datetime),
+    ts: toTimestamp14(m.datetime),
     frame: uris.memento(req.base, m.archive_id, m),
     nav: { first: web(n.first), prev: web(n.prev), next: web(n.next), last: web(n.last) },
-    calendar: `${req.base}/web/${ts14(m.datetime).slice(0, 8)}*/${uriR}`,
+    calendar: `${req.base}/web/${toTimestamp14(m.datetime).slice(0, 8)}*/${uriR}`,
     raw: uris.memento(req.base, m.archive_id, m, 'raw'),
     timemap: uris.indexTimemap(req.base, uriR),
-    diffPrev: n.prev ? `${req.base}/web/diff/${ts14(n.prev.datetime)}/${ts14(m.datetime)}/${uriR}` : undefined,
+    diffPrev: n.prev ? `${req.base}/web/diff/${toTimestamp14(n.prev.datetime)}/${toTimestamp14(m.datetime)}/${uriR}` : undefined,
   };
 }
 
@@ -389,7 +389,7 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   const [a, b] = await Promise.all([readText(app, urlkey, n1.memento), readText(app, urlkey, n2.memento)]);
   const version = (c: Capture, text: CaptureText) => ({
     capture: c,
-    page: `${req.base}/web/${ts14(c.datetime)}/${c.uri_r}`,
+    page: `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}`,
     raw: uris.memento(req.base, c.archive_id, c, 'raw'),
     lines: text.lines.length,
     truncated: text.truncated,

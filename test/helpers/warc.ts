@@ -7,24 +7,11 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import zlib from 'node:zlib';
+import { base32 } from '../../archive/store/warc-scan.js';
 
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** `sha1:<BASE32>`, the digest form of wget and Heritrix. */
+/** `sha1:<BASE32>`, the digest form of wget and Heritrix (the base32 of warc-scan.ts, which the wget WARCs of the e2e import test check against a real crawler). */
 export function sha1Digest(data: Buffer | string): string {
-  const buf = createHash('sha1').update(data).digest();
-  let bits = 0,
-    value = 0,
-    out = '';
-  for (const byte of buf) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  return 'sha1:' + out;
+  return 'sha1:' + base32(createHash('sha1').update(data).digest());
 }
 
 /** A new `<urn:uuid:…>` record id. */
