@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import type { Page } from 'puppeteer-core';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { captureRecord, putCapture, startArchive, type TestArchive } from '../helpers/archive.js';
 import { launchBrowser, SCREENSHOT_DIR } from '../helpers/browser.js';
 
@@ -66,19 +66,24 @@ async function watchedTab(browser: Awaited<ReturnType<typeof launchBrowser>>, ar
   return tab;
 }
 
-const shot = (tab: Page, name: string) => tab.screenshot({ path: path.join(SCREENSHOT_DIR, `web-${name}.png`), fullPage: false });
-
-/** The text of the banner of the replay page. */
-const bannerText = (tab: Page) => tab.$eval('#banner', (el) => (el as HTMLElement).innerText);
-
-t.test('the search → calendar → replay → next → compare flow, in Chromium', async (t) => {
+/** A seeded archive and a watched tab in a new Chromium, both closed at the end of `t`. */
+async function seededTab(t: Test): Promise<{ a: TestArchive; tab: Page; outside: string[] }> {
   const a = await startArchive();
   t.teardown(() => a.close());
   await seed(a);
   const browser = await launchBrowser();
   t.teardown(() => browser.close());
   const outside: string[] = [];
-  const tab = await watchedTab(browser, a.url, outside);
+  return { a, tab: await watchedTab(browser, a.url, outside), outside };
+}
+
+const shot = (tab: Page, name: string) => tab.screenshot({ path: path.join(SCREENSHOT_DIR, `web-${name}.png`), fullPage: false });
+
+/** The text of the banner of the replay page. */
+const bannerText = (tab: Page) => tab.$eval('#banner', (el) => (el as HTMLElement).innerText);
+
+t.test('the search → calendar → replay → next → compare flow, in Chromium', async (t) => {
+  const { a, tab, outside } = await seededTab(t);
 
   // `/` → the home page, with the site and the latest captures.
   await tab.goto(`${a.url}/`, { waitUntil: 'networkidle0' });
@@ -185,13 +190,7 @@ t.test('the search → calendar → replay → next → compare flow, in Chromiu
 });
 
 t.test('keyboard only: search, calendar, a capture', async (t) => {
-  const a = await startArchive();
-  t.teardown(() => a.close());
-  await seed(a);
-  const browser = await launchBrowser();
-  t.teardown(() => browser.close());
-  const outside: string[] = [];
-  const tab = await watchedTab(browser, a.url, outside);
+  const { a, tab, outside } = await seededTab(t);
   await tab.goto(`${a.url}/web/`, { waitUntil: 'networkidle0' });
   await tab.keyboard.type(`${HOST}/news.html`);
   await Promise.all([tab.waitForNavigation(), tab.keyboard.press('Enter')]);
@@ -218,13 +217,7 @@ t.test('keyboard only: search, calendar, a capture', async (t) => {
 });
 
 t.test('a phone-width screen: no page scrolls sideways', async (t) => {
-  const a = await startArchive();
-  t.teardown(() => a.close());
-  await seed(a);
-  const browser = await launchBrowser();
-  t.teardown(() => browser.close());
-  const outside: string[] = [];
-  const tab = await watchedTab(browser, a.url, outside);
+  const { a, tab, outside } = await seededTab(t);
   await tab.setViewport({ width: 390, height: 844, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
   for (const [name, url] of [
     ['home', '/web/'],
