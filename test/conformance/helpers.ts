@@ -6,9 +6,39 @@
 import type { Test } from 'tap';
 import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
 import { type Link, parseLinks } from '#shared/link.js';
-import { type Answer, type CaptureParts, captureRecord, putCapture, request, type TestArchive } from '../helpers/archive.js';
+import { type Answer, type CaptureParts, captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
 
 export { formatHttpDate };
+
+/**
+ * Two archive daemons for the redirector's cases: B, a remote one
+ * (archives `old` until 2000, `later`), and A, whose archive `old`
+ * (1990-2000) is B's TimeGate, with local archives `2000s` (2000-2026) and
+ * `current` (2026-2030). Both closed at the end of `t`.
+ */
+export async function archivesWithRemote(t: Test): Promise<{ A: TestArchive; B: TestArchive }> {
+  const B = await startArchive(`archives:
+    - id: old
+      until: 2000-01-01T00:00:00Z
+    - id: later
+      from: 2000-01-01T00:00:00Z
+  `);
+  t.teardown(() => B.close());
+  const A = await startArchive(`archives:
+    - id: old
+      from: 1990-01-01T00:00:00Z
+      until: 2000-01-01T00:00:00Z
+      timegate: ${B.url}/old/timegate/
+    - id: "2000s"
+      from: 2000-01-01T00:00:00Z
+      until: 2026-01-01T00:00:00Z
+    - id: current
+      from: 2026-01-01T00:00:00Z
+      until: 2030-01-01T00:00:00Z
+  `);
+  t.teardown(() => A.close());
+  return { A, B };
+}
 
 /** Epoch seconds of an IMF-fixdate (throws on a bad one: a test bug). */
 export function epoch(httpDate: string): number {

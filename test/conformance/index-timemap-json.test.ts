@@ -11,28 +11,9 @@
 import net from 'node:net';
 import t from 'tap';
 import { request, startArchive } from '../helpers/archive.js';
-import { headMatchesGet, links, noMementoHeaders, seed, ts14 } from './helpers.js';
+import { archivesWithRemote, headMatchesGet, links, noMementoHeaders, seed, ts14 } from './helpers.js';
 
-const B = await startArchive(`archives:
-  - id: old
-    until: 2000-01-01T00:00:00Z
-  - id: later
-    from: 2000-01-01T00:00:00Z
-`);
-t.teardown(() => B.close());
-const A = await startArchive(`archives:
-  - id: old
-    from: 1990-01-01T00:00:00Z
-    until: 2000-01-01T00:00:00Z
-    timegate: ${B.url}/old/timegate/
-  - id: "2000s"
-    from: 2000-01-01T00:00:00Z
-    until: 2026-01-01T00:00:00Z
-  - id: current
-    from: 2026-01-01T00:00:00Z
-    until: 2030-01-01T00:00:00Z
-`);
-t.teardown(() => A.close());
+const { A, B } = await archivesWithRemote(t);
 
 const ALL = 'http://www.example.org/all?q=1';
 const MID = 'http://www.example.org/mid';
