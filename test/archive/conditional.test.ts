@@ -9,12 +9,11 @@
  * with `Connection: close` keep working.
  */
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import http from 'node:http';
-import net from 'node:net';
 import { Readable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { captureEntityTag } from '#shared/capture-tag.js';
+import { rawConnection } from '../helpers/raw-connection.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 
 const D1 = 'Tue, 20 Oct 2026 10:00:00 GMT';
@@ -29,31 +28,10 @@ const tagOf = (body: string, status = 200, mime = 'text/html') => captureEntityT
 const record = (body: string, date: string, extra: Partial<Parameters<typeof captureRecord>[0]> = {}) =>
   captureRecord({ host: 'www.example.org', target: '/page', date, body, ...extra });
 
-/** A raw connection to the archive: what it received, and waiting for it. */
+/** A raw connection to the archive (test/helpers/raw-connection.ts) that sends as the test goes. */
 async function rawClient(t: Test, port: number) {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.on('error', () => {});
-  t.teardown(() => void socket.destroy());
-  let text = '';
-  const waiters: [RegExp, () => void][] = [];
-  socket.on('data', (d: Buffer) => {
-    text += d.toString('latin1');
-    for (const w of [...waiters])
-      if (w[0].test(text)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w[1]();
-      }
-  });
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  await once(socket, 'connect');
-  return {
-    send: (s: string | Buffer) => socket.write(s),
-    received: () => text,
-    /** Resolves once what was received matches `re`. */
-    until: (re: RegExp) => (re.test(text) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push([re, resolve]))),
-    clear: () => void (text = ''),
-    closed,
-  };
+  const c = await rawConnection(t, port, '');
+  return { ...c, send: (s: string | Buffer) => c.socket.write(s) };
 }
 
 /** `n` bytes as one HTTP/1.1 chunk. */
