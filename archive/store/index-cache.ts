@@ -119,15 +119,19 @@ function refBytes(r: MementoRef): number {
 /**
  * An estimate of the heap bytes of a neighbourhood: each distinct reference
  * once, plus the arrays, plus the Link header values kept with it
- * (archive/memento/navigation.ts `keptWith`: at most two, each a link or
- * two per reference).
+ * (archive/memento/navigation.ts `keptWith`: at most two, each three links
+ * naming the URI-R and a link per reference).
  */
 function neighbourhoodBytes(n: Neighbourhood | undefined): number {
   if (!n) return 64;
   const refs = new Set<MementoRef>([n.first, n.last, ...n.atOrBefore, ...n.after]);
   let bytes = 160;
-  for (const r of refs) bytes += refBytes(r) + 2 * (160 + r.uri_r.length);
-  return bytes;
+  let link = 3 * (100 + n.first.uri_r.length);
+  for (const r of refs) {
+    bytes += refBytes(r);
+    link += 160 + r.uri_r.length;
+  }
+  return bytes + 2 * link;
 }
 
 /**
