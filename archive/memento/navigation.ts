@@ -146,17 +146,17 @@ const KEPT_PER_NEIGHBOURHOOD = 2;
  * under `key` for the next request that asks with the same key: `make()`
  * the first time, the kept text after. `key` must name everything besides
  * `n` that the text depends on (the memento chosen, form, base, URI-R,
- * budget). The neighbourhoods the index's read cache hands out are shared
- * and never changed (archive/store/index-cache.ts), so a text kept with
- * one is right as long as it lives, and goes when the cache drops it; with
- * `n` undefined nothing is kept.
+ * budget). Only with a neighbourhood the index's read cache keeps, which it
+ * shares and has frozen (archive/store/index-cache.ts): a text kept with
+ * one is right as long as it lives, and goes when the cache drops it. With
+ * any other (or none) nothing is kept.
  */
 export function keptWith(n: Neighbourhood | undefined, key: string, make: () => string): string {
-  let texts = n && kept.get(n);
+  if (!n || !Object.isFrozen(n)) return make();
+  let texts = kept.get(n);
   const hit = texts?.get(key);
   if (hit !== undefined) return hit;
   const text = make();
-  if (!n) return text;
   if (!texts) kept.set(n, (texts = new Map()));
   if (texts.size < KEPT_PER_NEIGHBOURHOOD) texts.set(key, text);
   return text;

@@ -19,6 +19,13 @@
  * that asked (it started before the commit) but is not kept. Generations
  * are kept only for urlkeys with a lookup in flight.
  *
+ * An answer is kept the second time its URL misses, not the first (a
+ * "doorkeeper", as in TinyLFU: a hashed bitmap of the URLs that missed
+ * lately): under a load that rarely asks for a URL twice, such as a
+ * uniform sweep over a million mementos, the cache would otherwise take
+ * in and evict an answer per request, and the garbage collector pay for
+ * it, for no hit.
+ *
  * One neighbourhood holds for every instant from its memento at or before
  * the instant to (not including) its first memento after it, so an entry,
  * keyed by (archive, urlkey), keeps up to {@link INTERVALS} such intervals
@@ -27,8 +34,10 @@
  * read asks through archive/access.ts, which uses these plain answers only
  * for a URL whose policy is open.
  *
- * The cached objects are shared by every request that gets them: callers
- * must not change them.
+ * The cached objects are shared by every request that gets them, so they
+ * are frozen when kept (a change would throw); a frozen neighbourhood is
+ * also how archive/memento/navigation.ts `keptWith` knows it may keep a
+ * Link value with it.
  */
 import { LRUCache } from 'lru-cache';
 import type { MementoRef, MementoRow, Neighbourhood } from './index-db.js';
@@ -65,6 +74,16 @@ export interface IndexCacheStats {
   invalidated: number;
 }
 
+/** Bits of the doorkeeper's bitmap (128 KiB); it is cleared when a quarter of them are set. */
+const SEEN_BITS = 1 << 20;
+
+/** FNV-1a of a string's UTF-16 code units, 32 bits. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
 /** A urlkey's generation while lookups of it are in flight. */
 interface Generation {
   gen: number;
@@ -72,6 +91,14 @@ interface Generation {
 }
 
 const strBytes = (s: string | null | undefined) => (s ? 2 * s.length : 0);
+
+/** Freezes a neighbourhood, its arrays and its references (shared by every request that gets it). */
+function freeze(n: Neighbourhood): void {
+  for (const r of [n.first, n.last, ...n.atOrBefore, ...n.after]) Object.freeze(r);
+  Object.freeze(n.atOrBefore);
+  Object.freeze(n.after);
+  Object.freeze(n);
+}
 
 /** An estimate of the heap bytes of one memento reference or whole row. */
 function refBytes(r: MementoRef): number {
@@ -92,15 +119,19 @@ function refBytes(r: MementoRef): number {
 /**
  * An estimate of the heap bytes of a neighbourhood: each distinct reference
  * once, plus the arrays, plus the Link header values kept with it
- * (archive/memento/navigation.ts `keptWith`: at most two, each a link or
- * two per reference).
+ * (archive/memento/navigation.ts `keptWith`: at most two, each three links
+ * naming the URI-R and a link per reference).
  */
 function neighbourhoodBytes(n: Neighbourhood | undefined): number {
   if (!n) return 64;
   const refs = new Set<MementoRef>([n.first, n.last, ...n.atOrBefore, ...n.after]);
   let bytes = 160;
-  for (const r of refs) bytes += refBytes(r) + 2 * (160 + r.uri_r.length);
-  return bytes;
+  let link = 3 * (100 + n.first.uri_r.length);
+  for (const r of refs) {
+    bytes += refBytes(r);
+    link += 160 + r.uri_r.length;
+  }
+  return bytes + 2 * link;
 }
 
 /**
@@ -111,6 +142,8 @@ function neighbourhoodBytes(n: Neighbourhood | undefined): number {
 export class IndexCache {
   private readonly lru: LRUCache<string, Entry> | null;
   private readonly generations = new Map<string, Generation>();
+  private readonly seen = new Uint32Array(SEEN_BITS / 32);
+  private seenSet = 0;
   /** Hits, misses, discarded answers, invalidated entries. */
   readonly stats: IndexCacheStats = { hits: 0, misses: 0, discarded: 0, invalidated: 0 };
 
@@ -150,6 +183,7 @@ export class IndexCache {
       }
     }
     this.stats.misses++;
+    if (!this.missedBefore(key)) return load();
     return this.fill(urlkey, load, (n) => this.keepNeighbourhood(key, n, whole));
   }
 
@@ -163,6 +197,7 @@ export class IndexCache {
       return Promise.resolve(e.spans);
     }
     this.stats.misses++;
+    if (!this.missedBefore(key)) return load();
     return this.fill(urlkey, load, (spans) => this.lru!.set(key, { kind: 's', spans }));
   }
 
@@ -192,6 +227,19 @@ export class IndexCache {
     return this.lru?.size ?? 0;
   }
 
+  /** True when `key` missed lately (the doorkeeper); marks it as missed. */
+  private missedBefore(key: string): boolean {
+    const h = hash(key) % SEEN_BITS;
+    const bit = 1 << (h & 31);
+    if (this.seen[h >>> 5] & bit) return true;
+    this.seen[h >>> 5] |= bit;
+    if (++this.seenSet > SEEN_BITS / 4) {
+      this.seen.fill(0);
+      this.seenSet = 0;
+    }
+    return false;
+  }
+
   /** Asks `load` with a ticket of `urlkey`'s generation; `keep`s the answer when no commit wrote the urlkey meanwhile. */
   private async fill<T>(urlkey: string, load: () => Promise<T>, keep: (v: T) => void): Promise<T> {
     let g = this.generations.get(urlkey);
@@ -213,6 +261,7 @@ export class IndexCache {
 
   /** Adds the interval `n` answers for to the entry at `key` (a new entry object, so that lru-cache counts its size again). */
   private keepNeighbourhood(key: string, n: Neighbourhood | undefined, whole: boolean): void {
+    if (n) freeze(n);
     const lo = n?.atOrBefore[0]?.datetime ?? -Infinity;
     const hi = n?.after[0]?.datetime ?? Infinity;
     const iv: Interval = { lo, hi, whole: whole || !n?.atOrBefore.length, n, bytes: 48 + neighbourhoodBytes(n) };

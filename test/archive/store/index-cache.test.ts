@@ -76,10 +76,13 @@ t.test('answers from the cache equal the index at every instant, whole rows incl
 t.test('a commit drops what it changed: a new memento, a new archive, a same-second replacement', async (t) => {
   const { cached } = await indexes(t);
   await cached.insertMany([row('a', 'k', 10), row('a', 'other', 10)]);
-  t.equal((await cached.neighbourhood('a', 'k', 100))?.last.datetime, 10);
-  t.equal((await cached.neighbourhood('b', 'k', 100))?.last.datetime, undefined);
-  t.equal((await cached.neighbourhood('a', 'other', 100))?.last.datetime, 10);
-  t.same((await cached.spans('k')).length, 1);
+  // Each asked twice: an answer is kept the second time its URL misses.
+  for (let i = 0; i < 2; i++) {
+    t.equal((await cached.neighbourhood('a', 'k', 100))?.last.datetime, 10);
+    t.equal((await cached.neighbourhood('b', 'k', 100))?.last.datetime, undefined);
+    t.equal((await cached.neighbourhood('a', 'other', 100))?.last.datetime, 10);
+    t.same((await cached.spans('k')).length, 1);
+  }
   const invalidated = cached.cache.stats.invalidated;
   await cached.insertMany([row('a', 'k', 20), row('b', 'k', 30)]);
   t.ok(cached.cache.stats.invalidated > invalidated, 'entries dropped');
@@ -90,7 +93,7 @@ t.test('a commit drops what it changed: a new memento, a new archive, a same-sec
   t.equal((await cached.neighbourhood('a', 'other', 100))?.last.datetime, 10);
   t.equal(cached.cache.stats.hits, hits + 1, 'an urlkey the commit did not write stays cached');
   // Same second, another record: the row of (k, a, 20) now points at file g.
-  t.equal(((await cached.neighbourhood('a', 'k', 20, true))?.atOrBefore[0] as MementoRow | undefined)?.warc_file, 'f');
+  for (let i = 0; i < 2; i++) t.equal(((await cached.neighbourhood('a', 'k', 20, true))?.atOrBefore[0] as MementoRow | undefined)?.warc_file, 'f');
   await cached.insertMany([row('a', 'k', 20, 'g')]);
   t.equal(((await cached.neighbourhood('a', 'k', 20, true))?.atOrBefore[0] as MementoRow | undefined)?.warc_file, 'g', 'the replacing record');
 });
@@ -104,6 +107,10 @@ t.test('an answer asked before a commit and returned after it goes to its caller
     after: [],
   };
   const fresh: Neighbourhood = { ...old, last: { id: 2, datetime: 20, uri_r: 'u' }, atOrBefore: [{ id: 2, datetime: 20, uri_r: 'u' }] };
+  // Each URL has missed once already (the doorkeeper keeps an answer from the second miss on).
+  for (const k of ['k', 'x', 'y']) await cache.neighbourhood('a', k, 1, false, async () => undefined);
+  await cache.spans('k', async () => []);
+  t.equal(cache.size, 0, 'nothing kept at the first miss');
   let answer!: (n: Neighbourhood) => void;
   const inFlight = cache.neighbourhood('a', 'k', 100, false, () => new Promise((r) => (answer = r)));
   // The commit lands while the lookup is out.
@@ -144,6 +151,7 @@ t.test('an answer asked before a commit and returned after it goes to its caller
 t.test('in front of a real index: a lookup computed before a commit and delivered after it is not kept', async (t) => {
   const { cached } = await indexes(t);
   await cached.insertMany([row('a', 'k', 10)]);
+  await cached.neighbourhood('a', 'k', 5); // the URL's first miss (the doorkeeper keeps answers from the second on)
   // Hold the answers of the read connection's queries back (as a busy event loop or thread pool can),
   // once SQLite has computed them: the lookup's rows are those of before the commit.
   const realAll = sqlite3.Statement.prototype.all;
@@ -168,6 +176,21 @@ t.test('in front of a real index: a lookup computed before a commit and delivere
   t.equal((await before)?.last.datetime, 10, 'the lookup asked before the commit answers as of before it');
   t.equal((await cached.neighbourhood('a', 'k', 100))?.last.datetime, 20, 'the next lookup sees the commit (the old answer was not kept)');
   t.equal(cached.cache.stats.discarded, 1);
+});
+
+t.test('an answer is kept the second time its URL misses, not the first', async (t) => {
+  const cache = new IndexCache(1024 * 1024);
+  let asked = 0;
+  const load = async () => (asked++, undefined);
+  await cache.neighbourhood('a', 'once', 1, false, load);
+  t.equal(cache.size, 0, 'first miss: not kept');
+  await cache.neighbourhood('a', 'once', 1, false, load);
+  t.equal(cache.size, 1, 'second miss: kept');
+  await cache.neighbourhood('a', 'once', 1, false, load);
+  t.equal(asked, 2, 'third: a hit');
+  // A sweep that never asks twice keeps nothing.
+  for (let i = 0; i < 1000; i++) await cache.neighbourhood('a', `sweep${i}`, 1, false, load);
+  t.equal(cache.size, 1, 'a sweep over URLs asked once each keeps nothing');
 });
 
 t.test('a failed lookup keeps nothing and leaves no generation behind', async (t) => {
