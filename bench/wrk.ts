@@ -41,7 +41,19 @@ export interface LoadOptions {
   headers?: Record<string, string> | (() => Record<string, string>);
   /** Every response must have one of these statuses, else the run throws. */
   expect: number[];
+  /** Request method (default `GET`). */
+  method?: string;
+  /**
+   * A request body made anew for each request (for PUTs that must each be
+   * new): every `{n}` in it is replaced by a serial of {@link SERIAL_DIGITS}
+   * digits unique within the bench process (run, thread, count), so every
+   * body has the same length. Sent with `Content-Length`.
+   */
+  bodyTemplate?: string;
 }
+
+/** Width of the serial that replaces `{n}` in {@link LoadOptions.bodyTemplate}. */
+export const SERIAL_DIGITS = 16;
 
 /** Requests precomputed from `path()`/`headers()` functions for one run; wrk cycles over them. */
 export const DYNAMIC_REQUESTS = 20_000;
@@ -76,17 +88,33 @@ function init(args)
       local name, value = string.match(fields[k], "^([^:]+): (.*)$")
       headers[name] = value
     end
-    reqs[#reqs + 1] = wrk.format("GET", fields[1], headers)
+    reqs[#reqs + 1] = wrk.format(args[4], fields[1], headers)
+    first = first or { path = fields[1], headers = headers }
   end
   f:close()
+  if args[5] then
+    local t = assert(io.open(args[5], "rb"))
+    local text = t:read("*a")
+    t:close()
+    parts = {}
+    for piece in string.gmatch(text .. "{n}", "(.-){n}") do parts[#parts + 1] = piece end
+    run = tonumber(args[6])
+    count = 0
+  end
   expect = {}
   for code in string.gmatch(args[2], "%d+") do expect[tonumber(code)] = true end
+  args_method = args[4]
   n = #reqs
   i = math.floor(id * n / tonumber(args[3]))
   statuses = {}
 end
 
 function request()
+  if parts then
+    count = count + 1
+    local serial = string.format("%04d%02d%010d", run % 10000, id, count)
+    return wrk.format(args_method, first.path, first.headers, table.concat(parts, serial))
+  end
   i = i % n + 1
   return reqs[i]
 end
@@ -184,17 +212,25 @@ export async function wrkLoad(opts: LoadOptions, dir: string): Promise<LoadResul
   mkdirSync(dir, { recursive: true });
   const script = path.join(dir, 'wrk-load.lua');
   writeFileSync(script, WRK_SCRIPT);
-  const file = path.join(dir, `wrk-requests-${++wrkRuns}.txt`);
+  const run = ++wrkRuns;
+  const file = path.join(dir, `wrk-requests-${run}.txt`);
   writeRequests(opts, file);
+  const extra: string[] = [];
+  if (opts.bodyTemplate !== undefined) {
+    const body = path.join(dir, `wrk-body-${run}.txt`);
+    writeFileSync(body, opts.bodyTemplate, 'latin1');
+    extra.push(body, String(run));
+  }
   // wrk gives each thread connections/threads connections: keep the count exact.
   const threads = opts.connections >= 2 && opts.connections % 2 === 0 ? 2 : 1;
   const target = /^https?:\/\/[^/]+$/.test(opts.url) ? `${opts.url}/` : opts.url;
   const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${Math.max(1, Math.round(opts.duration))}s`, '--timeout', '30s'];
   let out: string;
   try {
-    out = await runWrk([...args, '-s', script, target, file, opts.expect.join(','), String(threads)]);
+    out = await runWrk([...args, '-s', script, target, file, opts.expect.join(','), String(threads), opts.method ?? 'GET', ...extra]);
   } finally {
     rmSync(file, { force: true });
+    if (extra.length) rmSync(extra[0], { force: true });
   }
   const line = /^WRK_JSON (.*)$/m.exec(out);
   if (!line) throw new Error(`load: wrk printed no result:\n${out.slice(-2000)}`);
