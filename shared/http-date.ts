@@ -71,6 +71,21 @@ export function parseHttpDate(text: string | undefined | null): Date | null {
   return null;
 }
 
+/**
+ * Formats an instant as ISO 8601 UTC to the second, `2001-03-20T20:35:00Z`
+ * (RFC 3339 §5.6; WARC 1.1 §5.4 WARC-Date; timemap-json datetimes).
+ * Milliseconds are dropped. Years outside 0–9999 as `Date#toISOString`
+ * writes them (`+010000-…`).
+ *
+ * @param date a Date, or epoch seconds
+ */
+export function formatIsoSeconds(date: Date | number): string {
+  const d = typeof date === 'number' ? new Date(date * 1000) : date;
+  const y = d.getUTCFullYear();
+  if (y < 0 || y > 9999) return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return `${pad(y, 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}` + `T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}Z`;
+}
+
 /** Formats an instant as a 14-digit Memento timestamp `YYYYMMDDhhmmss` (UTC). */
 export function toTimestamp14(date: Date | number): string {
   const d = typeof date === 'number' ? new Date(date * 1000) : date;

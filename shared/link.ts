@@ -28,7 +28,7 @@ export interface Link {
 const ATTRS = ['type', 'datetime', 'from', 'until'] as const;
 
 function quote(v: string): string {
-  return '"' + v.replace(/[\\"]/g, (c) => '\\' + c) + '"';
+  return v.includes('"') || v.includes('\\') ? '"' + v.replace(/[\\"]/g, (c) => '\\' + c) + '"' : '"' + v + '"';
 }
 
 /**

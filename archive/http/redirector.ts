@@ -136,7 +136,9 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
   const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));
   const span = { first: holdings.get(localSpans[0]?.id)?.first ?? 0, last: holdings.get(localSpans[localSpans.length - 1]?.id)?.last ?? 0 };
   const all = async function* () {
-    for (const a of localSpans) yield* timemapMementoLinks(policy.filter(store.index.mementos(a.id, urlkey)), base, a.id, span);
+    for (const a of localSpans) {
+      for await (const page of policy.filterPages(store.index.mementoPages(a.id, urlkey))) yield timemapMementoLinks(page, base, a.id, span);
+    }
   };
   return reply.send(Readable.from(linkFormat(head, all())));
 }
@@ -172,8 +174,8 @@ async function indexJsonTimemapRoute(app: FastifyInstance, req: FastifyRequest, 
   reply.type('application/json');
   if (req.method === 'HEAD') return reply.send();
   const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));
-  const rows = async function* () {
-    for (const a of localSpans) yield* policy.filter(store.index.mementos(a.id, urlkey));
+  const pages = async function* () {
+    for (const a of localSpans) for await (const rows of policy.filterPages(store.index.mementoPages(a.id, urlkey))) yield { archiveId: a.id, rows };
   };
-  return reply.send(Readable.from(indexJsonTimemap(base, uriR, index, rows())));
+  return reply.send(Readable.from(indexJsonTimemap(base, uriR, index, pages())));
 }

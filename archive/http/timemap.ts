@@ -46,8 +46,11 @@ async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply):
   if (wantsPage(req)) return redirect(reply, 302, uris.calendar(req.base, req.uriR));
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
-  const rows = policy.filter(app.store.index.mementos(archive.id, req.urlkey));
-  return reply.send(Readable.from(linkFormat(timemapHead(req.base, archive.id, req.uriR, span), timemapMementoLinks(rows, req.base, archive.id, span))));
+  const links = async function* () {
+    for await (const page of policy.filterPages(app.store.index.mementoPages(archive.id, req.urlkey)))
+      yield timemapMementoLinks(page, req.base, archive.id, span);
+  };
+  return reply.send(Readable.from(linkFormat(timemapHead(req.base, archive.id, req.uriR, span), links())));
 }
 
 /** `GET/HEAD /<id>/timemap/json/<URI-R>`: the same as mementoweb.org timemap-json. */
@@ -55,7 +58,7 @@ async function json(app: FastifyInstance, req: Req, reply: FastifyReply): Promis
   const { archive, policy } = await archiveAndSpan(app, req);
   reply.type('application/json');
   if (req.method === 'HEAD') return reply.send();
-  return reply.send(Readable.from(jsonTimemap(policy.filter(app.store.index.mementos(archive.id, req.urlkey)), req.base, archive.id, req.uriR)));
+  return reply.send(Readable.from(jsonTimemap(policy.filterPages(app.store.index.mementoPages(archive.id, req.urlkey)), req.base, archive.id, req.uriR)));
 }
 
 /** `GET/HEAD /<id>/timebundle/<URI-R>`: 303 to the link-format TimeMap. */

@@ -5,7 +5,7 @@
  * as an async iterable, oldest first, and yield text a page at a time, so a
  * TimeMap of any size is sent in constant memory.
  */
-import { formatHttpDate } from '#shared/http-date.js';
+import { formatHttpDate, formatIsoSeconds } from '#shared/http-date.js';
 import { formatLink, type Link } from '#shared/link.js';
 import type { ArchiveSpan } from '../spans.js';
 import type { Holdings } from './choice.js';
@@ -41,21 +41,28 @@ export function timemapHead(base: string, archiveId: string, uriR: string, span:
 }
 
 /**
- * Memento links of one archive's mementos (RFC 7089 §5), oldest first;
- * those at `span.first` / `span.last` also get `first` / `last`.
+ * Memento links of a page of one archive's mementos (RFC 7089 §5), oldest
+ * first; those at `span.first` / `span.last` also get `first` / `last`.
  */
-export async function* timemapMementoLinks(rows: AsyncIterable<TimemapEntry>, base: string, archiveId: string, span: Span): AsyncGenerator<Link> {
-  for await (const row of rows) {
-    const rels = [row.datetime === span.first ? 'first' : '', row.datetime === span.last ? 'last' : '', 'memento'].filter(Boolean).join(' ');
-    yield { uri: uris.memento(base, archiveId, row), rel: rels, datetime: formatHttpDate(row.datetime) };
-  }
+export function timemapMementoLinks(rows: readonly TimemapEntry[], base: string, archiveId: string, span: Span): Link[] {
+  return rows.map((row) => {
+    const rel =
+      row.datetime === span.first || row.datetime === span.last
+        ? `${row.datetime === span.first ? 'first ' : ''}${row.datetime === span.last ? 'last ' : ''}memento`
+        : 'memento';
+    return { uri: uris.memento(base, archiveId, row), rel, datetime: formatHttpDate(row.datetime) };
+  });
 }
 
-/** A link-format document (RFC 6690 §2): links separated by `,` and a line end; the head first. */
-export async function* linkFormat(head: Link[], rest: AsyncIterable<Link>): AsyncGenerator<string> {
+/**
+ * A link-format document (RFC 6690 §2): links separated by `,` and a line
+ * end; the head first, then the links of `rest` a page at a time, written
+ * out in chunks of about 32 Ki characters.
+ */
+export async function* linkFormat(head: Link[], rest: AsyncIterable<Link[]>): AsyncGenerator<string> {
   let buf = head.map(formatLink).join(',\n');
-  for await (const l of rest) {
-    buf += ',\n' + formatLink(l);
+  for await (const page of rest) {
+    for (const l of page) buf += ',\n' + formatLink(l);
     if (buf.length > CHUNK_CHARS) {
       yield buf;
       buf = '';
@@ -64,46 +71,55 @@ export async function* linkFormat(head: Link[], rest: AsyncIterable<Link>): Asyn
   yield buf + '\n';
 }
 
-/** ISO 8601 UTC without milliseconds (`2001-03-20T20:35:00Z`). */
-function iso(t: number): string {
-  return new Date(t * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /**
  * One archive's TimeMap as mementoweb.org timemap-json:
  * `{original_uri, timegate_uri, timemap_uri: {link_format, json_format},
  * mementos: {list: [{datetime, uri}…], first: {…}, last: {…}}}`, datetimes
  * in ISO 8601 UTC.
  */
-export async function* jsonTimemap(rows: AsyncIterable<TimemapEntry>, base: string, archiveId: string, uriR: string): AsyncGenerator<string> {
+export async function* jsonTimemap(pages: AsyncIterable<TimemapEntry[]>, base: string, archiveId: string, uriR: string): AsyncGenerator<string> {
   const head = JSON.stringify({
     original_uri: uriR,
     timegate_uri: uris.timegate(base, archiveId, uriR),
     timemap_uri: { link_format: uris.timemap(base, archiveId, uriR), json_format: uris.timemapJson(base, archiveId, uriR) },
   });
-  yield* withMementos(head, rows, (row) => uris.memento(base, archiveId, row));
+  yield* withMementos(head, pagesOf(archiveId, pages), (id, row) => uris.memento(base, id, row));
+}
+
+/** The pages of one archive, each with its archive id. */
+async function* pagesOf(archiveId: string, pages: AsyncIterable<TimemapEntry[]>): AsyncGenerator<ArchivePage> {
+  for await (const rows of pages) yield { archiveId, rows };
+}
+
+/** A page of one archive's mementos. */
+export interface ArchivePage {
+  archiveId: string;
+  rows: readonly TimemapEntry[];
 }
 
 /**
  * A JSON object `head` (its text) with a last member `mementos: {list:
  * [{datetime, uri}…], first, last}` (`first`/`last` null when the list is
- * empty), the list written as `rows` stream in, oldest first.
+ * empty), the list written as the pages stream in, oldest first.
+ *
+ * @param uriOf the URI-M of a row of an archive
  */
-async function* withMementos<T extends TimemapEntry>(head: string, rows: AsyncIterable<T>, uriOf: (row: T) => string): AsyncGenerator<string> {
-  const m = (row: T) => JSON.stringify({ datetime: iso(row.datetime), uri: uriOf(row) });
+async function* withMementos(head: string, pages: AsyncIterable<ArchivePage>, uriOf: (archiveId: string, row: TimemapEntry) => string): AsyncGenerator<string> {
   let out = head.slice(0, -1) + ',"mementos":{"list":[';
-  let first: T | undefined;
-  let last: T | undefined;
-  for await (const row of rows) {
-    out += (first ? ',' : '') + m(row);
-    first ??= row;
-    last = row;
+  let first: string | undefined;
+  let last = '';
+  for await (const { archiveId, rows } of pages) {
+    for (const row of rows) {
+      last = `{"datetime":"${formatIsoSeconds(row.datetime)}","uri":${JSON.stringify(uriOf(archiveId, row))}}`;
+      out += (first ? ',' : '') + last;
+      first ??= last;
+    }
     if (out.length > CHUNK_CHARS) {
       yield out;
       out = '';
     }
   }
-  yield out + `],"first":${first ? m(first) : 'null'},"last":${last ? m(last) : 'null'}}}\n`;
+  yield out + `],"first":${first ?? 'null'},"last":${first ? last : 'null'}}}\n`;
 }
 
 /** `from`/`until` attributes of a span's configured bounds (open ends left out). */
@@ -184,8 +200,8 @@ export function indexTimemapEntries(
         uri: json ?? linkTimemapOf(a),
         archive_id: a.id,
         ...(json ? {} : { type: LINK_FORMAT }),
-        ...(Number.isFinite(from) ? { from: iso(from) } : {}),
-        ...(Number.isFinite(until) ? { until: iso(until) } : {}),
+        ...(Number.isFinite(from) ? { from: formatIsoSeconds(from) } : {}),
+        ...(Number.isFinite(until) ? { until: formatIsoSeconds(until) } : {}),
       };
     });
 }
@@ -198,17 +214,12 @@ export function indexTimemapEntries(
  * the mementos of `rows` (each at its own archive's URI-M), oldest first,
  * with one first and one last over all of them. Streamed.
  */
-export function indexJsonTimemap(
-  base: string,
-  uriR: string,
-  index: TimemapIndexEntry[],
-  rows: AsyncIterable<TimemapEntry & { archive_id: string }>,
-): AsyncGenerator<string> {
+export function indexJsonTimemap(base: string, uriR: string, index: TimemapIndexEntry[], pages: AsyncIterable<ArchivePage>): AsyncGenerator<string> {
   const head = JSON.stringify({
     original_uri: uriR,
     timegate_uri: uris.redirector(base, uriR),
     timemap_uri: { link_format: uris.indexTimemap(base, uriR), json_format: uris.indexTimemapJson(base, uriR) },
     timemap_index: index,
   });
-  return withMementos(head, rows, (row) => uris.memento(base, row.archive_id, row));
+  return withMementos(head, pages, (id, row) => uris.memento(base, id, row));
 }

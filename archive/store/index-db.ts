@@ -146,7 +146,10 @@ export async function ownerOnly(file: string): Promise<void> {
   await chmod(file, 0o600).catch(() => undefined);
 }
 
-/** Rows per query when {@link IndexDb.mementos} walks a TimeMap. */
+/** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
+export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
+
+/** Rows per query when {@link IndexDb.mementoPages} walks a TimeMap. */
 const TIMEMAP_PAGE = 1000;
 
 /** Memory-mapped bytes of the index file on the read connection (SQLite `mmap_size`): reads skip a copy through the page cache. */
@@ -213,6 +216,7 @@ export class IndexDb {
     const stmts = {
       byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
       page: pager.prepare(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
+      timemapPage: pager.prepare(`SELECT datetime, uri_r FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       spans: pager.prepare(
         `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id`,
       ),
@@ -445,15 +449,17 @@ export class IndexDb {
   }
 
   /**
-   * Every memento of `urlkey` in `archive`, oldest first, read from the
-   * index {@link TIMEMAP_PAGE} rows at a time (keyset paging on datetime),
-   * so that a TimeMap of any size is read in constant memory.
+   * Every memento of `urlkey` in `archive`, oldest first, as its datetime
+   * (epoch s) and URI-R: what a TimeMap lists. Read from the index
+   * {@link TIMEMAP_PAGE} rows at a time (keyset paging on datetime) and
+   * handed on a page at a time, so that a TimeMap of any size is read in
+   * constant memory and the rows cross no async step one by one.
    */
-  async *mementos(archive: string, urlkey: string): AsyncGenerator<MementoRow> {
+  async *mementoPages(archive: string, urlkey: string): AsyncGenerator<TimemapRow[]> {
     let after = Number.MIN_SAFE_INTEGER;
     for (;;) {
-      const rows = await this.page(archive, urlkey, after, TIMEMAP_PAGE);
-      yield* rows;
+      const rows = await all<TimemapRow>(this.stmts.timemapPage, { $urlkey: urlkey, $archive: archive, $after: after, $limit: TIMEMAP_PAGE });
+      if (rows.length) yield rows;
       if (rows.length < TIMEMAP_PAGE) return;
       after = rows[rows.length - 1].datetime;
     }

@@ -16,7 +16,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { ScavengeCounter } from '#shared/gc.js';
-import { toTimestamp14 } from '#shared/http-date.js';
+import { formatIsoSeconds, toTimestamp14 } from '#shared/http-date.js';
 import { warcFileSerial } from './warc-files.js';
 
 /** What a capture needs to become a WARC request/response record pair. */
@@ -82,10 +82,6 @@ async function writeAll(fh: FileHandle, buf: Uint8Array, pos: number): Promise<v
     const { bytesWritten } = await fh.write(buf, done, buf.length - done, pos + done);
     done += bytesWritten;
   }
-}
-
-function warcDate(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** One open WARC file being appended to. */
@@ -170,7 +166,7 @@ export class WarcWriter {
         warcHeader([
           ['WARC-Type', 'warcinfo'],
           ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
-          ['WARC-Date', warcDate(new Date())],
+          ['WARC-Date', formatIsoSeconds(new Date())],
           ['WARC-Filename', name],
           ['Content-Type', 'application/warc-fields'],
           ['Content-Length', String(block.length)],
@@ -211,7 +207,7 @@ export class WarcWriter {
         }
         blockDigest = 'sha256:' + h.digest('hex');
       }
-      const date = warcDate(pair.datetime);
+      const date = formatIsoSeconds(pair.datetime);
       const responseId = `<urn:uuid:${randomUUID()}>`;
       const resHeader = warcHeader([
         ['WARC-Type', 'response'],

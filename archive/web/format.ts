@@ -4,6 +4,7 @@
  * script adds the reader's local time on hover), English words, digits
  * grouped.
  */
+import { formatIsoSeconds } from '#shared/http-date.js';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
@@ -21,7 +22,7 @@ export function shortDate(t: number): string {
 
 /** The instant as a `<time datetime>` value (ISO 8601, UTC). */
 export function isoDate(t: number): string {
-  return new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+  return formatIsoSeconds(t);
 }
 
 /** English name of a month, 0 = January. */

@@ -145,8 +145,13 @@ t.test('filter: lists over many URLs keep the shown rows, in order', async (t) =
   t.same(out, [rows[2], rows[3]]);
   const p = rules.policy(key('http://a.example/y'), NOW);
   const kept = [];
-  for await (const r of p.filter([{ datetime: 99 }, { datetime: 100 }])) kept.push(r.datetime);
-  t.same(kept, [100], 'UrlPolicy.filter, one URL');
+  const pages = (async function* () {
+    yield [{ datetime: 99 }, { datetime: 100 }];
+    yield [{ datetime: 98 }];
+    yield [{ datetime: 101 }, { datetime: 102 }];
+  })();
+  for await (const page of p.filterPages(pages)) kept.push(page.map((r) => r.datetime));
+  t.same(kept, [[100], [101, 102]], 'UrlPolicy.filterPages, one URL: the shown rows of each page, empty pages skipped');
 });
 
 t.test('replace: the rules in force change at once (SIGHUP)', async (t) => {
