@@ -78,12 +78,14 @@ export function parseHttpDate(text: string | undefined | null): Date | null {
  * writes them (`+010000-…`).
  *
  * @param date a Date, or epoch seconds
+ * @throws RangeError for an invalid Date (as `Date#toISOString`)
  */
 export function formatIsoSeconds(date: Date | number): string {
   const d = typeof date === 'number' ? new Date(date * 1000) : date;
   const y = d.getUTCFullYear();
-  if (y < 0 || y > 9999) return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return `${pad(y, 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}` + `T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}Z`;
+  // Outside 0–9999, and an invalid Date (NaN: toISOString throws its RangeError), as Date#toISOString does.
+  if (!(y >= 0 && y <= 9999)) return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return `${pad(y, 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}Z`;
 }
 
 /** Formats an instant as a 14-digit Memento timestamp `YYYYMMDDhhmmss` (UTC). */
