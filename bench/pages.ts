@@ -16,19 +16,15 @@
  *   is never whole in memory.
  */
 
+import { lcg } from './lib.js';
+
 const WORDS = (
   'archive memento capture replay history page link time gate map record index crawl snapshot version original resource ' +
   'datetime negotiation server client browser proxy header body stream the of and a to in is was for on with as by that it from'
 ).split(' ');
 
-/** A deterministic pseudo-random sequence in [0, 1) (an LCG) from `seed`. */
-function lcg(seed: number): () => number {
-  let x = (seed * 2654435761 + 12345) >>> 0;
-  return () => {
-    x = (x * 1103515245 + 12345) >>> 0;
-    return x / 2 ** 32;
-  };
-}
+/** A deterministic pseudo-random sequence in [0, 1) for page `seed` (bench/lib.ts `lcg`, its seed spread by a multiplicative hash). */
+const pageRandom = (seed: number): (() => number) => lcg(Math.imul(seed, 2654435761) + 12345);
 
 /** `n` words of filler text (a sentence: capital first letter, full stop). */
 function words(rnd: () => number, n: number): string {
@@ -132,7 +128,7 @@ function pageEnd(host: string): string {
  * @throws when `bytes` is too small for all of that
  */
 export function replayPage(seed: number, uriR: string, bytes: number): Buffer {
-  const rnd = lcg(seed);
+  const rnd = pageRandom(seed);
   const host = new URL(uriR).host;
   let main = '';
   let link = 0;
@@ -175,7 +171,7 @@ export interface BigPage {
  */
 export function bigPage(uriR: string, bytes: number): BigPage {
   const host = new URL(uriR).host;
-  const rnd = lcg(7);
+  const rnd = pageRandom(7);
   // One section with `@@@@@@@` where its number goes; the text is the same in each.
   let template = `<section id="b@@@@@@@">\n<h2>Part @@@@@@@</h2>\n<div style="background-image: url('/media/tiles/@@@@@@@.png')">\n`;
   for (let p = 0; p < 4; p++) {

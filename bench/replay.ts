@@ -39,6 +39,7 @@ import {
   cpuSecondsOf,
   dataRoot,
   fmt,
+  lcg,
   load,
   type LoadResult,
   median,
@@ -98,11 +99,8 @@ async function measureForms(name: string, configFile: string, seed: Seeded): Pro
   try {
     const checked = await checkForms(archive, seed);
     // A fixed pseudo-random order of pages (LCG), the same for both arms.
-    let x = 4242;
-    const next = () => {
-      x = (x * 1103515245 + 12345) >>> 0;
-      return Math.floor((x / 2 ** 32) * seed.uris.length);
-    };
+    const rnd = lcg(4242);
+    const next = () => Math.floor(rnd() * seed.uris.length);
     // Each run with the archive's CPU time per request, µs (user + system, /proc/<pid>/stat).
     const arm =
       (raw: boolean, d = SECONDS) =>
