@@ -288,7 +288,7 @@ export class ArchiveStore {
   private writer(archiveId: string): WarcWriter {
     let w = this.writers.get(archiveId);
     if (!w) {
-      w = new WarcWriter(this.warcsDir, archiveId, this.config.warcMaxBytes);
+      w = new WarcWriter(this.warcsDir, archiveId, this.config.warcMaxBytes, this.config.warcGzipLevel);
       this.writers.set(archiveId, w);
     }
     return w;

@@ -57,9 +57,9 @@ const ONE_SHOT = 1024 * 1024;
  * needs (same output size for a small record; zlib's default state is
  * ~256 KiB to set up, which dominates the cost for a 10 KB capture).
  */
-function gzipRecord(buf: Buffer): Buffer {
+function gzipRecord(buf: Buffer, level: number): Buffer {
   const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(buf.length + 262))));
-  return zlib.gzipSync(buf, { windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 7)) });
+  return zlib.gzipSync(buf, { level, windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 7)) });
 }
 
 /** The header block of a WARC 1.1 record (WARC 1.1 §4): version line, named fields, blank line. */
@@ -137,11 +137,13 @@ export class WarcWriter {
    * @param warcsDir `<data_dir>/warcs`
    * @param archiveId the archive whose files these are (file name prefix and folder)
    * @param maxBytes roll over to a new file once the current one is larger
+   * @param gzipLevel zlib level of each record's gzip member, 1 (fastest) … 9 (smallest); default 6, zlib's own
    */
   constructor(
     private readonly warcsDir: string,
     private readonly archiveId: string,
     private readonly maxBytes: number,
+    private readonly gzipLevel = 6,
   ) {
     this.dir = path.join(warcsDir, archiveId);
   }
@@ -231,10 +233,10 @@ export class WarcWriter {
         ['WARC-Block-Digest', sha256(pair.requestHead)],
         ['Content-Length', String(pair.requestHead.length)],
       ]);
-      const requestMember = gzipRecord(Buffer.concat([reqHeader, pair.requestHead, RECORD_END]));
+      const requestMember = gzipRecord(Buffer.concat([reqHeader, pair.requestHead, RECORD_END]), this.gzipLevel);
       let length: number;
       if (pair.bodyBuffer && bodyLength <= ONE_SHOT) {
-        const responseMember = gzipRecord(Buffer.concat([resHeader, pair.responseHead, pair.bodyBuffer, RECORD_END]));
+        const responseMember = gzipRecord(Buffer.concat([resHeader, pair.responseHead, pair.bodyBuffer, RECORD_END]), this.gzipLevel);
         length = responseMember.length;
         // Written with the rest of the batch, before its fsync.
         w.pending.push(responseMember, requestMember);
@@ -263,7 +265,7 @@ export class WarcWriter {
           }
           yield RECORD_END;
         };
-        await pipeline(Readable.from(parts()), zlib.createGzip({ chunkSize: 64 * 1024 }), sink);
+        await pipeline(Readable.from(parts()), zlib.createGzip({ level: this.gzipLevel, chunkSize: 64 * 1024 }), sink);
         length = pos - start;
         await writeAll(w.fh, requestMember, pos);
       }

@@ -100,6 +100,7 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     putPrefix: '/',
     archives: SPANS,
     warcMaxBytes: 1e9,
+    warcGzipLevel: 6,
     maxCaptureBytes: 1e8,
     maxHeadBytes: 65536,
     maxHeaders: 200,
