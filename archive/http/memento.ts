@@ -22,6 +22,7 @@ import { assembleMemento } from '../memento/response.js';
 import type { ReplayCache } from '../replay/cache.js';
 import type { MementoRow } from '../store/index-db.js';
 import { localArchive, readRoute, redirect, TEXT } from './context.js';
+import { type KeptAnswer, keptAnswer, sendKept } from './kept-answer.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -64,7 +65,9 @@ function parseTs(segment: string): { ts: string; t: number; form: MementoForm } 
  * stored memento they block is 451; one they exclude is as if not stored;
  * the nearest memento and the navigation links are among the shown ones;
  * nothing shown anywhere is 451 when some memento is blocked, else 404.
- * HEAD computes the same headers and sends no body.
+ * HEAD computes the same headers and sends no body. An answer whose body
+ * is in memory is kept with the cached neighbourhood it was made from and
+ * written whole to the next request that asks the same (kept-answer.ts).
  */
 async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
@@ -90,12 +93,24 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   }
   const prefer = parsePrefer(req.headers.prefer);
   const form = formFor(prefer, addressForm);
+  // The whole answer, kept with the cached neighbourhood (kept-answer.ts): its key names what else it depends on.
+  const key = `memento ${s.memento.id} ${addressForm} ${form} ${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''} ${archive.id} ${base} ${uriR}`;
+  const kept = store.index.cache.keptWith<KeptAnswer>(n, key);
+  if (kept) return sendKept(req, reply, kept);
   const answer = await assembleMemento(
     { base, archiveId: archive.id, uriR, row, selection: s, neighbourhood: n, addressForm, form, prefer },
     (r) => store.readResponse(r),
     app.replayCache,
   );
   const { plan } = answer;
+  if (plan.bodyless || plan.bodyBuffer) {
+    const whole = keptAnswer(answer.status, answer.headers, plan.bodyless ? null : plan.bodyBuffer);
+    if (whole) {
+      plan.stored.close();
+      store.index.cache.keep(n, key, whole, whole.bytes);
+      return sendKept(req, reply, whole);
+    }
+  }
   reply.code(answer.status).headers(answer.headers);
   if (req.method === 'HEAD' || plan.bodyless) {
     plan.stored.close();
