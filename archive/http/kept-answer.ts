@@ -24,9 +24,15 @@ export interface KeptAnswer {
   status: number;
   /** As Node's `writeHead` takes raw headers; a repeated field is one pair per value. */
   lines: string[];
-  /** The whole body (sent as is; `Content-Length` is among `lines` when the answer has one). */
+  /** The whole body (sent as is; `Content-Length` is among `lines` when the answer has one), when the answer holds it. */
   body: Buffer | null;
-  /** An estimate of its heap bytes (the index cache counts them). */
+  /**
+   * Where the body is found when another cache holds it (the record cache,
+   * the replay cache) and counts its bytes: `undefined` when that cache no
+   * longer has it (then the answer is made again).
+   */
+  source?: () => Buffer | undefined;
+  /** An estimate of its heap bytes (the index cache counts them): the head, and the body when it holds it. */
   bytes: number;
 }
 
@@ -41,23 +47,25 @@ export const MAX_KEPT_BODY = 64 * 1024;
  * names (an `undefined` value is left out), and `Content-Length` of the body
  * when `headers` has none and there is a body.
  *
+ * @param source where the body is found later when another cache holds it (then the answer does not)
  * @returns `undefined` when the body is larger than {@link MAX_KEPT_BODY} (not worth keeping)
  */
-export function keptAnswer(status: number, headers: HeaderValues, body: Buffer | null): KeptAnswer | undefined {
+export function keptAnswer(status: number, headers: HeaderValues, body: Buffer | null, source?: () => Buffer | undefined): KeptAnswer | undefined {
   if (body && body.length > MAX_KEPT_BODY) return undefined;
   const lines: string[] = [];
-  let bytes = 128 + (body ? body.length : 0);
+  let bytes = 128 + (body && !source ? body.length : 0);
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) {
       const n = fieldName(name);
       lines.push(n, v);
-      bytes += 2 * (n.length + v.length) + 32;
+      // Header strings are latin-1: one byte a character in V8.
+      bytes += n.length + v.length + 32;
     }
   }
   if (body && headers['content-length'] === undefined) lines.push('Content-Length', String(body.length));
-  return { status, lines, body, bytes };
+  return source ? { status, lines, body: null, source, bytes } : { status, lines, body, bytes };
 }
 
 /**
@@ -65,11 +73,16 @@ export function keptAnswer(status: number, headers: HeaderValues, body: Buffer |
  * `onSend` hooks, header store and serializer; `onResponse` hooks, the
  * metrics and the request log, still run when the answer is finished).
  * HEAD gets the head alone (RFC 9110 §9.3.2).
+ *
+ * @returns false (and nothing written) when the body's source no longer has it
  */
-export function sendKept(req: FastifyRequest, reply: FastifyReply, a: KeptAnswer): void {
+export function sendKept(req: FastifyRequest, reply: FastifyReply, a: KeptAnswer): boolean {
+  const body = a.source ? a.source() : a.body;
+  if (a.source && !body) return false;
   reply.hijack();
   const res = reply.raw;
   res.writeHead(a.status, a.lines);
-  if (req.method === 'HEAD' || !a.body) res.end();
-  else res.end(a.body);
+  if (req.method === 'HEAD' || !body) res.end();
+  else res.end(body);
+  return true;
 }

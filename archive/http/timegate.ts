@@ -10,7 +10,7 @@ import { toTimestamp14 } from '#shared/http-date.js';
 import { formatLinkHeader, type Link } from '#shared/link.js';
 import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
-import { keptWith, LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
+import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
 import { formFor, hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
 import { formChanges } from '../memento/body.js';
 import { LINK_FORMAT } from '../memento/timemap.js';
@@ -61,19 +61,16 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   }
   const location = uris.memento(base, archive.id, s.memento, form);
   const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary) + headerBytes('preference-applied', applied);
-  // The Link value, kept with the neighbourhood for the next request that chooses the same memento (navigation.ts keptWith).
-  const link = keptWith(n, `timegate ${s.memento.id} ${form} ${archive.id} ${used} ${base} ${uriR}`, () => {
-    const required: Link[] = [
-      { uri: uriR, rel: 'original' },
-      { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
-      { uri: uris.timebundle(base, archive.id, uriR), rel: 'timebundle' },
-    ];
-    return linkWithin(
-      HEAD_BUDGET - used,
-      required,
-      LINK_DETAILS.map((d) => () => formatLinkHeader(mementoLinks(base, archive.id, s, form, d))),
-    );
-  });
+  const required: Link[] = [
+    { uri: uriR, rel: 'original' },
+    { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
+    { uri: uris.timebundle(base, archive.id, uriR), rel: 'timebundle' },
+  ];
+  const link = linkWithin(
+    HEAD_BUDGET - used,
+    required,
+    LINK_DETAILS.map((d) => () => formatLinkHeader(mementoLinks(base, archive.id, s, form, d))),
+  );
   // As context.ts `redirect` answers: Location, and the location as a one-line text body.
   const answer = keptAnswer(302, { vary, 'preference-applied': applied, link, location, 'content-type': TEXT }, Buffer.from(location + '\n'))!;
   store.index.cache.keep(n, key, answer, answer.bytes);

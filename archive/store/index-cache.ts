@@ -36,8 +36,7 @@
  *
  * The cached objects are shared by every request that gets them, so they
  * are frozen when kept (a change would throw); a frozen neighbourhood is
- * also how archive/memento/navigation.ts `keptWith` knows it may keep a
- * Link value with it.
+ * what whole answers are kept with ({@link IndexCache.keep}).
  */
 import { LRUCache } from 'lru-cache';
 import type { MementoRef, MementoRow, Neighbourhood } from './index-db.js';
@@ -121,20 +120,15 @@ function refBytes(r: MementoRef): number {
 
 /**
  * An estimate of the heap bytes of a neighbourhood: each distinct reference
- * once, plus the arrays, plus the Link header values kept with it
- * (archive/memento/navigation.ts `keptWith`: at most two, each three links
- * naming the URI-R and a link per reference).
+ * once, plus the arrays (the answers kept with it count their own bytes:
+ * {@link IndexCache.keep}).
  */
 function neighbourhoodBytes(n: Neighbourhood | undefined): number {
   if (!n) return 64;
   const refs = new Set<MementoRef>([n.first, n.last, ...n.atOrBefore, ...n.after]);
   let bytes = 160;
-  let link = 3 * (100 + n.first.uri_r.length);
-  for (const r of refs) {
-    bytes += refBytes(r);
-    link += 160 + r.uri_r.length;
-  }
-  return bytes + 2 * link;
+  for (const r of refs) bytes += refBytes(r);
+  return bytes;
 }
 
 /**

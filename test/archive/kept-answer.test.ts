@@ -208,7 +208,8 @@ t.test('one cached neighbourhood, many answers: Prefer, Host, Accept-Datetime ea
 });
 
 t.test('kept answers count in the index cache, which stays within its bytes', async (t) => {
-  const a = await startArchive(`index_cache_bytes: 2000000\narchives:\n  - id: "2025"\n`);
+  // Without the record cache, an id_ answer holds its body itself.
+  const a = await startArchive(`index_cache_bytes: 2000000\nrecord_cache_bytes: 0\narchives:\n  - id: "2025"\n`);
   t.teardown(() => a.close());
   const page = (i: number) => `<html><body>${i} ${'x'.repeat(30_000)}</body></html>`;
   const uriM = (i: number) => `${a.url}/2025/memento/${ts14(DATES[0])}id_/http://www.example.org/many/${i}`;
@@ -219,4 +220,19 @@ t.test('kept answers count in the index cache, which stays within its bytes', as
   for (let i = 20; i < n; i++) for (let k = 0; k < 3; k++) t.equal((await request(uriM(i))).text, page(i));
   t.ok(a.store.index.cache.bytes <= 2_000_000, `${n} × 30 KB: within index_cache_bytes (${a.store.index.cache.bytes})`);
   t.equal((await request(uriM(3))).text, page(3), 'an evicted answer is made again');
+});
+
+t.test('an answer whose body the record cache holds finds it there, and is made again once the record cache let it go', async (t) => {
+  const a = await startArchive(`record_cache_bytes: 100000\narchives:\n  - id: "2025"\n`);
+  t.teardown(() => a.close());
+  const page = (i: number) => `<html><body>${i} ${'y'.repeat(30_000)}</body></html>`;
+  const uriM = (i: number) => `${a.url}/2025/memento/${ts14(DATES[0])}id_/http://www.example.org/small/${i}`;
+  for (let i = 0; i < 10; i++) await seed(a, `http://www.example.org/small/${i}`, DATES[0], { body: page(i) });
+  for (let k = 0; k < 3; k++) t.equal((await request(uriM(0))).text, page(0));
+  t.ok(a.store.index.cache.bytes < 30_000, `the kept answer does not count the body the record cache holds (${a.store.index.cache.bytes} bytes)`);
+  for (let i = 1; i < 10; i++) await request(uriM(i));
+  const again = await request(uriM(0));
+  t.equal(again.text, page(0), 'the record cache let it go (3 of 30 KB fit): the answer is made again, whole');
+  t.equal(again.headers['content-length'], String(page(0).length));
+  t.equal((await request(uriM(0), { method: 'HEAD' })).headers['content-length'], String(page(0).length), 'HEAD too');
 });
