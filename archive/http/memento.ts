@@ -19,9 +19,10 @@ import { localHoldings } from '../memento/holdings.js';
 import { type Selection, select, uris } from '../memento/navigation.js';
 import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
-import type { ReplayCache } from '../replay/cache.js';
+import { cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { MementoRow } from '../store/index-db.js';
 import { localArchive, readRoute, redirect, TEXT } from './context.js';
+import { type KeptAnswer, keptAnswer, sendKept } from './kept-answer.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -64,7 +65,9 @@ function parseTs(segment: string): { ts: string; t: number; form: MementoForm } 
  * stored memento they block is 451; one they exclude is as if not stored;
  * the nearest memento and the navigation links are among the shown ones;
  * nothing shown anywhere is 451 when some memento is blocked, else 404.
- * HEAD computes the same headers and sends no body.
+ * HEAD computes the same headers and sends no body. An answer whose body
+ * is in memory is kept with the cached neighbourhood it was made from and
+ * written whole to the next request that asks the same (kept-answer.ts).
  */
 async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
@@ -90,12 +93,36 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   }
   const prefer = parsePrefer(req.headers.prefer);
   const form = formFor(prefer, addressForm);
+  // The whole answer, kept with the cached neighbourhood (kept-answer.ts): its key names what else it depends on.
+  const key = `memento ${s.memento.id} ${addressForm} ${form} ${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''} ${archive.id} ${base} ${uriR}`;
+  const kept = store.index.cache.keptWith<KeptAnswer>(n, key);
+  if (kept && sendKept(req, reply, kept)) return;
   const answer = await assembleMemento(
-    { base, archiveId: archive.id, uriR, row, selection: s, neighbourhood: n, addressForm, form, prefer },
+    { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer },
     (r) => store.readResponse(r),
     app.replayCache,
   );
   const { plan } = answer;
+  if (plan.bodyless || plan.bodyBuffer) {
+    const body = plan.bodyless ? null : plan.bodyBuffer;
+    // A body the replay cache or the record cache holds is found there again (and counted there), not kept twice.
+    const fromReplay = () => app.replayCache.get(cacheKey(row, base))?.body;
+    const fromRecord = () => store.recordCache.body(row.warc_file, row.warc_offset, row.warc_length);
+    const source = !body
+      ? undefined
+      : form === 'replay' && app.replayCache.peek(cacheKey(row, base))?.body === body
+        ? fromReplay
+        : store.recordCache.peek(row.warc_file, row.warc_offset, row.warc_length) === body
+          ? fromRecord
+          : undefined;
+    const whole = keptAnswer(answer.status, answer.headers, body, source);
+    if (whole) {
+      plan.stored.close();
+      store.index.cache.keep(n, key, whole, whole.bytes);
+      sendKept(req, reply, { ...whole, body, source: undefined });
+      return;
+    }
+  }
   reply.code(answer.status).headers(answer.headers);
   if (req.method === 'HEAD' || plan.bodyless) {
     plan.stored.close();

@@ -10,11 +10,12 @@ import { toTimestamp14 } from '#shared/http-date.js';
 import { formatLinkHeader, type Link } from '#shared/link.js';
 import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
-import { keptWith, LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
+import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
 import { formFor, hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
 import { formChanges } from '../memento/body.js';
 import { LINK_FORMAT } from '../memento/timemap.js';
-import { acceptDatetime, localArchive, readRoute, redirect } from './context.js';
+import { acceptDatetime, localArchive, readRoute, TEXT } from './context.js';
+import { type KeptAnswer, keptAnswer, sendKept } from './kept-answer.js';
 
 /** The TimeGate plugin. */
 export async function timegateRoutes(app: FastifyInstance): Promise<void> {
@@ -28,7 +29,9 @@ export async function timegateRoutes(app: FastifyInstance): Promise<void> {
  * choice; Preference-Applied when Prefer was sent. The choice and the
  * links are among the mementos the access rules show (archive/access.ts);
  * 404 when the archive has no memento of the URI-R, 451 when it has only
- * hidden ones and some are blocked.
+ * hidden ones and some are blocked. The answer is kept with the cached
+ * neighbourhood it was made from and written whole to the next request
+ * that asks the same (kept-answer.ts).
  */
 async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
@@ -42,32 +45,34 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   const prefer = parsePrefer(req.headers.prefer);
   // Variant 1: the URI-M of the form that satisfies the most dimensions asked for.
   const form = formFor(prefer, 'replay');
+  const preferred = hasPreference(prefer);
+  // The whole answer, kept with the cached neighbourhood (kept-answer.ts): its key names what else it depends on.
+  const key = `timegate ${s.memento.id} ${form} ${preferred ? `p${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''}` : ''} ${archive.id} ${base} ${uriR}`;
+  const kept = store.index.cache.keptWith<KeptAnswer>(n, key);
+  if (kept) return sendKept(req, reply, kept);
   const vary = 'accept-datetime, prefer';
-  reply.header('vary', vary);
   let applied: string | undefined;
-  if (hasPreference(prefer)) {
+  if (preferred) {
     // What that URI-M will say it satisfies (Prefer rule 8), worked out as it will work it out.
     const row = form === 'raw' ? undefined : await store.index.byId(s.memento.id);
     const target = { base, archiveId: archive.id, ts: toTimestamp14(s.memento.datetime) };
     const changes = row ? await formChanges(row, form, (r) => store.readResponse(r), target) : { content: false, links: false };
     applied = preferenceApplied(prefer, form, changes);
-    reply.header('preference-applied', applied);
   }
   const location = uris.memento(base, archive.id, s.memento, form);
   const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary) + headerBytes('preference-applied', applied);
-  // The Link value, kept with the neighbourhood for the next request that chooses the same memento (navigation.ts keptWith).
-  const link = keptWith(n, `timegate ${s.memento.id} ${form} ${archive.id} ${used} ${base} ${uriR}`, () => {
-    const required: Link[] = [
-      { uri: uriR, rel: 'original' },
-      { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
-      { uri: uris.timebundle(base, archive.id, uriR), rel: 'timebundle' },
-    ];
-    return linkWithin(
-      HEAD_BUDGET - used,
-      required,
-      LINK_DETAILS.map((d) => () => formatLinkHeader(mementoLinks(base, archive.id, s, form, d))),
-    );
-  });
-  reply.header('link', link);
-  return redirect(reply, 302, location);
+  const required: Link[] = [
+    { uri: uriR, rel: 'original' },
+    { uri: uris.timemap(base, archive.id, uriR), rel: 'timemap', type: LINK_FORMAT },
+    { uri: uris.timebundle(base, archive.id, uriR), rel: 'timebundle' },
+  ];
+  const link = linkWithin(
+    HEAD_BUDGET - used,
+    required,
+    LINK_DETAILS.map((d) => () => formatLinkHeader(mementoLinks(base, archive.id, s, form, d))),
+  );
+  // As context.ts `redirect` answers: Location, and the location as a one-line text body.
+  const answer = keptAnswer(302, { vary, 'preference-applied': applied, link, location, 'content-type': TEXT }, Buffer.from(location + '\n'))!;
+  store.index.cache.keep(n, key, answer, answer.bytes);
+  return sendKept(req, reply, answer);
 }

@@ -134,30 +134,3 @@ function navigationLinks(
       datetime: formatHttpDate(m.datetime),
     }));
 }
-
-/** Texts kept with the neighbourhood they were made from (see {@link keptWith}). */
-const kept = new WeakMap<Neighbourhood, Map<string, string>>();
-
-/** Most texts kept per neighbourhood (the index cache counts two per memento reference). */
-const KEPT_PER_NEIGHBOURHOOD = 2;
-
-/**
- * A text made from a neighbourhood (a Link header value), kept with `n`
- * under `key` for the next request that asks with the same key: `make()`
- * the first time, the kept text after. `key` must name everything besides
- * `n` that the text depends on (the memento chosen, form, base, URI-R,
- * budget). Only with a neighbourhood the index's read cache keeps, which it
- * shares and has frozen (archive/store/index-cache.ts): a text kept with
- * one is right as long as it lives, and goes when the cache drops it. With
- * any other (or none) nothing is kept.
- */
-export function keptWith(n: Neighbourhood | undefined, key: string, make: () => string): string {
-  if (!n || !Object.isFrozen(n)) return make();
-  let texts = kept.get(n);
-  const hit = texts?.get(key);
-  if (hit !== undefined) return hit;
-  const text = make();
-  if (!texts) kept.set(n, (texts = new Map()));
-  if (texts.size < KEPT_PER_NEIGHBOURHOOD) texts.set(key, text);
-  return text;
-}

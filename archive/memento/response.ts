@@ -21,8 +21,7 @@ import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.j
 import { archiveUrl, rewriteRefresh } from '../replay/urls.js';
 import { type BodyPlan, planBody, type ReadRecord, storedContentEncoding } from './body.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
-import type { Neighbourhood } from '../store/index-db.js';
-import { keptWith, LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
+import { LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
 import { type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';
 import { LINK_FORMAT } from './timemap.js';
 
@@ -82,8 +81,6 @@ export interface MementoRequest {
   uriR: string;
   row: MementoRow;
   selection: Selection;
-  /** The neighbourhood `selection` was selected from, if any (the Link value is kept with it: navigation.ts `keptWith`). */
-  neighbourhood?: Neighbourhood;
   /** The form the address names: the navigation links name URI-Ms of that form. */
   addressForm: MementoForm;
   /** The form served (the address's, or the one Prefer asked for). */
@@ -178,20 +175,16 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
   after['content-location'] = uris.memento(m.base, m.archiveId, m.row, m.form);
   // Within the head budget: the own headers, then as many navigation links as fit, then as many echoed headers as fit.
   let left = HEAD_BUDGET - FIXED_HEAD_BYTES - bytesOf(before) - bytesOf(after) - OMITTED_LINE;
-  // Kept with the neighbourhood for the next request that serves the same memento (navigation.ts keptWith).
-  const linkKey = `memento ${m.selection.memento.id} ${m.addressForm} ${m.archiveId} ${left} ${m.base} ${m.uriR}`;
-  const link = keptWith(m.neighbourhood, linkKey, () => {
-    const required: Link[] = [
-      { uri: m.row.uri_r, rel: 'original' },
-      { uri: uris.timegate(m.base, m.archiveId, m.uriR), rel: 'timegate' },
-      { uri: uris.timemap(m.base, m.archiveId, m.uriR), rel: 'timemap', type: LINK_FORMAT },
-    ];
-    return linkWithin(
-      left,
-      required,
-      LINK_DETAILS.map((d) => () => formatLinkHeader(mementoLinks(m.base, m.archiveId, m.selection, m.addressForm, d))),
-    );
-  });
+  const required: Link[] = [
+    { uri: m.row.uri_r, rel: 'original' },
+    { uri: uris.timegate(m.base, m.archiveId, m.uriR), rel: 'timegate' },
+    { uri: uris.timemap(m.base, m.archiveId, m.uriR), rel: 'timemap', type: LINK_FORMAT },
+  ];
+  const link = linkWithin(
+    left,
+    required,
+    LINK_DETAILS.map((d) => () => formatLinkHeader(mementoLinks(m.base, m.archiveId, m.selection, m.addressForm, d))),
+  );
   left -= headerBytes('link', link);
   const echoed: HeaderMap = {};
   let omitted = 0;

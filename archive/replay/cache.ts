@@ -49,6 +49,11 @@ export class ReplayCache {
     return this.lru?.get(key);
   }
 
+  /** The entry at `key` without counting it as used; `undefined` when none. */
+  peek(key: string): CachedReplay | undefined {
+    return this.lru?.peek(key);
+  }
+
   /** Keeps a replayed body (unless it is over {@link MAX_ENTRY}). */
   set(key: string, stored: StoredResponse, entry: Omit<CachedReplay, 'head'>): void {
     if (!this.lru || entry.body.length > MAX_ENTRY) return;

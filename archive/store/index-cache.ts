@@ -36,8 +36,7 @@
  *
  * The cached objects are shared by every request that gets them, so they
  * are frozen when kept (a change would throw); a frozen neighbourhood is
- * also how archive/memento/navigation.ts `keptWith` knows it may keep a
- * Link value with it.
+ * what whole answers are kept with ({@link IndexCache.keep}).
  */
 import { LRUCache } from 'lru-cache';
 import type { MementoRef, MementoRow, Neighbourhood } from './index-db.js';
@@ -73,6 +72,9 @@ export interface IndexCacheStats {
   /** Entries dropped by commits. */
   invalidated: number;
 }
+
+/** Most values kept with one neighbourhood ({@link IndexCache.keptWith}): answers to different forms, hosts, Prefer. */
+export const KEPT_PER_NEIGHBOURHOOD = 8;
 
 /** Bits of the doorkeeper's bitmap (128 KiB); it is cleared when a quarter of them are set. */
 const SEEN_BITS = 1 << 20;
@@ -118,20 +120,15 @@ function refBytes(r: MementoRef): number {
 
 /**
  * An estimate of the heap bytes of a neighbourhood: each distinct reference
- * once, plus the arrays, plus the Link header values kept with it
- * (archive/memento/navigation.ts `keptWith`: at most two, each three links
- * naming the URI-R and a link per reference).
+ * once, plus the arrays (the answers kept with it count their own bytes:
+ * {@link IndexCache.keep}).
  */
 function neighbourhoodBytes(n: Neighbourhood | undefined): number {
   if (!n) return 64;
   const refs = new Set<MementoRef>([n.first, n.last, ...n.atOrBefore, ...n.after]);
   let bytes = 160;
-  let link = 3 * (100 + n.first.uri_r.length);
-  for (const r of refs) {
-    bytes += refBytes(r);
-    link += 160 + r.uri_r.length;
-  }
-  return bytes + 2 * link;
+  for (const r of refs) bytes += refBytes(r);
+  return bytes;
 }
 
 /**
@@ -142,6 +139,8 @@ function neighbourhoodBytes(n: Neighbourhood | undefined): number {
 export class IndexCache {
   private readonly lru: LRUCache<string, Entry> | null;
   private readonly generations = new Map<string, Generation>();
+  /** For each kept neighbourhood: its entry's key, and the values kept with it ({@link keptWith}). */
+  private readonly kept = new WeakMap<Neighbourhood, { key: string; values: Map<string, unknown> }>();
   private readonly seen = new Uint32Array(SEEN_BITS / 32);
   private seenSet = 0;
   /** Hits, misses, discarded answers, invalidated entries. */
@@ -217,6 +216,41 @@ export class IndexCache {
     }
   }
 
+  /**
+   * The value kept with neighbourhood `n` under `key` by {@link keep};
+   * `undefined` when none is (or `n` is not the cache's).
+   */
+  keptWith<T>(n: Neighbourhood | undefined, key: string): T | undefined {
+    return (n && this.kept.get(n)?.values.get(key)) as T | undefined;
+  }
+
+  /**
+   * Keeps a value made from a neighbourhood this cache answered (a whole
+   * answer, archive/http/kept-answer.ts) with it under `key`, for the next
+   * request that asks {@link keptWith} with the same key, until the
+   * neighbourhood leaves the cache (a commit that writes its URL, or
+   * eviction), with which it goes. `key` must name everything besides `n`
+   * that the value depends on. Its `bytes` (an estimate of its heap size)
+   * are counted in the neighbourhood's entry, so the cache stays within
+   * its bytes; at most {@link KEPT_PER_NEIGHBOURHOOD} values per
+   * neighbourhood. Nothing is kept with a neighbourhood that is not the
+   * cache's (none, the cache off, one the access rules filtered) or that a
+   * commit dropped meanwhile.
+   *
+   * @param bytes an estimate of the value's heap bytes
+   */
+  keep(n: Neighbourhood | undefined, key: string, value: unknown, bytes: number): void {
+    const k = n && this.kept.get(n);
+    if (!k || k.values.size >= KEPT_PER_NEIGHBOURHOOD || k.values.has(key)) return;
+    const e = this.lru!.peek(k.key);
+    const iv = e?.kind === 'n' ? e.intervals.find((i) => i.n === n) : undefined;
+    if (!iv) return;
+    iv.bytes += bytes + 2 * key.length + 64;
+    k.values.set(key, value);
+    // A new entry object, so that lru-cache counts its size again.
+    this.lru!.set(k.key, { kind: 'n', intervals: (e as { intervals: readonly Interval[] }).intervals });
+  }
+
   /** Estimated bytes held. */
   get bytes(): number {
     return this.lru?.calculatedSize ?? 0;
@@ -261,7 +295,10 @@ export class IndexCache {
 
   /** Adds the interval `n` answers for to the entry at `key` (a new entry object, so that lru-cache counts its size again). */
   private keepNeighbourhood(key: string, n: Neighbourhood | undefined, whole: boolean): void {
-    if (n) freeze(n);
+    if (n) {
+      freeze(n);
+      this.kept.set(n, { key, values: new Map() });
+    }
     const lo = n?.atOrBefore[0]?.datetime ?? -Infinity;
     const hi = n?.after[0]?.datetime ?? Infinity;
     const iv: Interval = { lo, hi, whole: whole || !n?.atOrBefore.length, n, bytes: 48 + neighbourhoodBytes(n) };

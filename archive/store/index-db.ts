@@ -9,7 +9,7 @@
  */
 import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
-import { type NeighbourRow, neighbourhoodSql, type Ranges, rangeSql } from './index-sql.js';
+import { type NeighbourRow, type NeighbourTuple, neighbourhoodSql, type Ranges, rangeSql } from './index-sql.js';
 
 export { neighbourhoodSql, rangeSql };
 import { IndexCache, type Spans } from './index-cache.js';
@@ -370,33 +370,33 @@ export class IndexDb {
       const stmt = this.cachedRead(`nb${batch.length}${whole ? 'w' : ''}`, () => neighbourhoodSql(batch.length, whole));
       const params: (string | number)[] = [];
       for (const [i, q] of batch.entries()) params.push(i, q.urlkey, q.archive, q.t, q.whole ? 1 : 0);
-      const rows = await new Promise<NeighbourRow[]>((resolve, reject) =>
-        stmt.all(params, (err: Error | null, r: NeighbourRow[]) => (err ? reject(err) : resolve(r))),
+      const [{ j }] = await new Promise<{ j: string }[]>((resolve, reject) =>
+        stmt.all(params, (err: Error | null, r: { j: string }[]) => (err ? reject(err) : resolve(r))),
       );
       const out: (Neighbourhood | undefined)[] = new Array(batch.length).fill(undefined);
-      for (const r of rows) {
-        out[r.i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] };
-        const n = out[r.i]!;
+      for (const [i, kind, id, datetime, uri_r, status, mime, digest, warc_file, warc_offset, warc_length, client_ip] of JSON.parse(j) as NeighbourTuple[]) {
+        out[i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] };
+        const n = out[i]!;
         let ref: MementoRef;
-        if (r.warc_file != null) {
-          const q = batch[r.i];
+        if (warc_file != null) {
+          const q = batch[i];
           const row: MementoRow = {
-            id: r.id,
+            id,
             archive_id: q.archive,
             urlkey: q.urlkey,
-            uri_r: r.uri_r,
-            datetime: r.datetime,
-            status: r.status!,
-            mime: r.mime!,
-            digest: r.digest!,
-            warc_file: r.warc_file,
-            warc_offset: r.warc_offset!,
-            warc_length: r.warc_length!,
-            client_ip: r.client_ip ?? null,
+            uri_r,
+            datetime,
+            status: status!,
+            mime: mime!,
+            digest: digest!,
+            warc_file,
+            warc_offset: warc_offset!,
+            warc_length: warc_length!,
+            client_ip: client_ip ?? null,
           };
           ref = row;
-        } else ref = { id: r.id, datetime: r.datetime, uri_r: r.uri_r };
-        switch (r.kind) {
+        } else ref = { id, datetime, uri_r };
+        switch (kind) {
           case 1:
             n.first = ref;
             break;

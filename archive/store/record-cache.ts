@@ -62,6 +62,26 @@ export class RecordCache {
   }
 
   /**
+   * The body of the record at `file`/`offset`/`length` as kept (shared:
+   * not to be changed); `undefined` when not kept. Counted as {@link get}.
+   */
+  body(file: string, offset: number, length: number): Buffer | undefined {
+    if (!this.lru) return undefined;
+    const k = this.lru.get(`${file}\n${offset}\n${length}`);
+    if (!k) {
+      this.stats.misses++;
+      return undefined;
+    }
+    this.stats.hits++;
+    return k.body;
+  }
+
+  /** The kept body of the record at `file`/`offset`/`length` without counting a lookup or a use; `undefined` when not kept. */
+  peek(file: string, offset: number, length: number): Buffer | undefined {
+    return this.lru?.peek(`${file}\n${offset}\n${length}`)?.body;
+  }
+
+  /**
    * Keeps a record read whole (`bodyBuffer` set) when it is no larger than
    * {@link MAX_RECORD}: its body is copied into a buffer of its own, so
    * that the entry holds no more than it counts (the inflated record's WARC
