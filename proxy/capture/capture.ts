@@ -13,8 +13,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { serializeCaptureHead } from '#shared/capture-record.js';
-import { inspectCapture } from '#shared/capture-rules.js';
+import { inspectCaptureHeads } from '#shared/capture-rules.js';
 import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
 import { ScavengeCounter } from '#shared/gc.js';
 import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
@@ -85,8 +84,8 @@ export interface CaptureHeadFacts {
   status: number;
   /** Media type of its Content-Type (shared/capture-tag.ts `mediaType`). */
   mime: string;
-  /** The response's Date as an HTTP-date, when it has a valid one (the capture's Memento-Datetime). */
-  datetime?: string;
+  /** The response's Date field as sent, when it has one (the capture's Memento-Datetime when it is a valid HTTP-date; read only for a conditional PUT). */
+  date?: string;
   /** The body's length when the response says it (Content-Length): a body known to be larger than the bound is not held. */
   bodyLength?: number;
 }
@@ -226,10 +225,12 @@ export class Capture {
     if (held && this.facts) {
       this.held = undefined;
       this.heldRecord = held.chunks;
-      const { status, mime, datetime } = this.facts;
+      const { status, mime } = this.facts;
       this.tag = captureEntityTag({ digest: 'sha256:' + held.hash.digest('hex'), status, mime });
       if (this.cache?.unchanged(this.putUrl, this.tag)) this.cached = true;
       else if (!this.queue?.down) {
+        const parsed = parseHttpDate(this.facts.date);
+        const datetime = parsed ? formatHttpDate(parsed) : undefined;
         this.startLive(new ConditionalUpload(this.vhost, this.uriR, { chunks: held.chunks, tag: this.tag, ...(datetime ? { datetime } : {}) }, this.options));
       }
     } else if (this.live instanceof CaptureUpload) this.live.end();
@@ -385,7 +386,7 @@ export class Capture {
 
 /**
  * Starts the capture of one exchange: builds the record's heads and, unless
- * the archive would refuse them (shared/capture-rules.ts `inspectCapture`,
+ * the archive would refuse them (shared/capture-rules.ts `inspectCaptureHeads`,
  * with the archive's default limits), opens the spool tee and either the
  * live PUT (unless the archive's queue is backing off) or, with
  * `ArchiveConditional: On`, holds the body for a conditional PUT. The
@@ -405,15 +406,14 @@ export function startCapture(
   options: CaptureOptions = {},
 ): Capture | { refused: string } {
   const { request, response } = captureHeads(req, proxyRes, vhost, scheme, address);
-  const head = serializeCaptureHead(request, response);
-  const inspected = inspectCapture(head, new Date());
+  const inspected = inspectCaptureHeads(request, response, new Date());
   if ('refusal' in inspected) return { refused: inspected.refusal.message };
   // Status, media type and Date exactly as the archive will read them from these bytes.
   const headers = inspected.head.response.headers;
-  const date = parseHttpDate(getHeader(headers, 'date'));
   const facts: CaptureHeadFacts = { status: inspected.head.response.status, mime: mediaType(getHeader(headers, 'content-type')) };
-  if (date) facts.datetime = formatHttpDate(date);
+  const date = getHeader(headers, 'date');
+  if (date !== undefined) facts.date = date;
   const length = getHeader(headers, 'content-length');
   if (length !== undefined) facts.bodyLength = Number(length.split(',')[0]);
-  return new Capture(vhost, address.uriR, head, options, facts);
+  return new Capture(vhost, address.uriR, inspected.bytes, options, facts);
 }
