@@ -16,7 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import { inspectCaptureHeads } from '#shared/capture-rules.js';
 import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
 import { ScavengeCounter } from '#shared/gc.js';
-import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
+import { formatHttpDate, parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
 import { getHeader } from '#shared/http-head.js';
 import { isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
@@ -28,8 +28,9 @@ import type { SpoolMeta } from '../spool/file.js';
 import type { SpoolTee } from '../spool/tee.js';
 import type { CaptureAddress } from './address.js';
 import { captureHeads } from './record.js';
+import type { CaptureQuestion, CaptureQuestions } from './questions.js';
 import type { UnchangedCache } from './unchanged-cache.js';
-import { CaptureUpload, ConditionalUpload, type UploadOptions, type UploadOutcome } from './upload.js';
+import { CaptureUpload, ConditionalUpload, type HeldRecord, type UploadOptions, type UploadOutcome } from './upload.js';
 
 /** How a capture ended; the payload of the proxy's `'capture'` event. */
 export interface CaptureOutcome {
@@ -77,6 +78,8 @@ export interface CaptureOptions extends UploadOptions {
   conditionalMaxBytes?: number;
   /** The local cache of vhosts with `ArchiveUnchangedCache: On`. */
   unchangedCache?: UnchangedCache;
+  /** Asks the archive about several held captures at once before their conditional PUTs (proxy/capture/questions.ts); without it, each is PUT. */
+  questions?: CaptureQuestions;
 }
 
 /** What a conditional PUT's entity tag is made of besides the payload digest, from the heads as the archive reads them. */
@@ -134,6 +137,8 @@ export class Capture {
   private liveResult: UploadOutcome | undefined;
   /** The local cache found the capture unchanged: no PUT. */
   private cached = false;
+  /** Its question is with the archive (proxy/capture/questions.ts). */
+  private asking = false;
   private deciding = false;
   private resolveSettled!: (o: CaptureOutcome) => void;
   /** Resolves with the outcome (never rejects). */
@@ -229,12 +234,33 @@ export class Capture {
       this.tag = captureEntityTag({ digest: 'sha256:' + held.hash.digest('hex'), status, mime });
       if (this.cache?.unchanged(this.putUrl, this.tag)) this.cached = true;
       else if (!this.queue?.down) {
-        const parsed = parseHttpDate(this.facts.date);
-        const datetime = parsed ? formatHttpDate(parsed) : undefined;
-        this.startLive(new ConditionalUpload(this.vhost, this.uriR, { chunks: held.chunks, tag: this.tag, ...(datetime ? { datetime } : {}) }, this.options));
+        const date = parseHttpDate(this.facts.date) ?? undefined;
+        const questions = this.options.questions;
+        if (questions) {
+          // Asked with the other captures of this turn; PUT only when the archive does not have it (or cannot say).
+          this.asking = true;
+          const { archiveHost: host, archivePort: port, archivePath: path, archiveToken: token } = this.vhost;
+          const question: CaptureQuestion = { archive: { host, port, path }, tag: this.tag, uriR: this.uriR };
+          if (token) question.token = token;
+          if (date) question.datetime = toEpochSeconds(date);
+          void questions.ask(question).then((answer) => {
+            if (!this.asking) return; // cut meanwhile (see abort)
+            this.asking = false;
+            if (answer === 'unchanged') this.liveResult = { outcome: 'unchanged' };
+            else if (this.body === 'complete' && !this.queue?.down) this.putHeld(held.chunks, date);
+            this.decide();
+          });
+        } else this.putHeld(held.chunks, date);
       }
     } else if (this.live instanceof CaptureUpload) this.live.end();
     this.decide();
+  }
+
+  /** Sends the held record as one conditional PUT (`date`: its Memento-Datetime). */
+  private putHeld(chunks: Buffer[], date: Date | undefined): void {
+    const record: HeldRecord = { chunks, tag: this.tag! };
+    if (date) record.datetime = formatHttpDate(date);
+    this.startLive(new ConditionalUpload(this.vhost, this.uriR, record, this.options));
   }
 
   /**
@@ -249,6 +275,8 @@ export class Capture {
       this.abortReason = reason;
       this.held = undefined;
     }
+    // A question still with the archive: not waited for; the capture is spooled (nothing was sent).
+    this.asking = false;
     this.live?.abort(reason);
     this.decide();
   }
@@ -273,7 +301,7 @@ export class Capture {
   }
 
   private decide(): void {
-    if (this.deciding || this.body === 'streaming' || (this.live && !this.liveResult)) return;
+    if (this.deciding || this.body === 'streaming' || this.asking || (this.live && !this.liveResult)) return;
     this.deciding = true;
     void this.conclude().then((o) => this.resolveSettled(o));
   }
