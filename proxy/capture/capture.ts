@@ -11,7 +11,7 @@
  * archive's own rules) is never started. The client never waits for
  * either; the design is in docs/architecture.md.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { inspectCaptureHeads } from '#shared/capture-rules.js';
 import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
@@ -93,11 +93,19 @@ export interface CaptureHeadFacts {
   bodyLength?: number;
 }
 
-/** The body held for a conditional PUT while it is within the bound. */
+/** The body held for a conditional PUT while it is within the bound (its digest is taken once it is complete). */
 interface Held {
+  /** The record's head, then the body chunks as received. */
   chunks: Buffer[];
   bytes: number;
-  hash: Hash;
+}
+
+/** `sha256:<hex>` of the body held after the record's head in `chunks` (one call for a body of one chunk). */
+function heldDigest(chunks: Buffer[]): string {
+  if (chunks.length === 2) return 'sha256:' + hash('sha256', chunks[1], 'hex');
+  const h = createHash('sha256');
+  for (let i = 1; i < chunks.length; i++) h.update(chunks[i]);
+  return 'sha256:' + h.digest('hex');
 }
 
 const DEFAULT_CONDITIONAL_MAX_BYTES = 64 * 1024;
@@ -165,7 +173,7 @@ export class Capture {
     }
     const bound = options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES;
     if (facts && vhost.archiveConditional && !((facts.bodyLength ?? 0) > bound)) {
-      this.held = { chunks: [head], bytes: 0, hash: createHash('sha256') };
+      this.held = { chunks: [head], bytes: 0 };
       if (vhost.archiveUnchangedCache && options.unchangedCache) {
         this.cache = options.unchangedCache;
         this.cache.begin(this.putUrl);
@@ -210,7 +218,6 @@ export class Capture {
     }
     held.chunks.push(chunk);
     held.bytes += chunk.length;
-    held.hash.update(chunk);
     if (held.bytes > (this.options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES)) {
       // Too large to hold: stream it as it comes, unconditionally, from what is held so far.
       this.held = undefined;
@@ -231,7 +238,7 @@ export class Capture {
       this.held = undefined;
       this.heldRecord = held.chunks;
       const { status, mime } = this.facts;
-      this.tag = captureEntityTag({ digest: 'sha256:' + held.hash.digest('hex'), status, mime });
+      this.tag = captureEntityTag({ digest: heldDigest(held.chunks), status, mime });
       if (this.cache?.unchanged(this.putUrl, this.tag)) this.cached = true;
       else if (!this.queue?.down) {
         const date = parseHttpDate(this.facts.date) ?? undefined;

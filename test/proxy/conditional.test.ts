@@ -268,3 +268,25 @@ t.test('an archive that ignores Expect (never answers 100 Continue): the body go
   t.ok(waited >= 900, `the body was sent after about a second without an answer (${Math.round(waited)} ms)`);
   t.match(heads, /\r\nexpect: 100-continue(?:\r\n|$)/i, 'it was a conditional PUT');
 });
+
+t.test('a held body that arrives in several pieces: its digest is the archive’s, so the next capture is unchanged', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const seen = countAt(a);
+  const pieces = ['<html><body>', 'x'.repeat(3000), '</body></html>'];
+  const start = Math.floor(Date.now() / 1000) - 600;
+  let n = 0;
+  const upstream = await startUpstream(t, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html', Date: new Date((start + n++) * 1000).toUTCString() });
+    // Each piece its own chunk on the wire, a few ms apart (so that the proxy reads them as separate chunks).
+    let i = 0;
+    const next = () => (i < pieces.length ? (res.write(pieces[i++]), setTimeout(next, 10)) : res.end());
+    next();
+  });
+  const { proxy } = await proxyFor(t, upstream.url, a.port);
+  t.match(await visit(proxy), { outcome: 'stored', live: 'stored' }, 'the first capture is stored');
+  t.match(await visit(proxy), { outcome: 'unchanged', live: 'unchanged' }, 'the second is unchanged: the same digest on both sides');
+  t.equal(seen.puts, 1, 'one PUT');
+  const [row] = await a.store.index.page('current', 'localhost)/', -Infinity, 10);
+  t.equal(row.digest, 'sha256:' + createHash('sha256').update(pieces.join('')).digest('hex'), 'the digest of the whole body');
+});
