@@ -15,6 +15,14 @@
  * down, restarting, or one that does not know the POST: 404, 405, 501)
  * only means the captures are sent as conditional PUTs after all; an
  * archive that does not know it is not asked again for a minute.
+ *
+ * A question only pays when the answer is often `unchanged`: where it
+ * seldom is (a site whose pages change at every visit), a question is
+ * a line and a PUT after it. So each archive's share of `unchanged`
+ * answers is followed (a moving average over about the last 20); below
+ * {@link LOW_SHARE}, only one capture in {@link SAMPLE_EVERY} is asked
+ * about (the others go straight to their conditional PUT), enough to see
+ * the share rise again.
  */
 import type { PutTarget } from '../archive-put.js';
 import type { ArchiveConnections } from './conditional-client.js';
@@ -41,6 +49,12 @@ const MAX_BATCH = 500;
 const UNSUPPORTED_MS = 60_000;
 /** Most bytes of an answer read (a line per question). */
 const MAX_ANSWER_BYTES = 64 * 1024;
+/** Below this share of `unchanged` answers, questions are sampled. */
+const LOW_SHARE = 0.1;
+/** While sampled, one capture in this many is asked about. */
+const SAMPLE_EVERY = 10;
+/** Weight of one answer in the moving share of `unchanged` answers. */
+const SHARE_STEP = 0.05;
 
 interface Pending {
   question: CaptureQuestion;
@@ -54,6 +68,10 @@ export class CaptureQuestions {
   private scheduled = false;
   /** Archives that answered that they do not know the POST, until when (ms since the epoch). */
   private readonly unsupported = new Map<string, number>();
+  /** Per archive, the moving share of `unchanged` answers (1 until it has answered). */
+  private readonly share = new Map<string, number>();
+  /** Per archive, captures not asked about since the last one asked while sampled. */
+  private readonly skipped = new Map<string, number>();
 
   /**
    * @param connections the proxy's connections to the archives
@@ -69,7 +87,8 @@ export class CaptureQuestions {
    * other questions of this turn of the event loop to the same archive.
    *
    * @returns the answer (never rejects); `unknown` at once when the archive
-   *   is known not to take such questions
+   *   is known not to take such questions, or its answers are seldom
+   *   `unchanged` and this capture is not one of the sample
    */
   ask(q: CaptureQuestion): Promise<QuestionAnswer> {
     const key = `${q.archive.host} ${q.archive.port} ${q.archive.path} ${q.token ?? ''}`;
@@ -77,6 +96,11 @@ export class CaptureQuestions {
     if (until !== undefined) {
       if (Date.now() < until) return Promise.resolve('unknown');
       this.unsupported.delete(key);
+    }
+    if ((this.share.get(key) ?? 1) < LOW_SHARE) {
+      const n = (this.skipped.get(key) ?? 0) + 1;
+      this.skipped.set(key, n % SAMPLE_EVERY);
+      if (n % SAMPLE_EVERY !== 0) return Promise.resolve('unknown');
     }
     return new Promise((resolve) => {
       let list = this.waiting.get(key);
@@ -119,6 +143,9 @@ export class CaptureQuestions {
       if (lines.length !== batch.length + 1 || lines[batch.length] !== '') return settle([]);
       const answers = lines.slice(0, batch.length);
       if (answers.some((l) => l !== 'unchanged' && l !== 'new')) return settle([]);
+      let share = this.share.get(key) ?? 1;
+      for (const l of answers) share = share * (1 - SHARE_STEP) + (l === 'unchanged' ? SHARE_STEP : 0);
+      this.share.set(key, share);
       settle(answers as QuestionAnswer[]);
     });
   }

@@ -92,3 +92,21 @@ t.test('an archive that cannot be reached: unknown, at once for every question',
   t.not(closedPort, port);
   t.same(await Promise.all([q.ask(question(closedPort, 1)), q.ask(question(closedPort, 2))]), ['unknown', 'unknown']);
 });
+
+t.test('an archive whose answers are seldom unchanged is asked about one capture in ten, until they are again', async (t) => {
+  let answer = 'new';
+  const { port, got } = await archive(t, (lines) => ({ status: 200, text: lines.map(() => answer + '\n').join('') }));
+  const q = asker(t);
+  const answers: string[] = [];
+  for (let i = 0; i < 200; i++) answers.push(await q.ask(question(port, i)));
+  // The share of unchanged answers starts at 1 and falls by 5% a "new": below 10% after 45 answers.
+  t.equal(got.length, 45 + Math.floor((200 - 45) / 10), 'the first 45 asked, then one in ten');
+  t.equal(answers.filter((a) => a === 'new').length, got.length, 'each asked capture: new');
+  t.equal(answers.filter((a) => a === 'unknown').length, 200 - got.length, 'the others: unknown (PUT without asking)');
+  answer = 'unchanged';
+  const before = got.length;
+  const later: string[] = [];
+  for (let i = 0; i < 30; i++) later.push(await q.ask(question(port, i)));
+  t.equal(later.slice(-10).join(), Array(10).fill('unchanged').join(), 'once answers are unchanged again, every capture is asked again');
+  t.ok(got.length - before > 10, 'asked again');
+});
