@@ -15,9 +15,12 @@
  * listens on: every capture goes to the spool) and `slow.bench` (to the
  * slow archive). The load generator is wrk, in its own process (lib.ts
  * `load`). The pages do not change: with the archive up, every capture
- * after a path's first is a conditional PUT answered 412 (the proxy's
- * default); down, every capture is spooled; slow, every PUT waits 500 ms
- * (the slow archive takes any PUT, conditional or not).
+ * after a path's first is asked about in a POST of questions (with the
+ * others that end in the same turn) and answered `unchanged` (the proxy's
+ * default); down, every capture is spooled; slow, every request waits
+ * 500 ms (the slow archive answers the POST of questions 201, which the
+ * proxy does not take for an answer, and takes any PUT, conditional or
+ * not).
  *
  * Each arm: one keep-alive connection (a client's own wait, not queueing
  * behind others), requests cycling over 100 paths, for {@link SECONDS} s;

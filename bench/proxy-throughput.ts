@@ -14,7 +14,8 @@
  * all on the machine's 2 cores. One proxy serves five vhosts on the same
  * content server, picked by `Host`: `off.bench` (EnableArchiving Off),
  * `on.bench` (On, to the archive, as configured by default: conditional
- * captures on kept-alive connections), `cache.bench` (as on, plus
+ * captures on kept-alive connections, those that end together asked about
+ * in one POST of questions first), `cache.bench` (as on, plus
  * ArchiveUnchangedCache On), `sink.bench` (On, to the sink: the proxy's
  * own share of a capture), `new.bench` (On, to the archive, requests under
  * `/new/`: the archive stores every capture). Requests cycle over 100

@@ -18,6 +18,7 @@ import { clientErrorHandler } from './answers.js';
 import { archiveAgent } from './archive-put.js';
 import type { Capture } from './capture/capture.js';
 import { ArchiveConnections } from './capture/conditional-client.js';
+import { CaptureQuestions } from './capture/questions.js';
 import { UnchangedCache } from './capture/unchanged-cache.js';
 import type { ProxyConfig } from './config/proxy-file.js';
 import type { Vhost } from './config/vhost-file.js';
@@ -52,6 +53,12 @@ export interface ProxyOptions {
   spool?: Partial<SpoolOptions>;
   /** Metrics to count into (default: a new {@link ProxyMetrics}). */
   metrics?: ProxyMetrics;
+  /**
+   * Ask the archive about the held captures that end together in one POST
+   * before their conditional PUTs (proxy/capture/questions.ts; default
+   * `true`); `false`: one conditional PUT per held capture.
+   */
+  captureQuestions?: boolean;
 }
 
 /** A running proxy. */
@@ -179,6 +186,8 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     connections: conditional,
     conditionalMaxBytes: config.conditionalMaxBytes,
     unchangedCache: new UnchangedCache(),
+    // The conditions of the held captures that end together, asked in one exchange (proxy/capture/questions.ts).
+    questions: options.captureQuestions === false ? undefined : new CaptureQuestions(conditional, archiveTimeoutMs),
   };
   const exchanges = exchangeHandler({ vhosts, proxy, log, metrics, spool, captures, events, upload, logRequest });
   const upgrades = upgradeHandler({ vhosts, proxy, logRequest });

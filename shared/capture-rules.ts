@@ -5,9 +5,18 @@
  * same rules before it sends one, so that it never sends (nor spools) what
  * the archive would refuse for good.
  */
-import { CaptureRecordError, type CaptureHead, CaptureRecordParser, type HeadLimits } from './capture-record.js';
+import { isUtf8 } from 'node:buffer';
+import {
+  type CapturedRequest,
+  type CapturedResponse,
+  CaptureRecordError,
+  type CaptureHead,
+  CaptureRecordParser,
+  type HeadLimits,
+  serializeCaptureHead,
+} from './capture-record.js';
 import { parseHttpDate, toEpochSeconds } from './http-date.js';
-import { getHeader, getHeaders } from './http-head.js';
+import { formatFieldLines, getHeader, getHeaders, isToken, type RawHeader } from './http-head.js';
 import { checkCaptureTarget, MAX_URI_LENGTH, UriError, uriRFromRequest } from './uri.js';
 
 /** The limits a capture record is checked against (the archive's config). */
@@ -127,6 +136,87 @@ export function inspectCapture(
     return { head, accepted: acceptCapture(head, receivedAt, limits) };
   } catch (err) {
     if (err instanceof CaptureRecordError) return { refusal: err };
+    throw err;
+  }
+}
+
+// What the fast path of inspectCaptureHeads takes as is; anything else goes through the archive's own parser.
+const PLAIN_TARGET = /^[\x21-\x7e]+$/;
+const ASCII_VALUE = /^[\t\x20-\x7e]*$/;
+const LATIN1_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const EDGE_SPACE = /^[ \t]|[ \t]$/;
+const HTTP_VERSION = /^HTTP\/(?:1\.[01]|2(?:\.0)?)$/;
+
+/** True when the archive's strict parser reads `fields` back as they are (no field dropped, renamed or trimmed, no refusal). */
+function plainFields(fields: readonly RawHeader[], max: number): boolean {
+  if (fields.length > max) return false;
+  for (const [name, value] of fields) {
+    if (!isToken(name) || EDGE_SPACE.test(value)) return false;
+    if (!plainValue(value)) return false;
+  }
+  return true;
+}
+
+/** A field value or reason phrase the strict parser takes: visible ASCII, SP, HTAB, or valid UTF-8 (shared/http-head.ts `isFieldValue`). */
+function plainValue(value: string): boolean {
+  return ASCII_VALUE.test(value) || (LATIN1_VALUE.test(value) && isUtf8(Buffer.from(value, 'latin1')));
+}
+
+/**
+ * As {@link inspectCapture} on `serializeCaptureHead(request, response)`
+ * (shared/capture-record.ts), and those bytes, for a sender that has the
+ * heads as fields rather than bytes (the capture proxy): when every part
+ * is one that the archive's strict parser reads back unchanged (a token
+ * method and field names; a target of visible ASCII; HTTP/1.0, 1.1 or 2;
+ * a status of 100–599; a reason and field values of visible ASCII, SP,
+ * HTAB or valid UTF-8, the values without leading or trailing SP or HTAB; at
+ * most `maxHeaders` fields per head and `maxHeadBytes` in all), the
+ * parse is skipped: its result would be these fields (the returned
+ * head shares them with the caller). Anything else is
+ * serialized and parsed as the archive parses it, so the verdict and its
+ * message are the archive's in every case.
+ *
+ * @returns the refusal, or the heads, what {@link acceptCapture} gives,
+ *   and the bytes of parts 1–6 of the record
+ * @throws TypeError when a header name or value holds CR or LF (as
+ *   `serializeCaptureHead`)
+ */
+export function inspectCaptureHeads(
+  request: CapturedRequest,
+  response: CapturedResponse,
+  receivedAt: Date,
+  limits: CaptureLimits = DEFAULT_CAPTURE_LIMITS,
+): { refusal: CaptureRecordError; bytes: Buffer } | { head: CaptureHead; accepted: AcceptedCapture; bytes: Buffer } {
+  const plain =
+    isToken(request.method) &&
+    PLAIN_TARGET.test(request.target) &&
+    HTTP_VERSION.test(request.httpVersion) &&
+    HTTP_VERSION.test(response.httpVersion) &&
+    Number.isInteger(response.status) &&
+    response.status >= 100 &&
+    response.status <= 599 &&
+    plainValue(response.reason) &&
+    plainFields(request.headers, limits.maxHeaders) &&
+    plainFields(response.headers, limits.maxHeaders);
+  if (!plain) {
+    const bytes = serializeCaptureHead(request, response);
+    return { ...inspectCapture(bytes, receivedAt, limits), bytes };
+  }
+  const requestText = `${request.method} ${request.target} ${request.httpVersion}\r\n${formatFieldLines(request.headers)}\r\n`;
+  const responseText = `${response.httpVersion} ${response.status}${response.reason ? ' ' + response.reason : ''}\r\n${formatFieldLines(response.headers)}\r\n`;
+  const bytes = Buffer.from(requestText + responseText, 'latin1');
+  if (bytes.length > limits.maxHeadBytes) return { ...inspectCapture(bytes, receivedAt, limits), bytes };
+  // (The parse would give these very fields: the head shares them with the caller.)
+  const head: CaptureHead = {
+    request,
+    response,
+    requestBytes: bytes.subarray(0, requestText.length),
+    responseBytes: bytes.subarray(requestText.length),
+  };
+  try {
+    return { head, accepted: acceptCapture(head, receivedAt, limits), bytes };
+  } catch (err) {
+    if (err instanceof CaptureRecordError) return { refusal: err, bytes };
     throw err;
   }
 }

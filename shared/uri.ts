@@ -72,6 +72,22 @@ export function checkCaptureTarget(target: string, maxLength = MAX_URI_LENGTH): 
  */
 export function uriRFromRequest(host: string | undefined, target: string, scheme: 'http' | 'https' = 'http', maxLength = MAX_URI_LENGTH): string {
   if (!host) throw new UriError('embedded request has no Host header');
+  // The capture proxy asks this for the same request up to three times (its capture address, then the archive's rules on
+  // the capture's heads), and a site's pages come back again and again: the last few answers are kept (errors are not).
+  const key = `${scheme} ${maxLength} ${host.length} ${host}${target}`; // (the host's length: no two inputs share a key)
+  const known = recentUriRs.get(key);
+  if (known !== undefined) return known;
+  const uriR = buildUriR(host, target, scheme, maxLength);
+  if (recentUriRs.size >= RECENT_URI_RS) recentUriRs.delete(recentUriRs.keys().next().value!);
+  recentUriRs.set(key, uriR);
+  return uriR;
+}
+
+/** How many {@link uriRFromRequest} answers are kept, oldest dropped first. */
+const RECENT_URI_RS = 512;
+const recentUriRs = new Map<string, string>();
+
+function buildUriR(host: string, target: string, scheme: 'http' | 'https', maxLength: number): string {
   const m = HOST_HEADER.exec(host);
   if (!m) throw new UriError(`Host header is not host[:port]: ${JSON.stringify(host.slice(0, 80))}`);
   if (m[1] !== undefined && (Number(m[1]) < 1 || Number(m[1]) > 65535)) throw new UriError(`Host header port out of range: ${m[1]}`);

@@ -19,6 +19,16 @@
  * its body is sent. Otherwise it goes on as any PUT (`100 Continue`, then
  * ingest, whose own dedup still decides). Who may PUT is checked first: a
  * client without access gets 401/403, never 412.
+ *
+ * Several conditions at once: `POST <put_prefix>put/` with a `text/plain`
+ * body of questions, one a line, `<capture tag> <Memento-Datetime as epoch
+ * seconds, or -> <URI-R>`, is answered 200 with one line per question in
+ * the same order: `unchanged` (a conditional PUT of that capture would be
+ * answered 412) or `new` (it would not: PUT it). Nothing is stored; the
+ * answers are evaluated as a conditional PUT's condition is, in the write
+ * queue's order. The same access rules as PUTs; at most
+ * {@link MAX_QUESTIONS} questions and {@link MAX_QUESTION_BYTES} bytes,
+ * else 413; a malformed line is 400 and nothing is answered.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -28,7 +38,7 @@ import { httpError, isHttpError } from '#shared/http-error.js';
 import { uris } from '../memento/navigation.js';
 import { archiveForInstant, isLocal } from '../spans.js';
 import type { MementoRow, NewMementoRow } from '../store/index-db.js';
-import { TEXT, uriRAfter } from './context.js';
+import { parseUriR, TEXT, uriRAfter } from './context.js';
 import { putAccessHook } from './guards.js';
 
 /** The capture PUT plugin: the access hook, a body left unparsed for the store to stream, the route, `Expect: 100-continue`. */
@@ -72,6 +82,84 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       .type(TEXT)
       .send(uriM + '\n');
   });
+  app.post(`${config.putPrefix}put/`, { config: { resource: 'put' } }, async (req, reply) => {
+    const cl = req.headers['content-length'];
+    if (cl === undefined && !req.headers['transfer-encoding'])
+      throw httpError(411, 'a POST of questions needs Content-Length or Transfer-Encoding: chunked', { close: true });
+    if (cl !== undefined && Number(cl) > MAX_QUESTION_BYTES) throw httpError(413, `more than ${MAX_QUESTION_BYTES} bytes of questions`, { close: true });
+    const questions = parseQuestions(await readBounded(req.raw, MAX_QUESTION_BYTES));
+    const receivedAt = new Date();
+    const answers = await Promise.all(questions.map((q) => answerQuestion(app, q, receivedAt)));
+    return reply
+      .code(200)
+      .type(TEXT)
+      .send(answers.join('\n') + '\n');
+  });
+}
+
+/** Most questions in one POST. */
+export const MAX_QUESTIONS = 1000;
+/** Most bytes of questions in one POST (1,000 lines of a 2,048-character URI-R and a tag). */
+export const MAX_QUESTION_BYTES = 4 * 1024 * 1024;
+
+/** One line of a POST of questions. */
+interface Question {
+  tag: string;
+  /** Memento-Datetime, epoch seconds; `undefined` for `-` (the time the question is received). */
+  datetime: number | undefined;
+  uriR: string;
+}
+
+/**
+ * The lines of a POST of questions (see the module comment): `<tag>
+ * <epoch seconds or -> <URI-R>`, LF or CRLF after each; empty lines are
+ * skipped.
+ *
+ * @throws HttpError 400 naming the first malformed line; 413 over {@link MAX_QUESTIONS}
+ */
+export function parseQuestions(text: string): Question[] {
+  const out: Question[] = [];
+  const lines = text.split('\n');
+  for (const [i, raw] of lines.entries()) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line === '') continue;
+    const m = /^("[^"\s]*") (-|\d{1,15}) (\S+)$/.exec(line);
+    if (!m) throw httpError(400, `question ${i + 1} is not "<capture tag> <epoch seconds or -> <URI-R>": ${JSON.stringify(line.slice(0, 80))}`);
+    if (out.length === MAX_QUESTIONS) throw httpError(413, `more than ${MAX_QUESTIONS} questions in one POST`);
+    out.push({ tag: m[1], datetime: m[2] === '-' ? undefined : Number(m[2]), uriR: m[3] });
+  }
+  return out;
+}
+
+/** The body of `stream` as UTF-8 text. @throws HttpError 413 past `max` bytes. */
+async function readBounded(stream: IncomingMessage, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of stream as AsyncIterable<Buffer>) {
+    n += c.length;
+    if (n > max) throw httpError(413, `more than ${max} bytes of questions`, { close: true });
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * `unchanged` when a conditional PUT of the capture the question names
+ * would be answered 412 (its tag is the one of the memento it would
+ * follow, at its datetime; see {@link conditionMemento}), else `new`
+ * (including a URI-R that is not one, and a datetime outside every local
+ * archive: the PUT goes on and ingest answers it).
+ */
+async function answerQuestion(app: FastifyInstance, q: Question, receivedAt: Date): Promise<'unchanged' | 'new'> {
+  let urlkey: string;
+  try {
+    urlkey = parseUriR(q.uriR, app.config.maxUrlLength).urlkey;
+  } catch (err) {
+    if (isHttpError(err)) return 'new';
+    throw err;
+  }
+  const prev = await predecessorAt(app, urlkey, q.datetime === undefined ? undefined : new Date(q.datetime * 1000), receivedAt);
+  return ifNoneMatchMatches([q.tag], prev) ? 'unchanged' : 'new';
 }
 
 /**
@@ -83,7 +171,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
  * every local archive (ingest then answers as it would).
  */
 async function conditionMemento(app: FastifyInstance, req: FastifyRequest, route: string, receivedAt: Date): Promise<MementoRow | NewMementoRow | undefined> {
-  const { config, store } = app;
+  const { config } = app;
   let urlkey: string;
   try {
     urlkey = uriRAfter(req.raw.url ?? '/', route, config.maxUrlLength).urlkey;
@@ -92,12 +180,21 @@ async function conditionMemento(app: FastifyInstance, req: FastifyRequest, route
     throw err;
   }
   const h = req.headers['memento-datetime'];
-  const given = parseHttpDate(Array.isArray(h) ? h[0] : h);
+  return predecessorAt(app, urlkey, parseHttpDate(Array.isArray(h) ? h[0] : h) ?? undefined, receivedAt);
+}
+
+/**
+ * The memento a capture of `urlkey` at `given` (else at `receivedAt`; also
+ * when `given` is before 1970 or more than a day after `receivedAt`) would
+ * follow; `undefined` when there is none or that instant is outside every
+ * local archive.
+ */
+function predecessorAt(app: FastifyInstance, urlkey: string, given: Date | undefined, receivedAt: Date): Promise<MementoRow | NewMementoRow | undefined> {
   const when = given && given.getTime() >= 0 && given.getTime() <= receivedAt.getTime() + 86_400_000 ? given : receivedAt;
   const datetime = toEpochSeconds(when);
-  const archive = archiveForInstant(config.archives, datetime);
-  if (!archive || !isLocal(archive)) return undefined;
-  return store.predecessor(urlkey, datetime);
+  const archive = archiveForInstant(app.config.archives, datetime);
+  if (!archive || !isLocal(archive)) return Promise.resolve(undefined);
+  return app.store.predecessor(urlkey, datetime);
 }
 
 /**

@@ -11,13 +11,12 @@
  * archive's own rules) is never started. The client never waits for
  * either; the design is in docs/architecture.md.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { serializeCaptureHead } from '#shared/capture-record.js';
-import { inspectCapture } from '#shared/capture-rules.js';
+import { inspectCaptureHeads } from '#shared/capture-rules.js';
 import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
 import { ScavengeCounter } from '#shared/gc.js';
-import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
+import { formatHttpDate, parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
 import { getHeader } from '#shared/http-head.js';
 import { isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
@@ -29,8 +28,9 @@ import type { SpoolMeta } from '../spool/file.js';
 import type { SpoolTee } from '../spool/tee.js';
 import type { CaptureAddress } from './address.js';
 import { captureHeads } from './record.js';
+import type { CaptureQuestion, CaptureQuestions } from './questions.js';
 import type { UnchangedCache } from './unchanged-cache.js';
-import { CaptureUpload, ConditionalUpload, type UploadOptions, type UploadOutcome } from './upload.js';
+import { CaptureUpload, ConditionalUpload, type HeldRecord, type UploadOptions, type UploadOutcome } from './upload.js';
 
 /** How a capture ended; the payload of the proxy's `'capture'` event. */
 export interface CaptureOutcome {
@@ -78,6 +78,8 @@ export interface CaptureOptions extends UploadOptions {
   conditionalMaxBytes?: number;
   /** The local cache of vhosts with `ArchiveUnchangedCache: On`. */
   unchangedCache?: UnchangedCache;
+  /** Asks the archive about several held captures at once before their conditional PUTs (proxy/capture/questions.ts); without it, each is PUT. */
+  questions?: CaptureQuestions;
 }
 
 /** What a conditional PUT's entity tag is made of besides the payload digest, from the heads as the archive reads them. */
@@ -85,17 +87,25 @@ export interface CaptureHeadFacts {
   status: number;
   /** Media type of its Content-Type (shared/capture-tag.ts `mediaType`). */
   mime: string;
-  /** The response's Date as an HTTP-date, when it has a valid one (the capture's Memento-Datetime). */
-  datetime?: string;
+  /** The response's Date field as sent, when it has one (the capture's Memento-Datetime when it is a valid HTTP-date; read only for a conditional PUT). */
+  date?: string;
   /** The body's length when the response says it (Content-Length): a body known to be larger than the bound is not held. */
   bodyLength?: number;
 }
 
-/** The body held for a conditional PUT while it is within the bound. */
+/** The body held for a conditional PUT while it is within the bound (its digest is taken once it is complete). */
 interface Held {
+  /** The record's head, then the body chunks as received. */
   chunks: Buffer[];
   bytes: number;
-  hash: Hash;
+}
+
+/** `sha256:<hex>` of the body held after the record's head in `chunks` (one call for a body of one chunk). */
+function heldDigest(chunks: Buffer[]): string {
+  if (chunks.length === 2) return 'sha256:' + hash('sha256', chunks[1], 'hex');
+  const h = createHash('sha256');
+  for (let i = 1; i < chunks.length; i++) h.update(chunks[i]);
+  return 'sha256:' + h.digest('hex');
 }
 
 const DEFAULT_CONDITIONAL_MAX_BYTES = 64 * 1024;
@@ -135,6 +145,8 @@ export class Capture {
   private liveResult: UploadOutcome | undefined;
   /** The local cache found the capture unchanged: no PUT. */
   private cached = false;
+  /** Its question is with the archive (proxy/capture/questions.ts). */
+  private asking = false;
   private deciding = false;
   private resolveSettled!: (o: CaptureOutcome) => void;
   /** Resolves with the outcome (never rejects). */
@@ -161,7 +173,7 @@ export class Capture {
     }
     const bound = options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES;
     if (facts && vhost.archiveConditional && !((facts.bodyLength ?? 0) > bound)) {
-      this.held = { chunks: [head], bytes: 0, hash: createHash('sha256') };
+      this.held = { chunks: [head], bytes: 0 };
       if (vhost.archiveUnchangedCache && options.unchangedCache) {
         this.cache = options.unchangedCache;
         this.cache.begin(this.putUrl);
@@ -206,7 +218,6 @@ export class Capture {
     }
     held.chunks.push(chunk);
     held.bytes += chunk.length;
-    held.hash.update(chunk);
     if (held.bytes > (this.options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES)) {
       // Too large to hold: stream it as it comes, unconditionally, from what is held so far.
       this.held = undefined;
@@ -226,14 +237,37 @@ export class Capture {
     if (held && this.facts) {
       this.held = undefined;
       this.heldRecord = held.chunks;
-      const { status, mime, datetime } = this.facts;
-      this.tag = captureEntityTag({ digest: 'sha256:' + held.hash.digest('hex'), status, mime });
+      const { status, mime } = this.facts;
+      this.tag = captureEntityTag({ digest: heldDigest(held.chunks), status, mime });
       if (this.cache?.unchanged(this.putUrl, this.tag)) this.cached = true;
       else if (!this.queue?.down) {
-        this.startLive(new ConditionalUpload(this.vhost, this.uriR, { chunks: held.chunks, tag: this.tag, ...(datetime ? { datetime } : {}) }, this.options));
+        const date = parseHttpDate(this.facts.date) ?? undefined;
+        const questions = this.options.questions;
+        if (questions) {
+          // Asked with the other captures of this turn; PUT only when the archive does not have it (or cannot say).
+          this.asking = true;
+          const { archiveHost: host, archivePort: port, archivePath: path, archiveToken: token } = this.vhost;
+          const question: CaptureQuestion = { archive: { host, port, path }, tag: this.tag, uriR: this.uriR };
+          if (token) question.token = token;
+          if (date) question.datetime = toEpochSeconds(date);
+          void questions.ask(question).then((answer) => {
+            if (!this.asking) return; // cut meanwhile (see abort)
+            this.asking = false;
+            if (answer === 'unchanged') this.liveResult = { outcome: 'unchanged' };
+            else if (this.body === 'complete' && !this.queue?.down) this.putHeld(held.chunks, date);
+            this.decide();
+          });
+        } else this.putHeld(held.chunks, date);
       }
     } else if (this.live instanceof CaptureUpload) this.live.end();
     this.decide();
+  }
+
+  /** Sends the held record as one conditional PUT (`date`: its Memento-Datetime). */
+  private putHeld(chunks: Buffer[], date: Date | undefined): void {
+    const record: HeldRecord = { chunks, tag: this.tag! };
+    if (date) record.datetime = formatHttpDate(date);
+    this.startLive(new ConditionalUpload(this.vhost, this.uriR, record, this.options));
   }
 
   /**
@@ -248,6 +282,8 @@ export class Capture {
       this.abortReason = reason;
       this.held = undefined;
     }
+    // A question still with the archive: not waited for; the capture is spooled (nothing was sent).
+    this.asking = false;
     this.live?.abort(reason);
     this.decide();
   }
@@ -272,7 +308,7 @@ export class Capture {
   }
 
   private decide(): void {
-    if (this.deciding || this.body === 'streaming' || (this.live && !this.liveResult)) return;
+    if (this.deciding || this.body === 'streaming' || this.asking || (this.live && !this.liveResult)) return;
     this.deciding = true;
     void this.conclude().then((o) => this.resolveSettled(o));
   }
@@ -385,7 +421,7 @@ export class Capture {
 
 /**
  * Starts the capture of one exchange: builds the record's heads and, unless
- * the archive would refuse them (shared/capture-rules.ts `inspectCapture`,
+ * the archive would refuse them (shared/capture-rules.ts `inspectCaptureHeads`,
  * with the archive's default limits), opens the spool tee and either the
  * live PUT (unless the archive's queue is backing off) or, with
  * `ArchiveConditional: On`, holds the body for a conditional PUT. The
@@ -405,15 +441,14 @@ export function startCapture(
   options: CaptureOptions = {},
 ): Capture | { refused: string } {
   const { request, response } = captureHeads(req, proxyRes, vhost, scheme, address);
-  const head = serializeCaptureHead(request, response);
-  const inspected = inspectCapture(head, new Date());
+  const inspected = inspectCaptureHeads(request, response, new Date());
   if ('refusal' in inspected) return { refused: inspected.refusal.message };
   // Status, media type and Date exactly as the archive will read them from these bytes.
   const headers = inspected.head.response.headers;
-  const date = parseHttpDate(getHeader(headers, 'date'));
   const facts: CaptureHeadFacts = { status: inspected.head.response.status, mime: mediaType(getHeader(headers, 'content-type')) };
-  if (date) facts.datetime = formatHttpDate(date);
+  const date = getHeader(headers, 'date');
+  if (date !== undefined) facts.date = date;
   const length = getHeader(headers, 'content-length');
   if (length !== undefined) facts.bodyLength = Number(length.split(',')[0]);
-  return new Capture(vhost, address.uriR, head, options, facts);
+  return new Capture(vhost, address.uriR, inspected.bytes, options, facts);
 }

@@ -39,8 +39,20 @@ export interface ConditionalRequest {
   continueWaitMs: number;
 }
 
+/** A POST of questions (proxy/capture/questions.ts): sent whole with its head (no `Expect`), its answer read whole. */
+export interface QuestionsRequest {
+  target: PutTarget;
+  /** Header fields after `Host` (`Content-Type: text/plain` and `Content-Length` are added). */
+  headers: [string, string][];
+  body: Buffer;
+  /** The archive may stay silent this long, and a free connection may take this long to come, ms. */
+  timeoutMs: number;
+  /** Most bytes of the answer's body kept in `text`. */
+  maxAnswerBytes: number;
+}
+
 /** The archive's final answer (`bodySent`: whether the record went), or why there is none. */
-export type ConditionalAnswer = { status: number; firstLine: string; bodySent: boolean } | { error: string };
+export type ConditionalAnswer = { status: number; firstLine: string; bodySent: boolean; text?: string } | { error: string };
 
 /** A conditional PUT in flight: its answer (never rejects), and a way to cut it. */
 export interface ConditionalPut {
@@ -98,17 +110,47 @@ export class ArchiveConnections {
         'Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n',
       'latin1',
     );
+    return this.send(
+      req.target,
+      req.timeoutMs,
+      (conn) => new Exchange(conn, head, req, { body: req.body, continueWaitMs: req.continueWaitMs, keepBytes: 1024 }),
+    );
+  }
+
+  /**
+   * Sends one POST of questions (proxy/capture/questions.ts): head and
+   * body in one write, `Content-Length` framing; the answer's body is kept
+   * whole (up to `maxAnswerBytes`) in `text`. A failure on a reused
+   * connection before any answer is retried once on a new one (the POST
+   * changes nothing on the archive).
+   *
+   * @throws TypeError when the target or a header value cannot be sent as is
+   */
+  post(req: QuestionsRequest): ConditionalPut {
+    if (!TARGET.test(req.target.path)) throw new TypeError(`POST target has characters that cannot be sent: ${JSON.stringify(req.target.path.slice(0, 80))}`);
+    for (const [k, v] of req.headers) if (!FIELD_VALUE.test(v)) throw new TypeError(`header ${k} has characters that cannot be sent`);
+    const head = Buffer.from(
+      `POST ${req.target.path} HTTP/1.1\r\nHost: ${formatHostPort(req.target.host, req.target.port)}\r\n` +
+        req.headers.map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+        `Content-Type: text/plain; charset=UTF-8\r\nContent-Length: ${req.body.length}\r\n\r\n`,
+      'latin1',
+    );
+    return this.send(req.target, req.timeoutMs, (conn) => new Exchange(conn, head, req, { body: [req.body], keepBytes: req.maxAnswerBytes, withText: true }));
+  }
+
+  /** One request on a connection of `target`'s archive, once more on a new connection when a reused one failed before any answer. */
+  private send(target: PutTarget, timeoutMs: number, start: (conn: Conn) => Exchange): ConditionalPut {
     let cancelled: string | undefined;
     let current: Exchange | undefined;
     const answer = (async (): Promise<ConditionalAnswer> => {
       for (let attempt = 0; ; attempt++) {
-        const conn = await this.acquire(req.target, req.timeoutMs, attempt > 0);
+        const conn = await this.acquire(target, timeoutMs, attempt > 0);
         if (cancelled !== undefined) {
           if (conn) this.release(conn, true);
           return { error: cancelled };
         }
-        if (!conn) return { error: `no connection to the archive came free within ${req.timeoutMs} ms (archive_connections)` };
-        current = new Exchange(conn, head, req);
+        if (!conn) return { error: `no connection to the archive came free within ${timeoutMs} ms (archive_connections)` };
+        current = start(conn);
         const result = await current.done;
         current = undefined;
         this.release(conn, result.reusable);
@@ -220,7 +262,18 @@ interface ExchangeResult {
   retryable: boolean;
 }
 
-/** One PUT on one connection: writes the head, reads the answers, sends the body when asked. */
+/** How an {@link Exchange} sends its body and keeps its answer. */
+interface ExchangeOptions {
+  /** The request's body: with `continueWaitMs`, sent as one chunk after `100 Continue`; without, written with the head as it is (Content-Length framing). */
+  body: Buffer[];
+  continueWaitMs?: number;
+  /** Most bytes of the final answer's body kept as text (its first line is the answer's `firstLine`). */
+  keepBytes: number;
+  /** Give the kept text as the answer's `text`. */
+  withText?: boolean;
+}
+
+/** One request on one connection: writes the head, reads the answers, sends the body when asked. */
 class Exchange {
   readonly done: Promise<ExchangeResult>;
   private resolve!: (r: ExchangeResult) => void;
@@ -233,19 +286,28 @@ class Exchange {
   private framing: 'length' | 'chunked' | 'close' | 'none' = 'none';
   private left = 0;
   private chunkState: 'size' | 'data' | 'crlf' | 'trailer' = 'size';
-  private text = '';
+  /** The final answer's body, as far as it is kept. */
+  private textParts: Buffer[] = [];
+  private kept = 0;
   private reusable = true;
 
   constructor(
     private readonly conn: Conn,
     head: Buffer,
-    private readonly req: ConditionalRequest,
+    req: { timeoutMs: number },
+    private readonly opts: ExchangeOptions,
   ) {
     this.done = new Promise((resolve) => (this.resolve = resolve));
     conn.exchange = this;
     conn.socket.setTimeout(req.timeoutMs);
-    conn.socket.write(head);
-    this.continueTimer = setTimeout(() => this.sendBody(), req.continueWaitMs);
+    if (opts.continueWaitMs === undefined) {
+      // No Expect: head and body in one write.
+      this.bodySent = true;
+      conn.socket.write(opts.body.length === 1 ? Buffer.concat([head, opts.body[0]]) : Buffer.concat([head, ...opts.body]));
+    } else {
+      conn.socket.write(head);
+      this.continueTimer = setTimeout(() => this.sendBody(), opts.continueWaitMs);
+    }
   }
 
   /** Sends the record as one chunk and the last chunk (RFC 9112 §7.1). */
@@ -254,10 +316,10 @@ class Exchange {
     if (this.bodySent || this.finished) return;
     this.bodySent = true;
     const s = this.conn.socket;
-    const n = this.req.body.reduce((a, c) => a + c.length, 0);
+    const n = this.opts.body.reduce((a, c) => a + c.length, 0);
     s.cork();
     s.write(`${n.toString(16)}\r\n`);
-    for (const c of this.req.body) s.write(c);
+    for (const c of this.opts.body) s.write(c);
     s.write('\r\n0\r\n\r\n');
     s.uncork();
   }
@@ -337,8 +399,13 @@ class Exchange {
 
   /** Reads the final answer's body from the buffer (its first KiB kept as text); true once it is whole. */
   private readBody(): boolean {
+    const max = this.opts.keepBytes;
     const keep = (b: Buffer) => {
-      if (this.text.length < 1024) this.text += b.subarray(0, 1024).toString('utf8');
+      if (this.kept < max) {
+        const part = b.subarray(0, max - this.kept);
+        this.kept += part.length;
+        this.textParts.push(Buffer.from(part));
+      }
     };
     switch (this.framing) {
       case 'none':
@@ -390,8 +457,9 @@ class Exchange {
 
   private complete(): void {
     if (this.buf.length) this.reusable = false; // bytes after the answer: not ours to read
+    const text = Buffer.concat(this.textParts).toString('utf8');
     this.end({
-      answer: { status: this.status, firstLine: this.text.split('\n')[0].slice(0, 300), bodySent: this.bodySent },
+      answer: { status: this.status, firstLine: text.split('\n')[0].slice(0, 300), bodySent: this.bodySent, ...(this.opts.withText ? { text } : {}) },
       reusable: this.reusable && this.bodySent,
       retryable: false,
     });

@@ -276,3 +276,57 @@ t.test('the dedup and the question of a conditional PUT agree with a model over 
   t.equal(mismatches, 0, 'every answer as the model says');
   t.ok(a.store.stats.written > 50 && a.store.stats.duplicates > 50, `${a.store.stats.written} stored, ${a.store.stats.duplicates} duplicates`);
 });
+
+/** Epoch seconds of an HTTP-date. */
+const epoch = (d: string) => String(Date.parse(d) / 1000);
+
+t.test('POST of questions: one answer a line, in order, as a conditional PUT of each would get; nothing stored', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  t.equal((await putCapture(a, URI, record(PAGE_A, D1))).status, 201);
+  const other = 'http://www.example.org/other';
+  const questions = [
+    `${tagOf(PAGE_A)} ${epoch(D2)} ${URI}`, // the memento it would follow is A: unchanged
+    `${tagOf(PAGE_B)} ${epoch(D2)} ${URI}`, // B differs: new
+    `${tagOf(PAGE_A)} ${epoch('Mon, 19 Oct 2026 10:00:00 GMT')} ${URI}`, // before A: nothing to follow: new
+    `${tagOf(PAGE_A, 200, 'text/plain')} ${epoch(D2)} ${URI}`, // another media type: new
+    `${tagOf(PAGE_A)} - ${URI}`, // at the time it is asked: after A: unchanged
+    `${tagOf(PAGE_A)} ${epoch(D2)} ${other}`, // no memento of that URI-R: new
+    `${tagOf(PAGE_A)} ${epoch(D2)} http%3A%2F%2Fwww.example.org%2Fpage`, // the URI-R percent-encoded, as a PUT address may have it
+  ];
+  const r = await request(`${a.url}/put/`, { method: 'POST', body: questions.join('\r\n') + '\r\n', headers: { 'content-type': 'text/plain' } });
+  t.equal(r.status, 200, r.text);
+  t.equal(r.text, 'unchanged\nnew\nnew\nnew\nunchanged\nnew\nunchanged\n', 'one answer per question, in order');
+  t.equal(await a.store.index.count(), 1, 'nothing stored');
+  const empty = await request(`${a.url}/put/`, { method: 'POST', body: '' });
+  t.match(empty, { status: 200, text: '\n' }, 'no questions: no answers');
+});
+
+t.test('POST of questions: a malformed line is 400 and nothing is answered; too many is 413; who may PUT is checked first', async (t) => {
+  const TOKEN = 'a-token-of-at-least-16-chars';
+  const a = await startArchive(`put_tokens: [${TOKEN}]\n` + TWO_ARCHIVES);
+  t.teardown(() => a.close());
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const good = `${tagOf(PAGE_A)} ${epoch(D2)} ${URI}`;
+  const none = await request(`${a.url}/put/`, { method: 'POST', body: good + '\n' });
+  t.equal(none.status, 401, 'no token: 401');
+  for (const [bad, why] of [
+    [`${tagOf(PAGE_A)} ${URI}`, 'no datetime'],
+    [`sha256:abc;200;text/html - ${URI}`, 'a tag without quotes'],
+    [`${tagOf(PAGE_A)} yesterday ${URI}`, 'a datetime that is not epoch seconds'],
+    [`${tagOf(PAGE_A)} - ${URI} extra`, 'more than three parts'],
+  ]) {
+    const r = await request(`${a.url}/put/`, { method: 'POST', body: `${good}\n${bad}\n`, headers: auth });
+    t.equal(r.status, 400, why);
+    t.match(r.text, /^question 2 is not "<capture tag> <epoch seconds or -> <URI-R>"/, `${why}: names the line`);
+  }
+  const many = await request(`${a.url}/put/`, { method: 'POST', body: `${good}\n`.repeat(1001), headers: auth });
+  t.equal(many.status, 413, 'more than 1,000 questions: 413');
+  const fine = await request(`${a.url}/put/`, { method: 'POST', body: `${good}\n`.repeat(1000), headers: auth });
+  t.equal(fine.status, 200, '1,000 questions are answered');
+  t.equal(fine.text, 'new\n'.repeat(1000));
+
+  const closed = await startArchive(`put_allow: [127.0.0.2]\n` + TWO_ARCHIVES);
+  t.teardown(() => closed.close());
+  t.equal((await request(`${closed.url}/put/`, { method: 'POST', body: good + '\n' })).status, 403, 'an address outside put_allow: 403');
+});

@@ -216,3 +216,14 @@ t.test('exactUrlkey refuses what normalizeUriR refuses', async (t) => {
   refuses(t, () => exactUrlkey('ftp://x/'), /only http and https/, 'ftp');
   refuses(t, () => exactUrlkey('http://u@x/'), /userinfo/, 'userinfo');
 });
+
+t.test('uriRFromRequest: an answer kept from an earlier call is never given to another Host and target that share its text', async (t) => {
+  t.equal(uriRFromRequest('a.example', '/x y'), 'http://a.example/x%20y', 'the first call');
+  refuses(t, () => uriRFromRequest('a.example /x', 'y'), /not host\[:port\]/, 'the same characters split otherwise');
+  t.equal(uriRFromRequest('a.example', '/x y'), 'http://a.example/x%20y', 'asked again');
+  refuses(t, () => uriRFromRequest('a.example', '//x'), /starts with "\/\/"/, 'an error, first time');
+  refuses(t, () => uriRFromRequest('a.example', '//x'), /starts with "\/\/"/, 'an error, again (errors are not kept)');
+  t.equal(uriRFromRequest('a.example', '/x', 'https'), 'https://a.example/x', 'another scheme');
+  refuses(t, () => uriRFromRequest('a.example', '/' + 'x'.repeat(40), 'http', 30), /longer than 30/, 'a shorter limit');
+  t.equal(uriRFromRequest('a.example', '/' + 'x'.repeat(40)), 'http://a.example/' + 'x'.repeat(40), 'the default limit');
+});
