@@ -16,8 +16,9 @@
  * `on.bench` (On, to the archive, as configured by default: conditional
  * captures on kept-alive connections, those that end together asked about
  * in one POST of questions first), `cache.bench` (as on, plus
- * ArchiveUnchangedCache On), `sink.bench` (On, to the sink: the proxy's
- * own share of a capture), `new.bench` (On, to the archive, requests under
+ * ArchiveUnchangedCache On), `sink.bench` (On, to the sink, which drains
+ * PUTs and answers every question `unchanged`: the proxy's own share of a
+ * capture), `new.bench` (On, to the archive, requests under
  * `/new/`: the archive stores every capture). Requests cycle over 100
  * paths, keep-alive; every answer must be a 200.
  *
@@ -234,7 +235,7 @@ export async function run(): Promise<BenchRow[]> {
         target: '> 0.22×',
       },
       {
-        name: 'proxy throughput, unchanged pages, capture on into a sink (no archive work)',
+        name: 'proxy throughput, unchanged pages, capture on into a sink (answers every question unchanged: no archive work)',
         figure: `${fmt(rps('sink'))} req/s`,
         baseline: `${fmt(off)} req/s (capture off)`,
         ratio: rps('sink') / off,
