@@ -273,7 +273,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       maximum: 9,
       default: 6,
       description:
-        "gzip level of each WARC record (zlib's, 1 fastest … 9 smallest): `1` compresses a new capture about 2.5× faster for records about 15% larger (see docs/benchmarks.md); any level is read back alike",
+        "gzip level of each WARC record (zlib's, 1 fastest … 9 smallest): `1` compresses an HTML page about 2× as fast for records about 13% larger (the Apache manual's pages; docs/benchmarks.md); any level is read back alike",
       errorMessage: 'must be a whole number from 1 (fastest) to 9 (smallest)',
     },
     max_capture_bytes: bytes(4 * 1024 ** 3, 'largest PUT body; larger → 413', '`4294967296` (4 GiB)'),
@@ -287,7 +287,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
     ),
     index_cache_bytes: cacheBytes(
-      "bytes (an estimate of the memory used) of index answers kept in memory for the next request: the mementos around the instants recently asked for of each URL, and each URL's first and last memento per archive, so that a hot TimeGate or Memento asks the index nothing; a capture's index commit drops what it changes before its PUT is answered; `0` keeps none",
+      "bytes (an estimate of the memory used) of index answers kept in memory for the next request: the mementos around the instants recently asked for of each URL, and each URL's first and last memento per archive, so that a hot TimeGate or Memento asks the index nothing, and with them the whole answers made from them (a TimeGate's 302, a Memento's 200 with a body of up to 64 KiB), so that the same request again is answered as it was; a capture's index commit drops what it changes before its PUT is answered; `0` keeps none",
     ),
     record_cache_bytes: cacheBytes(
       'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',
