@@ -130,7 +130,11 @@ async function throughputRows(): Promise<BenchRow[]> {
     const noCache = writeArchiveConfig(path.join(dir, 'no-cache'), path.join(seed.dir, 'data'), 'replay_cache_bytes: 0\nindex_cache_bytes: 0\n');
     const arms = [
       { name: 'archive-replay-cache', configFile: seed.configFile, what: 'replay cache on (default, 32 MiB: every page a hit after the warm-up)' },
-      { name: 'archive-replay-nocache', configFile: noCache, what: 'replay and index caches off (replay_cache_bytes: 0, index_cache_bytes: 0: every page rewritten, no whole answer kept)' },
+      {
+        name: 'archive-replay-nocache',
+        configFile: noCache,
+        what: 'replay and index caches off (replay_cache_bytes: 0, index_cache_bytes: 0: every page rewritten, no whole answer kept)',
+      },
     ];
     const rows: BenchRow[] = [];
     for (const a of arms) {
