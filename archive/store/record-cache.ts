@@ -42,13 +42,8 @@ export class RecordCache {
 
   /** The record at `file`/`offset`/`length` as a fresh {@link StoredResponse} over the kept bytes; `undefined` when not kept. */
   get(file: string, offset: number, length: number): StoredResponse | undefined {
-    if (!this.lru) return undefined;
-    const k = this.lru.get(`${file}\n${offset}\n${length}`);
-    if (!k) {
-      this.stats.misses++;
-      return undefined;
-    }
-    this.stats.hits++;
+    const k = this.lookup(file, offset, length);
+    if (!k) return undefined;
     return {
       statusLine: k.statusLine,
       status: k.status,
@@ -66,14 +61,16 @@ export class RecordCache {
    * not to be changed); `undefined` when not kept. Counted as {@link get}.
    */
   body(file: string, offset: number, length: number): Buffer | undefined {
+    return this.lookup(file, offset, length)?.body;
+  }
+
+  /** The kept record at `file`/`offset`/`length`, counted as a hit or a miss; `undefined` when not kept (or the cache is off, uncounted). */
+  private lookup(file: string, offset: number, length: number): Kept | undefined {
     if (!this.lru) return undefined;
     const k = this.lru.get(`${file}\n${offset}\n${length}`);
-    if (!k) {
-      this.stats.misses++;
-      return undefined;
-    }
-    this.stats.hits++;
-    return k.body;
+    if (k) this.stats.hits++;
+    else this.stats.misses++;
+    return k;
   }
 
   /** The kept body of the record at `file`/`offset`/`length` without counting a lookup or a use; `undefined` when not kept. */
