@@ -51,6 +51,25 @@ export interface QuestionsRequest {
   maxAnswerBytes: number;
 }
 
+/**
+ * The head of a request to the archive: request line, `Host`, `headers`,
+ * then `framing` (its own header lines, each ending in CRLF) and the blank
+ * line (RFC 9112 §2.1).
+ *
+ * @throws TypeError when the target or a header value cannot be sent as is (a space, CR or LF in it)
+ */
+function requestHead(method: 'PUT' | 'POST', target: PutTarget, headers: [string, string][], framing: string): Buffer {
+  if (!TARGET.test(target.path)) throw new TypeError(`${method} target has characters that cannot be sent: ${JSON.stringify(target.path.slice(0, 80))}`);
+  for (const [k, v] of headers) if (!FIELD_VALUE.test(v)) throw new TypeError(`header ${k} has characters that cannot be sent`);
+  return Buffer.from(
+    `${method} ${target.path} HTTP/1.1\r\nHost: ${formatHostPort(target.host, target.port)}\r\n` +
+      headers.map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+      framing +
+      '\r\n',
+    'latin1',
+  );
+}
+
 /** The archive's final answer (`bodySent`: whether the record went), or why there is none. */
 export type ConditionalAnswer = { status: number; firstLine: string; bodySent: boolean; text?: string } | { error: string };
 
@@ -102,14 +121,7 @@ export class ArchiveConnections {
    * @throws TypeError when the target or a header value cannot be sent as is (a space, CR or LF in it)
    */
   put(req: ConditionalRequest): ConditionalPut {
-    if (!TARGET.test(req.target.path)) throw new TypeError(`PUT target has characters that cannot be sent: ${JSON.stringify(req.target.path.slice(0, 80))}`);
-    for (const [k, v] of req.headers) if (!FIELD_VALUE.test(v)) throw new TypeError(`header ${k} has characters that cannot be sent`);
-    const head = Buffer.from(
-      `PUT ${req.target.path} HTTP/1.1\r\nHost: ${formatHostPort(req.target.host, req.target.port)}\r\n` +
-        req.headers.map(([k, v]) => `${k}: ${v}\r\n`).join('') +
-        'Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n',
-      'latin1',
-    );
+    const head = requestHead('PUT', req.target, req.headers, 'Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n');
     return this.send(
       req.target,
       req.timeoutMs,
@@ -127,14 +139,7 @@ export class ArchiveConnections {
    * @throws TypeError when the target or a header value cannot be sent as is
    */
   post(req: QuestionsRequest): ConditionalPut {
-    if (!TARGET.test(req.target.path)) throw new TypeError(`POST target has characters that cannot be sent: ${JSON.stringify(req.target.path.slice(0, 80))}`);
-    for (const [k, v] of req.headers) if (!FIELD_VALUE.test(v)) throw new TypeError(`header ${k} has characters that cannot be sent`);
-    const head = Buffer.from(
-      `POST ${req.target.path} HTTP/1.1\r\nHost: ${formatHostPort(req.target.host, req.target.port)}\r\n` +
-        req.headers.map(([k, v]) => `${k}: ${v}\r\n`).join('') +
-        `Content-Type: text/plain; charset=UTF-8\r\nContent-Length: ${req.body.length}\r\n\r\n`,
-      'latin1',
-    );
+    const head = requestHead('POST', req.target, req.headers, `Content-Type: text/plain; charset=UTF-8\r\nContent-Length: ${req.body.length}\r\n`);
     return this.send(req.target, req.timeoutMs, (conn) => new Exchange(conn, head, req, { body: [req.body], keepBytes: req.maxAnswerBytes, withText: true }));
   }
 
