@@ -29,6 +29,9 @@ async function* once(buf: Buffer): AsyncGenerator<Uint8Array> {
   if (buf.length) yield buf;
 }
 
+/** The cache's key of the record at `file`/`offset`/`length` (a response record's place in its WARC file). */
+const recordKey = (file: string, offset: number, length: number): string => `${file}\n${offset}\n${length}`;
+
 /** Hot small response records, most recently used kept, at most `maxBytes` of them. */
 export class RecordCache {
   private readonly lru: LRUCache<string, Kept> | null;
@@ -67,7 +70,7 @@ export class RecordCache {
   /** The kept record at `file`/`offset`/`length`, counted as a hit or a miss; `undefined` when not kept (or the cache is off, uncounted). */
   private lookup(file: string, offset: number, length: number): Kept | undefined {
     if (!this.lru) return undefined;
-    const k = this.lru.get(`${file}\n${offset}\n${length}`);
+    const k = this.lru.get(recordKey(file, offset, length));
     if (k) this.stats.hits++;
     else this.stats.misses++;
     return k;
@@ -75,7 +78,7 @@ export class RecordCache {
 
   /** The kept body of the record at `file`/`offset`/`length` without counting a lookup or a use; `undefined` when not kept. */
   peek(file: string, offset: number, length: number): Buffer | undefined {
-    return this.lru?.peek(`${file}\n${offset}\n${length}`)?.body;
+    return this.lru?.peek(recordKey(file, offset, length))?.body;
   }
 
   /**
@@ -90,7 +93,7 @@ export class RecordCache {
     if (recordBytes(kept) > MAX_RECORD) return;
     const body = Buffer.allocUnsafeSlow(r.bodyBuffer.length);
     r.bodyBuffer.copy(body);
-    this.lru.set(`${file}\n${offset}\n${length}`, { ...kept, body });
+    this.lru.set(recordKey(file, offset, length), { ...kept, body });
   }
 
   /** Bytes held. */
