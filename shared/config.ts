@@ -5,9 +5,25 @@
  * (On/Off, paths relative to the file's folder). What each file may hold is
  * its schema's (shared/config-schema.ts).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { type Document, LineCounter, type Node, parseAllDocuments } from 'yaml';
+import { type Document, LineCounter, type Node, parseAllDocuments, visit } from 'yaml';
+
+/**
+ * The most bytes a config file may have (64 KiB): far more than any real
+ * one needs (a vhost is a few hundred bytes; a site with more vhosts than
+ * fit spreads them over several files), and small enough that the worst
+ * YAML a hostile file can hold within it (deep nesting, thousands of keys
+ * in one mapping) parses in about a second.
+ */
+export const MAX_CONFIG_BYTES = 64 * 1024;
+
+/**
+ * The most alias expansions a YAML document may do (`yaml`'s
+ * `maxAliasCount`): a few anchors and aliases are fine, a "billion laughs"
+ * (aliases of aliases, each level multiplying the size) is refused.
+ */
+export const MAX_YAML_ALIASES = 100;
 
 /** A config that cannot be used; `message` is `file:line: reason`. */
 export class ConfigError extends Error {
@@ -26,23 +42,83 @@ export interface YamlSource {
   where(docIndex: number, keyPath: (string | number)[]): string;
 }
 
+/** What a file that is not a regular file is, for the error that refuses it. */
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a folder';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
 /**
- * Reads and parses a YAML file (one or more documents).
+ * Reads a config file as UTF-8 text, refusing what a config file cannot
+ * be: anything but a regular file once symbolic links are followed (a
+ * device such as `/dev/zero`, a named pipe, a folder) and a file of more
+ * than `maxBytes`. The file is opened without blocking (a named pipe does
+ * not hang the caller), its type and size are those of the opened file
+ * (fstat), and at most `maxBytes + 1` bytes are ever read, so a file that
+ * grows while it is read is refused too.
  *
- * @throws ConfigError `file:line: reason` for a file that cannot be read or
- *   does not parse as YAML.
+ * @param maxBytes the bound, bytes (default {@link MAX_CONFIG_BYTES})
+ * @throws ConfigError `file: reason` for a file that cannot be opened or
+ *   read, is not a regular file, or is larger than `maxBytes`.
  */
-export function loadYamlFile(file: string): YamlSource {
-  let text: string;
+export function readConfigText(file: string, maxBytes = MAX_CONFIG_BYTES): string {
+  const tooLarge = (size: number | string) => new ConfigError(`${file}: ${size} bytes, more than the ${maxBytes} a config file may have`);
+  let fd: number;
   try {
-    text = readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
   }
-  return parseYamlText(text, file);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new ConfigError(`${file}: ${kindOf(st)}, not a regular file; only regular files are read`);
+    if (st.size > maxBytes) throw tooLarge(st.size);
+    const buf = Buffer.alloc(maxBytes + 1);
+    let n = 0;
+    for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    if (n > maxBytes) throw tooLarge(`over ${maxBytes}`);
+    return buf.toString('utf8', 0, n);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** As {@link loadYamlFile}, for text already read; `file` names it in errors. */
+/**
+ * Reads and parses a YAML file (one or more documents), within the bounds
+ * of {@link readConfigText} and {@link parseYamlText}.
+ *
+ * @throws ConfigError `file:line: reason` (`file: reason` for the file as a
+ *   whole) for a file that cannot be read, is not a regular file, is larger
+ *   than {@link MAX_CONFIG_BYTES}, does not parse as YAML or expands too
+ *   many aliases.
+ */
+export function loadYamlFile(file: string): YamlSource {
+  return parseYamlText(readConfigText(file), file);
+}
+
+/** `file:line` of the first alias (`*name`) of `doc`, or `file`. */
+function firstAliasAt(doc: Document.Parsed, file: string, lineCounter: LineCounter): string {
+  let at = file;
+  visit(doc, {
+    Alias(_key, node) {
+      if (node.range) at = `${file}:${lineCounter.linePos(node.range[0]).line}`;
+      return visit.BREAK;
+    },
+  });
+  return at;
+}
+
+/**
+ * As {@link loadYamlFile}, for text already read; `file` names it in
+ * errors. A document whose aliases would expand more than
+ * {@link MAX_YAML_ALIASES} times is refused at the line of its first alias.
+ */
 export function parseYamlText(text: string, file: string): YamlSource {
   const lineCounter = new LineCounter();
   const docs: Document.Parsed[] = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document.Parsed[];
@@ -53,7 +129,17 @@ export function parseYamlText(text: string, file: string): YamlSource {
       throw new ConfigError(`${file}:${line}: ${err.message.split('\n')[0]}`);
     }
   }
-  const values = docs.map((d) => d.toJS());
+  const values = docs.map((d) => {
+    try {
+      return d.toJS({ maxAliasCount: MAX_YAML_ALIASES }) as unknown;
+    } catch (err) {
+      // yaml throws a ReferenceError for too many aliases (and a RangeError when nesting exhausts the stack).
+      if (err instanceof ReferenceError) {
+        throw new ConfigError(`${firstAliasAt(d, file, lineCounter)}: YAML aliases expand more than ${MAX_YAML_ALIASES} times (an alias bomb?)`);
+      }
+      throw new ConfigError(`${file}: cannot read the YAML: ${(err as Error).message}`);
+    }
+  });
   return {
     file,
     values,

@@ -291,10 +291,14 @@ export function isVhostFileName(name: string): boolean {
   return !base.startsWith('.') && /\.ya?ml$/i.test(base);
 }
 
-/** The vhost files of a folder (`*.yaml`, `*.yml`), absolute paths, sorted by name. */
+/**
+ * The vhost files of a folder (`*.yaml`, `*.yml`; every entry but a
+ * folder, so that a link, a device or a pipe with such a name is read and
+ * refused, as the watcher does), absolute paths, sorted by name.
+ */
 export function listVhostFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => (d.isFile() || d.isSymbolicLink()) && isVhostFileName(d.name))
+    .filter((d) => !d.isDirectory() && isVhostFileName(d.name))
     .map((d) => path.join(dir, d.name))
     .sort();
 }
