@@ -10,13 +10,12 @@ import path from 'node:path';
 import { type Document, LineCounter, type Node, parseAllDocuments, visit } from 'yaml';
 
 /**
- * The most bytes a config file may have (64 KiB): far more than any real
- * one needs (a vhost is a few hundred bytes; a site with more vhosts than
- * fit spreads them over several files), and small enough that the worst
- * YAML a hostile file can hold within it (deep nesting, thousands of keys
- * in one mapping) parses in about a second.
+ * The most bytes a config file may have unless its reader says otherwise
+ * (1 MiB): far more than `proxy.yaml` or `archive.yaml` need, even with a
+ * long list of access rules. Vhost files have their own, smaller bound
+ * (proxy/config/vhost-file.ts).
  */
-export const MAX_CONFIG_BYTES = 64 * 1024;
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /**
  * The most alias expansions a YAML document may do (`yaml`'s
@@ -40,6 +39,51 @@ export interface YamlSource {
   values: unknown[];
   /** `file:line` of the node at `docIndex`/`keyPath`, or `file` if unknown. */
   where(docIndex: number, keyPath: (string | number)[]): string;
+}
+
+/**
+ * How deep a config file's YAML may nest: at most this many flow brackets
+ * (`[`, `{`) open at once, counted anywhere (in quotes and comments too, so
+ * that no quoting trick hides one), and at most four times this many
+ * columns of indentation and block indicators (`- `, `? `, `: `) before a
+ * line's content. A real config nests three or four levels; the YAML parser
+ * needs time and memory that grow faster than the nesting (a 64 KiB line of
+ * `[` takes it seconds, and can run V8 out of memory).
+ */
+export const MAX_YAML_DEPTH = 64;
+
+/**
+ * Refuses YAML nested deeper than {@link MAX_YAML_DEPTH} before it is
+ * parsed: one pass over the text, no backtracking.
+ *
+ * @throws ConfigError `file:line: reason` at the line where the bound is passed
+ */
+function checkNesting(text: string, file: string): void {
+  let depth = 0;
+  let line = 1;
+  let lineStart = true;
+  let prefix = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      line++;
+      lineStart = true;
+      prefix = 0;
+      continue;
+    }
+    if (lineStart) {
+      // Indentation, and `- `, `? `, `: ` before the content: each may open a block collection.
+      const indicator = (c === '-' || c === '?' || c === ':') && (i + 1 === text.length || /[ \t\r\n]/.test(text[i + 1]));
+      if (c === ' ' || c === '\t' || indicator) {
+        if (++prefix > 4 * MAX_YAML_DEPTH) throw new ConfigError(`${file}:${line}: indented or nested deeper than ${4 * MAX_YAML_DEPTH} columns`);
+        continue;
+      }
+      lineStart = false;
+    }
+    if (c === '[' || c === '{') {
+      if (++depth > MAX_YAML_DEPTH) throw new ConfigError(`${file}:${line}: more than ${MAX_YAML_DEPTH} brackets open at once`);
+    } else if ((c === ']' || c === '}') && depth > 0) depth--;
+  }
 }
 
 /** What a file that is not a regular file is, for the error that refuses it. */
@@ -93,13 +137,14 @@ export function readConfigText(file: string, maxBytes = MAX_CONFIG_BYTES): strin
  * Reads and parses a YAML file (one or more documents), within the bounds
  * of {@link readConfigText} and {@link parseYamlText}.
  *
+ * @param maxBytes the most bytes the file may have (default {@link MAX_CONFIG_BYTES})
  * @throws ConfigError `file:line: reason` (`file: reason` for the file as a
  *   whole) for a file that cannot be read, is not a regular file, is larger
- *   than {@link MAX_CONFIG_BYTES}, does not parse as YAML or expands too
+ *   than `maxBytes`, does not parse as YAML, nests too deep or expands too
  *   many aliases.
  */
-export function loadYamlFile(file: string): YamlSource {
-  return parseYamlText(readConfigText(file), file);
+export function loadYamlFile(file: string, maxBytes = MAX_CONFIG_BYTES): YamlSource {
+  return parseYamlText(readConfigText(file, maxBytes), file);
 }
 
 /** `file:line` of the first alias (`*name`) of `doc`, or `file`. */
@@ -116,10 +161,12 @@ function firstAliasAt(doc: Document.Parsed, file: string, lineCounter: LineCount
 
 /**
  * As {@link loadYamlFile}, for text already read; `file` names it in
- * errors. A document whose aliases would expand more than
- * {@link MAX_YAML_ALIASES} times is refused at the line of its first alias.
+ * errors. YAML nested deeper than {@link MAX_YAML_DEPTH} is refused before
+ * it is parsed, and a document whose aliases would expand more than
+ * {@link MAX_YAML_ALIASES} times at the line of its first alias.
  */
 export function parseYamlText(text: string, file: string): YamlSource {
+  checkNesting(text, file);
   const lineCounter = new LineCounter();
   const docs: Document.Parsed[] = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document.Parsed[];
   for (const doc of docs) {

@@ -372,7 +372,7 @@ function aliasBomb(): string {
 /**
  * Hostile files in `dir`, each named `<prefix>-<kind>.yaml`, and the error
  * each must be refused with: an alias bomb, a link to /dev/zero, a link to
- * a 1 GiB (sparse) file, a named pipe, a typo.
+ * a 1 GiB (sparse) file, a named pipe, a typo, 60,000 brackets deep.
  */
 async function hostileFiles(dir: string, prefix: string): Promise<Record<string, RegExp | string>> {
   const f = (kind: string) => path.join(dir, `${prefix}-${kind}.yaml`);
@@ -384,12 +384,14 @@ async function hostileFiles(dir: string, prefix: string): Promise<Record<string,
   await symlink(huge, f('huge'));
   await execFileP('mkfifo', [f('fifo')]);
   await writeFile(f('typo'), 'server_name: typo.example\nupstream: http://127.0.0.1:1\nEnableIP: Of\n');
+  await writeFile(f('deep'), `server_name: deep.example\nExcluded: ${'['.repeat(60_000)}\n`);
   return {
     [f('bomb')]: `${f('bomb')}:2: YAML aliases expand more than 100 times (an alias bomb?)`,
     [f('zero')]: `${f('zero')}: a device, not a regular file; only regular files are read`,
     [f('huge')]: `${f('huge')}: 1073741824 bytes, more than the 65536 a config file may have`,
     [f('fifo')]: `${f('fifo')}: a named pipe, not a regular file; only regular files are read`,
     [f('typo')]: `${f('typo')}:3: EnableIP must be On or Off (or true/false), not "Of"`,
+    [f('deep')]: `${f('deep')}:2: more than 64 brackets open at once`,
   };
 }
 
