@@ -159,7 +159,11 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   const metrics = options.metrics ?? new ProxyMetrics();
   const ownRegistry = !options.vhosts;
   const vhosts = options.vhosts ?? (await VhostRegistry.open(config.vhostsDir, { log, watch: options.watch }));
-  const onReload = (e: ReloadEvent) => metrics.reloads.inc({ result: e.ok ? 'ok' : 'rejected' });
+  metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
+  const onReload = (e: ReloadEvent) => {
+    metrics.reloads.inc({ result: e.ok ? 'ok' : 'rejected' });
+    metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
+  };
   vhosts.on('reload', onReload);
   const releaseVhosts = async () => {
     vhosts.off('reload', onReload);

@@ -70,6 +70,8 @@ export class VhostRegistry extends EventEmitter {
   private readonly log: Logger;
   /** Last good vhosts of each file. */
   private readonly files = new Map<string, Vhost[]>();
+  /** The refusal (`file:line: reason`) of each file whose version on disk does not load. */
+  private readonly refused = new Map<string, string>();
   private table = new Map<string, Vhost>();
   private fallback: Vhost | undefined;
   private watcher: FSWatcher | undefined;
@@ -110,6 +112,11 @@ export class VhostRegistry extends EventEmitter {
     return (name !== undefined ? this.table.get(name) : undefined) ?? this.fallback;
   }
 
+  /** Files whose version on disk is refused (at start: they serve nothing; after a reload: their last good vhosts serve), each with its `file:line: reason`. */
+  get rejectedFiles(): ReadonlyMap<string, string> {
+    return this.refused;
+  }
+
   /** Every vhost that serves now, by file name then file order. */
   get vhosts(): Vhost[] {
     return [...this.files.keys()].sort().flatMap((f) => this.files.get(f)!);
@@ -123,7 +130,7 @@ export class VhostRegistry extends EventEmitter {
   reload(): ReloadEvent[] {
     const present = new Set(existsSync(this.dir) ? listVhostFiles(this.dir) : []);
     const events: ReloadEvent[] = [];
-    for (const file of [...this.files.keys()]) if (!present.has(file)) events.push(this.removeFile(file));
+    for (const file of new Set([...this.files.keys(), ...this.refused.keys()])) if (!present.has(file)) events.push(this.removeFile(file));
     for (const file of [...present].sort()) events.push(this.loadFile(file));
     return events;
   }
@@ -149,6 +156,7 @@ export class VhostRegistry extends EventEmitter {
     try {
       const vhosts = this.check(abs, loadVhostFile(abs));
       this.files.set(abs, vhosts);
+      this.refused.delete(abs);
       this.rebuild();
       event = { file: abs, ok: true, names: vhosts.flatMap((v) => [...v.names]) };
       if (!atStart) this.log({ msg: 'vhost file loaded', file: abs, names: event.names });
@@ -156,6 +164,7 @@ export class VhostRegistry extends EventEmitter {
       // Anything else a hostile file provokes refuses that file too: it never stops the proxy.
       const error = err instanceof ConfigError ? err.message : `${abs}: cannot load: ${(err as Error)?.message ?? String(err)}`;
       const kept = this.files.get(abs) ?? [];
+      this.refused.set(abs, error);
       event = { file: abs, ok: false, error, names: kept.flatMap((v) => [...v.names]) };
       this.log({
         level: 'error',
@@ -172,6 +181,7 @@ export class VhostRegistry extends EventEmitter {
   removeFile(file: string): ReloadEvent {
     const abs = path.resolve(file);
     this.files.delete(abs);
+    this.refused.delete(abs);
     this.rebuild();
     const event: ReloadEvent = { file: abs, ok: true, removed: true, names: [] };
     this.log({ msg: 'vhost file removed; its vhosts no longer serve', file: abs });
@@ -227,7 +237,7 @@ export class VhostRegistry extends EventEmitter {
     watcher.on('add', onFile);
     watcher.on('change', onFile);
     watcher.on('unlink', (p: string) => {
-      if (this.closed || !this.files.has(path.resolve(p))) return;
+      if (this.closed || !(this.files.has(path.resolve(p)) || this.refused.has(path.resolve(p)))) return;
       this.removeFile(p);
     });
     watcher.on('error', (err: unknown) =>

@@ -467,3 +467,38 @@ t.test('watching: a vhost file saved as an alias bomb, or replaced by a link to 
   t.match(await ev, { ok: false, error: `${file}: a device, not a regular file; only regular files are read` });
   t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'site', 'replaced at once (as an editor saves): the last good config still serves');
 });
+
+t.test('capture_proxy_vhost_files_rejected counts the files refused at start and on reload, until they load or go', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('site'));
+  const { proxy, dir, logs } = await startTestProxy(
+    t,
+    {
+      'good.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, EnableArchiving: 'Off' }),
+      'bad.yaml': aliasBomb(),
+    },
+    { watch: true },
+  );
+  const bad = path.join(dir, 'bad.yaml');
+  const rejected = () => proxy.metrics.value('capture_proxy_vhost_files_rejected');
+  t.equal(await rejected(), 1, 'the bomb refused at start');
+  t.ok(
+    logs.some((e) => e.level === 'error' && e.file === bad && e.error === `${bad}:2: YAML aliases expand more than 100 times (an alias bomb?)`),
+    'and logged with file:line',
+  );
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'site', 'the good file serves');
+
+  let ev = reloaded(proxy.vhosts, bad);
+  await writeFile(bad, vhostYaml({ server_name: 'b.example', upstream: site.url, EnableArchiving: 'Off' }));
+  t.match(await ev, { ok: true, names: ['b.example'] });
+  t.equal(await rejected(), 0, 'fixed: no file refused');
+
+  const good = path.join(dir, 'good.yaml');
+  ev = reloaded(proxy.vhosts, good);
+  await writeFile(good, 'server_name: a.example\nupstream: nowhere\n');
+  t.match(await ev, { ok: false });
+  t.equal(await rejected(), 1, 'a bad edit counts');
+  ev = reloaded(proxy.vhosts, good);
+  await rm(good);
+  t.match(await ev, { ok: true, removed: true });
+  t.equal(await rejected(), 0, 'a removed file no longer counts');
+});
