@@ -33,7 +33,7 @@ export function sendError(res: http.ServerResponse, status: number, reason: stri
  * An error answer as raw HTTP/1.1 bytes, for a socket that has no
  * `ServerResponse` (an upgrade request, a request Node could not parse):
  * status line, `Content-Type`, `Content-Length`, `Connection: close`, the
- * one-line body. The caller ends the socket with it.
+ * one-line body. The caller closes the socket with it ({@link refuseSocket}).
  */
 export function socketAnswer(status: number, reason: string): string {
   const body = errorText(status, reason, { withStatus: true });
@@ -41,10 +41,28 @@ export function socketAnswer(status: number, reason: string): string {
   return head + body;
 }
 
+/** How long a refused connection may take to hand its answer to the kernel before it is cut anyway, ms. */
+const REFUSE_FLUSH_MS = 2000;
+
+/**
+ * Answers a connection the proxy refuses with `answer` (raw bytes, see
+ * {@link socketAnswer}) and closes it for good: once the answer is handed
+ * to the kernel the socket is destroyed and its file descriptor freed,
+ * whether or not the client ever closes its side (ending it alone would
+ * leave it half-open, its descriptor held for as long as the client
+ * likes). A client that does not read is cut after 2 s.
+ */
+export function refuseSocket(socket: Duplex, answer: string): void {
+  const cut = setTimeout(() => socket.destroy(), REFUSE_FLUSH_MS).unref();
+  socket.once('close', () => clearTimeout(cut));
+  socket.end(answer, () => socket.destroy());
+}
+
 /**
  * The server's `'clientError'` listener: a request that took longer than
- * `request_timeout` gets 408, one Node could not parse gets 400; then the
- * connection is closed. When a response has begun on that connection (the
+ * `headers_timeout` (its head) or `request_timeout` (all of it) gets 408,
+ * one Node could not parse gets 400; then the connection is destroyed
+ * ({@link refuseSocket}). When a response has begun on that connection (the
  * client sent garbage after a request whose answer is streaming), nothing
  * is written: an answer there would land inside the body in flight; the
  * connection is only closed (that request's own log line says it was cut,
@@ -68,6 +86,6 @@ export function clientErrorHandler(log: Logger): (err: NodeJS.ErrnoException, so
     }
     const status = timeout ? 408 : 400;
     log({ ...entry, answer: status });
-    socket.end(timeout ? socketAnswer(408, 'the request did not arrive in time') : socketAnswer(400, 'the request is malformed'));
+    refuseSocket(socket, timeout ? socketAnswer(408, 'the request did not arrive in time') : socketAnswer(400, 'the request is malformed'));
   };
 }

@@ -2,8 +2,10 @@
  * `capture-proxy [--config conf/proxy.yaml]`: the capture proxy's command
  * line. Reads the config, starts the proxy, prints
  * `capture-proxy listening on <url>` and logs JSON lines to stdout;
- * SIGTERM/SIGINT drain and exit 0, SIGHUP reads the vhosts again. A config
- * error is one line on stderr, `capture-proxy: file:line: reason`, exit 2.
+ * SIGTERM/SIGINT drain and exit 0, SIGHUP reads the vhosts again. An
+ * error in proxy.yaml is one line on stderr, `capture-proxy: file:line:
+ * reason`, exit 2; a bad vhost file is logged and serves nothing, the
+ * others serve (proxy/vhosts.ts).
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '#shared/config.js';
@@ -25,7 +27,9 @@ options:
                       (durable spool folder), spool_max_bytes,
                       spool_retry_min, spool_retry_max, admin_listen
                       (/metrics), tls_cert, tls_key, request_timeout,
-                      upstream_timeout, archive_timeout (seconds).
+                      headers_timeout, upstream_timeout, archive_timeout
+                      (seconds), max_connections. A bad vhost file is
+                      logged and serves nothing; the others serve.
                       Every key and its default: README.md.
   -h, --help          show this text
 

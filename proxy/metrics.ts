@@ -54,6 +54,11 @@ export class ProxyMetrics {
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
+  readonly vhostFilesRejected = new Gauge({
+    name: 'capture_proxy_vhost_files_rejected',
+    help: 'Vhost files whose version on disk is refused (since start, or since their last good version, which keeps serving)',
+    registers: [this.registry],
+  });
 
   /** @param defaults also collect prom-client's default process metrics (default `true`) */
   constructor(defaults = true) {

@@ -47,8 +47,12 @@ export interface ProxyOptions {
   archiveTimeoutMs?: number;
   /** Answer 504 when the content server is silent for this long, ms (default: config `upstream_timeout`, 60 000, as Apache's ProxyTimeout). */
   upstreamTimeoutMs?: number;
-  /** A client must send its whole request within this, ms (default: config `request_timeout`, 300 000; the head alone at most 60 000). */
+  /** A client must send its whole request within this, ms (default: config `request_timeout`, 300 000). */
   requestTimeoutMs?: number;
+  /** A client must send a request's head within this, ms (default: config `headers_timeout`, 60 000; at most `requestTimeoutMs`). */
+  headersTimeoutMs?: number;
+  /** Most client connections open at once; one more is closed on accept (default: config `max_connections`, 4096). */
+  maxConnections?: number;
   /** More spool settings (tests: `memoryBytes`, `paused`, …); the config's `spool_*` keys fill the rest. */
   spool?: Partial<SpoolOptions>;
   /** Metrics to count into (default: a new {@link ProxyMetrics}). */
@@ -100,16 +104,28 @@ function archiveTokenFor(vhosts: VhostRegistry): (meta: SpoolMeta) => string | u
   };
 }
 
-/** The main listener, with TLS when `config.tls`; Node's request and head timeouts from `requestTimeoutMs`. */
-function createMainServer(config: ProxyConfig, requestTimeoutMs: number, handler: http.RequestListener): http.Server {
+/**
+ * The main listener, with TLS when `config.tls`: Node's head and whole-request
+ * timeouts (a client late with either gets 408 and is closed, proxy/answers.ts),
+ * checked every quarter of the shorter one (at least 50 ms, at most 30 s), and
+ * at most `maxConnections` client connections (one more is closed on accept).
+ */
+function createMainServer(
+  config: ProxyConfig,
+  limits: { requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number },
+  handler: http.RequestListener,
+): http.Server {
+  const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   const serverOptions: http.ServerOptions = {
-    requestTimeout: requestTimeoutMs,
-    headersTimeout: Math.min(requestTimeoutMs, 60_000),
-    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4))),
+    requestTimeout: limits.requestTimeoutMs,
+    headersTimeout,
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeout / 4))),
   };
-  return config.tls
+  const server = config.tls
     ? https.createServer({ ...serverOptions, cert: readFileSync(config.tls.cert), key: readFileSync(config.tls.key) }, handler)
     : http.createServer(serverOptions, handler);
+  server.maxConnections = limits.maxConnections;
+  return server;
 }
 
 /** Listens on `host:port`; rejects with the listen error (`EADDRINUSE`, …). */
@@ -130,7 +146,10 @@ function listen(srv: http.Server, host: string, port: number): Promise<void> {
  * `config.listen` (TLS when `config.tls`), and on `config.adminListen`;
  * resolves once listening.
  *
- * @throws ConfigError from the vhost files (see {@link VhostRegistry.open});
+ * A bad vhost file does not stop it: it is logged and serves nothing
+ * ({@link VhostRegistry.open}).
+ *
+ * @throws ConfigError when the vhosts folder does not exist;
  *   the file system error when the spool folder cannot be made or the TLS
  *   files cannot be read; the listen error (`EADDRINUSE`, …) when an
  *   address cannot be bound.
@@ -140,7 +159,11 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   const metrics = options.metrics ?? new ProxyMetrics();
   const ownRegistry = !options.vhosts;
   const vhosts = options.vhosts ?? (await VhostRegistry.open(config.vhostsDir, { log, watch: options.watch }));
-  const onReload = (e: ReloadEvent) => metrics.reloads.inc({ result: e.ok ? 'ok' : 'rejected' });
+  metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
+  const onReload = (e: ReloadEvent) => {
+    metrics.reloads.inc({ result: e.ok ? 'ok' : 'rejected' });
+    metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
+  };
   vhosts.on('reload', onReload);
   const releaseVhosts = async () => {
     vhosts.off('reload', onReload);
@@ -198,7 +221,15 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
 
   let server: http.Server;
   try {
-    server = createMainServer(config, requestTimeoutMs, exchanges.handle);
+    server = createMainServer(
+      config,
+      {
+        requestTimeoutMs,
+        headersTimeoutMs: options.headersTimeoutMs ?? config.headersTimeoutMs ?? 60_000,
+        maxConnections: options.maxConnections ?? config.maxConnections ?? 4096,
+      },
+      exchanges.handle,
+    );
   } catch (err) {
     await spool.close();
     archives.destroy();

@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type httpProxy from 'http-proxy';
-import { socketAnswer } from './answers.js';
+import { refuseSocket, socketAnswer } from './answers.js';
 import type { LogRequest } from './exchange.js';
 import { dropProxyOwned } from './forwarding.js';
 import type { VhostRegistry } from './vhosts.js';
@@ -42,7 +42,7 @@ export function upgradeHandler(ctx: UpgradeContext): {
       const vhost = ctx.vhosts.lookup(req.headers.host);
       socket.on('error', () => {});
       if (!vhost) {
-        socket.end(socketAnswer(421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`));
+        refuseSocket(socket, socketAnswer(421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`));
         ctx.logRequest(
           { method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: 0, upgrade: req.headers.upgrade },
           'info',
@@ -80,7 +80,7 @@ export function upgradeHandler(ctx: UpgradeContext): {
       const up = upgrades.get(req);
       if (up && up.status === undefined && socket.writable) {
         up.status = 502;
-        socket.end(socketAnswer(502, 'the content server could not be reached'));
+        refuseSocket(socket, socketAnswer(502, 'the content server could not be reached'));
       } else socket.destroy();
     },
   };

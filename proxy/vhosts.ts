@@ -3,8 +3,9 @@
  * by the host name of a request's `Host` (RFC 9110 §7.2; case-insensitive,
  * port and trailing dot ignored), with the `default: true` vhost as the
  * fallback. The folder is watched (chokidar): a file that fails to load
- * keeps its last good vhosts serving; vhost objects are frozen and a
- * reload swaps in a new table, so a request in flight keeps its vhost.
+ * keeps its last good vhosts serving (at start: serves nothing, and the
+ * others serve); vhost objects are frozen and a reload swaps in a new
+ * table, so a request in flight keeps its vhost.
  */
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -69,6 +70,8 @@ export class VhostRegistry extends EventEmitter {
   private readonly log: Logger;
   /** Last good vhosts of each file. */
   private readonly files = new Map<string, Vhost[]>();
+  /** The refusal (`file:line: reason`) of each file whose version on disk does not load. */
+  private readonly refused = new Map<string, string>();
   private table = new Map<string, Vhost>();
   private fallback: Vhost | undefined;
   private watcher: FSWatcher | undefined;
@@ -82,19 +85,20 @@ export class VhostRegistry extends EventEmitter {
 
   /**
    * Loads every `*.yaml`/`*.yml` file of `dir` and, unless `watch: false`,
-   * starts watching it; resolves once the watcher is ready.
+   * starts watching it; resolves once the watcher is ready. Each file goes
+   * through {@link loadFile}, as on a reload: a file that does not load is
+   * logged with `file:line: reason` and serves nothing, the others serve
+   * (start and reload accept and refuse the same files, so a file a reload
+   * refused never stops the next start).
    *
-   * @throws ConfigError `file:line: reason` for the first file that does not
-   *   load (at start the proxy refuses a bad config rather than serving half
-   *   of it), or when `dir` is not a folder.
+   * @throws ConfigError when `dir` does not exist.
    */
   static async open(dir: string, options: VhostRegistryOptions = {}): Promise<VhostRegistry> {
     const abs = path.resolve(dir);
     if (!existsSync(abs)) throw new ConfigError(`${abs}: vhosts folder does not exist`);
     const reg = new VhostRegistry(abs, options.log ?? silentLogger);
-    for (const file of listVhostFiles(abs)) reg.files.set(file, reg.check(file, loadVhostFile(file)));
-    reg.rebuild();
-    if (reg.files.size === 0) reg.log({ level: 'warn', msg: 'no vhost files; every request gets 421 until one is added', dir: abs });
+    for (const file of listVhostFiles(abs)) reg.readFile(file, true);
+    if (reg.files.size === 0) reg.log({ level: 'warn', msg: 'no vhost files serve; every request gets 421 until one is added', dir: abs });
     if (options.watch !== false) await reg.startWatching(options.settleMs ?? 100);
     return reg;
   }
@@ -106,6 +110,11 @@ export class VhostRegistry extends EventEmitter {
   lookup(hostHeader: string | undefined): Vhost | undefined {
     const name = hostNameOf(hostHeader);
     return (name !== undefined ? this.table.get(name) : undefined) ?? this.fallback;
+  }
+
+  /** Files whose version on disk is refused (at start: they serve nothing; after a reload: their last good vhosts serve), each with its `file:line: reason`. */
+  get rejectedFiles(): ReadonlyMap<string, string> {
+    return this.refused;
   }
 
   /** Every vhost that serves now, by file name then file order. */
@@ -121,32 +130,46 @@ export class VhostRegistry extends EventEmitter {
   reload(): ReloadEvent[] {
     const present = new Set(existsSync(this.dir) ? listVhostFiles(this.dir) : []);
     const events: ReloadEvent[] = [];
-    for (const file of [...this.files.keys()]) if (!present.has(file)) events.push(this.removeFile(file));
+    for (const file of new Set([...this.files.keys(), ...this.refused.keys()])) if (!present.has(file)) events.push(this.removeFile(file));
     for (const file of [...present].sort()) events.push(this.loadFile(file));
     return events;
   }
 
   /**
-   * Reads one file again and, if it loads, replaces its vhosts. Emits and
-   * returns the {@link ReloadEvent}; never throws.
+   * Reads one file (at start, on a change, on SIGHUP) and, if it loads,
+   * replaces its vhosts; if not, its last good vhosts (none at start) keep
+   * serving and the refusal is logged with `file:line: reason`. A file is
+   * refused when it is not a regular file or is larger than 64 KiB, when
+   * its YAML is bad or expands too many aliases (shared/config.ts
+   * `loadYamlFile`), when a vhost in it is bad (`loadVhostFile`), or when
+   * it claims a host name another file serves, or a second default.
+   * Emits and returns the {@link ReloadEvent}; never throws.
    */
   loadFile(file: string): ReloadEvent {
+    return this.readFile(file, false);
+  }
+
+  /** {@link loadFile}; `atStart`: a file that loads is not logged (the proxy's first line is the one saying where it listens). */
+  private readFile(file: string, atStart: boolean): ReloadEvent {
     const abs = path.resolve(file);
     let event: ReloadEvent;
     try {
       const vhosts = this.check(abs, loadVhostFile(abs));
       this.files.set(abs, vhosts);
+      this.refused.delete(abs);
       this.rebuild();
       event = { file: abs, ok: true, names: vhosts.flatMap((v) => [...v.names]) };
-      this.log({ msg: 'vhost file loaded', file: abs, names: event.names });
+      if (!atStart) this.log({ msg: 'vhost file loaded', file: abs, names: event.names });
     } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
+      // Anything else a hostile file provokes refuses that file too: it never stops the proxy.
+      const error = err instanceof ConfigError ? err.message : `${abs}: cannot load: ${(err as Error)?.message ?? String(err)}`;
       const kept = this.files.get(abs) ?? [];
-      event = { file: abs, ok: false, error: err.message, names: kept.flatMap((v) => [...v.names]) };
+      this.refused.set(abs, error);
+      event = { file: abs, ok: false, error, names: kept.flatMap((v) => [...v.names]) };
       this.log({
         level: 'error',
         msg: kept.length ? 'vhost file rejected; its last good config keeps serving' : 'vhost file rejected; it serves nothing',
-        error: err.message,
+        error,
         file: abs,
       });
     }
@@ -158,6 +181,7 @@ export class VhostRegistry extends EventEmitter {
   removeFile(file: string): ReloadEvent {
     const abs = path.resolve(file);
     this.files.delete(abs);
+    this.refused.delete(abs);
     this.rebuild();
     const event: ReloadEvent = { file: abs, ok: true, removed: true, names: [] };
     this.log({ msg: 'vhost file removed; its vhosts no longer serve', file: abs });
@@ -213,7 +237,7 @@ export class VhostRegistry extends EventEmitter {
     watcher.on('add', onFile);
     watcher.on('change', onFile);
     watcher.on('unlink', (p: string) => {
-      if (this.closed || !this.files.has(path.resolve(p))) return;
+      if (this.closed || !(this.files.has(path.resolve(p)) || this.refused.has(path.resolve(p)))) return;
       this.removeFile(p);
     });
     watcher.on('error', (err: unknown) =>

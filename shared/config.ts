@@ -5,9 +5,24 @@
  * (On/Off, paths relative to the file's folder). What each file may hold is
  * its schema's (shared/config-schema.ts).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { type Document, LineCounter, type Node, parseAllDocuments } from 'yaml';
+import { type Document, LineCounter, type Node, parseAllDocuments, visit } from 'yaml';
+
+/**
+ * The most bytes a config file may have unless its reader says otherwise
+ * (1 MiB): far more than `proxy.yaml` or `archive.yaml` need, even with a
+ * long list of access rules. Vhost files have their own, smaller bound
+ * (proxy/config/vhost-file.ts).
+ */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * The most alias expansions a YAML document may do (`yaml`'s
+ * `maxAliasCount`): a few anchors and aliases are fine, a "billion laughs"
+ * (aliases of aliases, each level multiplying the size) is refused.
+ */
+export const MAX_YAML_ALIASES = 100;
 
 /** A config that cannot be used; `message` is `file:line: reason`. */
 export class ConfigError extends Error {
@@ -27,23 +42,131 @@ export interface YamlSource {
 }
 
 /**
- * Reads and parses a YAML file (one or more documents).
- *
- * @throws ConfigError `file:line: reason` for a file that cannot be read or
- *   does not parse as YAML.
+ * How deep a config file's YAML may nest: at most this many flow brackets
+ * (`[`, `{`) open at once, counted anywhere (in quotes and comments too, so
+ * that no quoting trick hides one), and at most four times this many
+ * columns of indentation and block indicators (`- `, `? `, `: `) before a
+ * line's content. A real config nests three or four levels; the YAML parser
+ * needs time and memory that grow faster than the nesting (a 64 KiB line of
+ * `[` takes it seconds, and can run V8 out of memory).
  */
-export function loadYamlFile(file: string): YamlSource {
-  let text: string;
+export const MAX_YAML_DEPTH = 64;
+
+/**
+ * Refuses YAML nested deeper than {@link MAX_YAML_DEPTH} before it is
+ * parsed: one pass over the text, no backtracking.
+ *
+ * @throws ConfigError `file:line: reason` at the line where the bound is passed
+ */
+function checkNesting(text: string, file: string): void {
+  let depth = 0;
+  let line = 1;
+  let lineStart = true;
+  let prefix = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      line++;
+      lineStart = true;
+      prefix = 0;
+      continue;
+    }
+    if (lineStart) {
+      // Indentation, and `- `, `? `, `: ` before the content: each may open a block collection.
+      const indicator = (c === '-' || c === '?' || c === ':') && (i + 1 === text.length || /[ \t\r\n]/.test(text[i + 1]));
+      if (c === ' ' || c === '\t' || indicator) {
+        if (++prefix > 4 * MAX_YAML_DEPTH) throw new ConfigError(`${file}:${line}: indented or nested deeper than ${4 * MAX_YAML_DEPTH} columns`);
+        continue;
+      }
+      lineStart = false;
+    }
+    if (c === '[' || c === '{') {
+      if (++depth > MAX_YAML_DEPTH) throw new ConfigError(`${file}:${line}: more than ${MAX_YAML_DEPTH} brackets open at once`);
+    } else if ((c === ']' || c === '}') && depth > 0) depth--;
+  }
+}
+
+/** What a file that is not a regular file is, for the error that refuses it. */
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a folder';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/**
+ * Reads a config file as UTF-8 text, refusing what a config file cannot
+ * be: anything but a regular file once symbolic links are followed (a
+ * device such as `/dev/zero`, a named pipe, a folder) and a file of more
+ * than `maxBytes`. The file is opened without blocking (a named pipe does
+ * not hang the caller), its type and size are those of the opened file
+ * (fstat), and at most `maxBytes + 1` bytes are ever read, so a file that
+ * grows while it is read is refused too.
+ *
+ * @param maxBytes the bound, bytes (default {@link MAX_CONFIG_BYTES})
+ * @throws ConfigError `file: reason` for a file that cannot be opened or
+ *   read, is not a regular file, or is larger than `maxBytes`.
+ */
+export function readConfigText(file: string, maxBytes = MAX_CONFIG_BYTES): string {
+  const tooLarge = (size: number | string) => new ConfigError(`${file}: ${size} bytes, more than the ${maxBytes} a config file may have`);
+  let fd: number;
   try {
-    text = readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
   }
-  return parseYamlText(text, file);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new ConfigError(`${file}: ${kindOf(st)}, not a regular file; only regular files are read`);
+    if (st.size > maxBytes) throw tooLarge(st.size);
+    const buf = Buffer.alloc(maxBytes + 1);
+    let n = 0;
+    for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    if (n > maxBytes) throw tooLarge(`over ${maxBytes}`);
+    return buf.toString('utf8', 0, n);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** As {@link loadYamlFile}, for text already read; `file` names it in errors. */
+/**
+ * Reads and parses a YAML file (one or more documents), within the bounds
+ * of {@link readConfigText} and {@link parseYamlText}.
+ *
+ * @param maxBytes the most bytes the file may have (default {@link MAX_CONFIG_BYTES})
+ * @throws ConfigError `file:line: reason` (`file: reason` for the file as a
+ *   whole) for a file that cannot be read, is not a regular file, is larger
+ *   than `maxBytes`, does not parse as YAML, nests too deep or expands too
+ *   many aliases.
+ */
+export function loadYamlFile(file: string, maxBytes = MAX_CONFIG_BYTES): YamlSource {
+  return parseYamlText(readConfigText(file, maxBytes), file);
+}
+
+/** `file:line` of the first alias (`*name`) of `doc`, or `file`. */
+function firstAliasAt(doc: Document.Parsed, file: string, lineCounter: LineCounter): string {
+  let at = file;
+  visit(doc, {
+    Alias(_key, node) {
+      if (node.range) at = `${file}:${lineCounter.linePos(node.range[0]).line}`;
+      return visit.BREAK;
+    },
+  });
+  return at;
+}
+
+/**
+ * As {@link loadYamlFile}, for text already read; `file` names it in
+ * errors. YAML nested deeper than {@link MAX_YAML_DEPTH} is refused before
+ * it is parsed, and a document whose aliases would expand more than
+ * {@link MAX_YAML_ALIASES} times at the line of its first alias.
+ */
 export function parseYamlText(text: string, file: string): YamlSource {
+  checkNesting(text, file);
   const lineCounter = new LineCounter();
   const docs: Document.Parsed[] = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document.Parsed[];
   for (const doc of docs) {
@@ -53,7 +176,17 @@ export function parseYamlText(text: string, file: string): YamlSource {
       throw new ConfigError(`${file}:${line}: ${err.message.split('\n')[0]}`);
     }
   }
-  const values = docs.map((d) => d.toJS());
+  const values = docs.map((d) => {
+    try {
+      return d.toJS({ maxAliasCount: MAX_YAML_ALIASES }) as unknown;
+    } catch (err) {
+      // yaml throws a ReferenceError for too many aliases (and a RangeError when nesting exhausts the stack).
+      if (err instanceof ReferenceError) {
+        throw new ConfigError(`${firstAliasAt(d, file, lineCounter)}: YAML aliases expand more than ${MAX_YAML_ALIASES} times (an alias bomb?)`);
+      }
+      throw new ConfigError(`${file}: cannot read the YAML: ${(err as Error).message}`);
+    }
+  });
   return {
     file,
     values,

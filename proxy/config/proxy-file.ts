@@ -85,7 +85,18 @@ export const PROXY_FILE_SCHEMA = {
     },
     tls_cert: file('PEM certificate (chain) file: with `tls_key`, the proxy listens with TLS (HTTPS). Both or neither'),
     tls_key: file('PEM private key file of `tls_cert`'),
-    request_timeout: seconds(300, 'seconds a client has to send its whole request (its head: at most 60); then **408** and the connection is closed'),
+    request_timeout: seconds(300, 'seconds a client has to send its whole request; then **408** and the connection is closed'),
+    headers_timeout: seconds(
+      60,
+      'seconds a client has to send the head of a request (request line and header fields), counted from the moment it connects or begins the request (at most `request_timeout`; between requests, an idle keep-alive connection is closed after 5 s); then **408** and the connection is closed. A client that connects and sends nothing, or sends its head byte by byte, holds a connection no longer than this',
+    ),
+    max_connections: {
+      check: 'proxy-count',
+      default: 4096,
+      description:
+        'most client connections open at once (keep-alive and WebSocket ones included); a connection past it is closed as soon as it is accepted. Each may hold up to three file descriptors (the client, the content server, a capture), so the process needs `LimitNOFILE` (conf/systemd/capture-proxy.service: 16384) of at least 3 × this + 1024',
+      errorMessage: 'must be a whole number greater than 0',
+    },
     upstream_timeout: seconds(60, 'seconds the content server may stay silent; then **504** (or, after the head, a cut response)'),
     archive_timeout: seconds(60, 'seconds the archive may stay silent during a PUT; then the capture is spooled'),
     archive_connections: {
@@ -134,6 +145,10 @@ export interface ProxyConfig {
   tls?: { cert: string; key: string };
   /** Whole-request receive timeout for clients, ms (default 300 000). */
   requestTimeoutMs?: number;
+  /** Request-head receive timeout for clients, ms (default 60 000; at most {@link requestTimeoutMs}). */
+  headersTimeoutMs?: number;
+  /** Most client connections open at once (default 4096). */
+  maxConnections?: number;
   /** Content server silence timeout, ms (default 60 000). */
   upstreamTimeoutMs?: number;
   /** Archive silence timeout during a PUT, ms (default 60 000). */
@@ -173,7 +188,7 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
   const raw = checkSettings(PROXY_FILE_SCHEMA, src, 0, [], src.values[0] ?? {});
   const vhostsDir = resolveConfigPath(src.file, raw.vhosts.trim());
   if (!exists(vhostsDir, true)) throw new ConfigError(`${src.where(0, ['vhosts'])}: vhosts folder ${vhostsDir} does not exist or is not a folder`);
-  const ms = (key: 'spool_retry_min' | 'spool_retry_max' | 'request_timeout' | 'upstream_timeout' | 'archive_timeout') =>
+  const ms = (key: 'spool_retry_min' | 'spool_retry_max' | 'request_timeout' | 'headers_timeout' | 'upstream_timeout' | 'archive_timeout') =>
     Math.round(secondsOf(raw[key])! * 1000);
   const spoolRetryMinMs = ms('spool_retry_min');
   const spoolRetryMaxMs = ms('spool_retry_max');
@@ -188,6 +203,8 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
     spoolRetryMinMs,
     spoolRetryMaxMs,
     requestTimeoutMs: ms('request_timeout'),
+    headersTimeoutMs: ms('headers_timeout'),
+    maxConnections: bytesOf(raw.max_connections),
     upstreamTimeoutMs: ms('upstream_timeout'),
     archiveTimeoutMs: ms('archive_timeout'),
     archiveConnections: bytesOf(raw.archive_connections),

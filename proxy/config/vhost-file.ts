@@ -285,16 +285,30 @@ export interface Vhost {
   archiveCookies: boolean;
 }
 
+/**
+ * The most bytes a vhost file may have (64 KiB; a vhost takes a few hundred,
+ * and a site with more vhosts than fit spreads them over several files).
+ * Vhost files are read again on every change, so this bounds what a hostile
+ * one can cost each time: the slowest 64 KiB of YAML measured (thousands of
+ * small flow collections) took the parser about 1.5-5 s on a busy two-core
+ * machine; deeper nesting is refused before parsing (shared/config.ts).
+ */
+export const MAX_VHOST_FILE_BYTES = 64 * 1024;
+
 /** Files in a vhosts folder that are read: `*.yaml` and `*.yml` (not hidden files). */
 export function isVhostFileName(name: string): boolean {
   const base = path.basename(name);
   return !base.startsWith('.') && /\.ya?ml$/i.test(base);
 }
 
-/** The vhost files of a folder (`*.yaml`, `*.yml`), absolute paths, sorted by name. */
+/**
+ * The vhost files of a folder (`*.yaml`, `*.yml`; every entry but a
+ * folder, so that a link, a device or a pipe with such a name is read and
+ * refused, as the watcher does), absolute paths, sorted by name.
+ */
 export function listVhostFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => (d.isFile() || d.isSymbolicLink()) && isVhostFileName(d.name))
+    .filter((d) => !d.isDirectory() && isVhostFileName(d.name))
     .map((d) => path.join(dir, d.name))
     .sort();
 }
@@ -304,7 +318,9 @@ export function listVhostFiles(dir: string): string[] {
  *
  * @param file path of the file
  * @returns the vhosts it defines, in file order (an empty file gives `[]`)
- * @throws ConfigError `file:line: reason` for unreadable or unparsable YAML,
+ * @throws ConfigError `file:line: reason` for a file that is not a regular
+ *   file or has more than {@link MAX_VHOST_FILE_BYTES}, unreadable or
+ *   unparsable YAML (nested too deep, aliases expanding too much),
  *   an unknown setting, a missing `server_name` or `upstream`, a bad value
  *   (see {@link VHOST_SCHEMA}: On/Off misspelt, port outside 1–65535,
  *   ArchivePath not ending in `put/`, ArchiveTimeGate with a scheme, an
@@ -312,7 +328,7 @@ export function listVhostFiles(dir: string): string[] {
  *   default vhosts.
  */
 export function loadVhostFile(file: string): Vhost[] {
-  return vhostsFrom(loadYamlFile(path.resolve(file)));
+  return vhostsFrom(loadYamlFile(path.resolve(file), MAX_VHOST_FILE_BYTES));
 }
 
 /** As {@link loadVhostFile}, from YAML text; `file` names it in errors. */

@@ -71,6 +71,8 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     spool_retry_max: 60,
     admin_listen: 'off',
     request_timeout: 300,
+    headers_timeout: 60,
+    max_connections: 4096,
     upstream_timeout: 60,
     archive_timeout: 60,
     archive_connections: 64,
@@ -282,6 +284,8 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
       spoolRetryMinMs: 1000,
       spoolRetryMaxMs: 60000,
       requestTimeoutMs: 300000,
+      headersTimeoutMs: 60000,
+      maxConnections: 4096,
       upstreamTimeoutMs: 60000,
       archiveTimeoutMs: 60000,
       archiveConnections: 64,
@@ -296,7 +300,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(path.join(dir, 'conf', 'key.pem'), 'x');
   await writeFile(
     file,
-    'spool_max_bytes: 1000\nspool_slow_disk: drop\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nupstream_timeout: 20\narchive_timeout: 2.5\narchive_connections: 8\nconditional_max_bytes: 1024\n',
+    'spool_max_bytes: 1000\nspool_slow_disk: drop\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nheaders_timeout: 2\nmax_connections: 100\nupstream_timeout: 20\narchive_timeout: 2.5\narchive_connections: 8\nconditional_max_bytes: 1024\n',
   );
   t.match(loadProxyConfig(file), {
     spoolMaxBytes: 1000,
@@ -306,6 +310,8 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
     adminListen: { host: '127.0.0.1', port: 9180 },
     tls: { cert: path.join(dir, 'conf', 'cert.pem'), key: path.join(dir, 'conf', 'key.pem') },
     requestTimeoutMs: 10000,
+    headersTimeoutMs: 2000,
+    maxConnections: 100,
     upstreamTimeoutMs: 20000,
     archiveTimeoutMs: 2500,
     archiveConnections: 8,
@@ -313,6 +319,8 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   });
   const bad: [string, RegExp][] = [
     ['spool_max_bytes: lots\n', /proxy\.yaml:1: spool_max_bytes must be a number of bytes greater than 0, not "lots"/],
+    ['max_connections: 0\n', /proxy\.yaml:1: max_connections must be a whole number greater than 0, not 0/],
+    ['headers_timeout: never\n', /proxy\.yaml:1: headers_timeout must be a number of seconds greater than 0, not "never"/],
     ['spool_slow_disk: block\n', /proxy\.yaml:1: spool_slow_disk must be wait or drop, not "block"/],
     ['spool_retry_min: 0\n', /proxy\.yaml:1: spool_retry_min must be a number of seconds greater than 0/],
     ['spool_retry_min: 10\nspool_retry_max: 5\n', /proxy\.yaml:2: spool_retry_max must not be less than spool_retry_min/],
@@ -345,7 +353,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(file, 'listen: 127.0.0.1:8080\nvhost: vhosts/\n');
   t.equal(
     errorOf(() => loadProxyConfig(file)),
-    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, upstream_timeout, archive_timeout, archive_connections, conditional_max_bytes`,
+    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, headers_timeout, max_connections, upstream_timeout, archive_timeout, archive_connections, conditional_max_bytes`,
   );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
   t.match(

@@ -8,7 +8,7 @@
 
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -197,14 +197,38 @@ t.test('capture-proxy command: --help, and a config error names file:line', asyn
 
   const dir = await tempDir(t);
   await mkdir(path.join(dir, 'vhosts'));
-  await writeFile(path.join(dir, 'proxy.yaml'), 'listen: 127.0.0.1:0\n');
-  await writeFile(path.join(dir, 'vhosts', 'a.yaml'), 'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableIP: Of\n');
+  await writeFile(path.join(dir, 'proxy.yaml'), 'listen: 127.0.0.1:0\nvhosts: vhosts/\nrequest_timeout: soon\n');
   const err = await execFileP(process.execPath, [path.join(repo, 'bin/capture-proxy.js'), '--config', path.join(dir, 'proxy.yaml')], { cwd: repo }).then(
     () => null,
     (e: { code: number; stderr: string }) => e,
   );
-  t.equal(err?.code, 2, 'exit status 2');
-  t.equal(err?.stderr, `capture-proxy: ${path.join(dir, 'vhosts', 'a.yaml')}:3: EnableIP must be On or Off (or true/false), not "Of"\n`);
+  t.equal(err?.code, 2, 'a bad proxy.yaml: exit status 2');
+  t.equal(err?.stderr, `capture-proxy: ${path.join(dir, 'proxy.yaml')}:3: request_timeout must be a number of seconds greater than 0, not "soon"\n`);
+});
+
+t.test('capture-proxy command: a bad vhost file at start is refused with file:line, the other files serve', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('site'));
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'vhosts'));
+  await writeFile(path.join(dir, 'proxy.yaml'), 'listen: 127.0.0.1:0\nvhosts: vhosts/\nspool: spool/\n');
+  const bad = path.join(dir, 'vhosts', 'a.yaml');
+  await writeFile(bad, 'server_name: a.example\nupstream: http://127.0.0.1:1\nEnableIP: Of\n');
+  await writeFile(path.join(dir, 'vhosts', 'b.yaml'), vhostYaml({ server_name: 'b.example', upstream: site.url, EnableArchiving: 'Off' }));
+  const proxy = await startDaemon('capture-proxy.js', ['--config', path.join(dir, 'proxy.yaml')]);
+  t.teardown(() => proxy.stop());
+  t.equal((await get(proxy.url, '/', 'b.example')).body.toString(), 'site', 'the good file serves');
+  t.equal((await get(proxy.url, '/', 'a.example')).status, 421, 'the bad one serves nothing');
+  const refused = proxy
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l.file === bad);
+  t.match(
+    refused,
+    { level: 'error', msg: 'vhost file rejected; it serves nothing', error: `${bad}:3: EnableIP must be On or Off (or true/false), not "Of"` },
+    'logged with file:line: reason',
+  );
 });
 
 t.test('the sample config in conf/ loads', async (t) => {
@@ -323,4 +347,158 @@ t.test('SIGTERM: stops accepting, lets the request in flight finish, exits 0', a
   t.equal(r.body.toString(), 'finished after SIGTERM', 'the request in flight finished');
   const [code] = await exit;
   t.equal(code, 0, 'exit status 0');
+});
+
+/** The JSON log lines a proxy command printed so far. */
+function logLines(proxy: { output(): string }): Record<string, unknown>[] {
+  return proxy
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** A YAML "billion laughs": 9 levels of 9 aliases each, 9^9 strings once expanded; its first alias is on line 2. */
+function aliasBomb(): string {
+  const lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
+  let prev = 'a';
+  for (const n of 'bcdefghi') {
+    lines.push(`${n}: &${n} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    prev = n;
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Hostile files in `dir`, each named `<prefix>-<kind>.yaml`, and the error
+ * each must be refused with: an alias bomb, a link to /dev/zero, a link to
+ * a 1 GiB (sparse) file, a named pipe, a typo, 60,000 brackets deep.
+ */
+async function hostileFiles(dir: string, prefix: string): Promise<Record<string, RegExp | string>> {
+  const f = (kind: string) => path.join(dir, `${prefix}-${kind}.yaml`);
+  await writeFile(f('bomb'), aliasBomb());
+  await symlink('/dev/zero', f('zero'));
+  const huge = path.join(dir, `${prefix}.huge`);
+  await writeFile(huge, '');
+  await truncate(huge, 2 ** 30);
+  await symlink(huge, f('huge'));
+  await execFileP('mkfifo', [f('fifo')]);
+  await writeFile(f('typo'), 'server_name: typo.example\nupstream: http://127.0.0.1:1\nEnableIP: Of\n');
+  await writeFile(f('deep'), `server_name: deep.example\nExcluded: ${'['.repeat(60_000)}\n`);
+  return {
+    [f('bomb')]: `${f('bomb')}:2: YAML aliases expand more than 100 times (an alias bomb?)`,
+    [f('zero')]: `${f('zero')}: a device, not a regular file; only regular files are read`,
+    [f('huge')]: `${f('huge')}: 1073741824 bytes, more than the 65536 a config file may have`,
+    [f('fifo')]: `${f('fifo')}: a named pipe, not a regular file; only regular files are read`,
+    [f('typo')]: `${f('typo')}:3: EnableIP must be On or Off (or true/false), not "Of"`,
+    [f('deep')]: `${f('deep')}:2: more than 64 brackets open at once`,
+  };
+}
+
+t.test(
+  'hostile vhost files (alias bomb, link to /dev/zero or to a huge file, named pipe, typo): refused with file:line on start as on reload; the rest serve',
+  async (t) => {
+    const site = await startUpstream(t, (_req, res) => res.end('site'));
+    const dir = await tempDir(t);
+    const vhosts = path.join(dir, 'vhosts');
+    await mkdir(vhosts);
+    await writeFile(path.join(dir, 'proxy.yaml'), 'listen: 127.0.0.1:0\nvhosts: vhosts/\nspool: spool/\n');
+    await writeFile(path.join(vhosts, 'good.yaml'), vhostYaml({ server_name: 'a.example', upstream: site.url, EnableArchiving: 'Off' }));
+    await writeFile(path.join(vhosts, 'edited.yaml'), vhostYaml({ server_name: 'b.example', upstream: site.url, EnableArchiving: 'Off' }));
+    const atStart = await hostileFiles(vhosts, 'start');
+    const refusals = (proxy: { output(): string }) =>
+      new Map(
+        logLines(proxy)
+          .filter((l) => l.level === 'error')
+          .map((l) => [l.file, l.error]),
+      );
+
+    // Start: every hostile file is refused with its reason, the good ones serve.
+    const proxy = await startDaemon('capture-proxy.js', ['--config', path.join(dir, 'proxy.yaml')]);
+    t.teardown(() => proxy.stop());
+    for (const [file, error] of Object.entries(atStart)) t.equal(refusals(proxy).get(file), error, `start: ${path.basename(file)} refused`);
+    t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'site', 'start: the good files serve');
+    t.equal((await get(proxy.url, '/', 'typo.example')).status, 421, 'start: a refused file serves nothing');
+
+    // Reload: the same files, and a good file edited into an alias bomb, are refused the same way; the proxy keeps serving.
+    const atReload = await hostileFiles(vhosts, 'reload');
+    const edited = path.join(vhosts, 'edited.yaml');
+    await writeFile(edited, aliasBomb());
+    const expected = { ...atStart, ...atReload, [edited]: `${edited}:2: YAML aliases expand more than 100 times (an alias bomb?)` };
+    const before = logLines(proxy).length;
+    proxy.proc.kill('SIGHUP');
+    await waitFor('the SIGHUP reload', () => logLines(proxy).some((l) => l.msg === 'SIGHUP: vhosts read again'));
+    const reloaded = new Map(
+      logLines(proxy)
+        .slice(before)
+        .filter((l) => l.level === 'error')
+        .map((l) => [l.file, l.error]),
+    );
+    for (const [file, error] of Object.entries(expected)) t.equal(reloaded.get(file), error, `reload: ${path.basename(file)} refused`);
+    t.equal(proxy.proc.exitCode, null, 'the proxy is still running');
+    t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'site', 'reload: the good file serves');
+    t.equal((await get(proxy.url, '/', 'b.example')).body.toString(), 'site', "reload: the bombed file's last good config serves");
+
+    // Restart on the folder a reload refused files in: it starts, refusing the same files; the good one serves.
+    await proxy.stop();
+    const again = await startDaemon('capture-proxy.js', ['--config', path.join(dir, 'proxy.yaml')]);
+    t.teardown(() => again.stop());
+    for (const [file, error] of Object.entries(expected)) t.equal(refusals(again).get(file), error, `restart: ${path.basename(file)} refused`);
+    t.equal((await get(again.url, '/', 'a.example')).body.toString(), 'site', 'restart: the good file serves');
+  },
+);
+
+t.test('watching: a vhost file saved as an alias bomb, or replaced by a link to /dev/zero, is refused and the last good config serves', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('site'));
+  const { proxy, dir } = await startTestProxy(
+    t,
+    { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, EnableArchiving: 'Off' }) },
+    { watch: true },
+  );
+  const file = path.join(dir, 'site.yaml');
+  let ev = reloaded(proxy.vhosts, file);
+  await writeFile(file, aliasBomb());
+  t.match(await ev, { ok: false, error: `${file}:2: YAML aliases expand more than 100 times (an alias bomb?)`, names: ['a.example'] });
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'site', 'the last good config serves');
+
+  ev = reloaded(proxy.vhosts, file);
+  await rm(file);
+  await symlink('/dev/zero', file);
+  t.match(await ev, { ok: false, error: `${file}: a device, not a regular file; only regular files are read` });
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'site', 'replaced at once (as an editor saves): the last good config still serves');
+});
+
+t.test('capture_proxy_vhost_files_rejected counts the files refused at start and on reload, until they load or go', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('site'));
+  const { proxy, dir, logs } = await startTestProxy(
+    t,
+    {
+      'good.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, EnableArchiving: 'Off' }),
+      'bad.yaml': aliasBomb(),
+    },
+    { watch: true },
+  );
+  const bad = path.join(dir, 'bad.yaml');
+  const rejected = () => proxy.metrics.value('capture_proxy_vhost_files_rejected');
+  t.equal(await rejected(), 1, 'the bomb refused at start');
+  t.ok(
+    logs.some((e) => e.level === 'error' && e.file === bad && e.error === `${bad}:2: YAML aliases expand more than 100 times (an alias bomb?)`),
+    'and logged with file:line',
+  );
+  t.equal((await get(proxy.url, '/', 'a.example')).body.toString(), 'site', 'the good file serves');
+
+  let ev = reloaded(proxy.vhosts, bad);
+  await writeFile(bad, vhostYaml({ server_name: 'b.example', upstream: site.url, EnableArchiving: 'Off' }));
+  t.match(await ev, { ok: true, names: ['b.example'] });
+  t.equal(await rejected(), 0, 'fixed: no file refused');
+
+  const good = path.join(dir, 'good.yaml');
+  ev = reloaded(proxy.vhosts, good);
+  await writeFile(good, 'server_name: a.example\nupstream: nowhere\n');
+  t.match(await ev, { ok: false });
+  t.equal(await rejected(), 1, 'a bad edit counts');
+  ev = reloaded(proxy.vhosts, good);
+  await rm(good);
+  t.match(await ev, { ok: true, removed: true });
+  t.equal(await rejected(), 0, 'a removed file no longer counts');
 });

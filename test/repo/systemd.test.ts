@@ -57,6 +57,14 @@ t.test('each unit: a dedicated user, a read-only system with its data folder wri
   }
 });
 
+t.test('each unit: a file descriptor limit with room for 3 per proxy connection at the default max_connections (4096), and more', async (t) => {
+  for (const unit of UNITS) {
+    const text = readFileSync(path.join(repo, 'conf', 'systemd', unit), 'utf8');
+    const limit = Number(/^LimitNOFILE=(\d+)$/m.exec(text)?.[1]);
+    t.ok(limit >= 3 * 4096 + 1024, `${unit}: LimitNOFILE=${limit}`);
+  }
+});
+
 t.test('the archive daemon takes SIGHUP (systemctl reload) without stopping, and says what it read', async (t) => {
   const { dir, config } = writeConfig();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
