@@ -145,7 +145,13 @@ export async function planBody(
  * cheaply: a content-coded page is decoded only as far as the Memento
  * decodes before its head).
  */
-export async function formChanges(row: MementoRow, form: MementoForm, read: ReadRecord, target: ReplayTarget, decode: DecodeOptions = {}): Promise<BodyChanges> {
+export async function formChanges(
+  row: MementoRow,
+  form: MementoForm,
+  read: ReadRecord,
+  target: ReplayTarget,
+  decode: DecodeOptions = {},
+): Promise<BodyChanges> {
   if (form === 'raw') return UNCHANGED;
   const stored = await read(row);
   const contentType = stored.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1];

@@ -216,7 +216,16 @@ function cachedRecord(hit: CachedReplay): StoredResponse {
 }
 
 function cachedPlan(stored: StoredResponse, hit: CachedReplay): BodyPlan {
-  return { stored, body: onceBody(hit.body), bodyBuffer: hit.body, length: hit.body.length, changes: hit.changes, decoded: hit.decoded, bodyless: false, close: () => stored.close() };
+  return {
+    stored,
+    body: onceBody(hit.body),
+    bodyBuffer: hit.body,
+    length: hit.body.length,
+    changes: hit.changes,
+    decoded: hit.decoded,
+    bodyless: false,
+    close: () => stored.close(),
+  };
 }
 
 async function* onceBody(buf: Buffer): AsyncGenerator<Uint8Array> {

@@ -72,30 +72,33 @@ const ENCODINGS: [string, (b: Buffer) => Buffer][] = [
   ['br', zlib.brotliCompressSync],
 ];
 
-t.test('planBody, links form: an encoded HTML page is decoded and gets its base element: in memory with its exact length from a small record, else streamed without one', async (t) => {
-  for (const streamed of [false, true]) {
-    for (const [enc, encode] of ENCODINGS) {
-      const name = `${enc} (${encode.name}, ${streamed ? 'streamed' : 'small record'})`;
-      const page = Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000)));
-      const want = WITH_BASE.replace('hello', 'hello '.repeat(30_000));
-      const body = encode(page);
-      const s = stored(200, [['Content-Encoding', enc]], body, { streamed });
-      const { read, reads } = reader(() => stored(200, [['Content-Encoding', enc]], body, { streamed }));
-      const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
-      const out = await bytes(plan.body);
-      t.equal(out.toString(), want, `${name}: decoded, base inserted`);
-      t.same(
-        { length: plan.length, changed: plan.changes.content, decoded: plan.decoded, inMemory: plan.bodyBuffer !== null },
-        { length: streamed ? null : out.length, changed: true, decoded: true, inMemory: !streamed },
-        streamed ? `${name}: no length (sent chunked), nothing decoded before the head but its first bytes` : `${name}: in memory, exact length`,
-      );
-      t.equal(plan.stored, s, `${name}: the record the body comes from is the one to close`);
-      t.equal(reads.length, 0, `${name}: not read a second time`);
-      plan.close();
-      t.equal(s.closed, 1, `${name}: close() closes the record`);
+t.test(
+  'planBody, links form: an encoded HTML page is decoded and gets its base element: in memory with its exact length from a small record, else streamed without one',
+  async (t) => {
+    for (const streamed of [false, true]) {
+      for (const [enc, encode] of ENCODINGS) {
+        const name = `${enc} (${encode.name}, ${streamed ? 'streamed' : 'small record'})`;
+        const page = Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000)));
+        const want = WITH_BASE.replace('hello', 'hello '.repeat(30_000));
+        const body = encode(page);
+        const s = stored(200, [['Content-Encoding', enc]], body, { streamed });
+        const { read, reads } = reader(() => stored(200, [['Content-Encoding', enc]], body, { streamed }));
+        const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
+        const out = await bytes(plan.body);
+        t.equal(out.toString(), want, `${name}: decoded, base inserted`);
+        t.same(
+          { length: plan.length, changed: plan.changes.content, decoded: plan.decoded, inMemory: plan.bodyBuffer !== null },
+          { length: streamed ? null : out.length, changed: true, decoded: true, inMemory: !streamed },
+          streamed ? `${name}: no length (sent chunked), nothing decoded before the head but its first bytes` : `${name}: in memory, exact length`,
+        );
+        t.equal(plan.stored, s, `${name}: the record the body comes from is the one to close`);
+        t.equal(reads.length, 0, `${name}: not read a second time`);
+        plan.close();
+        t.equal(s.closed, 1, `${name}: close() closes the record`);
+      }
     }
-  }
-});
+  },
+);
 
 t.test('planBody, links form: an encoded page that cannot be decoded goes out as stored (RFC 9110 §8.4: the coding is kept)', async (t) => {
   const good = zlib.gzipSync(Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000))));
@@ -129,7 +132,10 @@ t.test('planBody, links form: an encoded page that cannot be decoded goes out as
   const own = zlib.gzipSync(Buffer.from('<html><head><base href="http://elsewhere/"></head></html>'));
   const o = stored(200, [['Content-Encoding', 'gzip']], own);
   const ownPlan = await planBody(row('text/html'), o, 'links', reader(() => stored(200, [['Content-Encoding', 'gzip']], own)).read, TARGET);
-  t.ok((await bytes(ownPlan.body)).equals(own) && !ownPlan.changes.content && ownPlan.length === own.length, 'an encoded page with its own base element: as stored');
+  t.ok(
+    (await bytes(ownPlan.body)).equals(own) && !ownPlan.changes.content && ownPlan.length === own.length,
+    'an encoded page with its own base element: as stored',
+  );
   const compress = stored(200, [['Content-Encoding', 'compress']], 'LZW…');
   const c = await planBody(row('text/html'), compress, 'links', reader(() => compress).read, TARGET);
   t.ok(c.body === compress.body && !c.changes.content, 'a coding we cannot decode: as stored');
