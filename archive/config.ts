@@ -59,6 +59,8 @@ export interface ArchiveConfig {
   indexCacheBytes: number;
   /** Bytes of hot small response records kept in memory, inflated (archive/store/record-cache.ts); 0 = none. */
   recordCacheBytes: number;
+  /** Most bytes one Memento answer decodes from a content-coded stored body (archive/memento/content-coding.ts); past it the body is cut. */
+  maxDecodedBytes: number;
   /** Access rules (archive/access.ts), in the order listed; reloaded on SIGHUP. */
   access: AccessRule[];
 }
@@ -292,6 +294,11 @@ export const ARCHIVE_FILE_SCHEMA = {
     record_cache_bytes: cacheBytes(
       'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',
     ),
+    max_decoded_bytes: bytes(
+      256 * 1024 ** 2,
+      'most bytes one Memento answer decodes from a gzip/deflate/br-encoded stored page (its `ol_` and replay forms, which are sent decoded): a larger one streams without a length and is cut there (the client sees a body that ends early), so that a small compressed body cannot make the archive decode gigabytes',
+      '`268435456` (256 MiB)',
+    ),
     max_http_header_bytes: bytes(16 * 1024, 'largest request line + headers of any HTTP request to the daemon (the PUT itself, a GET); larger → 431'),
     request_timeout: seconds(
       600,
@@ -370,6 +377,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     replayCacheBytes: raw.replay_cache_bytes,
     indexCacheBytes: raw.index_cache_bytes,
     recordCacheBytes: raw.record_cache_bytes,
+    maxDecodedBytes: raw.max_decoded_bytes,
     access: accessRules(src, raw.access),
   };
   if (config.baseUrl === undefined) delete config.baseUrl;

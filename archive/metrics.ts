@@ -63,6 +63,17 @@ export class ArchiveMetrics {
     labelNames: ['resource', 'status'] as const,
     registers: [this.registry],
   });
+  readonly decodes = new Counter({
+    name: 'memento_archive_decodes_total',
+    help: 'Streamed decodings of a content-coded stored body (the links and replay forms of a large gzip/deflate/br page), by how they ended: end, stopped (the client left, or a HEAD), limit (more than max_decoded_bytes: the body was cut), corrupt',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly decodedBytes = new Counter({
+    name: 'memento_archive_decoded_bytes_total',
+    help: 'Bytes produced by the streamed decodings of content-coded stored bodies',
+    registers: [this.registry],
+  });
   readonly indexRows: Gauge;
   readonly cacheLookups?: Counter<'cache' | 'result'>;
   readonly cacheBytes?: Gauge<'cache'>;
@@ -83,6 +94,7 @@ export class ArchiveMetrics {
       },
     });
     for (const result of ['stored', 'duplicate', 'unchanged', 'refused']) this.captures.inc({ result }, 0);
+    for (const outcome of ['end', 'stopped', 'limit', 'corrupt']) this.decodes.inc({ outcome }, 0);
     if (!caches) return;
     this.cacheLookups = new Counter({
       name: 'memento_archive_read_cache_lookups_total',

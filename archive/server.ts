@@ -25,6 +25,7 @@ import { redirectorRoutes } from './http/redirector.js';
 import { staticRoutes } from './http/static.js';
 import { timegateRoutes } from './http/timegate.js';
 import { timemapRoutes } from './http/timemap.js';
+import type { DecodeOptions } from './memento/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
 import { webRoutes } from './web/routes.js';
@@ -80,6 +81,13 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   });
   const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count(), true, caches);
   app.decorate('metrics', metrics);
+  app.decorate('decodeOptions', {
+    maxBytes: config.maxDecodedBytes,
+    onEnd: (bytes, outcome) => {
+      metrics.decodes.inc({ outcome });
+      metrics.decodedBytes.inc(bytes);
+    },
+  } satisfies DecodeOptions);
   store.onBatch = (captures, _written, syncSeconds) => {
     metrics.batchSize.observe(captures);
     metrics.fsyncSeconds.observe(syncSeconds);

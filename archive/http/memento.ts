@@ -15,6 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { blockedError, type UrlPolicy, visibleNeighbourhood, whyHidden } from '../access.js';
+import type { DecodeOptions } from '../memento/content-coding.js';
 import { localHoldings } from '../memento/holdings.js';
 import { type Selection, select, uris } from '../memento/navigation.js';
 import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
@@ -28,6 +29,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Replayed bodies kept in memory (archive/replay/cache.ts). */
     replayCache: ReplayCache;
+    /** The bound of a streamed decoding of a content-coded body (`max_decoded_bytes`), counted in the metrics. */
+    decodeOptions: DecodeOptions;
   }
 }
 
@@ -101,6 +104,7 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
     { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer },
     (r) => store.readResponse(r),
     app.replayCache,
+    app.decodeOptions,
   );
   const { plan } = answer;
   if (plan.bodyless || plan.bodyBuffer) {
@@ -117,7 +121,7 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
           : undefined;
     const whole = keptAnswer(answer.status, answer.headers, body, source);
     if (whole) {
-      plan.stored.close();
+      plan.close();
       store.index.cache.keep(n, key, whole, whole.bytes);
       sendKept(req, reply, { ...whole, body, source: undefined });
       return;
@@ -125,13 +129,16 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   }
   reply.code(answer.status).headers(answer.headers);
   if (req.method === 'HEAD' || plan.bodyless) {
-    plan.stored.close();
+    // A HEAD decodes nothing more than what the head needed: the decoder is stopped here.
+    plan.close();
     return reply.send();
   }
   // fastify gives a Buffer without Content-Type one (application/octet-stream); a stream it leaves alone.
   if (plan.bodyBuffer && answer.headers['content-type'] !== undefined) return reply.send(plan.bodyBuffer);
+  // The stream closes when the body is sent, when it fails (a decoding past max_decoded_bytes: the
+  // client sees the body cut), or when the client leaves: then the record and any decoder are released.
   const stream = Readable.from(plan.bodyBuffer ? [plan.bodyBuffer] : plan.body);
-  stream.once('close', () => plan.stored.close());
+  stream.once('close', () => plan.close());
   return reply.send(stream);
 }
 

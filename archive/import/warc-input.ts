@@ -11,11 +11,19 @@
  * must end where its last record ends; the first failure is a
  * {@link WarcDamage} naming the file and the record's offset, and nothing
  * after it is read.
+ *
+ * warcio also reads a WARC header line, and the header block, until it
+ * ends, holding it all: a file with a line that never ends would fill the
+ * memory. Here a WARC header stops at {@link MAX_WARC_HEAD} bytes (what the
+ * archive's own reader allows; a real one is a few hundred bytes), a
+ * {@link WarcDamage} too. The HTTP head inside a record is read by
+ * {@link readHead}, within the importer's `max_head_bytes`.
  */
 import { createReadStream, type ReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { WARCParser } from 'warcio';
-import { DigestCheck } from '../store/warc-scan.js';
+import { open, stat } from 'node:fs/promises';
+import { AsyncIterReader, WARCParser, type WARCRecord } from 'warcio';
+import { ScavengeCounter } from '#shared/gc.js';
+import { DigestCheck, MAX_WARC_HEAD } from '../store/warc-scan.js';
 
 /** The file is damaged at `offset` (a record cut short, gzip data that does not inflate, bytes that are not a WARC record): nothing after it can be read. */
 export class WarcDamage extends Error {
@@ -37,6 +45,104 @@ export class RecordDigestError extends Error {
   ) {
     super(`${file}:${offset}: the record's block does not match its WARC-Block-Digest`);
     this.name = 'RecordDigestError';
+  }
+}
+
+/** A WARC header longer than {@link MAX_WARC_HEAD}: thrown by {@link HeadBoundReader}, reported as a {@link WarcDamage} at `offset` (set by {@link HeadBoundParser}). */
+class WarcHeadTooLong extends Error {
+  offset = 0;
+}
+
+/**
+ * warcio's reader (plain or gzip), bounded while a WARC header is read:
+ * between {@link beginHead} and {@link endHead}, once the header has taken
+ * more than {@link MAX_WARC_HEAD} bytes, the next read throws
+ * {@link WarcHeadTooLong} instead of taking one more chunk. warcio reads a
+ * header line (`readlineRaw`) and the header block by iterating this
+ * reader, and gives back what it read past the line (`unread`), so the
+ * read offset counts exactly what the header has taken; it holds that,
+ * and at most one chunk more.
+ */
+class HeadBoundReader extends AsyncIterReader {
+  /** Read offset (decoded bytes) where the header began; -1 outside a header. */
+  private headStart = -1;
+  /** Offset in the file where the line being read began, and where the record's first line began (-1 before it). */
+  private lineStart = 0;
+  private recordStart = -1;
+  /** Every byte read passes here: a scavenge every few MiB keeps the read buffers of a large block from piling up (shared/gc.ts). */
+  private readonly scavenge = new ScavengeCounter();
+
+  beginHead(): void {
+    this.headStart = this.getReadOffset();
+    this.recordStart = -1;
+  }
+
+  /** @throws WarcHeadTooLong when the header read took more than {@link MAX_WARC_HEAD} bytes */
+  endHead(): void {
+    const took = this.getReadOffset() - this.headStart;
+    this.headStart = -1;
+    if (took > MAX_WARC_HEAD) throw new WarcHeadTooLong();
+  }
+
+  /** Where the record whose header is being read begins in a plain file: at its first line that is not blank. */
+  get headOffset(): number {
+    return this.recordStart >= 0 ? this.recordStart : this.lineStart;
+  }
+
+  override async readlineRaw(maxLength?: number): Promise<Uint8Array | null> {
+    if (this.headStart >= 0 && this.recordStart < 0) this.lineStart = this.getRawOffset();
+    const line = await super.readlineRaw(maxLength);
+    if (this.headStart >= 0 && this.recordStart < 0 && line?.some((b) => b !== 0x0d && b !== 0x0a)) this.recordStart = this.lineStart;
+    return line;
+  }
+
+  override async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array, void, unknown> {
+    const it = super[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        if (this.headStart >= 0 && this.getReadOffset() - this.headStart > MAX_WARC_HEAD) throw new WarcHeadTooLong();
+        const r = await it.next();
+        if (r.done) return;
+        this.scavenge.add(r.value.length);
+        yield r.value;
+      }
+    } finally {
+      await it.return();
+    }
+  }
+}
+
+/**
+ * Compressed bytes handed to warcio at a time. warcio's inflater (pako)
+ * inflates all it is given at once and holds the output until it is read:
+ * deflate expands at most 1032 times, so this bounds what one step holds
+ * to some 8 MiB, where a 256 KiB read of a gzip bomb (a member of zeros)
+ * would hold a quarter of a GiB.
+ */
+const GZIP_PIECE = 8 * 1024;
+
+/** The chunks of `source` cut into pieces of at most `size` bytes. */
+async function* pieces(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
+  for await (const chunk of source) for (let i = 0; i < chunk.length; i += size) yield chunk.subarray(i, i + size);
+}
+
+/** warcio's parser on a {@link HeadBoundReader}: each WARC header read within its bound (the block before it has been read: records() drains each). */
+class HeadBoundParser extends WARCParser {
+  constructor(private readonly reader: HeadBoundReader) {
+    super(reader, { parseHttp: false });
+  }
+
+  /** @throws WarcHeadTooLong with the offset of the record (of its gzip member: warcio's own offset, set before the header is read) */
+  override async parse(): Promise<WARCRecord | null> {
+    this.reader.beginHead();
+    try {
+      const record = await super.parse();
+      this.reader.endHead();
+      return record;
+    } catch (err) {
+      if (err instanceof WarcHeadTooLong) err.offset = this.reader.compressed ? this.offset : this.reader.headOffset;
+      throw err;
+    }
   }
 }
 
@@ -163,13 +269,21 @@ export class WarcFile {
   private constructor(
     readonly file: string,
     readonly size: number,
+    /** The file begins with a gzip member (RFC 1952 magic bytes). */
+    private readonly gzip: boolean,
   ) {}
 
   /** @throws the file system's error (ENOENT, EISDIR…) */
   static async open(file: string): Promise<WarcFile> {
     const st = await stat(file);
     if (!st.isFile()) throw Object.assign(new Error(`${file} is not a file`), { code: 'EISDIR' });
-    return new WarcFile(file, st.size);
+    const fh = await open(file, 'r');
+    try {
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(2), 0, 2, 0);
+      return new WarcFile(file, st.size, bytesRead === 2 && buffer[0] === 0x1f && buffer[1] === 0x8b);
+    } finally {
+      await fh.close();
+    }
   }
 
   /** Bytes of the file read so far by the import's pass over it (not counting the first pass, {@link pairRequests}). */
@@ -189,7 +303,8 @@ export class WarcFile {
     const whole = opts.start === undefined && !opts.quiet;
     const stream = createReadStream(this.file, { start: opts.start ?? 0, highWaterMark: 256 * 1024 });
     if (whole) this.stream = stream;
-    const parser = new WARCParser(stream, { parseHttp: false });
+    const reader = new HeadBoundReader(this.gzip ? pieces(stream, GZIP_PIECE) : stream);
+    const parser = new HeadBoundParser(reader);
     const base = opts.start ?? 0;
     let offset = base;
     try {
@@ -223,6 +338,8 @@ export class WarcFile {
       }
     } catch (err) {
       if (err instanceof WarcDamage) throw err;
+      if (err instanceof WarcHeadTooLong)
+        throw new WarcDamage(this.file, err.offset, `the WARC header is longer than ${MAX_WARC_HEAD} bytes (a line without end?)`);
       throw new WarcDamage(this.file, offset, `the data does not read: ${(err as Error).message}`);
     } finally {
       stream.destroy();

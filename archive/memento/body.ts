@@ -8,7 +8,7 @@
 import type { ReplayTarget } from '../replay/urls.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
-import { canDecode, decodeBody, decodedLength } from './content-coding.js';
+import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from './content-coding.js';
 import { isHtml, withBaseElement, withBaseElementBuffer } from './html-base.js';
 import type { BodyChanges, MementoForm } from './prefer.js';
 
@@ -30,6 +30,8 @@ export interface BodyPlan {
   decoded: boolean;
   /** The status has no body (204, 304, 1xx) or the stored body is empty. */
   bodyless: boolean;
+  /** Releases what the body holds (the record, a decoder): once the body is sent, or instead of sending it (HEAD). */
+  close(): void;
 }
 
 /** The Content-Encoding of stored headers, lower case; `undefined` for none or identity. */
@@ -51,34 +53,53 @@ const UNCHANGED: BodyChanges = { content: false, links: false };
 /**
  * The links form's body: the stored bytes for a non-HTML page, a bodyless
  * answer or a page that already has a base element; else the page with its
- * base element, a content-coded page decoded first (its decoded length
- * counted in a second pass, so that Content-Length stays exact; a corrupt
- * encoded body goes out as stored). Holds at most the first 64 KiB of a
- * streamed page.
+ * base element. A content-coded page is decoded first: in memory when the
+ * record is small and it decodes to at most {@link INLINE_LIMIT} bytes (the
+ * length exact); else as it streams, without a length (chunked), at most
+ * `decode.maxBytes` decoded bytes (content-coding.ts), so that neither a HEAD
+ * nor a GET decodes a whole compression bomb before its head is sent. A
+ * corrupt encoded body found before the head goes out as stored. Holds at
+ * most the first 64 KiB of a streamed page.
  */
-async function linksBody(row: MementoRow, stored: StoredResponse, enc: string | undefined, asStored: BodyPlan, read: ReadRecord): Promise<BodyPlan> {
-  if (!isHtml(row.mime) || asStored.bodyless) return asStored;
-  if (!enc && stored.bodyBuffer) {
-    // A small record, read whole: insert in memory.
-    const r = withBaseElementBuffer(stored.bodyBuffer, row.uri_r);
-    return { ...asStored, body: bufferBody(r.body), bodyBuffer: r.body, length: r.body.length, changes: { content: r.added > 0, links: false } };
+async function linksBody(
+  row: MementoRow,
+  stored: StoredResponse,
+  enc: string | undefined,
+  asStored: BodyPlan,
+  read: ReadRecord,
+  decode: DecodeOptions,
+): Promise<BodyPlan> {
+  if (!isHtml(row.mime) || asStored.bodyless || (enc && !canDecode(enc))) return asStored;
+  let whole = stored.bodyBuffer;
+  if (enc && whole) {
+    const d = decodeWhole(whole, enc, Math.min(INLINE_LIMIT, decode.maxBytes ?? INLINE_LIMIT));
+    if (d === 'corrupt') return asStored;
+    whole = d === 'large' ? null : d;
+  }
+  if (whole) {
+    // A small record, read (and decoded) whole: insert in memory.
+    const r = withBaseElementBuffer(whole, row.uri_r);
+    if (!r.added) return asStored;
+    return { ...asStored, body: bufferBody(r.body), bodyBuffer: r.body, length: r.body.length, changes: { content: true, links: false }, decoded: !!enc };
   }
   if (!enc) {
     const r = await withBaseElement(stored.body, row.uri_r);
     return { ...asStored, body: r.body, bodyBuffer: null, length: stored.bodyLength + r.added, changes: { content: r.added > 0, links: false } };
   }
-  if (!canDecode(enc)) return asStored;
-  const r = await withBaseElement(decodeBody(stored.body, enc), row.uri_r).catch(() => null);
+  const decoded = decodeBody(stored.body, enc, decode);
+  const r = await withBaseElement(decoded, row.uri_r).catch(() => null);
   if (r?.added) {
-    const again = await read(row);
-    const total = await decodedLength(again.body, enc).finally(() => again.close());
-    if (total !== null)
-      return { ...asStored, body: r.body, bodyBuffer: null, length: total + r.added, changes: { content: true, links: false }, decoded: true };
+    const close = () => {
+      void decoded.return(undefined);
+      stored.close();
+    };
+    return { ...asStored, body: r.body, bodyBuffer: null, length: null, changes: { content: true, links: false }, decoded: true, close };
   }
-  // Nothing to insert, or the encoded body is corrupt: it goes out as stored.
+  // Nothing to insert, or the encoded body is corrupt (or too large) in its first bytes: it goes out as stored.
+  await decoded.return(undefined);
   stored.close();
   const fresh = await read(row);
-  return { ...asStored, stored: fresh, body: fresh.body, bodyBuffer: fresh.bodyBuffer, length: fresh.bodyLength };
+  return { ...asStored, stored: fresh, body: fresh.body, bodyBuffer: fresh.bodyBuffer, length: fresh.bodyLength, close: () => fresh.close() };
 }
 
 /**
@@ -86,6 +107,7 @@ async function linksBody(row: MementoRow, stored: StoredResponse, enc: string | 
  *
  * @param target where the replay form's URLs point (the archive and the memento's timestamp)
  * @param contentType the stored Content-Type (the replay reads URLs in its charset)
+ * @param decode the bound of a streamed decoding, and who hears how it ended (content-coding.ts)
  */
 export async function planBody(
   row: MementoRow,
@@ -94,6 +116,7 @@ export async function planBody(
   read: ReadRecord,
   target: ReplayTarget,
   contentType?: string,
+  decode: DecodeOptions = {},
 ): Promise<BodyPlan> {
   const enc = storedContentEncoding(stored);
   const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
@@ -105,26 +128,35 @@ export async function planBody(
     changes: UNCHANGED,
     decoded: false,
     bodyless,
+    close: () => stored.close(),
   };
   if (form === 'raw') return asStored;
-  if (form === 'links') return linksBody(row, stored, enc, asStored, read);
+  if (form === 'links') return linksBody(row, stored, enc, asStored, read, decode);
   // The rewriters (an HTML tokenizer, a CSS tokenizer, entity tables: some 15 MiB) load with the first replay, not with the daemon.
   const { replayBody } = await import('../replay/replay.js');
-  const r = replayBody(stored, { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc });
+  const r = replayBody(stored, { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc }, decode);
   return { ...asStored, body: r.body, bodyBuffer: r.bodyBuffer, length: r.length, changes: { content: r.changed, links: r.changed }, decoded: r.decoded };
 }
 
 /**
  * How the body of a Memento in `form` differs from the stored one (for a
  * TimeGate's Preference-Applied, which must say what that URI-M will say):
- * worked out as the Memento does it, on the stored record.
+ * worked out as the Memento does it, on the stored record (and as
+ * cheaply: a content-coded page is decoded only as far as the Memento
+ * decodes before its head).
  */
-export async function formChanges(row: MementoRow, form: MementoForm, read: ReadRecord, target: ReplayTarget): Promise<BodyChanges> {
+export async function formChanges(
+  row: MementoRow,
+  form: MementoForm,
+  read: ReadRecord,
+  target: ReplayTarget,
+  decode: DecodeOptions = {},
+): Promise<BodyChanges> {
   if (form === 'raw') return UNCHANGED;
   const stored = await read(row);
   const contentType = stored.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  const plan = await planBody(row, stored, form, read, target, contentType);
-  plan.stored.close();
+  const plan = await planBody(row, stored, form, read, target, contentType, decode);
+  plan.close();
   const location = stored.status >= 300 && stored.status < 400 && stored.headers.some(([k]) => k.toLowerCase() === 'location');
   return { content: plan.changes.content, links: plan.changes.links || (form === 'replay' && location) };
 }

@@ -20,6 +20,7 @@ import type { StoredResponse } from '../store/warc-reader.js';
 import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.js';
 import { archiveUrl, rewriteRefresh } from '../replay/urls.js';
 import { type BodyPlan, planBody, type ReadRecord, storedContentEncoding } from './body.js';
+import type { DecodeOptions } from './content-coding.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
 import { LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
 import { type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';
@@ -133,15 +134,16 @@ export interface MementoAnswer {
  * (`X-Archive-Headers-Omitted: <count>` says how many headers).
  *
  * @param cache replayed bodies kept in memory (replay form, small pages)
+ * @param decode the bound of a streamed decoding of a content-coded body, and who hears how it ended (content-coding.ts)
  * @throws when the stored record is missing or damaged
  */
-export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache?: ReplayCache): Promise<MementoAnswer> {
+export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache?: ReplayCache, decode: DecodeOptions = {}): Promise<MementoAnswer> {
   const target = { base: m.base, archiveId: m.archiveId, ts: toTimestamp14(m.row.datetime) };
   const key = m.form === 'replay' && cache ? cacheKey(m.row, m.base) : undefined;
   const hit = key ? cache!.get(key) : undefined;
   const stored = hit ? cachedRecord(hit) : await read(m.row);
   const orig = originalHeaders(stored);
-  const plan = hit ? cachedPlan(stored, hit) : await planBody(m.row, stored, m.form, read, target, orig.contentType);
+  const plan = hit ? cachedPlan(stored, hit) : await planBody(m.row, stored, m.form, read, target, orig.contentType, decode);
   if (key && !hit && plan.bodyBuffer && plan.changes.content) cache!.set(key, stored, { body: plan.bodyBuffer, changes: plan.changes, decoded: plan.decoded });
   const status = plan.stored.status;
   // The archive's own headers, in the order they are sent; the Link goes after Memento-Datetime.
@@ -214,7 +216,16 @@ function cachedRecord(hit: CachedReplay): StoredResponse {
 }
 
 function cachedPlan(stored: StoredResponse, hit: CachedReplay): BodyPlan {
-  return { stored, body: onceBody(hit.body), bodyBuffer: hit.body, length: hit.body.length, changes: hit.changes, decoded: hit.decoded, bodyless: false };
+  return {
+    stored,
+    body: onceBody(hit.body),
+    bodyBuffer: hit.body,
+    length: hit.body.length,
+    changes: hit.changes,
+    decoded: hit.decoded,
+    bodyless: false,
+    close: () => stored.close(),
+  };
 }
 
 async function* onceBody(buf: Buffer): AsyncGenerator<Uint8Array> {

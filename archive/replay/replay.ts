@@ -11,18 +11,17 @@
  * wins).
  */
 import { isUtf8 } from 'node:buffer';
-import zlib from 'node:zlib';
 import { ScavengeCounter } from '#shared/gc.js';
 import { charsetOf } from '#shared/http-head.js';
 import type { StoredResponse } from '../store/warc-reader.js';
-import { canDecode, decodeBody } from '../memento/content-coding.js';
+import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';
 import { rewriteCss } from './css.js';
 import { HtmlRewriter } from './html.js';
 import { archiveUrl, REPLAY_SCRIPT_PATH, type ReplayTarget } from './urls.js';
 
 /** Decoded bodies up to this many bytes are rewritten in memory. */
-export const INLINE_LIMIT = 2 * 1024 * 1024;
+export { INLINE_LIMIT };
 
 /** What {@link replayBody} needs to know of the memento. */
 export interface ReplayPage extends ReplayTarget {
@@ -64,20 +63,6 @@ function isUtf8Page(contentType: string | undefined, head: Buffer): boolean {
   return isUtf8(head.subarray(0, 64 * 1024));
 }
 
-/** Decodes a whole content-coded body in memory: the bytes, or `large` (more than `max` bytes), or `corrupt`. */
-function decodeSync(buf: Buffer, encoding: string, max: number): Buffer | 'large' | 'corrupt' {
-  try {
-    if (encoding === 'br') return zlib.brotliDecompressSync(buf, { maxOutputLength: max });
-    if (encoding === 'deflate') {
-      const zlibHeader = buf.length >= 2 && (buf[0] & 0x0f) === 8 && ((buf[0] << 8) | buf[1]) % 31 === 0;
-      return zlibHeader ? zlib.inflateSync(buf, { maxOutputLength: max }) : zlib.inflateRawSync(buf, { maxOutputLength: max });
-    }
-    return zlib.gunzipSync(buf, { maxOutputLength: max });
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError ? 'large' : 'corrupt';
-  }
-}
-
 /** The script element injected into replayed HTML; it reads the page's Memento-Datetime from its attribute. */
 function replayScript(page: ReplayPage): string {
   return `<script src="${page.base}${REPLAY_SCRIPT_PATH}" data-memento-datetime="${page.ts}"></script>`;
@@ -115,9 +100,14 @@ async function* rewriteStream(source: AsyncIterable<Uint8Array>, page: ReplayPag
 
 /**
  * The archival replay body of a stored response (see the module comment).
- * A corrupt content-coded body goes out as stored.
+ * A corrupt content-coded body goes out as stored (when that shows before
+ * the head is sent: a body decoded in memory). A streamed decoding stops at
+ * `decode.maxBytes` (the body is cut: the reader gets an error) and when the
+ * reader stops reading (content-coding.ts).
+ *
+ * @param decode the bound of a streamed decoding, and who hears how it ended
  */
-export function replayBody(stored: StoredResponse, page: ReplayPage): ReplayBody {
+export function replayBody(stored: StoredResponse, page: ReplayPage, decode: DecodeOptions = {}): ReplayBody {
   const asStored: ReplayBody = { body: stored.body, bodyBuffer: stored.bodyBuffer, length: stored.bodyLength, changed: false, decoded: false };
   const kind = replayKind(page.mime);
   const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
@@ -125,7 +115,7 @@ export function replayBody(stored: StoredResponse, page: ReplayPage): ReplayBody
   const enc = page.contentEncoding;
   if (enc && !canDecode(enc)) return asStored;
   if (stored.bodyBuffer) {
-    const bytes = enc ? decodeSync(stored.bodyBuffer, enc, INLINE_LIMIT) : stored.bodyBuffer;
+    const bytes = enc ? decodeWhole(stored.bodyBuffer, enc, Math.min(INLINE_LIMIT, decode.maxBytes ?? INLINE_LIMIT)) : stored.bodyBuffer;
     if (bytes === 'corrupt') return asStored;
     if (bytes !== 'large' && bytes.length <= INLINE_LIMIT) {
       const out = rewriteWhole(kind, bytes, page);
@@ -135,6 +125,6 @@ export function replayBody(stored: StoredResponse, page: ReplayPage): ReplayBody
     }
   }
   if (kind === 'css') return asStored;
-  const source = enc ? decodeBody(stored.body, enc) : stored.body;
+  const source = enc ? decodeBody(stored.body, enc, decode) : stored.body;
   return { body: rewriteStream(source, page), bodyBuffer: null, length: null, changed: true, decoded: enc !== undefined };
 }

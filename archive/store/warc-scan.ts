@@ -44,7 +44,8 @@ export type ScanItem =
   { kind: 'record'; record: ScannedRecord } | { kind: 'partial'; offset: number; reason: string } | { kind: 'corrupt'; offset: number; reason: string };
 
 const READ_CHUNK = 1024 * 1024;
-const MAX_WARC_HEAD = 64 * 1024;
+/** Longest WARC header (version line, named fields, blank line) read, bytes: a WARC record's header is a few hundred bytes; one longer is damage. */
+export const MAX_WARC_HEAD = 64 * 1024;
 const MAX_HTTP_HEAD = 1024 * 1024;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 

@@ -115,6 +115,7 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     replayCacheBytes: 0,
     indexCacheBytes: 0,
     recordCacheBytes: 0,
+    maxDecodedBytes: 256 * 1024 * 1024,
     access: [],
     ...over,
   };

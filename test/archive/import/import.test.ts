@@ -5,7 +5,10 @@
  * and metadata records; refusals; damaged files; the data folder's lock;
  * import through a running daemon; the PUT's Memento-Datetime.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
@@ -375,6 +378,96 @@ t.test('a damaged file: one line naming the file and the offset, exit status 1; 
   t.equal(missing.stderr, `memento-archive: ${path.join(c.dir, 'nothing.warc.gz')}: cannot read it (ENOENT); nothing imported\n`);
   t.equal((await mementos(c.dataDir)).length, rows, 'nothing imported');
   t.equal((await runCli(['import', '--config', c.config])).code, 2, 'no file: a usage error');
+});
+
+/** The CLI run as {@link runCli} does, also telling its peak resident memory (bytes, from the kernel's count at exit). */
+async function runCliPeak(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; peak: number }> {
+  const peakFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'peak-')), 'rss');
+  const hook = `import fs from 'node:fs'; process.on('exit', () => fs.writeFileSync(${JSON.stringify(peakFile)}, String(process.resourceUsage().maxRSS * 1024)));`;
+  const p = spawn(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, path.resolve('bin/memento-archive.js'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  p.stdout.on('data', (d) => (stdout += d));
+  p.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve, reject) => p.on('error', reject).on('close', resolve));
+  const peak = Number(readFileSync(peakFile, 'utf8'));
+  rmSync(path.dirname(peakFile), { recursive: true, force: true });
+  return { code, stdout, stderr, peak };
+}
+
+/** `prefix` then zero bytes up to `size` in all, as a sparse file (no disk used, no newline in the zeros). */
+function sparseFile(file: string, prefix: Buffer, size: number): void {
+  writeFileSync(file, prefix);
+  truncateSync(file, size);
+}
+
+/** One gzip member of `prefix` and then `zeros` zero bytes, made as a stream (never held decoded). */
+async function gzipMember(prefix: string, zeros: number): Promise<Buffer> {
+  const z = zlib.createGzip({ level: 1 });
+  const out: Buffer[] = [];
+  z.on('data', (c: Buffer) => out.push(c));
+  const ended = new Promise((resolve, reject) => z.once('end', resolve).once('error', reject));
+  z.write(prefix);
+  const mib = Buffer.alloc(1024 * 1024);
+  for (let left = zeros; left > 0; left -= mib.length) if (!z.write(mib.subarray(0, Math.min(left, mib.length)))) await once(z, 'drain');
+  z.end();
+  await ended;
+  return Buffer.concat(out);
+}
+
+t.test('a WARC header line without end (200 MiB): damaged at the offset of that record, in bounded memory; an HTTP head without end is refused', async (t) => {
+  const c = writeConfig();
+  t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+  const good = exchange('http://example.org/ok', '2026-03-01T00:00:00Z', httpResponse('200 OK', [['Content-Length', '2']], 'ok')).records;
+  const baseFile = path.join(c.dir, 'good.warc');
+  writeFileSync(baseFile, warcFile(good, false));
+  const base = await runCliPeak(['import', '--config', c.config, baseFile]);
+  t.equal(base.code, 0, 'a good file: imported');
+  const MiB = 1024 * 1024;
+  const LINE = 'WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://example.org/';
+  const after = (r: { stderr: string }, file: string, offset: number) =>
+    t.equal(
+      r.stderr,
+      `memento-archive: ${file}: damaged at offset ${offset}: the WARC header is longer than 65536 bytes (a line without end?); what comes before that offset is imported, nothing after it is read\n`,
+      'one line naming the file and the offset of the record',
+    );
+
+  const plain = path.join(c.dir, 'line.warc');
+  const before = warcFile(good, false);
+  sparseFile(plain, Buffer.concat([before, Buffer.from(LINE)]), before.length + 200 * MiB);
+  const p = await runCliPeak(['import', '--config', c.config, plain]);
+  t.equal(p.code, 1, 'plain file: exit status 1');
+  after(p, plain, before.length);
+  t.match(p.stdout, /: 0 new mementos, 1 duplicate, .* 1 error; /, 'the records before it are read');
+  t.ok(p.peak - base.peak < 64 * MiB, `plain file: peak memory ${((p.peak - base.peak) / MiB).toFixed(1)} MiB above a small import's`);
+
+  const gz = path.join(c.dir, 'line.warc.gz');
+  const members = warcFile(good, true);
+  writeFileSync(gz, Buffer.concat([members, await gzipMember(LINE, 200 * MiB)]));
+  const g = await runCliPeak(['import', '--config', c.config, gz]);
+  t.equal(g.code, 1, 'gzip file: exit status 1');
+  after(g, gz, members.length);
+  t.ok(
+    g.peak - base.peak < 64 * MiB,
+    `gzip file (one member of 200 MiB from 200 KB): peak memory ${((g.peak - base.peak) / MiB).toFixed(1)} MiB above a small import's`,
+  );
+
+  // The HTTP head inside a response record, without end: read within max_head_bytes, the record refused, the file goes on.
+  const headFile = path.join(c.dir, 'head.warc');
+  const size = 200 * MiB;
+  const fields = `WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: ${recordId()}\r\nWARC-Date: 2026-03-02T00:00:00Z\r\nWARC-Target-URI: http://example.org/head\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: ${size}\r\n\r\n`;
+  sparseFile(headFile, Buffer.from(fields + 'HTTP/1.1 200 OK\r\nX-Long: '), fields.length + size);
+  appendFileSync(headFile, Buffer.concat([Buffer.from('\r\n\r\n'), warcFile(good, false)]));
+  const h = await runCliPeak(['import', '--config', c.config, headFile]);
+  t.match(
+    h.stdout,
+    /^refused: .*http:\/\/example\.org\/head: the response record has no HTTP head \(status line, headers, blank line\) within 65536 bytes/m,
+    'the record with an endless HTTP head: refused',
+  );
+  t.match(h.stdout, /: 0 new mementos, 1 duplicate, /, 'the record after it is read');
+  t.ok(h.peak - base.peak < 64 * MiB, `endless HTTP head: peak memory ${((h.peak - base.peak) / MiB).toFixed(1)} MiB above a small import's`);
 });
 
 t.test('the data folder held by reindex: import says so and waits for nothing (exit status 1)', async (t) => {

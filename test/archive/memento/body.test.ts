@@ -3,7 +3,8 @@ import t from 'tap';
 import { formChanges, planBody, storedContentEncoding } from '../../../archive/memento/body.js';
 import { INLINE_LIMIT } from '../../../archive/replay/replay.js';
 import type { RawHeader } from '#shared/http-head.js';
-import { BASE, bytes, PAGE, reader, row, stored, TARGET, WITH_BASE } from './helpers.js';
+import { type DecodeOutcome, DecodedTooLarge } from '../../../archive/memento/content-coding.js';
+import { BASE, bytes, gzipBomb, PAGE, reader, row, stored, TARGET, WITH_BASE } from './helpers.js';
 
 t.test('storedContentEncoding: lower case; identity or empty is no coding', async (t) => {
   const cases: [RawHeader[], string | undefined][] = [
@@ -71,32 +72,33 @@ const ENCODINGS: [string, (b: Buffer) => Buffer][] = [
   ['br', zlib.brotliCompressSync],
 ];
 
-t.test('planBody, links form: an encoded HTML page is decoded and gets its base element; the length is the decoded length, exact', async (t) => {
-  for (const streamed of [false, true]) {
-    for (const [enc, encode] of ENCODINGS) {
-      const name = `${enc} (${encode.name}, ${streamed ? 'streamed' : 'small record'})`;
-      const page = Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000)));
-      const want = WITH_BASE.replace('hello', 'hello '.repeat(30_000));
-      const body = encode(page);
-      const s = stored(200, [['Content-Encoding', enc]], body, { streamed });
-      const { read, reads } = reader(() => stored(200, [['Content-Encoding', enc]], body, { streamed }));
-      const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
-      const out = await bytes(plan.body);
-      t.equal(out.toString(), want, `${name}: decoded, base inserted`);
-      t.same(
-        { length: plan.length, changed: plan.changes.content, bodyBuffer: plan.bodyBuffer },
-        { length: out.length, changed: true, bodyBuffer: null },
-        `${name}: exact length`,
-      );
-      t.equal(plan.stored, s, `${name}: the record the body comes from is the one to close`);
-      t.same(
-        reads.map((r) => r.closed),
-        [1],
-        `${name}: read a second time to count the decoded bytes, and that record closed`,
-      );
+t.test(
+  'planBody, links form: an encoded HTML page is decoded and gets its base element: in memory with its exact length from a small record, else streamed without one',
+  async (t) => {
+    for (const streamed of [false, true]) {
+      for (const [enc, encode] of ENCODINGS) {
+        const name = `${enc} (${encode.name}, ${streamed ? 'streamed' : 'small record'})`;
+        const page = Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000)));
+        const want = WITH_BASE.replace('hello', 'hello '.repeat(30_000));
+        const body = encode(page);
+        const s = stored(200, [['Content-Encoding', enc]], body, { streamed });
+        const { read, reads } = reader(() => stored(200, [['Content-Encoding', enc]], body, { streamed }));
+        const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
+        const out = await bytes(plan.body);
+        t.equal(out.toString(), want, `${name}: decoded, base inserted`);
+        t.same(
+          { length: plan.length, changed: plan.changes.content, decoded: plan.decoded, inMemory: plan.bodyBuffer !== null },
+          { length: streamed ? null : out.length, changed: true, decoded: true, inMemory: !streamed },
+          streamed ? `${name}: no length (sent chunked), nothing decoded before the head but its first bytes` : `${name}: in memory, exact length`,
+        );
+        t.equal(plan.stored, s, `${name}: the record the body comes from is the one to close`);
+        t.equal(reads.length, 0, `${name}: not read a second time`);
+        plan.close();
+        t.equal(s.closed, 1, `${name}: close() closes the record`);
+      }
     }
-  }
-});
+  },
+);
 
 t.test('planBody, links form: an encoded page that cannot be decoded goes out as stored (RFC 9110 §8.4: the coding is kept)', async (t) => {
   const good = zlib.gzipSync(Buffer.from(PAGE.replace('hello', 'hello '.repeat(30_000))));
@@ -109,19 +111,34 @@ t.test('planBody, links form: an encoded page that cannot be decoded goes out as
     const s = stored(200, [['Content-Encoding', 'gzip']], body);
     const { read, reads } = reader(() => stored(200, [['Content-Encoding', 'gzip']], body));
     const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
-    t.ok((await bytes(plan.body)).equals(body), `${name}: the stored bytes`);
+    t.ok((await bytes(plan.body)).equals(body), `${name}, small record: the stored bytes`);
     t.same({ length: plan.length, changed: plan.changes.content }, { length: body.length, changed: false }, `${name}: stored length, unchanged`);
-    t.equal(s.closed, 1, `${name}: the record read while trying is closed`);
-    t.equal(plan.stored, reads[reads.length - 1], `${name}: the body comes from a fresh read, which is the one to close`);
+    t.same([plan.stored, reads.length], [s, 0], `${name}: decoded in memory, not read again`);
   }
+  // A streamed record corrupt in its first bytes (what is decoded before the head is sent): as stored, from a fresh read.
+  const bad = Buffer.concat([good.subarray(0, 10), Buffer.alloc(200_000, 0x55)]);
+  const s = stored(200, [['Content-Encoding', 'gzip']], bad, { streamed: true });
+  const { read, reads } = reader(() => stored(200, [['Content-Encoding', 'gzip']], bad, { streamed: true }));
+  const plan = await planBody(row('text/html'), s, 'links', read, TARGET);
+  t.ok((await bytes(plan.body)).equals(bad), 'corrupt gzip, streamed: the stored bytes');
+  t.same({ length: plan.length, changed: plan.changes.content }, { length: bad.length, changed: false }, 'corrupt gzip, streamed: stored length, unchanged');
+  t.equal(s.closed, 1, 'the record read while trying is closed');
+  t.equal(plan.stored, reads[0], 'the body comes from a fresh read, which is the one to close');
+  // Corrupt only past the first bytes: that shows once the head is sent, so the body ends in an error (the client sees it cut).
+  const cut = good.subarray(0, good.length - 100);
+  const late = await planBody(row('text/html'), stored(200, [['Content-Encoding', 'gzip']], cut, { streamed: true }), 'links', reader(() => s).read, TARGET);
+  t.equal(late.length, null, 'cut late, streamed: no length');
+  await t.rejects(bytes(late.body), /unexpected end of file/, 'cut late, streamed: the body ends in an error');
   const own = zlib.gzipSync(Buffer.from('<html><head><base href="http://elsewhere/"></head></html>'));
-  const s = stored(200, [['Content-Encoding', 'gzip']], own);
-  const plan = await planBody(row('text/html'), s, 'links', reader(() => stored(200, [['Content-Encoding', 'gzip']], own)).read, TARGET);
-  t.ok((await bytes(plan.body)).equals(own) && !plan.changes.content && plan.length === own.length, 'an encoded page with its own base element: as stored');
+  const o = stored(200, [['Content-Encoding', 'gzip']], own);
+  const ownPlan = await planBody(row('text/html'), o, 'links', reader(() => stored(200, [['Content-Encoding', 'gzip']], own)).read, TARGET);
+  t.ok(
+    (await bytes(ownPlan.body)).equals(own) && !ownPlan.changes.content && ownPlan.length === own.length,
+    'an encoded page with its own base element: as stored',
+  );
   const compress = stored(200, [['Content-Encoding', 'compress']], 'LZW…');
-  const { read, reads } = reader(() => compress);
-  const c = await planBody(row('text/html'), compress, 'links', read, TARGET);
-  t.ok(c.body === compress.body && !c.changes.content && reads.length === 0, 'a coding we cannot decode: as stored, not read again');
+  const c = await planBody(row('text/html'), compress, 'links', reader(() => compress).read, TARGET);
+  t.ok(c.body === compress.body && !c.changes.content, 'a coding we cannot decode: as stored');
 });
 
 t.test('planBody, links form: 204, 304 and empty bodies are bodyless, nothing inserted', async (t) => {
@@ -212,4 +229,62 @@ t.test("formChanges: what the URI-M of each form will say it changed (for a Time
     [1],
     'the record read is closed',
   );
+});
+
+/** Decode options that record how the decoding ended, and a promise of it. */
+function watched(maxBytes: number) {
+  let onEnd!: (bytes: number, outcome: DecodeOutcome) => void;
+  const ended = new Promise<[number, DecodeOutcome]>((resolve) => (onEnd = (bytes, outcome) => resolve([bytes, outcome])));
+  return { decode: { maxBytes, onEnd }, ended };
+}
+
+const BOMBS: [string, number, boolean][] = [
+  ['10 MiB of zeros from 10 KB, a small record', 10 * 1024 ** 2, false],
+  ['1 GiB of zeros from 1 MB, a streamed record', 1024 ** 3, true],
+];
+const BOMB_PAGE = '<html><head><title>bomb</title></head><body>';
+
+t.test('planBody, links and replay forms of a gzip bomb: before the head only its first bytes are decoded, and close() stops the decoder', async (t) => {
+  for (const [name, size, streamed] of BOMBS) {
+    const bomb = gzipBomb(BOMB_PAGE, size);
+    const enc = (): ReturnType<typeof stored> => stored(200, [['Content-Encoding', 'gzip']], bomb, { streamed });
+    const { decode, ended } = watched(64 * 1024 ** 2);
+    const links = await planBody(row('text/html'), enc(), 'links', reader(enc).read, TARGET, undefined, decode);
+    t.same({ length: links.length, changed: links.changes.content }, { length: null, changed: true }, `${name}, links form: streamed without a length`);
+    if (links.length !== null) continue; // decoded whole (the bug): nothing more to see
+    links.close(); // what a HEAD does
+    const [decoded, outcome] = await ended;
+    t.equal(outcome, 'stopped', `${name}, links form: the decoder is stopped by close()`);
+    t.ok(decoded <= 256 * 1024, `${name}, links form: ${decoded} bytes decoded, only the first bytes the base element needs`);
+    const replay = watched(64 * 1024 ** 2);
+    const r = await planBody(row('text/html'), enc(), 'replay', reader(enc).read, TARGET, undefined, replay.decode);
+    t.same({ length: r.length, changed: r.changes.content }, { length: null, changed: true }, `${name}, replay form: streamed without a length`);
+    const it = r.body[Symbol.asyncIterator]();
+    t.notOk((await it.next()).done, `${name}, replay form: a first chunk`);
+    await it.return?.(); // the reader leaves
+    const [replayed, why] = await replay.ended;
+    t.same([why, replayed <= 1024 ** 2], ['stopped', true], `${name}, replay form: the reader leaving stops the decoder (${replayed} bytes decoded)`);
+    r.close();
+  }
+});
+
+t.test('planBody, links and replay forms of a gzip bomb: the decoded body is cut at decode.maxBytes', async (t) => {
+  const max = 4 * 1024 ** 2;
+  for (const [name, size, streamed] of BOMBS) {
+    const bomb = gzipBomb(BOMB_PAGE, size);
+    const enc = (): ReturnType<typeof stored> => stored(200, [['Content-Encoding', 'gzip']], bomb, { streamed });
+    for (const form of ['links', 'replay'] as const) {
+      const { decode, ended } = watched(max);
+      const plan = await planBody(row('text/html'), enc(), form, reader(enc).read, TARGET, undefined, decode);
+      let got = 0;
+      const read = (async () => {
+        for await (const c of plan.body) got += c.length;
+      })();
+      await t.rejects(read, DecodedTooLarge, `${name}, ${form} form: the body ends in an error`);
+      const [decoded, outcome] = await ended;
+      t.equal(outcome, 'limit', `${name}, ${form} form: stopped at the bound`);
+      t.ok(got <= max + 4096 && decoded <= max + 64 * 1024, `${name}, ${form} form: ${got} bytes sent, ${decoded} decoded, bound ${max}`);
+      plan.close();
+    }
+  }
 });

@@ -2,6 +2,7 @@
  * Fakes for the Memento answer's unit tests: a stored response record as
  * warc-reader.ts returns one, a reader handing out fresh ones, an index row.
  */
+import zlib from 'node:zlib';
 import type { ReplayTarget } from '../../../archive/replay/urls.js';
 import type { MementoRow } from '../../../archive/store/index-db.js';
 import type { StoredResponse } from '../../../archive/store/warc-reader.js';
@@ -75,3 +76,17 @@ export async function bytes(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
 
 /** Where the replay form of the fake memento points. */
 export const TARGET: ReplayTarget = { base: BASE, archiveId: '2001', ts: '20010320203500' };
+
+/**
+ * A gzip compression bomb: `prefix`, then zero bytes up to `size` decoded
+ * bytes in all (rounded up to whole MiB of zeros), gzip-encoded as one
+ * member for the prefix and one repeated member of zeros (RFC 1952 §2.2: a
+ * gzip file is a series of members; they decode one after the other).
+ * 1 GiB decoded is about 1 MB.
+ */
+export function gzipBomb(prefix: string, size: number): Buffer {
+  const mib = Math.ceil(Math.max(0, size - prefix.length) / (1024 * 1024));
+  const member = (ZEROS ??= zlib.gzipSync(Buffer.alloc(1024 * 1024), { level: 9 }));
+  return Buffer.concat([zlib.gzipSync(prefix), ...Array<Buffer>(mib).fill(member)]);
+}
+let ZEROS: Buffer | undefined;
