@@ -9,7 +9,7 @@ import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import { jsonTimemap, LINK_FORMAT, linkFormat, type Span, timemapHead, timemapMementoLinks } from '../memento/timemap.js';
 import type { ArchiveSpan } from '../spans.js';
-import { localArchive, readRoute, redirect, wantsPage } from './context.js';
+import { localArchive, readRoute, redirect } from './context.js';
 
 type Req = FastifyRequest<{ Params: Record<string, string> }>;
 
@@ -37,13 +37,13 @@ async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive
 
 /**
  * `GET/HEAD /<id>/timemap/link/<URI-R>`: `application/link-format`, head
- * then every memento oldest first; to a browser (`Accept: text/html`), 302
- * to the calendar of the URI-R (the calendar page, `uris.calendar`).
+ * then every memento oldest first (RFC 7089 §5.1). The address names its
+ * format, so every client gets that format whatever its `Accept` says (as
+ * pywb and the Wayback Machine answer); only the format-less index TimeMap
+ * `/tg/timemap/<URI-R>` sends a browser to the calendar.
  */
 async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
   const { archive, span, policy } = await archiveAndSpan(app, req);
-  reply.header('Vary', 'Accept');
-  if (wantsPage(req)) return redirect(reply, 302, uris.calendar(req.base, req.uriR));
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
   const links = async function* () {

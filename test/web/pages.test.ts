@@ -236,20 +236,31 @@ t.test('distance and host names in words', async (t) => {
   t.equal(hostOfSurt('[::1]:8080'), '[::1]:8080');
 });
 
-t.test('a browser opening a TimeMap gets the calendar; Memento clients get link-format', async (t) => {
+t.test('a browser opening the index TimeMap gets the calendar; a TimeMap that names its format answers it to every client', async (t) => {
   const a = await withArchive(t);
   const uriR = 'http://www.example.org/tm';
   await seed(a, uriR, 'Mon, 05 Jan 2026 10:00:00 GMT');
-  for (const url of [`${a.url}/current/timemap/link/${uriR}`, `${a.url}/tg/timemap/${uriR}`]) {
-    const browser = await request(url, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
-    t.equal(browser.status, 302, url);
-    t.equal(browser.headers.location, `${a.url}/web/*/${uriR}`);
-    t.equal(browser.headers.vary, 'Accept');
-    for (const accept of [undefined, 'application/link-format', '*/*', 'text/html;q=0']) {
-      const client = await request(url, { headers: accept ? { accept } : {} });
-      t.equal(client.status, 200, `${url} Accept: ${accept}`);
-      t.equal(client.headers['content-type'], 'application/link-format');
-      t.equal(client.headers.vary, 'Accept');
+  const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+  const index = `${a.url}/tg/timemap/${uriR}`;
+  const browser = await request(index, { headers: { accept: browserAccept } });
+  t.equal(browser.status, 302, index);
+  t.equal(browser.headers.location, `${a.url}/web/*/${uriR}`);
+  t.equal(browser.headers.vary, 'Accept');
+  for (const accept of [undefined, 'application/link-format', '*/*', 'text/html;q=0']) {
+    const client = await request(index, { headers: accept ? { accept } : {} });
+    t.equal(client.status, 200, `${index} Accept: ${accept}`);
+    t.equal(client.headers['content-type'], 'application/link-format');
+    t.equal(client.headers.vary, 'Accept');
+  }
+  // The Memento validator asks a link-format TimeMap with a browser's Accept: it gets link-format.
+  const named = `${a.url}/current/timemap/link/${uriR}`;
+  for (const accept of [browserAccept, undefined, 'application/link-format', '*/*', 'text/html']) {
+    for (const method of ['GET', 'HEAD']) {
+      const r = await request(named, { method, headers: accept ? { accept } : {} });
+      t.equal(r.status, 200, `${method} ${named} Accept: ${accept}`);
+      t.equal(r.headers['content-type'], 'application/link-format');
+      t.equal(r.headers.vary, undefined, 'the named format does not vary by Accept');
+      if (method === 'GET') t.match(r.text, `<${uriR}>; rel="original"`);
     }
   }
 });
