@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { httpError } from '#shared/http-error.js';
 import { REPLAY_SCRIPT_PATH } from '../replay/urls.js';
-import { readRoute } from './context.js';
+import { readRoute, refuseOnReplayHost } from './context.js';
 
 /** The static files: address → file beside archive/replay/ and its media type. */
 const FILES: Record<string, { file: URL; type: string }> = {
@@ -28,6 +28,8 @@ export async function staticRoutes(app: FastifyInstance): Promise<void> {
       app,
       url,
       async (req, reply) => {
+        // The pages' own stylesheet and script are not served on replay_origin (replay.js is: the mementos there load it).
+        if (url !== REPLAY_SCRIPT_PATH) refuseOnReplayHost(app.config, req);
         reply.header('etag', etag).header('cache-control', 'public, max-age=86400').header('x-content-type-options', 'nosniff');
         // A replayed page's origin is opaque: its script loads are cross-origin.
         reply.header('access-control-allow-origin', '*');
