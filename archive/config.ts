@@ -253,7 +253,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       pattern: '^https?://[^/\\s?#@]+/?$',
       docDefault: 'none: mementos are framed from `base_url`',
       description:
-        "a second origin, e.g. `https://replay.example.org`, that reaches this daemon under the same path as `base_url` (which must be set, on another host name); the replay page `/web/<ts>/<url>` frames mementos from it, and it serves no page for people (404), so that a stored page never shares an origin with the archive's pages. Mementos stay sandboxed either way (see \"Pages for people\")",
+        'a second origin, e.g. `https://replay.example.org`, that reaches this daemon under the same path as `base_url` (which must be set, on another host name); the replay page `/web/<ts>/<url>` frames mementos from it, and it serves no page for people (404), so that a stored page never shares an origin with the archive\'s pages. Mementos stay sandboxed either way (see "Pages for people")',
       errorMessage: 'must be an origin like https://replay.example.org (scheme, host, optional port; no path)',
     },
     data_dir: {

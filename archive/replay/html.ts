@@ -279,7 +279,11 @@ export class HtmlRewriter {
       this.rewritten += inner.rewritten;
       return inner.rewritten ? attributeBytes(Buffer.from(r, 'latin1').toString('utf8'), this.page.utf8) : null;
     }
-    if (name === 'content' && tag === 'meta' && attrs.some(([n, v]) => n === 'http-equiv' && attributeUrl(v, this.page.utf8).trim().toLowerCase() === 'refresh')) {
+    if (
+      name === 'content' &&
+      tag === 'meta' &&
+      attrs.some(([n, v]) => n === 'http-equiv' && attributeUrl(v, this.page.utf8).trim().toLowerCase() === 'refresh')
+    ) {
       // The refresh as the browser reads it (entities decoded): into the archive, or dropped when it would leave it.
       const text = attributeUrl(raw, this.page.utf8);
       const r = rewriteRefresh(text, (u) => refreshUrl(this.page, u, this.docBase));

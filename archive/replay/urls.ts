@@ -144,9 +144,8 @@ export function refreshParts(value: string): { before: string; url: string; afte
     }
   }
   let url = value.slice(from);
-  let quote = '';
   if (quoted && (value[from] === "'" || value[from] === '"')) {
-    quote = value[from];
+    const quote = value[from];
     from++;
     url = value.slice(from);
     const end = url.indexOf(quote);

@@ -123,7 +123,7 @@ async function render(
   view: string,
   data: Record<string, unknown>,
 ): Promise<FastifyReply> {
-  const nonce = randomBytes(16).toString('base64');
+  const nonce = randomBytes(16).toString('base64url');
   const html = await reply.viewAsync(view, { base: req.base, fmt: FORMAT, nonce, ...data });
   const csp = pageCsp(nonce, new URL(mementoBase(app, req)).origin);
   return reply.code(status).type(HTML).header('content-security-policy', csp).header('x-content-type-options', 'nosniff').send(html);

@@ -47,7 +47,7 @@ t.test('a meta refresh as the browser reads it: into the archive, or dropped whe
     // Entities in http-equiv or content: the browser decodes them, and so does the rewriter.
     ['<meta http-equiv="&#82;efresh" content="0; url=http://evil.example/">', `<meta http-equiv="&#82;efresh" content="0; url=${M('http://evil.example/')}">`],
     ['<meta http-equiv="refresh" content="&#48;;url=http://evil.example/">', `<meta http-equiv="refresh" content="0;url=${M('http://evil.example/')}">`],
-    ["<meta http-equiv=refresh content=\"0; url='http://evil.example/'x\">", `<meta http-equiv="refresh" content="0; url='${M('http://evil.example/')}'x">`],
+    ['<meta http-equiv=refresh content="0; url=\'http://evil.example/\'x">', `<meta http-equiv="refresh" content="0; url='${M('http://evil.example/')}'x">`],
     // Another scheme: no refresh at all (the value kept, inert).
     ['<meta http-equiv="refresh" content="0; url=javascript:alert(1)">', '<meta http-equiv="refresh" data-archive-orig-content="0; url=javascript:alert(1)">'],
     ['<meta http-equiv="refresh" content="0; url=data:text/html,x">', '<meta http-equiv="refresh" data-archive-orig-content="0; url=data:text/html,x">'],

@@ -77,6 +77,14 @@ t.test('rewriteRefresh: the URL of a declarative refresh mapped, the rest kept',
     ['0;', '0;'],
   ];
   for (const [value, want] of cases) t.equal(rewriteRefresh(value, map), want, value);
-  t.equal(rewriteRefresh('0; url=x', () => null), null, 'null (drop the refresh) when the map refuses its URL');
-  t.equal(rewriteRefresh('5', () => null), '5', 'a reload of the page itself is kept');
+  t.equal(
+    rewriteRefresh('0; url=x', () => null),
+    null,
+    'null (drop the refresh) when the map refuses its URL',
+  );
+  t.equal(
+    rewriteRefresh('5', () => null),
+    '5',
+    'a reload of the page itself is kept',
+  );
 });
