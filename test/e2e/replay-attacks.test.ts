@@ -99,8 +99,11 @@ async function nothingRanAsTheArchive(t: Test, tab: Page, requests: string[]): P
   t.not(await tab.title(), 'PWNED', 'the top page was not touched');
 }
 
-/** The frames of the tab below the top one. */
-const innerFrames = (tab: Page) => tab.frames().filter((f) => f.parentFrame() !== null);
+/** The text of the `h1` of the page in the replay page's frame, once it is there. */
+async function frameText(tab: Page): Promise<string | null | undefined> {
+  const frame = await (await tab.$('#memento-frame'))?.contentFrame();
+  return (await frame?.waitForSelector('h1'))?.evaluate((e) => e.textContent);
+}
 
 t.test('a postMessage with a ../ address: no memento markup, srcdoc or script reaches the banner page', async (t) => {
   const trap = await trapServer(t);
@@ -174,7 +177,7 @@ addEventListener('load', function () { parent.postMessage({ type: 'memento-archi
   await tab.waitForNetworkIdle();
   const banner = await tab.$eval('#banner .url', (e) => e.textContent);
   const when = await tab.$eval('#banner .ts', (e) => e.textContent);
-  const shown = await innerFrames(tab)[0]?.$eval('h1', (e) => e.textContent);
+  const shown = await frameText(tab);
   t.same(
     { banner, when, shown },
     { banner: `${BANK}/`, when: ts14(D2026), shown: 'Bank 2026' },
@@ -260,9 +263,9 @@ t.test("a stored form's frame-ancestors is the archive's pages; a replayed page'
   }
   const { tab, requests } = await watchedTab(t, a);
   await tab.goto(`${a.url}/web/${ts}/${EVIL}/outer.html`, { waitUntil: 'networkidle0' });
-  const frames = innerFrames(tab);
-  const texts = await Promise.all(frames.map((f) => f.$eval('h1', (e) => e.textContent).catch(() => null)));
-  t.same(texts.sort(), ['Inner', 'Outer'], "a replayed page's own iframe (a memento in a memento) still shows");
+  const inner = await tab.waitForFrame((f) => f.url().endsWith('/inner.html'));
+  const h1 = await inner.waitForSelector('h1');
+  t.equal(await h1?.evaluate((e) => e.textContent), 'Inner', "a replayed page's own iframe (a memento in a memento) shows");
   await nothingRanAsTheArchive(t, tab, requests);
 });
 
@@ -319,17 +322,18 @@ t.test('replay_origin: mementos framed from a second host name, which serves non
   // In Chromium.
   const { tab, requests } = await watchedTab(t, a);
   await tab.goto(`${main}/web/${ts}/${EVIL}/news.html`, { waitUntil: 'networkidle0' });
-  const frame = innerFrames(tab)[0];
-  t.equal(await frame?.evaluate(() => location.href), `${replay}/${ID}/memento/${ts}/${EVIL}/news.html`, 'the frame is on the replay origin');
-  t.equal(await frame?.$eval('h1', (e) => getComputedStyle(e).color), 'rgb(1, 2, 3)', 'with its stylesheet, from there');
-  t.equal(await frame?.evaluate(() => self.origin), 'null', 'and sandboxed there too');
+  const frame = await tab.waitForFrame((f) => f.url() === `${replay}/${ID}/memento/${ts}/${EVIL}/news.html`);
+  await frame.waitForSelector('#about');
+  t.equal(await frame.evaluate(() => location.href), `${replay}/${ID}/memento/${ts}/${EVIL}/news.html`, 'the frame is on the replay origin');
+  t.equal(await frame.$eval('h1', (e) => getComputedStyle(e).color), 'rgb(1, 2, 3)', 'with its stylesheet, from there');
+  t.equal(await frame.evaluate(() => self.origin), 'null', 'and sandboxed there too');
   // A link in the frame: the banner page follows it.
-  await frame?.click('#about');
+  await frame.click('#about');
   await tab.waitForFunction(() => location.pathname.endsWith('/about.html'));
   await tab.waitForNetworkIdle();
   t.equal(tab.url(), `${main}/web/${ts}/${EVIL}/about.html`, 'the page of the capture now in the frame');
   t.equal(await tab.$eval('#banner .url', (e) => e.textContent), `${EVIL}/about.html`);
-  t.equal(await innerFrames(tab)[0]?.$eval('h1', (e) => e.textContent), 'About');
+  t.equal(await frameText(tab), 'About');
   t.same(
     requests.filter((u) => !u.startsWith(main + '/') && !u.startsWith(replay + '/')),
     [],
