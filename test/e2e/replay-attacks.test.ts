@@ -118,7 +118,7 @@ t.test('a postMessage with a ../ address: no memento markup, srcdoc or script re
     `${EVIL}/fake.html`,
     `<!DOCTYPE html><html><body><div class="banner-inner"><p>FAKE BANNER</p>` +
       `<iframe srcdoc="&lt;script src=&quot;${script}&quot;&gt;&lt;/script&gt;"></iframe>` +
-      `<meta http-equiv="refresh" content="0; url=${trap.url}/refresh-from-banner"></div></body></html>`,
+      `<meta http-equiv="refresh" content="2; url=${trap.url}/refresh-from-banner"></div></body></html>`,
   );
   // The attack: the frame posts an address whose dots climb out of /web/_banner/<ts>/ to the raw form of fake.html.
   const climb = `${a.url}/${ID}/memento/${ts}/x/../../../../${ID}/memento/${ts}id_/${EVIL}/fake.html`;
