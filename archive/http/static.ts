@@ -2,8 +2,9 @@
  * The archive's own static files, under `/_static/` (a path no archive id
  * can take: ids begin with a letter or digit): the script every replayed
  * page loads first (archive/replay/static/replay.js), and the stylesheet
- * and script of the pages for people (archive/web/static/). Read once at start;
- * served with a strong ETag and a day of caching.
+ * and script of the pages for people (archive/web/static/; not on
+ * `replay_origin`, where they answer 404). Read once at start; served with
+ * a strong ETag and a day of caching.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
