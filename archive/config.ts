@@ -21,6 +21,11 @@ export interface ArchiveConfig {
   listen: HostPort;
   /** Public address used in Location and Link; `undefined` = from the request's Host. No trailing slash. */
   baseUrl?: string;
+  /**
+   * A second origin (`scheme://host[:port]`, no trailing slash) from which the
+   * pages for people frame mementos; `undefined` = the archive's own.
+   */
+  replayOrigin?: string;
   /** Folder for WARC files and the SQLite index (absolute). */
   dataDir: string;
   /** Path before `put/` of the capture endpoint; starts and ends with `/`. */
@@ -245,6 +250,14 @@ export const ARCHIVE_FILE_SCHEMA = {
       description: 'public address used in `Location` and `Link`, e.g. `https://archive.example.org`',
       errorMessage: 'must be an http(s) URL',
     },
+    replay_origin: {
+      type: 'string',
+      pattern: '^https?://[^/\\s?#@]+/?$',
+      docDefault: 'none: mementos are framed from `base_url`',
+      description:
+        'a second origin, e.g. `https://replay.example.org`, that reaches this daemon under the same path as `base_url` (which must be set, on another host name); the replay page `/web/<ts>/<url>` frames mementos from it, and it serves no page for people (404), so that a stored page never shares an origin with the archive\'s pages. Mementos stay sandboxed either way (see "Pages for people")',
+      errorMessage: 'must be an origin like https://replay.example.org (scheme, host, optional port; no path)',
+    },
     data_dir: {
       type: 'string',
       minLength: 1,
@@ -337,7 +350,7 @@ export const ARCHIVE_FILE_SCHEMA = {
 export type ArchiveFile = ConfigOf<typeof ARCHIVE_FILE_SCHEMA>;
 
 /** The defaults of `archive.yaml`, from its schema. */
-export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'archives' | 'base_url'>;
+export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'archives' | 'base_url' | 'replay_origin'>;
 
 /**
  * Validates the parsed YAML of an archive config (a string `put_tokens` or
@@ -358,6 +371,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   const config: ArchiveConfig = {
     listen: parseListen(raw.listen)!,
     baseUrl: raw.base_url?.replace(/\/+$/, ''),
+    replayOrigin: raw.replay_origin?.replace(/\/+$/, ''),
     dataDir: resolveConfigPath(src.file, raw.data_dir),
     putPrefix: ('/' + raw.put_prefix + '/').replace(/\/+/g, '/'),
     archives: archiveSpans(src, raw.archives),
@@ -381,12 +395,23 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     access: accessRules(src, raw.access),
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
+  if (config.replayOrigin === undefined) delete config.replayOrigin;
+  else replayOriginCheck(src, config);
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(
       `${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`,
     );
   }
   return config;
+}
+
+/** `replay_origin` needs `base_url` (where the pages are) on another host name (cookies are shared across ports). @throws ConfigError */
+function replayOriginCheck(src: YamlSource, config: ArchiveConfig): void {
+  const at = src.where(0, ['replay_origin']);
+  if (!config.baseUrl) throw new ConfigError(`${at}: replay_origin needs base_url too (the address of the archive's own pages)`);
+  const replay = new URL(config.replayOrigin!);
+  if (replay.hostname === new URL(config.baseUrl).hostname)
+    throw new ConfigError(`${at}: replay_origin must be another host name than base_url's (${replay.hostname}): cookies do not tell ports apart`);
 }
 
 /** The `archives:` list as spans: ids unique and not reserved, spans in order without overlap, remote TimeMap addresses derived. */

@@ -85,15 +85,61 @@ export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, sto
 }
 
 /**
- * Public base URL: configured (`base_url`), else `http://` + the request's
- * Host when it is `host[:port]`, else the address the request came in on
- * (`local`, the socket's), else the configured listen address.
+ * Public base URL: the replay base ({@link replayBase}) when the request's
+ * Host is `replay_origin`'s; else configured (`base_url`), else `http://` +
+ * the request's Host when it is `host[:port]`, else the address the
+ * request came in on (`local`, the socket's), else the configured listen
+ * address.
  */
-export function baseOf(config: Pick<ArchiveConfig, 'baseUrl' | 'listen'>, host: string | undefined, local?: HostPort): string {
+export function baseOf(config: Pick<ArchiveConfig, 'baseUrl' | 'listen' | 'replayOrigin'>, host: string | undefined, local?: HostPort): string {
+  if (config.replayOrigin && host && onReplayHost(config, host)) return replayBase(config)!;
   if (config.baseUrl) return config.baseUrl;
   if (host && isHostHeader(host)) return `http://${host}`;
   const at = local ?? config.listen;
   return `http://${formatHostPort(at.host, at.port)}`;
+}
+
+/**
+ * Where mementos are served for the pages for people to frame them, with
+ * `replay_origin` set: that origin with `base_url`'s path
+ * (`https://replay.example.org` + `/archive`); `undefined` without it.
+ */
+export function replayBase(config: Pick<ArchiveConfig, 'baseUrl' | 'replayOrigin'>): string | undefined {
+  if (!config.replayOrigin) return undefined;
+  return config.replayOrigin + (config.baseUrl ? new URL(config.baseUrl).pathname.replace(/\/+$/, '') : '');
+}
+
+/** Whether a `Host` header names `replay_origin`'s host and port (ASCII case-insensitive, default port implied). */
+export function onReplayHost(config: Pick<ArchiveConfig, 'replayOrigin'>, host: string | undefined): boolean {
+  if (!config.replayOrigin || !host) return false;
+  const origin = new URL(config.replayOrigin);
+  try {
+    return new URL(`${origin.protocol}//${host}`).host === origin.host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The origin of the archive's pages for people, which alone may frame a
+ * memento (its `frame-ancestors`): `base_url`'s when the request came in on
+ * `replay_origin`, else the request's own base's.
+ */
+export function pagesOrigin(config: Pick<ArchiveConfig, 'baseUrl' | 'replayOrigin'>, base: string): string {
+  const replay = replayBase(config);
+  return new URL(replay !== undefined && base === replay && config.baseUrl ? config.baseUrl : base).origin;
+}
+
+/**
+ * Refuses a page for people (or its script or stylesheet) asked for on
+ * `replay_origin`: a stored page served there must not reach the
+ * archive's pages in its own origin.
+ *
+ * @throws HttpError 404 naming where the pages are
+ */
+export function refuseOnReplayHost(config: Pick<ArchiveConfig, 'baseUrl' | 'replayOrigin'>, req: FastifyRequest): void {
+  if (onReplayHost(config, req.headers.host))
+    throw httpError(404, `${config.replayOrigin} serves mementos only; the archive's pages are at ${config.baseUrl}/web/`);
 }
 
 /**

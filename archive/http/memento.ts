@@ -22,7 +22,7 @@ import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memen
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { MementoRow } from '../store/index-db.js';
-import { localArchive, readRoute, redirect, TEXT } from './context.js';
+import { localArchive, pagesOrigin, readRoute, redirect, TEXT } from './context.js';
 import { type KeptAnswer, keptAnswer, sendKept } from './kept-answer.js';
 
 declare module 'fastify' {
@@ -101,7 +101,7 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   const kept = store.index.cache.keptWith<KeptAnswer>(n, key);
   if (kept && sendKept(req, reply, kept)) return;
   const answer = await assembleMemento(
-    { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer },
+    { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: pagesOrigin(app.config, base) },
     (r) => store.readResponse(r),
     app.replayCache,
     app.decodeOptions,

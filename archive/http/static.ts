@@ -2,15 +2,16 @@
  * The archive's own static files, under `/_static/` (a path no archive id
  * can take: ids begin with a letter or digit): the script every replayed
  * page loads first (archive/replay/static/replay.js), and the stylesheet
- * and script of the pages for people (archive/web/static/). Read once at start;
- * served with a strong ETag and a day of caching.
+ * and script of the pages for people (archive/web/static/; not on
+ * `replay_origin`, where they answer 404). Read once at start; served with
+ * a strong ETag and a day of caching.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { httpError } from '#shared/http-error.js';
 import { REPLAY_SCRIPT_PATH } from '../replay/urls.js';
-import { readRoute } from './context.js';
+import { readRoute, refuseOnReplayHost } from './context.js';
 
 /** The static files: address → file beside archive/replay/ and its media type. */
 const FILES: Record<string, { file: URL; type: string }> = {
@@ -28,6 +29,8 @@ export async function staticRoutes(app: FastifyInstance): Promise<void> {
       app,
       url,
       async (req, reply) => {
+        // The pages' own stylesheet and script are not served on replay_origin (replay.js is: the mementos there load it).
+        if (url !== REPLAY_SCRIPT_PATH) refuseOnReplayHost(app.config, req);
         reply.header('etag', etag).header('cache-control', 'public, max-age=86400').header('x-content-type-options', 'nosniff');
         // A replayed page's origin is opaque: its script loads are cross-origin.
         reply.header('access-control-allow-origin', '*');

@@ -87,6 +87,8 @@ export interface MementoRequest {
   /** The form served (the address's, or the one Prefer asked for). */
   form: MementoForm;
   prefer: PreferRequest;
+  /** The origin of the archive's pages for people (`frame-ancestors`); default: `base`'s. */
+  pagesOrigin?: string;
 }
 
 /**
@@ -99,11 +101,25 @@ export interface MementoRequest {
 export const MEMENTO_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals';
 
 /**
+ * The Content-Security-Policy of the stored forms (`id_`, `ol_`): the
+ * sandbox of {@link MEMENTO_CSP}, and framed only by the archive's pages
+ * for people (`pagesOrigin`, CSP 3 `frame-ancestors`), never by another
+ * site or a stored page.
+ */
+export function storedCsp(base: string, pagesOrigin = new URL(base).origin): string {
+  return `${MEMENTO_CSP}; frame-ancestors ${pagesOrigin}`;
+}
+
+/**
  * The Content-Security-Policy of the replay form: every fetch and form
  * submission only to the archive's own origin (a URL a script builds, which
  * the rewriter could not see, fails instead of reaching the live web),
  * inline code and `data:`/`blob:` allowed as the page had them, and the
- * sandbox of {@link MEMENTO_CSP}.
+ * sandbox of {@link MEMENTO_CSP}. No `frame-ancestors`: a replayed page's
+ * own iframes are replay-form mementos framed by that page, whose origin
+ * is opaque, and no `frame-ancestors` source matches an opaque origin
+ * (Chromium refuses them all); the sandbox leaves nothing to gain by
+ * framing one.
  */
 export function replayCsp(base: string): string {
   const origin = new URL(base).origin;
@@ -162,7 +178,7 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
   if (orig.refresh !== undefined && m.form === 'replay') {
     // A Refresh header is followed as a browser follows a 3xx: in the replay, into the archive (and only there).
     const rewritten = rewriteRefresh(orig.refresh, (u) => archiveUrl(target, u, m.row.uri_r));
-    if (rewritten !== orig.refresh) {
+    if (rewritten !== null && rewritten !== orig.refresh) {
       before.refresh = rewritten;
       linksChanged = true;
     }
@@ -170,7 +186,7 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
   before['memento-datetime'] = formatHttpDate(m.row.datetime);
   after.vary = 'prefer';
   // Stored pages never run as the archive: an opaque origin, and no type sniffing (a stored body is what it says it is).
-  after['content-security-policy'] = m.form === 'replay' ? replayCsp(m.base) : MEMENTO_CSP;
+  after['content-security-policy'] = m.form === 'replay' ? replayCsp(m.base) : storedCsp(m.base, m.pagesOrigin);
   after['x-content-type-options'] = 'nosniff';
   after['access-control-allow-origin'] = '*';
   after['preference-applied'] = preferenceApplied(m.prefer, m.form, { content: plan.changes.content, links: linksChanged });

@@ -4,7 +4,8 @@
  * URL a browser fetches or follows becomes an archive address (urls.ts):
  * `href`, `src`, `srcset`, `poster`, `action`, `formaction`, `background`,
  * `longdesc`, `cite`, `xlink:href`, `<object data>`, the URL of
- * `<meta http-equiv=refresh>`, `style` attributes and `<style>` elements
+ * `<meta http-equiv=refresh>` (read as the browser reads it; one that would
+ * leave the archive, to another scheme, is dropped), `style` attributes and `<style>` elements
  * (css.ts). Relative URLs resolve against the page's base element, else
  * its URI-R; the base element's own `href` is rewritten too, so that URLs
  * scripts build from it stay in the archive.
@@ -18,7 +19,7 @@
 import { Parser } from 'htmlparser2';
 import { rewriteCss } from './css.js';
 import { attributeBytes, attributeUrl } from './attributes.js';
-import { archiveUrl, type ReplayTarget, rewriteRefresh, rewriteSrcset } from './urls.js';
+import { archiveUrl, type ReplayTarget, refreshUrl, rewriteRefresh, rewriteSrcset } from './urls.js';
 
 /** Attributes whose whole value is one URL, on any element. */
 const URL_ATTRIBUTES = new Set(['href', 'src', 'poster', 'action', 'formaction', 'background', 'longdesc', 'cite', 'xlink:href', 'lowsrc', 'dynsrc']);
@@ -37,6 +38,9 @@ export interface HtmlReplay extends ReplayTarget {
 }
 
 type Attr = [name: string, raw: string, quote: string | null];
+
+/** An attribute to drop (kept as `data-archive-orig-<name>`): a refresh that would leave the archive. */
+const DROP = Symbol('drop');
 
 /** Escapes a rewritten URL (ASCII; a serialized URL has no `"`) for a double-quoted attribute value. */
 function attrValue(url: string): string {
@@ -233,6 +237,11 @@ export class HtmlRewriter {
     let any = false;
     const out = attrs.map(([name, raw, quote]): [string, string | null, string | null] => {
       const next = this.rewriteValue(tag, name, raw, attrs);
+      if (next === DROP) {
+        // Kept for the reader of the source, inert.
+        any = true;
+        return [`data-archive-orig-${name}`, quote === null ? raw.replace(/"/g, '&quot;') : raw, quote ?? '"'];
+      }
       if (next === null) {
         if (quote === null && raw === '') return [name, null, null];
         // An unquoted value goes out double-quoted: a `"` in it becomes a reference.
@@ -246,7 +255,7 @@ export class HtmlRewriter {
   }
 
   /** One attribute's value rewritten (as it goes in double quotes), or `null` when it stays. */
-  private rewriteValue(tag: string, name: string, raw: string, attrs: Attr[]): string | null {
+  private rewriteValue(tag: string, name: string, raw: string, attrs: Attr[]): string | typeof DROP | null {
     if (URL_ATTRIBUTES.has(name) || (name === 'data' && tag === 'object')) {
       const m = this.map(raw);
       return m === null ? null : attrValue(m);
@@ -270,9 +279,18 @@ export class HtmlRewriter {
       this.rewritten += inner.rewritten;
       return inner.rewritten ? attributeBytes(Buffer.from(r, 'latin1').toString('utf8'), this.page.utf8) : null;
     }
-    if (name === 'content' && tag === 'meta' && attrs.some(([n, v]) => n === 'http-equiv' && v.trim().toLowerCase() === 'refresh')) {
-      const r = rewriteRefresh(raw, this.mapEscaped);
-      return r === raw ? null : r.replace(/"/g, '&quot;');
+    if (
+      name === 'content' &&
+      tag === 'meta' &&
+      attrs.some(([n, v]) => n === 'http-equiv' && attributeUrl(v, this.page.utf8).trim().toLowerCase() === 'refresh')
+    ) {
+      // The refresh as the browser reads it (entities decoded): into the archive, or dropped when it would leave it.
+      const text = attributeUrl(raw, this.page.utf8);
+      const r = rewriteRefresh(text, (u) => refreshUrl(this.page, u, this.docBase));
+      if (r === null) return DROP;
+      if (r === text) return null;
+      this.rewritten++;
+      return attributeBytes(r, this.page.utf8);
     }
     return null;
   }

@@ -94,15 +94,92 @@ export function rewriteSrcset(value: string, map: (url: string) => string | null
   return out;
 }
 
+/** Whether a character is an ASCII digit. */
+function isDigit(c: string | undefined): boolean {
+  return c !== undefined && c >= '0' && c <= '9';
+}
+
 /**
- * The `content` of a `<meta http-equiv="refresh">` (or a `Refresh` header)
- * with its URL rewritten by `map`: `5; url=next.html`, `0;URL='x'`,
- * `3, next.html` (HTML's declarative refresh syntax). Without a URL it is
- * returned as it is.
+ * The URL in a refresh value (the `content` of `<meta http-equiv="refresh">`,
+ * entities decoded, or a `Refresh` header) as a browser finds it (HTML
+ * "shared declarative refresh steps": `5; url=next.html`, `0;URL='x'`,
+ * `3, next.html`), with the text before and after it; `undefined` when the
+ * value names no URL (a reload of the page itself, or not a refresh).
  */
-export function rewriteRefresh(value: string, map: (url: string) => string | null): string {
-  const m = /^(\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?)(['"]?)(.*?)(\2\s*)$/is.exec(value);
-  if (!m || !m[3]) return value;
-  const mapped = map(m[3]);
-  return mapped === null ? value : m[1] + m[2] + mapped + m[4];
+export function refreshParts(value: string): { before: string; url: string; after: string } | undefined {
+  const n = value.length;
+  let i = 0;
+  const skipSpace = () => {
+    while (i < n && isSpace(value.charCodeAt(i))) i++;
+  };
+  skipSpace();
+  const timeStart = i;
+  while (isDigit(value[i])) i++;
+  if (i === timeStart && value[i] !== '.') return undefined;
+  while (isDigit(value[i]) || value[i] === '.') i++;
+  if (i >= n) return undefined;
+  if (value[i] !== ';' && value[i] !== ',' && !isSpace(value.charCodeAt(i))) return undefined;
+  skipSpace();
+  if (value[i] === ';' || value[i] === ',') i++;
+  skipSpace();
+  if (i >= n) return undefined;
+  const start = i;
+  let from = start;
+  let quoted = true;
+  if (value[i] === 'u' || value[i] === 'U') {
+    i++;
+    quoted = false;
+    if (value[i] === 'r' || value[i] === 'R') {
+      i++;
+      if (value[i] === 'l' || value[i] === 'L') {
+        i++;
+        skipSpace();
+        if (value[i] === '=') {
+          i++;
+          skipSpace();
+          from = i;
+          quoted = true;
+        }
+      }
+    }
+  }
+  let url = value.slice(from);
+  if (quoted && (value[from] === "'" || value[from] === '"')) {
+    const quote = value[from];
+    from++;
+    url = value.slice(from);
+    const end = url.indexOf(quote);
+    if (end >= 0) url = url.slice(0, end);
+  }
+  return { before: value.slice(0, from), url, after: value.slice(from + url.length) };
+}
+
+/**
+ * A refresh value (see {@link refreshParts}) with its URL rewritten by
+ * `map`: as it is when it names no URL; `null` when `map` refuses the URL
+ * (`null`), so that the refresh is dropped.
+ */
+export function rewriteRefresh(value: string, map: (url: string) => string | null): string | null {
+  const parts = refreshParts(value);
+  if (!parts) return value;
+  const mapped = map(parts.url);
+  return mapped === null ? null : parts.before + mapped + parts.after;
+}
+
+/**
+ * Where a refresh may go in the replay: the archive address of `url`
+ * ({@link archiveUrl}), or `url` itself when it stays in the page or
+ * already names the archive; `null` for any other (another scheme, or
+ * unparsable), which the replay drops.
+ */
+export function refreshUrl(target: ReplayTarget, url: string, docBase: string): string | null {
+  const mapped = archiveUrl(target, url, docBase);
+  if (mapped !== null) return mapped;
+  const value = url.replace(EDGE_SPACE, '');
+  if (!value || value.startsWith('#')) return url;
+  try {
+    return new URL(value, docBase).href.startsWith(target.base + '/') ? url : null;
+  } catch {
+    return null;
+  }
 }

@@ -13,7 +13,16 @@
  * (`/_static/web.css`, `/_static/web.js`); the pages work without the
  * script (it keeps the banner in step with navigation inside the frame and
  * adds the reader's local time on hover).
+ *
+ * A stored page is hostile input, and these pages never act for one: no
+ * markup of a memento is ever put into them (the banner is rendered here
+ * from the index); their Content-Security-Policy allows only their own
+ * stylesheet and script, by a nonce fresh for each answer (never by
+ * `'self'`: every memento is on the archive's origin), and frames only from
+ * where mementos are served; no page may be framed. On `replay_origin`
+ * (archive/http/context.ts) none is served.
  */
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import fastifyView from '@fastify/view';
 import { diffArrays, diffWordsWithSpace } from 'diff';
@@ -25,7 +34,7 @@ import { exactUrlkey } from '#shared/uri.js';
 import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow } from '../store/index-db.js';
-import { parseUriR, readRoute, redirect } from '../http/context.js';
+import { parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
 import { count, distance, isoDate, longDate, monthName, plural, shortDate } from './format.js';
 import {
   calendarSummary,
@@ -43,8 +52,18 @@ import { captureText, type CaptureText } from './text.js';
 
 const VIEWS = fileURLToPath(new URL('./views/', import.meta.url));
 const HTML = 'text/html; charset=utf-8';
-/** Every page: its own origin only (the stylesheet, the script, the framed memento), no plugins, no base element. */
-const PAGE_CSP = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'";
+/**
+ * The Content-Security-Policy of every page: its stylesheet and script by
+ * `nonce` alone, frames only from `frames` (the origin mementos are served
+ * from), images from its origin, forms to its origin, nothing else (no
+ * fetch, no plugin, no base element), and framed by no one.
+ */
+export function pageCsp(nonce: string, frames: string): string {
+  return (
+    `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self' data:; frame-src ${frames}; ` +
+    "form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'"
+  );
+}
 /** URLs per page of a prefix listing. */
 export const PREFIX_PAGE = 100;
 /** Sites listed on the home page, and how long that list is reused (it scans the whole index). */
@@ -65,6 +84,8 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
     if (!siteCache || Date.now() - siteCache.at > SITES_TTL_MS) siteCache = { at: Date.now(), sites: await sites(app.store.index, HOME_SITES) };
     return siteCache.sites;
   };
+  // None of these pages on replay_origin: a stored page there never reaches them in its own origin.
+  app.addHook('onRequest', async (req) => refuseOnReplayHost(app.config, req));
   readRoute(app, '/', async (req, reply) => redirect(reply, 302, `${req.base}/web/`), { resource: 'web' });
   readRoute(app, '/web', async (req, reply) => redirect(reply, 302, `${req.base}/web/`), { resource: 'web' });
   readRoute(
@@ -77,17 +98,35 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
         if (!isHttpError(err) || err.status >= 500) throw err;
         if (err.headers) reply.headers(err.headers);
         const title = err.status === 404 ? 'Not found' : err.status === 451 ? 'Withheld' : 'Cannot show this';
-        return render(req, reply, err.status, 'error', { title, reason: err.message });
+        return render(app, req, reply, err.status, 'error', { title, reason: err.message });
       }
     },
     { resource: 'web' },
   );
 }
 
-/** Sends a page: Eta template `view` with `data` and what every page needs (the base URL). */
-async function render(req: FastifyRequest, reply: FastifyReply, status: number, view: string, data: Record<string, unknown>): Promise<FastifyReply> {
-  const html = await reply.viewAsync(view, { base: req.base, fmt: FORMAT, ...data });
-  return reply.code(status).type(HTML).header('content-security-policy', PAGE_CSP).header('x-content-type-options', 'nosniff').send(html);
+/** Where this request's pages frame mementos from: `replay_origin` when set, else the request's base. */
+function mementoBase(app: FastifyInstance, req: FastifyRequest): string {
+  return replayBase(app.config) ?? req.base;
+}
+
+/**
+ * Sends a page: Eta template `view` with `data` and what every page needs
+ * (the base URL, the nonce of its stylesheet and script), under
+ * {@link pageCsp}.
+ */
+async function render(
+  app: FastifyInstance,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  view: string,
+  data: Record<string, unknown>,
+): Promise<FastifyReply> {
+  const nonce = randomBytes(16).toString('base64url');
+  const html = await reply.viewAsync(view, { base: req.base, fmt: FORMAT, nonce, ...data });
+  const csp = pageCsp(nonce, new URL(mementoBase(app, req)).origin);
+  return reply.code(status).type(HTML).header('content-security-policy', csp).header('x-content-type-options', 'nosniff').send(html);
 }
 
 /** The formatting helpers the templates call (`it.fmt.longDate(t)`…). */
@@ -111,10 +150,6 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
   if (raw === '' || raw.startsWith('?')) return home(app, req, reply, homeSites);
   if (head.startsWith('search')) return search(req, reply, max);
   if (head === 'diff') return diffPage(app, req, reply, rest, max);
-  if (head === '_banner') {
-    const [ts, url] = splitFirst(rest);
-    return replayPage(app, req, reply, ts, url, max, true);
-  }
   const calendarSel = /^(\d{0,8})\*$/.exec(head);
   if (calendarSel) {
     const prefix = prefixOf(rest);
@@ -124,7 +159,7 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
   const replaySel = /^(\d{1,14})(id_|ol_)?$/.exec(head);
   if (replaySel) {
     if (replaySel[2]) return formRedirect(app, req, reply, replaySel[1], replaySel[2] === 'id_' ? 'raw' : 'links', rest, max);
-    return replayPage(app, req, reply, replaySel[1], rest, max, false);
+    return replayPage(app, req, reply, replaySel[1], rest, max);
   }
   throw httpError(404, `nothing here: /web/${head.slice(0, 40)} is not a page of this archive (see ${req.base}/web/)`);
 }
@@ -157,7 +192,7 @@ async function home(app: FastifyInstance, req: Req, reply: FastifyReply, homeSit
   for await (const c of app.access.filter(latest)) if (recent.length < 20) recent.push(c);
   // A site the rules withhold whole (a rule on its root prefix, for all time) is not listed.
   const sites = siteList.filter((s) => !withheldWhole(app.access.policy(exactUrlkey(`http://${s.host}/`))));
-  return render(req, reply, 200, 'home', { title: 'Web archive', sites, recent, total, archives: app.config.archives.map((a) => a.id) });
+  return render(app, req, reply, 200, 'home', { title: 'Web archive', sites, recent, total, archives: app.config.archives.map((a) => a.id) });
 }
 
 /** True when the policy shows no memento of its URL, whatever its datetime. */
@@ -168,7 +203,7 @@ function withheldWhole(policy: UrlPolicy): boolean {
 /** The error when the rules show no capture of the URL: 451 when some is blocked, else the 404 page's. */
 async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, policy: UrlPolicy, uriR: string): Promise<FastifyReply> {
   const err = await hiddenError(app.store.index, policy, uriR, req.base, `no memento of ${uriR} in any archive`);
-  if (err.status === 404) return notArchived(req, reply, uriR);
+  if (err.status === 404) return notArchived(app, req, reply, uriR);
   throw err;
 }
 
@@ -207,7 +242,7 @@ async function calendarPage(app: FastifyInstance, req: Req, reply: FastifyReply,
   }
   const months = Array.from({ length: 12 }, (_, m) => monthGrid(year, m, days));
   const maxYear = Math.max(...summary.years.map((y) => y.n));
-  return render(req, reply, 200, 'calendar', {
+  return render(app, req, reply, 200, 'calendar', {
     title: `Captures of ${uriR}`,
     uriR,
     summary,
@@ -258,11 +293,11 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const cursor = rows[Math.min(rows.length, PREFIX_PAGE) - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
-  return render(req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after });
+  return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after });
 }
 
-/** The banner's view of the capture nearest to `<ts>` (shared by the replay page and its `_banner` fragment). */
-function bannerData(req: FastifyRequest, uriR: string, asked: number, n: NonNullable<Awaited<ReturnType<typeof nearestCapture>>>) {
+/** The banner's view of the capture nearest to `<ts>`, and the address of its frame (under `frameBase`, where mementos are served). */
+function bannerData(req: FastifyRequest, frameBase: string, uriR: string, asked: number, n: NonNullable<Awaited<ReturnType<typeof nearestCapture>>>) {
   const m = n.memento;
   const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}` : undefined);
   return {
@@ -270,7 +305,8 @@ function bannerData(req: FastifyRequest, uriR: string, asked: number, n: NonNull
     asked,
     memento: m,
     ts: toTimestamp14(m.datetime),
-    frame: uris.memento(req.base, m.archive_id, m),
+    frame: uris.memento(frameBase, m.archive_id, m),
+    frameBase,
     nav: { first: web(n.first), prev: web(n.prev), next: web(n.next), last: web(n.last) },
     calendar: `${req.base}/web/${toTimestamp14(m.datetime).slice(0, 8)}*/${uriR}`,
     raw: uris.memento(req.base, m.archive_id, m, 'raw'),
@@ -280,19 +316,17 @@ function bannerData(req: FastifyRequest, uriR: string, asked: number, n: NonNull
 }
 
 /**
- * `GET /web/<ts>/<url>`: the banner and the archival replay of the capture
- * nearest to `<ts>` in any archive; `fragment`: the banner alone (what the
- * page's script fetches when the frame navigates).
+ * `GET /web/<ts>/<url>`: the banner and, in a sandboxed frame, the archival
+ * replay of the capture nearest to `<ts>` in any archive.
  */
-async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number, fragment: boolean): Promise<FastifyReply> {
+async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number): Promise<FastifyReply> {
   const asked = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const n = await nearestCapture(app.store.index, urlkey, asked, policy);
   if (!n) return hidden(app, req, reply, policy, uriR);
-  const banner = bannerData(req, uriR, asked, n);
-  if (fragment) return render(req, reply, 200, 'banner', { banner });
-  return render(req, reply, 200, 'replay', { title: `${uriR} — ${longDate(n.memento.datetime)}`, banner });
+  const banner = bannerData(req, mementoBase(app, req), uriR, asked, n);
+  return render(app, req, reply, 200, 'replay', { title: `${uriR} — ${longDate(n.memento.datetime)}`, banner });
 }
 
 /** `GET /web/<ts>id_/<url>`, `…ol_/…`: 302 to that form of the capture nearest to `<ts>`. */
@@ -306,9 +340,9 @@ async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply,
 }
 
 /** 404 page for a URL no archive has: says so, links to the live URL and to the prefix listing of its site. */
-function notArchived(req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
+function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
   const site = new URL(uriR);
-  return render(req, reply, 404, 'not-archived', { title: `Not archived: ${uriR}`, uriR, siteUrl: `${req.base}/web/*/${site.origin}/*` });
+  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${uriR}`, uriR, siteUrl: `${req.base}/web/*/${site.origin}/*` });
 }
 
 /** One line of a diff: kept, removed, added, or a run of kept lines left out; words marked within a changed line. */
@@ -397,7 +431,7 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   });
   const same = n1.memento.digest === n2.memento.digest && n1.memento.status === n2.memento.status;
   const diff = a.kind === 'none' || b.kind === 'none' ? undefined : diffRows(a.lines, b.lines);
-  return render(req, reply, 200, 'diff', {
+  return render(app, req, reply, 200, 'diff', {
     title: `Changes to ${uriR}`,
     uriR,
     older: version(n1.memento, a),

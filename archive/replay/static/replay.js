@@ -11,8 +11,11 @@
  *    `Date.now()` start at the moment of capture and run on from there, so
  *    that a page that prints "today" shows the day it was captured.
  * 3. In a frame (the banner page /web/<ts>/<url>), it tells the parent
- *    which memento it is once loaded (`postMessage` of its address and
- *    title), so that the banner follows the reader's navigation.
+ *    which memento it is once loaded (`postMessage` of its address alone),
+ *    so that the banner follows the reader's navigation. The parent takes
+ *    it as a hint only (a stored page can post anything): it shows nothing
+ *    of it, and goes to the /web/ page of that address, which the archive
+ *    renders (archive/web/static/web.js).
  */
 (function () {
   'use strict';
@@ -81,7 +84,7 @@
   if (window.parent !== window) {
     var tell = function () {
       try {
-        window.parent.postMessage({ type: 'memento-archive:load', href: location.href, title: document.title }, '*');
+        window.parent.postMessage({ type: 'memento-archive:load', href: location.href }, '*');
       } catch {
         // no parent to tell
       }

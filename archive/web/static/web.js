@@ -1,15 +1,27 @@
 /**
- * The one script of the pages for people (/web/). The pages work without
- * it; it adds:
+ * The one script of the pages for people (/web/), allowed by the page's
+ * nonce (never by "'self'": every memento is the archive's "self"). The
+ * pages work without it; it adds:
  * 1. the reader's local time on hover over every date (`<time>`; the page
  *    shows UTC);
- * 2. on the replay page, a banner that keeps in step with the archived
- *    page in the frame: every replayed page posts its address when it
- *    loads (archive/replay/static/replay.js); the banner of that capture is
- *    fetched from the archive and the address bar shows /web/<ts>/<url>.
+ * 2. on the replay page, a banner that keeps in step with the archived page
+ *    in the frame. A stored page is hostile input: its frame is sandboxed
+ *    (an opaque origin), so this script cannot read the frame's location;
+ *    the replay shim (archive/replay/static/replay.js) posts it instead,
+ *    and a stored page can post anything. So the message is only a hint:
+ *    it is accepted only from the frame, from an opaque origin, and only
+ *    when it is a Memento address of this archive where mementos are
+ *    served (`<memento base>/<id>/memento/<14 digits>[xx_]/<http(s) URL>`);
+ *    nothing of it is shown or inserted. The page then goes (in place of
+ *    itself in the history) to `/web/<ts>/<URL>`, which the archive
+ *    renders from its own index, with a fresh frame of that memento: what
+ *    the banner shows is always what the archive chose for the frame.
  */
 (function () {
   'use strict';
+
+  /** Longest Memento address followed (a longer message is ignored). */
+  var MAX_HREF = 16384;
 
   function localTimes(root) {
     root.querySelectorAll('time[datetime]').forEach(function (el) {
@@ -18,47 +30,50 @@
     });
   }
 
+  /**
+   * `{ts, url}` of a Memento address under `mementoBase` (an absolute URL,
+   * no trailing slash), or null: the path after the base must be
+   * `/<id>/memento/<14 digits>[xx_]/<http(s) URL>` and have no dot segment.
+   */
+  function parseMemento(href, mementoBase) {
+    if (typeof href !== 'string' || href.length > MAX_HREF) return null;
+    var u;
+    try {
+      u = new URL(href);
+    } catch (e) {
+      return null;
+    }
+    var b = new URL(mementoBase);
+    if (u.origin !== b.origin || u.username || u.password) return null;
+    var prefix = b.pathname.replace(/\/$/, '') + '/';
+    if (u.pathname.indexOf(prefix) !== 0) return null;
+    var rest = u.pathname.slice(prefix.length) + u.search;
+    var m = /^[A-Za-z0-9][A-Za-z0-9._~-]*\/memento\/(\d{14})(?:[a-z]{2}_)?\/(https?:\/\/[^/?#]+[^#]*)$/.exec(rest);
+    if (!m || /(^|\/)(\.|%2e){1,2}(\/|\?|$)/i.test(m[2])) return null;
+    return { ts: m[1], url: m[2] };
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     localTimes(document);
     var frame = document.getElementById('memento-frame');
-    var banner = document.getElementById('banner');
-    if (!frame || !banner) return;
+    if (!frame) return;
     var base = document.body.getAttribute('data-base') || '';
-    var shown = '';
+    var mementoBase = frame.getAttribute('data-memento-base') || '';
+    var shown = parseMemento(frame.src, mementoBase);
+    if (!shown) return;
     window.addEventListener('message', function (event) {
-      if (event.source !== frame.contentWindow) return;
+      // Only the frame, whose sandbox gives it an opaque origin ("null"): a message from anywhere else is not the memento's.
+      if (event.source !== frame.contentWindow || event.origin !== 'null') return;
       var data = event.data;
-      if (!data || data.type !== 'memento-archive:load' || typeof data.href !== 'string') return;
-      if (data.href.indexOf(base + '/') !== 0) return;
-      // {base}/<archive>/memento/<14 digits>[modifier]/<URI-R>
-      var m = /^[^/?#]+\/memento\/(\d{14})(?:[a-z]{2}_)?\/(.+)$/.exec(data.href.slice(base.length + 1));
-      if (!m) return;
-      var key = m[1] + '/' + m[2];
-      if (key === shown) return;
-      shown = key;
-      fetch(base + '/web/_banner/' + key, { headers: { accept: 'text/html' } })
-        .then(function (r) {
-          return r.ok ? r.text() : null;
-        })
-        .then(function (html) {
-          if (html === null || shown !== key) return;
-          var doc = new DOMParser().parseFromString(html, 'text/html');
-          var inner = doc.querySelector('.banner-inner');
-          if (!inner) return;
-          banner.replaceChildren(document.importNode(inner, true));
-          localTimes(banner);
-          var title = inner.getAttribute('data-page-title');
-          if (title) document.title = title;
-          var url = inner.getAttribute('data-web-url');
-          if (url && url !== location.href) history.replaceState(null, '', url);
-        })
-        .catch(function () {
-          /* the banner stays as it was */
-        });
+      if (!data || typeof data !== 'object' || data.type !== 'memento-archive:load') return;
+      var at = parseMemento(data.href, mementoBase);
+      if (!at || (at.ts === shown.ts && at.url === shown.url)) return;
+      var page = base + '/web/' + at.ts + '/' + at.url;
+      // The address must stay a replay page of this archive once the browser has parsed it.
+      var target = new URL(page, location.href);
+      if (target.origin !== location.origin || target.pathname.indexOf(new URL(base + '/web/' + at.ts + '/', location.href).pathname) !== 0) return;
+      shown = at;
+      location.replace(target.href);
     });
-    // The banner shown by the server is the frame's first page.
-    var first = banner.querySelector('.banner-inner');
-    var initial = first && /\/web\/(\d{14}\/.+)$/.exec(first.getAttribute('data-web-url') || '');
-    if (initial) shown = initial[1];
   });
 })();

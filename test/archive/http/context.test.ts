@@ -1,6 +1,7 @@
 import t from 'tap';
-import type { ArchiveConfig } from '../../../archive/config.js';
-import { baseOf, localArchive, uriRAfter } from '../../../archive/http/context.js';
+import { type ArchiveConfig, validateArchiveConfig } from '../../../archive/config.js';
+import { baseOf, localArchive, pagesOrigin, replayBase, uriRAfter } from '../../../archive/http/context.js';
+import { parseYamlText } from '#shared/config.js';
 import type { ArchiveSpan } from '../../../archive/spans.js';
 import { isHttpError } from '#shared/http-error.js';
 
@@ -131,6 +132,29 @@ t.test('baseOf: base_url when configured, else http:// + Host (docs/url-space.md
     [{}, '[2001:db8::1]:8090', 'http://[2001:db8::1]:8090', 'an IPv6 Host, in brackets as sent'],
   ];
   for (const [over, host, want, rule] of cases) t.equal(baseOf(config(over), host), want, rule);
+});
+
+t.test("baseOf: a request on replay_origin has the replay base (its origin, base_url's path); any other Host the usual one", async (t) => {
+  const config = { listen: { host: '127.0.0.1', port: 8090 }, baseUrl: 'https://arc.example.net/web', replayOrigin: 'https://replay.example.net' };
+  t.equal(baseOf(config, 'replay.example.net'), 'https://replay.example.net/web', 'the replay host');
+  t.equal(baseOf(config, 'REPLAY.example.net:443'), 'https://replay.example.net/web', 'case and default port as the same host');
+  t.equal(baseOf(config, 'replay.example.net:8443'), 'https://arc.example.net/web', 'another port is another origin');
+  t.equal(baseOf(config, 'arc.example.net'), 'https://arc.example.net/web', 'the main host');
+  t.equal(replayBase(config), 'https://replay.example.net/web');
+  t.equal(pagesOrigin(config, 'https://replay.example.net/web'), 'https://arc.example.net', 'mementos on the replay origin are framed by the main origin');
+  t.equal(pagesOrigin(config, 'https://arc.example.net/web'), 'https://arc.example.net');
+});
+
+t.test('replay_origin: needs base_url, on another host name; an origin, no path', async (t) => {
+  const load = (yaml: string) => validateArchiveConfig(parseYamlText(`archives:\n  - id: a\n${yaml}`, 'archive.yaml'));
+  t.equal(load('base_url: http://127.0.0.1:8090\nreplay_origin: http://localhost:8090/\n').replayOrigin, 'http://localhost:8090');
+  t.equal(load('base_url: http://127.0.0.1:8090\n').replayOrigin, undefined, 'off by default');
+  t.throws(() => load('replay_origin: http://localhost:8090\n'), /replay_origin needs base_url too/);
+  t.throws(
+    () => load('base_url: http://127.0.0.1:8090\nreplay_origin: http://127.0.0.1:8091\n'),
+    /another host name than base_url's \(127\.0\.0\.1\): cookies do not tell ports apart/,
+  );
+  t.throws(() => load('base_url: http://127.0.0.1:8090\nreplay_origin: http://localhost:8090/x\n'), /replay_origin.*must be an origin like/);
 });
 
 t.test('baseOf: without a usable Host, the listen address (IPv6 in brackets, RFC 3986 §3.2.2)', async (t) => {

@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import t from 'tap';
 import type { Selection } from '../../../archive/memento/navigation.js';
 import { formFor, type MementoForm, parsePrefer } from '../../../archive/memento/prefer.js';
-import { assembleMemento, MEMENTO_CSP, type MementoRequest, originalHeaders, replayCsp } from '../../../archive/memento/response.js';
+import { assembleMemento, MEMENTO_CSP, type MementoRequest, originalHeaders, replayCsp, storedCsp } from '../../../archive/memento/response.js';
 import { ReplayCache } from '../../../archive/replay/cache.js';
 import type { RawHeader } from '#shared/http-head.js';
 import { BASE, bytes, DT, type Fake, PAGE, reader, row, stored, URI_R, WITH_BASE } from './helpers.js';
@@ -201,7 +201,7 @@ t.test('assembleMemento: every form sandboxed, nosniff, CORS open; the replay fo
   const html = () => stored(200, [['Content-Type', 'text/html']], PAGE);
   for (const address of ['replay', 'links', 'raw'] as const) {
     const a = await assembleMemento(request('text/html', { address }), reader(html).read);
-    t.equal(a.headers['content-security-policy'], address === 'replay' ? replayCsp(BASE) : MEMENTO_CSP, address);
+    t.equal(a.headers['content-security-policy'], address === 'replay' ? replayCsp(BASE) : storedCsp(BASE), address);
     t.match(a.headers['content-security-policy'], /(^|; )sandbox allow-scripts/, `${address}: sandboxed`);
     t.notMatch(a.headers['content-security-policy'], /allow-same-origin/, `${address}: not as the archive's origin`);
     t.equal(a.headers['x-content-type-options'], 'nosniff');
@@ -210,6 +210,12 @@ t.test('assembleMemento: every form sandboxed, nosniff, CORS open; the replay fo
   t.equal(
     replayCsp('https://arc.example.net/web'),
     "default-src 'self' https://arc.example.net data: blob: 'unsafe-inline' 'unsafe-eval'; form-action 'self' https://arc.example.net; " + MEMENTO_CSP,
+  );
+  t.equal(storedCsp('https://arc.example.net/web'), `${MEMENTO_CSP}; frame-ancestors https://arc.example.net`, 'the stored forms: framed by the pages alone');
+  t.equal(
+    storedCsp('https://replay.example.net/web', 'https://arc.example.net'),
+    `${MEMENTO_CSP}; frame-ancestors https://arc.example.net`,
+    'on replay_origin: framed by the pages of the main origin',
   );
 });
 

@@ -42,6 +42,23 @@ t.test('every attribute a browser fetches or follows is rewritten to the archive
   for (const [html, want] of cases) t.equal(rewrite(html), want, html);
 });
 
+t.test('a meta refresh as the browser reads it: into the archive, or dropped when it would leave it', async (t) => {
+  const cases: [string, string][] = [
+    // Entities in http-equiv or content: the browser decodes them, and so does the rewriter.
+    ['<meta http-equiv="&#82;efresh" content="0; url=http://evil.example/">', `<meta http-equiv="&#82;efresh" content="0; url=${M('http://evil.example/')}">`],
+    ['<meta http-equiv="refresh" content="&#48;;url=http://evil.example/">', `<meta http-equiv="refresh" content="0;url=${M('http://evil.example/')}">`],
+    ['<meta http-equiv=refresh content="0; url=\'http://evil.example/\'x">', `<meta http-equiv="refresh" content="0; url='${M('http://evil.example/')}'x">`],
+    // Another scheme: no refresh at all (the value kept, inert).
+    ['<meta http-equiv="refresh" content="0; url=javascript:alert(1)">', '<meta http-equiv="refresh" data-archive-orig-content="0; url=javascript:alert(1)">'],
+    ['<meta http-equiv="refresh" content="0; url=data:text/html,x">', '<meta http-equiv="refresh" data-archive-orig-content="0; url=data:text/html,x">'],
+    ['<meta http-equiv="refresh" content="0; url=ftp://evil.example/">', '<meta http-equiv="refresh" data-archive-orig-content="0; url=ftp://evil.example/">'],
+    // In the page or in the archive already: as it is.
+    ['<meta http-equiv="refresh" content="0; url=#top">', '<meta http-equiv="refresh" content="0; url=#top">'],
+    [`<meta http-equiv="refresh" content="0; url=${S('/a')}">`, `<meta http-equiv="refresh" content="0; url=${S('/a')}">`],
+  ];
+  for (const [html, want] of cases) t.equal(rewrite(html), want, html);
+});
+
 t.test('data:, javascript:, mailto:, fragments, empty and archive URLs are left as they are', async (t) => {
   for (const html of [
     '<img src="data:image/gif;base64,R0lGOD">',

@@ -68,11 +68,23 @@ t.test('rewriteRefresh: the URL of a declarative refresh mapped, the rest kept',
     ['3 ; URL = "a b.html"', '3 ; URL = "[a b.html]"'],
     ['30', '30'],
     ['', ''],
+    // As HTML's "shared declarative refresh steps" read them.
+    ["0; url='a.html'garbage", "0; url='[a.html]'garbage"],
+    ['0; urn=a.html', '0; [urn=a.html]'],
+    ['.5;"a.html', '.5;"[a.html]'],
+    ['x; url=a.html', 'x; url=a.html'],
+    ['0x; url=a.html', '0x; url=a.html'],
+    ['0;', '0;'],
   ];
   for (const [value, want] of cases) t.equal(rewriteRefresh(value, map), want, value);
   t.equal(
     rewriteRefresh('0; url=x', () => null),
-    '0; url=x',
-    'kept when the map keeps it',
+    null,
+    'null (drop the refresh) when the map refuses its URL',
+  );
+  t.equal(
+    rewriteRefresh('5', () => null),
+    '5',
+    'a reload of the page itself is kept',
   );
 });
