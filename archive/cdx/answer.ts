@@ -9,6 +9,7 @@
  */
 import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/cdx-walk.js';
 import type { IndexDb } from '../store/index-db.js';
+import type { Ranges } from '../store/index-sql.js';
 import { type CdxField, type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
 
 /** Media type of `output=json`: newline-delimited JSON, one object per line (pywb's). */
@@ -66,10 +67,12 @@ export function lineSql(fields: readonly CdxField[], output: CdxQuery['output'])
  * rows at or before the instant walked backwards and those after it walked
  * forwards, merged by distance; a tie goes to the earlier). Starts after
  * `q.resume` when given. Each row has its `line`, and the `columns` asked
- * for. Every row of the index that matches, unfiltered.
+ * for. Every row of the index that matches; with `within` (for a query of
+ * one urlkey: the spans of datetimes the access rules show), only those
+ * whose datetime lies in one of its spans.
  */
-export async function* cdxRows(index: IndexDb, q: CdxQuery, columns: readonly CdxColumn[] = []): AsyncGenerator<PlacedRow> {
-  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1) };
+export async function* cdxRows(index: IndexDb, q: CdxQuery, columns: readonly CdxColumn[] = [], within?: Ranges): AsyncGenerator<PlacedRow> {
+  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1), within };
   if (q.sort === 'closest') {
     yield* closestRows(index, q, walk);
     return;

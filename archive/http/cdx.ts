@@ -10,6 +10,7 @@ import { cdxBody, cdxRows, NDJSON } from '../cdx/answer.js';
 import { type CdxQuery, parseCdxQuery } from '../cdx/query.js';
 import { nowSeconds, type UrlPolicy } from '../access.js';
 import type { CdxColumn, CdxRow } from '../store/cdx-walk.js';
+import type { Ranges } from '../store/index-sql.js';
 import { readRoute, TEXT } from './context.js';
 
 /** The CDX plugin. */
@@ -43,22 +44,37 @@ export const LISTED_COLUMNS: readonly CdxColumn[] = [];
  * (chunked). Every answer, errors included, is open to any origin.
  */
 async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  // Open to scripts of any origin, the 400s too (so that a page can read why).
-  reply.header('access-control-allow-origin', '*');
+  // Open to scripts of any origin, the 400s too (so that a page can read why); never sniffed as another type, the 400s neither.
+  reply.header('access-control-allow-origin', '*').header('x-content-type-options', 'nosniff');
   const target = req.raw.url ?? '';
   const q = parseCdxQuery(new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : ''), app.config.maxUrlLength);
   reply.type(q.output === 'json' ? NDJSON : TEXT);
   const listed = cdxListed(app);
+  const within = shownSpans(app, q);
   if (req.method === 'HEAD') {
     // As GET: an answer with no line is sent with `Content-Length: 0`, any other streamed (chunked).
-    if (!(await anyRow(app, q, listed))) reply.header('content-length', '0');
+    if (!(await anyRow(app, q, listed, within))) reply.header('content-length', '0');
     return reply.send();
   }
-  return reply.send(Readable.from(cdxBody(cdxRows(app.store.index, q, LISTED_COLUMNS), q, listed)));
+  return reply.send(Readable.from(cdxBody(cdxRows(app.store.index, q, LISTED_COLUMNS, within), q, listed)));
+}
+
+/**
+ * For a query of one URL (`matchType=exact`, also `sort=closest`): the
+ * spans of datetimes the access rules show of it, so that the index walk
+ * reads only those (none at all when the URL is wholly hidden), and an
+ * excluded URL with many mementos is answered as fast as one never
+ * captured; `undefined` when nothing of it is hidden or the query spans
+ * many urlkeys ({@link cdxListed} then leaves the hidden rows out).
+ */
+function shownSpans(app: FastifyInstance, q: CdxQuery): Ranges | undefined {
+  if (q.matchType !== 'exact') return undefined;
+  const policy = app.access.policy(q.ranges[0].from);
+  return policy.open ? undefined : policy.ranges('allow');
 }
 
 /** Whether the answer to `q` has a line (for HEAD: one index query of two rows, not the answer). */
-async function anyRow(app: FastifyInstance, q: CdxQuery, listed: (row: CdxRow) => boolean): Promise<boolean> {
-  for await (const p of cdxRows(app.store.index, { ...q, limit: 1 }, LISTED_COLUMNS)) if (listed(p.row)) return true;
+async function anyRow(app: FastifyInstance, q: CdxQuery, listed: (row: CdxRow) => boolean, within: Ranges | undefined): Promise<boolean> {
+  for await (const p of cdxRows(app.store.index, { ...q, limit: 1 }, LISTED_COLUMNS, within)) if (listed(p.row)) return true;
   return false;
 }

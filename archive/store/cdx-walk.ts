@@ -6,6 +6,7 @@
  */
 import type sqlite3 from 'sqlite3';
 import type { IndexDb, MementoRow } from './index-db.js';
+import { type Ranges, rangeSql } from './index-sql.js';
 
 /** Columns a CDX walk ({@link cdxWalk}) reads when asked, beyond those of every {@link CdxRow}. */
 export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length';
@@ -51,6 +52,12 @@ export interface CdxWalk {
   line?: string;
   /** Rows per query (default {@link CDX_PAGE}). */
   page?: number;
+  /**
+   * Only mementos whose datetime lies in one of these spans `[from, until)`
+   * (epoch s): the ones the access rules show of a one-urlkey walk, so that
+   * the hidden ones are not even read (an empty list: none).
+   */
+  within?: Ranges;
 }
 
 /** Rows per query when {@link cdxWalk} walks. */
@@ -81,7 +88,7 @@ export async function* cdxWalk(index: IndexDb, range: UrlkeyRange, walk: CdxWalk
   const inRange = (k: string) => (range.to === undefined ? k === range.from : range.from <= k && k < range.to);
   const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
   const cols = ['id', 'datetime', ...new Set(walk.columns ?? []), ...(walk.line ? [`${walk.line} AS line`] : [])].join(', ');
-  const window = 'datetime >= $since AND datetime <= $until';
+  const window = `datetime >= $since AND datetime <= $until${walk.within ? ` AND (${rangeSql(walk.within)})` : ''}`;
   // `key`: the rest of one urlkey (its rows get their urlkey in JS: one string fewer to convert per row); `keys`: the next urlkeys of the range.
   const sql = {
     key: `SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id) AND ${window} ORDER BY datetime ${dir}, id ${dir} LIMIT $limit`,
