@@ -287,7 +287,10 @@ export class AccessRules {
       params[`$rule${i}`] = c.pattern.key;
       const name = c.pattern.prefix ? `substr(urlkey, 1, ${c.pattern.key.length})` : 'urlkey';
       const [from, until] = ruleRange(c.rule, now);
-      const time = [Number.isFinite(from) ? ` AND datetime >= ${Math.ceil(from)}` : '', Number.isFinite(until) ? ` AND datetime < ${Math.ceil(until)}` : ''].join('');
+      const time = [
+        Number.isFinite(from) ? ` AND datetime >= ${Math.ceil(from)}` : '',
+        Number.isFinite(until) ? ` AND datetime < ${Math.ceil(until)}` : '',
+      ].join('');
       return `WHEN ${name} = $rule${i}${time} THEN ${c.rule.action === 'allow' ? 1 : 0}`;
     });
     return { sql: `(CASE ${cases.join(' ')} ELSE 1 END) = 1`, params };

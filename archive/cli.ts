@@ -248,7 +248,13 @@ function progressBar(label: string): { progress?: Progress; stop(): void } {
 
 /** `memento-archive verify`: prints a summary and each problem; returns the exit code (0 ok, 1 problems). */
 async function runVerify(config: ArchiveConfig): Promise<number> {
-  const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+  let index: IndexDb;
+  try {
+    index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+  } catch (err) {
+    if (err instanceof StaleIndexError) fail(err.message, 1);
+    throw err;
+  }
   const bar = progressBar('verify');
   try {
     const r = await verify(index, path.join(config.dataDir, 'warcs'), { progress: bar.progress });

@@ -153,7 +153,7 @@ const CHECK_PAGE = 10_000;
 async function checkUrlkeys(db: sqlite3.Database, file: string): Promise<void> {
   const [{ user_version: version }] = await readAll<{ user_version: number }>(db, 'PRAGMA user_version', {});
   if (version >= URLKEY_VERSION) return;
-  for (let after = -Infinity; ; ) {
+  for (let after = -Infinity; ;) {
     const rows = await readAll<{ id: number; urlkey: string; uri_r: string }>(
       db,
       'SELECT id, urlkey, uri_r FROM memento WHERE id > $after ORDER BY id LIMIT $limit',

@@ -220,10 +220,14 @@ export async function sites(index: IndexDb, limit: number, shown: RowCondition =
 
 /** The `limit` captures indexed last (by index row, newest first) of those `shown` lets through. */
 export function recentCaptures(index: IndexDb, limit: number, shown: RowCondition = EVERY): Promise<Capture[]> {
-  return index.browse<Capture>(shown.sql === '1' ? 'web.recent' : null, `SELECT ${CAPTURE_COLS} FROM memento WHERE ${shown.sql} ORDER BY id DESC LIMIT $limit`, {
-    ...shown.params,
-    $limit: limit,
-  });
+  return index.browse<Capture>(
+    shown.sql === '1' ? 'web.recent' : null,
+    `SELECT ${CAPTURE_COLS} FROM memento WHERE ${shown.sql} ORDER BY id DESC LIMIT $limit`,
+    {
+      ...shown.params,
+      $limit: limit,
+    },
+  );
 }
 
 /** How many captures `shown` lets through, in every archive. */

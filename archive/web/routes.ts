@@ -244,7 +244,7 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   // hidden one).
   const page: UrlUnderPrefix[] = [];
   let more = false;
-  for (let at = after; !more; ) {
+  for (let at = after; !more;) {
     const rows = await urlsUnder(app.store.index, urlkey, at, PREFIX_PAGE + 1);
     for (const r of rows) {
       const shown = await shownUrl(app, r);

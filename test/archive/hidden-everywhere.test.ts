@@ -211,7 +211,7 @@ t.test(
     const body = '<html><body>secret</body></html>';
     const rec = (uriR: string, date: string) => captureRecord({ ...partsOf(uriR), date, body, responseHeaders: [['Content-Type', 'text/html']] });
     const plain = 'http://www.example.org/excluded/page';
-  t.equal((await putCapture(a, plain, rec(plain, D1))).status, 201, 'the hidden capture');
+    t.equal((await putCapture(a, plain, rec(plain, D1))).status, 201, 'the hidden capture');
     const tag = captureEntityTag({ digest: sha256(body), status: 200, mime: 'text/html' });
     for (const uri of ASKED) {
       const q = `${tag} ${epoch(D2)} ${uri}\n${tag} - ${uri}\n`;

@@ -216,8 +216,16 @@ t.test('normalizeUriR: the length limit counts "," and ";" as written in a Link 
 t.test('exactUrlkey: one canonical form of a URL (docs/url-space.md): every spelling of one URL has one key', async (t) => {
   // Each group: spellings of one URL, then the key they all have.
   const groups: [string[], string, string][] = [
-    [['http://a.example/excluded/page', 'http://a.example/%65xcluded/page', 'http://a.example/%65%78cluded/page', 'http://a.example/excl%75ded/%70age'], 'example,a)/excluded/page', 'escapes of unreserved letters decoded'],
-    [['http://a.example/a-b.c_d~e', 'http://a.example/a%2Db%2Ec%5Fd%7Ee', 'http://a.example/a%2db%2ec%5fd%7ee'], 'example,a)/a-b.c_d~e', 'escapes of - . _ ~ decoded'],
+    [
+      ['http://a.example/excluded/page', 'http://a.example/%65xcluded/page', 'http://a.example/%65%78cluded/page', 'http://a.example/excl%75ded/%70age'],
+      'example,a)/excluded/page',
+      'escapes of unreserved letters decoded',
+    ],
+    [
+      ['http://a.example/a-b.c_d~e', 'http://a.example/a%2Db%2Ec%5Fd%7Ee', 'http://a.example/a%2db%2ec%5fd%7ee'],
+      'example,a)/a-b.c_d~e',
+      'escapes of - . _ ~ decoded',
+    ],
     [['http://a.example/x0', 'http://a.example/x%30'], 'example,a)/x0', 'escapes of digits decoded'],
     [['http://A.EXAMPLE/x', 'http://a.example/x', 'http://A.Example./x'], 'example,a)/x', 'host lower case, trailing dot dropped'],
     [['http://a.example:80/x', 'https://a.example:443/x', 'http://a.example/x'], 'example,a)/x', 'default port dropped'],
@@ -233,7 +241,11 @@ t.test('exactUrlkey: one canonical form of a URL (docs/url-space.md): every spel
   for (const [spellings, key, rule] of groups) for (const u of spellings) t.equal(exactUrlkey(u), key, `${u}: ${rule}`);
   t.not(exactUrlkey('http://a.example/Page'), exactUrlkey('http://a.example/page'), 'path case still counts');
   t.not(exactUrlkey('http://a.example/a/b'), exactUrlkey('http://a.example/a%2Fb'), '/ and %2F are different');
-  t.equal(exactUrlkey('http://a.example/%65xcluded/page'), exactUrlkey(exactUrlkey('http://a.example/%65xcluded/page').replace(/^example,a\)/, 'http://a.example')), 'the key of a key\'s path is the same key');
+  t.equal(
+    exactUrlkey('http://a.example/%65xcluded/page'),
+    exactUrlkey(exactUrlkey('http://a.example/%65xcluded/page').replace(/^example,a\)/, 'http://a.example')),
+    "the key of a key's path is the same key",
+  );
   t.equal(canonicalEscapes('%zz%4'), '%zz%4', 'a % without two hex digits is left');
 });
 

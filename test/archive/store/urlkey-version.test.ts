@@ -5,7 +5,7 @@
  * run `reindex` when some key is of the old rules, until `reindex` has
  * rebuilt it.
  */
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import t from 'tap';
@@ -57,6 +57,14 @@ t.test('an index of an earlier version: used when its keys are canonical; refuse
   const cdxj = await runCli(['cdxj', '--config', config]);
   t.equal(cdxj.code, 1);
   t.match(cdxj.stderr, /^memento-archive: cannot open the index in \S+: \S+index\.sqlite3: its urlkeys were computed .* run memento-archive reindex\n$/);
+
+  const verify = await runCli(['verify', '--config', config]);
+  t.equal(verify.code, 1);
+  t.match(verify.stderr, /^memento-archive: \S+index\.sqlite3: its urlkeys were computed .* run memento-archive reindex\n$/, 'verify says so in one line');
+  writeFileSync(path.join(dir, 'empty.warc'), '');
+  const imp = await runCli(['import', '--config', config, path.join(dir, 'empty.warc')]);
+  t.not(imp.code, 0, 'import refuses it');
+  t.match(imp.stderr, /run memento-archive reindex/, 'and says so');
 
   const r = await runCli(['reindex', '--config', config]);
   t.equal(r.code, 0, r.stderr);
