@@ -55,6 +55,7 @@ try {
   // Each address of the excluded URL and of the never-captured one, in turn: the same status, the same body but the URL.
   const addresses: [string, (u: string) => string][] = [
     ['/cdx', (u) => `/cdx?url=${encodeURIComponent(u)}`],
+    ['/cdx prefix', (u) => `/cdx?url=${encodeURIComponent(u.replace(/page$/, '*'))}`],
     ['/tg/ (redirector)', (u) => `/tg/${u}`],
     ['TimeMap', (u) => `/2025/timemap/link/${u}`],
   ];

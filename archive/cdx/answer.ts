@@ -9,7 +9,6 @@
  */
 import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/cdx-walk.js';
 import type { IndexDb } from '../store/index-db.js';
-import type { Ranges } from '../store/index-sql.js';
 import { type CdxField, type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
 
 /** Media type of `output=json`: newline-delimited JSON, one object per line (pywb's). */
@@ -67,12 +66,18 @@ export function lineSql(fields: readonly CdxField[], output: CdxQuery['output'])
  * rows at or before the instant walked backwards and those after it walked
  * forwards, merged by distance; a tie goes to the earlier). Starts after
  * `q.resume` when given. Each row has its `line`, and the `columns` asked
- * for. Every row of the index that matches; with `within` (for a query of
- * one urlkey: the spans of datetimes the access rules show), only those
- * whose datetime lies in one of its spans.
+ * for. Every row of the index that matches; with `shown.within` (for a
+ * query of one urlkey: the spans of datetimes the access rules show) or
+ * `shown.shown` (the rules as SQL, for a query of many), only those the
+ * access rules show.
  */
-export async function* cdxRows(index: IndexDb, q: CdxQuery, columns: readonly CdxColumn[] = [], within?: Ranges): AsyncGenerator<PlacedRow> {
-  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1), within };
+export async function* cdxRows(
+  index: IndexDb,
+  q: CdxQuery,
+  columns: readonly CdxColumn[] = [],
+  shown: Pick<CdxWalk, 'within' | 'shown'> = {},
+): AsyncGenerator<PlacedRow> {
+  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1), ...shown };
   if (q.sort === 'closest') {
     yield* closestRows(index, q, walk);
     return;

@@ -9,8 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cdxBody, cdxRows, NDJSON } from '../cdx/answer.js';
 import { type CdxQuery, parseCdxQuery } from '../cdx/query.js';
 import { nowSeconds, type UrlPolicy } from '../access.js';
-import type { CdxColumn, CdxRow } from '../store/cdx-walk.js';
-import type { Ranges } from '../store/index-sql.js';
+import type { CdxColumn, CdxRow, CdxWalk } from '../store/cdx-walk.js';
 import { readRoute, TEXT } from './context.js';
 
 /** The CDX plugin. */
@@ -60,21 +59,25 @@ async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyRepl
 }
 
 /**
- * For a query of one URL (`matchType=exact`, also `sort=closest`): the
- * spans of datetimes the access rules show of it, so that the index walk
- * reads only those (none at all when the URL is wholly hidden), and an
- * excluded URL with many mementos is answered as fast as one never
- * captured; `undefined` when nothing of it is hidden or the query spans
- * many urlkeys ({@link cdxListed} then leaves the hidden rows out).
+ * What the index walk is limited to, so that hidden mementos are not even
+ * handed to JavaScript: for a query of one URL (`matchType=exact`, also
+ * `sort=closest`), the spans of datetimes the access rules show of it
+ * (none at all when the URL is wholly hidden: an excluded URL with many
+ * mementos is answered as fast as one never captured); for a query of many
+ * URLs, the rules as one SQL condition (SQLite still steps over the hidden
+ * rows of the range). {@link cdxListed} checks every row all the same.
  */
-function shownSpans(app: FastifyInstance, q: CdxQuery): Ranges | undefined {
-  if (q.matchType !== 'exact') return undefined;
+function shownSpans(app: FastifyInstance, q: CdxQuery): Pick<CdxWalk, 'within' | 'shown'> {
+  if (q.matchType !== 'exact') {
+    const shown = app.access.shownSql();
+    return shown.sql === '1' ? {} : { shown };
+  }
   const policy = app.access.policy(q.ranges[0].from);
-  return policy.open ? undefined : policy.ranges('allow');
+  return policy.open ? {} : { within: policy.ranges('allow') };
 }
 
 /** Whether the answer to `q` has a line (for HEAD: one index query of two rows, not the answer). */
-async function anyRow(app: FastifyInstance, q: CdxQuery, listed: (row: CdxRow) => boolean, within: Ranges | undefined): Promise<boolean> {
+async function anyRow(app: FastifyInstance, q: CdxQuery, listed: (row: CdxRow) => boolean, within: Pick<CdxWalk, 'within' | 'shown'>): Promise<boolean> {
   for await (const p of cdxRows(app.store.index, { ...q, limit: 1 }, LISTED_COLUMNS, within)) if (listed(p.row)) return true;
   return false;
 }

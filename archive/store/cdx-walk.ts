@@ -58,6 +58,12 @@ export interface CdxWalk {
    * the hidden ones are not even read (an empty list: none).
    */
   within?: Ranges;
+  /**
+   * Only mementos this SQL condition over `urlkey` and `datetime` holds for
+   * (archive/access.ts `shownSql`: the ones the access rules show, for a
+   * walk over many urlkeys), with its parameters.
+   */
+  shown?: { sql: string; params: Record<string, string> };
 }
 
 /** Rows per query when {@link cdxWalk} walks. */
@@ -84,11 +90,11 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
 export async function* cdxWalk(index: IndexDb, range: UrlkeyRange, walk: CdxWalk = {}): AsyncGenerator<CdxRow> {
   const desc = walk.desc ?? false;
   const page = Math.max(1, walk.page ?? CDX_PAGE);
-  const bounds = { $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
+  const bounds = { ...walk.shown?.params, $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
   const inRange = (k: string) => (range.to === undefined ? k === range.from : range.from <= k && k < range.to);
   const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
   const cols = ['id', 'datetime', ...new Set(walk.columns ?? []), ...(walk.line ? [`${walk.line} AS line`] : [])].join(', ');
-  const window = `datetime >= $since AND datetime <= $until${walk.within ? ` AND (${rangeSql(walk.within)})` : ''}`;
+  const window = `datetime >= $since AND datetime <= $until${walk.within ? ` AND (${rangeSql(walk.within)})` : ''}${walk.shown ? ` AND ${walk.shown.sql}` : ''}`;
   // `key`: the rest of one urlkey (its rows get their urlkey in JS: one string fewer to convert per row); `keys`: the next urlkeys of the range.
   const sql = {
     key: `SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id) AND ${window} ORDER BY datetime ${dir}, id ${dir} LIMIT $limit`,
