@@ -271,6 +271,22 @@ export class AccessRules {
   }
 
   /**
+   * The urlkeys every memento of which is hidden, whatever its datetime, as
+   * sorted, disjoint half-open ranges `[from, to)` (byte order): those named
+   * by a rule that `exclude`s or `block`s without `before`/`after`/`embargo`
+   * and by no rule of another kind. A walk over many urlkeys (a `/cdx`
+   * prefix query) leaves them out, so that it takes the time it would if
+   * they had never been captured. A prefix rule names `[key, key+1)`, an
+   * exact one `[key, key + "\0")` (urlkeys are ASCII, without NUL).
+   */
+  wholeHiddenKeys(): { from: string; to: string }[] {
+    const span = (p: UrlPattern) => ({ from: p.key, to: p.prefix ? afterPrefix(p.key) : p.key + '\0' });
+    const hiding = this.compiled.filter((c) => c.rule.action !== 'allow' && !c.dated);
+    const other = this.compiled.filter((c) => c.rule.action === 'allow' || c.dated);
+    return subtractKeys(unionKeys(hiding.map((c) => span(c.pattern))), unionKeys(other.map((c) => span(c.pattern))));
+  }
+
+  /**
    * The rules as one SQL condition over a memento's `urlkey` and
    * `datetime` columns, true for the mementos shown at `now` (epoch s): for
    * counts and lists over the whole index (the home page), computed by
@@ -312,6 +328,44 @@ export class AccessRules {
       if (policy.open || policy.visible(r.datetime)) yield r;
     }
   }
+}
+
+/** The string just after every string that begins with `prefix` (for an ASCII `prefix`: its last character plus one). */
+export function afterPrefix(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/** A half-open range of urlkeys `[from, to)`. */
+export interface KeyRange {
+  from: string;
+  to: string;
+}
+
+/** The union of `ranges` as sorted, disjoint ranges. */
+export function unionKeys(ranges: readonly KeyRange[]): KeyRange[] {
+  const out: KeyRange[] = [];
+  for (const r of [...ranges].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))) {
+    const last = out[out.length - 1];
+    if (last && r.from <= last.to) {
+      if (r.to > last.to) last.to = r.to;
+    } else if (r.from < r.to) out.push({ ...r });
+  }
+  return out;
+}
+
+/** What of the sorted, disjoint `a` is in none of the sorted, disjoint `b`. */
+export function subtractKeys(a: readonly KeyRange[], b: readonly KeyRange[]): KeyRange[] {
+  const out: KeyRange[] = [];
+  for (const r of a) {
+    let from = r.from;
+    for (const x of b) {
+      if (x.to <= from || x.from >= r.to) continue;
+      if (x.from > from) out.push({ from, to: x.from });
+      if (x.to > from) from = x.to;
+    }
+    if (from < r.to) out.push({ from, to: r.to });
+  }
+  return out;
 }
 
 // Reading the index through the rules.

@@ -8,8 +8,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cdxBody, cdxRows, NDJSON } from '../cdx/answer.js';
 import { type CdxQuery, parseCdxQuery } from '../cdx/query.js';
-import { nowSeconds, type UrlPolicy } from '../access.js';
-import type { CdxColumn, CdxRow, CdxWalk } from '../store/cdx-walk.js';
+import { type KeyRange, nowSeconds, subtractKeys, type UrlPolicy } from '../access.js';
+import type { CdxColumn, CdxRow, CdxWalk, UrlkeyRange } from '../store/cdx-walk.js';
 import { readRoute, TEXT } from './context.js';
 
 /** The CDX plugin. */
@@ -46,10 +46,11 @@ async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyRepl
   // Open to scripts of any origin, the 400s too (so that a page can read why); never sniffed as another type, the 400s neither.
   reply.header('access-control-allow-origin', '*').header('x-content-type-options', 'nosniff');
   const target = req.raw.url ?? '';
-  const q = parseCdxQuery(new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : ''), app.config.maxUrlLength);
+  let q = parseCdxQuery(new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : ''), app.config.maxUrlLength);
   reply.type(q.output === 'json' ? NDJSON : TEXT);
   const listed = cdxListed(app);
   const within = shownSpans(app, q);
+  if (q.matchType !== 'exact') q = { ...q, ranges: walkedRanges(q.ranges, app.access.wholeHiddenKeys()) };
   if (req.method === 'HEAD') {
     // As GET: an answer with no line is sent with `Content-Length: 0`, any other streamed (chunked).
     if (!(await anyRow(app, q, listed, within))) reply.header('content-length', '0');
@@ -74,6 +75,15 @@ function shownSpans(app: FastifyInstance, q: CdxQuery): Pick<CdxWalk, 'within' |
   }
   const policy = app.access.policy(q.ranges[0].from);
   return policy.open ? {} : { within: policy.ranges('allow') };
+}
+
+/** The urlkey ranges of a query over many urlkeys less those wholly hidden (AccessRules `wholeHiddenKeys`): the walk never reads their rows. */
+function walkedRanges(ranges: readonly UrlkeyRange[], hidden: KeyRange[]): UrlkeyRange[] {
+  if (!hidden.length) return [...ranges];
+  return subtractKeys(
+    ranges.map((r) => ({ from: r.from, to: r.to ?? r.from + '\0' })),
+    hidden,
+  );
 }
 
 /** Whether the answer to `q` has a line (for HEAD: one index query of two rows, not the answer). */

@@ -236,3 +236,34 @@ t.test('/cdx errors carry X-Content-Type-Options: nosniff, as its answers do', a
     t.equal(r.headers['x-content-type-options'], 'nosniff', `/cdx?${q}: ${r.status} with nosniff`);
   }
 });
+
+t.test('/cdx over many urlkeys leaves out wholly hidden ones without reading them, and lists what a more specific rule shows', async (t) => {
+  const rules = `${RULES}  - url: http://www.example.org/excluded/open*\n    action: allow\n  - url: http://www.example.org/excluded/late\n    action: allow\n    after: 2001-06-01\n`;
+  const a = await startArchive(rules);
+  t.teardown(() => a.close());
+  for (const u of ['/excluded/a', '/excluded/open', '/excluded/opener', '/excluded/late', '/excluded/z', '/f'])
+    for (const d of [JAN, DEC]) await seed(a, `http://www.example.org${u}`, d);
+  for (const q of [
+    'url=http://www.example.org/*',
+    'url=www.example.org&matchType=host',
+    'url=example.org&matchType=domain',
+    'url=http://www.example.org/*&sort=reverse',
+  ]) {
+    const r = await request(`${a.url}/cdx?${q}&fl=original,timestamp`);
+    const lines = r.text.trim().split('\n').sort();
+    t.same(
+      lines,
+      [
+        `http://www.example.org/excluded/late ${ts14(DEC)}`,
+        ...['open', 'opener'].flatMap((p) => [JAN, DEC].map((d) => `http://www.example.org/excluded/${p} ${ts14(d)}`)),
+        ...[JAN, DEC].map((d) => `http://www.example.org/f ${ts14(d)}`),
+      ].sort(),
+      `${q}: the shown mementos, and only those`,
+    );
+  }
+  const all = (await request(`${a.url}/cdx?url=http://www.example.org/*&fl=original,timestamp`)).text.trim().split('\n');
+  const paged = (await request(`${a.url}/cdx?url=http://www.example.org/*&fl=original,timestamp&limit=2&showResumeKey=true`)).text.split('\n').filter(Boolean);
+  const key = paged.pop()!;
+  const rest = (await request(`${a.url}/cdx?url=http://www.example.org/*&fl=original,timestamp&resumeKey=${key}`)).text.trim().split('\n');
+  t.same([...paged, ...rest], all, 'paged with a resume key: the same lines');
+});
