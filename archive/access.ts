@@ -200,6 +200,8 @@ const OPEN: readonly Segment[] = [{ from: -Infinity, until: Infinity, verdict: '
  */
 export class AccessRules {
   private compiled: Compiled[] = [];
+  /** Counts the calls of {@link replace}: what was computed under other rules is stale (a cache of the home page's sites). */
+  generation = 0;
 
   /** @param rules checked rules (archive/config.ts); @throws UriError for a URL that is not one (the config check prevents it) */
   constructor(rules: readonly AccessRule[] = []) {
@@ -208,6 +210,7 @@ export class AccessRules {
 
   /** Puts `rules` in force from the next call on (SIGHUP). @throws UriError as the constructor; the old rules stay then */
   replace(rules: readonly AccessRule[]): void {
+    this.generation++;
     this.compiled = rules.map((rule, order) => ({
       rule,
       pattern: urlPattern(rule.url),
@@ -268,6 +271,48 @@ export class AccessRules {
   }
 
   /**
+   * The urlkeys every memento of which is hidden, whatever its datetime, as
+   * sorted, disjoint half-open ranges `[from, to)` (byte order): those named
+   * by a rule that `exclude`s or `block`s without `before`/`after`/`embargo`
+   * and by no rule of another kind. A walk over many urlkeys (a `/cdx`
+   * prefix query) leaves them out, so that it takes the time it would if
+   * they had never been captured. A prefix rule names `[key, key+1)`, an
+   * exact one `[key, key + "\0")` (urlkeys are ASCII, without NUL).
+   */
+  wholeHiddenKeys(): { from: string; to: string }[] {
+    const span = (p: UrlPattern) => ({ from: p.key, to: p.prefix ? afterPrefix(p.key) : p.key + '\0' });
+    const hiding = this.compiled.filter((c) => c.rule.action !== 'allow' && !c.dated);
+    const other = this.compiled.filter((c) => c.rule.action === 'allow' || c.dated);
+    return subtractKeys(unionKeys(hiding.map((c) => span(c.pattern))), unionKeys(other.map((c) => span(c.pattern))));
+  }
+
+  /**
+   * The rules as one SQL condition over a memento's `urlkey` and
+   * `datetime` columns, true for the mementos shown at `now` (epoch s): for
+   * counts and lists over the whole index (the home page), computed by
+   * SQLite. The same verdict as {@link policy}: of the rules that name the
+   * urlkey and whose span of datetimes holds the memento, the most specific
+   * decides. `sql` is `1` when no rule hides anything; the rules' urlkeys
+   * are bound as parameters (`params`), the instants and lengths written as
+   * numbers.
+   */
+  shownSql(now: number = nowSeconds()): { sql: string; params: Record<string, string> } {
+    if (this.compiled.every((c) => c.rule.action === 'allow')) return { sql: '1', params: {} };
+    const params: Record<string, string> = {};
+    const cases = [...this.compiled].sort(bySpecificity).map((c, i) => {
+      params[`$rule${i}`] = c.pattern.key;
+      const name = c.pattern.prefix ? `substr(urlkey, 1, ${c.pattern.key.length})` : 'urlkey';
+      const [from, until] = ruleRange(c.rule, now);
+      const time = [
+        Number.isFinite(from) ? ` AND datetime >= ${Math.ceil(from)}` : '',
+        Number.isFinite(until) ? ` AND datetime < ${Math.ceil(until)}` : '',
+      ].join('');
+      return `WHEN ${name} = $rule${i}${time} THEN ${c.rule.action === 'allow' ? 1 : 0}`;
+    });
+    return { sql: `(CASE ${cases.join(' ')} ELSE 1 END) = 1`, params };
+  }
+
+  /**
    * The rows that are shown, in their order: for lists over many URLs
    * (index rows, CDX lines). One policy per urlkey, made at the first row
    * of it, all at one `now`.
@@ -283,6 +328,44 @@ export class AccessRules {
       if (policy.open || policy.visible(r.datetime)) yield r;
     }
   }
+}
+
+/** The string just after every string that begins with `prefix` (for an ASCII `prefix`: its last character plus one). */
+export function afterPrefix(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/** A half-open range of urlkeys `[from, to)`. */
+export interface KeyRange {
+  from: string;
+  to: string;
+}
+
+/** The union of `ranges` as sorted, disjoint ranges. */
+export function unionKeys(ranges: readonly KeyRange[]): KeyRange[] {
+  const out: KeyRange[] = [];
+  for (const r of [...ranges].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))) {
+    const last = out[out.length - 1];
+    if (last && r.from <= last.to) {
+      if (r.to > last.to) last.to = r.to;
+    } else if (r.from < r.to) out.push({ ...r });
+  }
+  return out;
+}
+
+/** What of the sorted, disjoint `a` is in none of the sorted, disjoint `b`. */
+export function subtractKeys(a: readonly KeyRange[], b: readonly KeyRange[]): KeyRange[] {
+  const out: KeyRange[] = [];
+  for (const r of a) {
+    let from = r.from;
+    for (const x of b) {
+      if (x.to <= from || x.from >= r.to) continue;
+      if (x.from > from) out.push({ from, to: x.from });
+      if (x.to > from) from = x.to;
+    }
+    if (from < r.to) out.push({ from, to: r.to });
+  }
+  return out;
 }
 
 // Reading the index through the rules.
@@ -306,18 +389,17 @@ export function visibleSpans(index: IndexDb, policy: UrlPolicy): Promise<{ archi
 
 /**
  * Why nothing of the URL is shown (in `archiveId`, or in any archive):
- * `block` when some memento of it is blocked, else `exclude` when some is
- * excluded, else `undefined` (never captured).
+ * `block` when some memento of it is blocked, else `undefined` (never
+ * captured, or excluded: the same answer). Asks the index only whether a
+ * blocked memento exists (one row at most), never about excluded ones, so
+ * that an excluded URL costs what a never-captured one costs, however many
+ * mementos it has.
  */
-export async function whyHidden(index: IndexDb, policy: UrlPolicy, archiveId?: string): Promise<'block' | 'exclude' | undefined> {
+export async function whyHidden(index: IndexDb, policy: UrlPolicy, archiveId?: string): Promise<'block' | undefined> {
   if (policy.open) return undefined;
-  for (const v of ['block', 'exclude'] as const) {
-    const ranges = policy.ranges(v);
-    if (!ranges.length) continue;
-    const spans = await index.spansWithin(policy.urlkey, ranges);
-    if (spans.some((s) => archiveId === undefined || s.archive_id === archiveId)) return v;
-  }
-  return undefined;
+  const ranges = policy.ranges('block');
+  if (!ranges.length) return undefined;
+  return (await index.anyWithin(policy.urlkey, ranges, archiveId)) ? 'block' : undefined;
 }
 
 /**

@@ -25,7 +25,7 @@ import { runPurge } from './purge-command.js';
 import { runCdxj } from './commands/cdxj.js';
 import { runImport } from './commands/import.js';
 import { buildArchiveServer } from './server.js';
-import { IndexDb } from './store/index-db.js';
+import { IndexDb, StaleIndexError } from './store/index-db.js';
 import { DataDirBusyError, DataDirLock } from './store/lock.js';
 import { type Progress, reindex, verify } from './store/maintenance.js';
 import { PurgeInterruptedError } from './store/purge.js';
@@ -163,7 +163,7 @@ async function serve(config: ArchiveConfig, configFile: string, quiet: boolean):
     store = await ArchiveStore.open(config, { log: (line) => log.info(line) });
   } catch (err) {
     if (err instanceof DataDirBusyError) fail(`${err.message}; a second daemon cannot share its data folder`, 1);
-    if (err instanceof PurgeInterruptedError) fail(err.message, 1);
+    if (err instanceof PurgeInterruptedError || err instanceof StaleIndexError) fail(err.message, 1);
     const e = err as NodeJS.ErrnoException;
     if (e.code && e.syscall) fail(`${config.dataDir}: ${e.message}`, 1);
     throw err;
@@ -248,7 +248,13 @@ function progressBar(label: string): { progress?: Progress; stop(): void } {
 
 /** `memento-archive verify`: prints a summary and each problem; returns the exit code (0 ok, 1 problems). */
 async function runVerify(config: ArchiveConfig): Promise<number> {
-  const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+  let index: IndexDb;
+  try {
+    index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+  } catch (err) {
+    if (err instanceof StaleIndexError) fail(err.message, 1);
+    throw err;
+  }
   const bar = progressBar('verify');
   try {
     const r = await verify(index, path.join(config.dataDir, 'warcs'), { progress: bar.progress });
@@ -279,7 +285,7 @@ async function runReindex(config: ArchiveConfig): Promise<number> {
     const warcsDir = path.join(config.dataDir, 'warcs');
     let before = 0;
     if (existsSync(indexFile)) {
-      const index = await IndexDb.open(indexFile);
+      const index = await IndexDb.open(indexFile, { anyUrlkeys: true });
       before = await index.count();
       await index.close();
     }

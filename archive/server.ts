@@ -73,6 +73,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   });
   decorateArchive(app, config, store);
   app.decorate('access', new AccessRules(config.access));
+  store.hidden = (urlkey, datetime) => app.access.verdict(urlkey, datetime) !== 'allow';
   sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   const caches = () => ({

@@ -8,7 +8,8 @@
  * `http://www.Example.org:80/A/b/?B=2&a=1#f` → `org,example)/a/b?a=1&b=2`.
  *
  * It is deliberately fuzzier than the archive's own index key
- * (`exactUrlkey` in uri.ts: scheme dropped, nothing else folded):
+ * (`exactUrlkey` in uri.ts: scheme dropped, escapes of unreserved
+ * characters decoded, `//` merged, nothing else folded):
  * `www.` stripped, path and query lower-cased, query arguments sorted,
  * session ids (`jsessionid=`, `PHPSESSID=`, ASP.NET path ids…) dropped, a
  * trailing `/` dropped, dot-segments resolved, percent-escapes decoded and

@@ -171,18 +171,61 @@ export function linkLength(uri: string): number {
   return n;
 }
 
+/** Unreserved characters (RFC 3986 §2.3): their percent-escapes mean the character itself. */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+/**
+ * The percent-escapes of `s` in one canonical spelling (RFC 3986
+ * §6.2.2.1, §6.2.2.2): an escape of an unreserved character (letters,
+ * digits, `-`, `.`, `_`, `~`) is decoded (`%65` → `e`, `%7E` → `~`); every
+ * other escape keeps its meaning and gets upper-case hex (`%2f` → `%2F`,
+ * `%3f` → `%3F`, `%c3%a9` → `%C3%A9`). One pass: `%2565` stays `%2565`
+ * (an escaped `%` is not decoded, so nothing is decoded twice). A `%` not
+ * followed by two hex digits is left as it is.
+ */
+export function canonicalEscapes(s: string): string {
+  if (!s.includes('%')) return s;
+  return s.replace(/%([0-9A-Fa-f]{2})/g, (m, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(c) ? c : m.toUpperCase();
+  });
+}
+
+/**
+ * A URL path in the canonical form every URL rule compares (docs/url-space.md
+ * "One canonical form of a URL"): {@link canonicalEscapes}, then every run of
+ * `/` merged into one (`/a//b` is `/a/b`, as Apache's MergeSlashes and
+ * nginx's merge_slashes serve it); `%2C` and `%3B` read as `,` and `;`, as
+ * {@link normalizeUriR} reads them. Dot-segments are resolved before (by
+ * the URL parser); case is kept.
+ *
+ * @param path a path beginning with `/`, without query or fragment
+ */
+export function canonicalPath(path: string): string {
+  return canonicalEscapes(path)
+    .replace(/%2C/g, ',')
+    .replace(/%3B/g, ';')
+    .replace(/\/{2,}/g, '/');
+}
+
 /**
  * The urlkey of a URI-R: its SURT form (Sort-friendly URI Reordering
- * Transform) as CDX indexes write it, without any canonicalization beyond
- * {@link normalizeUriR}: `http://www.Example.org:80/a/b?x=1` →
- * `org,example,www)/a/b?x=1`.
+ * Transform) as CDX indexes write it, in the one canonical form that every
+ * URL rule of the archive and the capture proxy matches (the index key,
+ * `access:` rules, `purge`, `/cdx`, TimeMaps, the prefix list; the proxy's
+ * `Excluded` compares the path the same way): `http://www.Example.org:80/a//%62?x=%2f`
+ * → `org,example,www)/a/b?x=%2F`.
  *
- * Rules: scheme dropped (http and https of one host share a key, as in
- * pywb); host lower-cased, labels reversed, comma-joined; port kept unless
- * it is the scheme's default; path and query exactly as normalised (case
- * and query order kept; no bare `?`, `,` and `;` decoded); fragment
- * dropped. The key follows the normalised URI-R character for character,
- * so that the URI-R an answer names and the mementos it finds agree.
+ * Rules (docs/url-space.md "One canonical form of a URL"), after
+ * {@link normalizeUriR} (host lower case, default port dropped, empty path
+ * `/`, dot-segments resolved, fragment and bare `?` dropped, `%2C` `%3B`
+ * read as `,` `;`): scheme dropped (http and https of one host share a key,
+ * as in pywb); a trailing dot of the host dropped; host labels reversed,
+ * comma-joined; a non-default port kept; in the path and query, escapes of
+ * unreserved characters decoded and the others upper-cased
+ * ({@link canonicalEscapes}); in the path, runs of `/` merged. Nothing else
+ * is folded: path and query case and the order of query arguments count.
+ * The stored URI-R keeps its spelling; only matching uses the key.
  *
  * Why not pywb's canonical form (warcio's `getSurt`, Python `surt`), which
  * also strips `www.`, lower-cases the path and sorts the query: this
@@ -190,7 +233,7 @@ export function linkLength(uri: string): number {
  * `/Page` and `/page`, `example.org` and `www.example.org`, or `?b=1&a=2`
  * and `?a=2&b=1` can be different resources; a fuzzy key would make the
  * TimeGate of one answer with mementos of another. Index exports for pywb
- * can compute its form from the stored URI-R.
+ * compute its form from the stored URI-R (shared/surt.ts).
  *
  * @throws UriError like {@link normalizeUriR}.
  */
@@ -202,5 +245,16 @@ export function exactUrlkey(uriR: string): string {
   const key = host.startsWith('[') ? host : host.split('.').reverse().join(',');
   const port = u.port ? ':' + u.port : '';
   // Path and query as normalizeUriR wrote them (not u.pathname + u.search, which the URL parser may respell).
-  return `${key}${port})${normal.slice(normal.indexOf('/', u.protocol.length + 2))}`;
+  const rest = normal.slice(normal.indexOf('/', u.protocol.length + 2));
+  const q = rest.indexOf('?');
+  const path = q < 0 ? rest : rest.slice(0, q);
+  return `${key}${port})${canonicalPath(path)}${q < 0 ? '' : canonicalEscapes(rest.slice(q))}`;
 }
+
+/**
+ * Which rules computed the urlkeys of an index (`PRAGMA user_version` of
+ * index.sqlite3): 1 is {@link exactUrlkey} as above. An index of an
+ * earlier version may hold keys of another spelling of one URL; the daemon
+ * refuses it until `memento-archive reindex` rebuilds it (docs/storage.md).
+ */
+export const URLKEY_VERSION = 1;

@@ -66,10 +66,18 @@ export function lineSql(fields: readonly CdxField[], output: CdxQuery['output'])
  * rows at or before the instant walked backwards and those after it walked
  * forwards, merged by distance; a tie goes to the earlier). Starts after
  * `q.resume` when given. Each row has its `line`, and the `columns` asked
- * for. Every row of the index that matches, unfiltered.
+ * for. Every row of the index that matches; with `shown.within` (for a
+ * query of one urlkey: the spans of datetimes the access rules show) or
+ * `shown.shown` (the rules as SQL, for a query of many), only those the
+ * access rules show.
  */
-export async function* cdxRows(index: IndexDb, q: CdxQuery, columns: readonly CdxColumn[] = []): AsyncGenerator<PlacedRow> {
-  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1) };
+export async function* cdxRows(
+  index: IndexDb,
+  q: CdxQuery,
+  columns: readonly CdxColumn[] = [],
+  shown: Pick<CdxWalk, 'within' | 'shown'> = {},
+): AsyncGenerator<PlacedRow> {
+  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1), ...shown };
   if (q.sort === 'closest') {
     yield* closestRows(index, q, walk);
     return;

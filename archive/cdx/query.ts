@@ -9,6 +9,7 @@
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
+import { afterPrefix } from '../access.js';
 import type { UrlkeyRange } from '../store/cdx-walk.js';
 
 /** Which urlkeys a query matches (pywb's `matchType`). */
@@ -124,11 +125,6 @@ function instant(params: URLSearchParams, name: string, end: 'first' | 'last'): 
   const t = timestampBound(v, end);
   if (t === undefined) throw httpError(400, `${name}=${v.slice(0, 40)} is not a timestamp: 1 to 14 digits of yyyyMMddhhmmss (UTC) that begin a date`);
   return t;
-}
-
-/** The urlkey just after every urlkey that begins with `prefix` (urlkeys are ASCII: the last character plus one). */
-function afterPrefix(prefix: string): string {
-  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
 /**

@@ -4,14 +4,19 @@
  * reads, so it runs beside the daemon (as `verify` does).
  */
 import path from 'node:path';
+import { AccessRules, nowSeconds } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
 import { writeCdxj } from '../store/cdxj.js';
 import { IndexDb } from '../store/index-db.js';
 
 /**
- * Writes the CDXJ of every memento (of archive `archive` when given) to
- * stdout, sorted, then one summary line on stderr (`cdxj: N lines`).
+ * Writes the CDXJ of every memento (of archive `archive` when given) that
+ * the access rules (`access:` of the config, archive/access.ts) show at
+ * this moment to stdout, sorted, then one summary line on stderr (`cdxj: N
+ * lines`, and how many hidden mementos were left out). Blocked, excluded
+ * and embargoed mementos are not exported: a tool replaying the export
+ * would show them.
  *
  * @returns the exit code: 0; 2 when `archive` names no local archive of
  *   the config (one line on stderr, nothing on stdout); 1 when the index
@@ -34,8 +39,20 @@ export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } 
     if (err.code === 'EPIPE') closed = true;
   });
   try {
-    const n = await writeCdxj(index.allMementos(opts.archive), process.stdout);
-    process.stderr.write(`cdxj: ${n} lines${opts.archive === undefined ? '' : ` (archive ${opts.archive})`}\n`);
+    const rules = new AccessRules(config.access);
+    const now = nowSeconds();
+    let hidden = 0;
+    // What the access rules hide now is not exported: an export feeds other tools' replay, which knows nothing of the rules.
+    const shown = async function* () {
+      for await (const row of index.allMementos(opts.archive)) {
+        if (rules.verdict(row.urlkey, row.datetime, now) === 'allow') yield row;
+        else hidden++;
+      }
+    };
+    const n = await writeCdxj(shown(), process.stdout);
+    process.stderr.write(
+      `cdxj: ${n} lines${opts.archive === undefined ? '' : ` (archive ${opts.archive})`}${hidden ? `; ${hidden} mementos the access rules hide left out` : ''}\n`,
+    );
     return 0;
   } catch (err) {
     if (closed || (err as NodeJS.ErrnoException).code === 'EPIPE') return 0;

@@ -186,15 +186,18 @@ async function conditionMemento(app: FastifyInstance, req: FastifyRequest, route
 /**
  * The memento a capture of `urlkey` at `given` (else at `receivedAt`; also
  * when `given` is before 1970 or more than a day after `receivedAt`) would
- * follow; `undefined` when there is none or that instant is outside every
- * local archive.
+ * follow; `undefined` when there is none, when that instant is outside every
+ * local archive, or when the access rules hide it (archive/access.ts): a
+ * hidden memento is as if never captured, so no question is answered
+ * `unchanged` and no 412 names its digest or URI-M because of it.
  */
-function predecessorAt(app: FastifyInstance, urlkey: string, given: Date | undefined, receivedAt: Date): Promise<MementoRow | NewMementoRow | undefined> {
+async function predecessorAt(app: FastifyInstance, urlkey: string, given: Date | undefined, receivedAt: Date): Promise<MementoRow | NewMementoRow | undefined> {
   const when = given && given.getTime() >= 0 && given.getTime() <= receivedAt.getTime() + 86_400_000 ? given : receivedAt;
   const datetime = toEpochSeconds(when);
   const archive = archiveForInstant(app.config.archives, datetime);
-  if (!archive || !isLocal(archive)) return Promise.resolve(undefined);
-  return app.store.predecessor(urlkey, datetime);
+  if (!archive || !isLocal(archive)) return undefined;
+  const prev = await app.store.predecessor(urlkey, datetime);
+  return prev && app.access.verdict(urlkey, prev.datetime) === 'allow' ? prev : undefined;
 }
 
 /**

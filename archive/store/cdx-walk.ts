@@ -6,6 +6,7 @@
  */
 import type sqlite3 from 'sqlite3';
 import type { IndexDb, MementoRow } from './index-db.js';
+import { type Ranges, rangeSql } from './index-sql.js';
 
 /** Columns a CDX walk ({@link cdxWalk}) reads when asked, beyond those of every {@link CdxRow}. */
 export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length';
@@ -51,6 +52,18 @@ export interface CdxWalk {
   line?: string;
   /** Rows per query (default {@link CDX_PAGE}). */
   page?: number;
+  /**
+   * Only mementos whose datetime lies in one of these spans `[from, until)`
+   * (epoch s): the ones the access rules show of a one-urlkey walk, so that
+   * the hidden ones are not even read (an empty list: none).
+   */
+  within?: Ranges;
+  /**
+   * Only mementos this SQL condition over `urlkey` and `datetime` holds for
+   * (archive/access.ts `shownSql`: the ones the access rules show, for a
+   * walk over many urlkeys), with its parameters.
+   */
+  shown?: { sql: string; params: Record<string, string> };
 }
 
 /** Rows per query when {@link cdxWalk} walks. */
@@ -77,11 +90,11 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
 export async function* cdxWalk(index: IndexDb, range: UrlkeyRange, walk: CdxWalk = {}): AsyncGenerator<CdxRow> {
   const desc = walk.desc ?? false;
   const page = Math.max(1, walk.page ?? CDX_PAGE);
-  const bounds = { $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
+  const bounds = { ...walk.shown?.params, $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
   const inRange = (k: string) => (range.to === undefined ? k === range.from : range.from <= k && k < range.to);
   const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
   const cols = ['id', 'datetime', ...new Set(walk.columns ?? []), ...(walk.line ? [`${walk.line} AS line`] : [])].join(', ');
-  const window = 'datetime >= $since AND datetime <= $until';
+  const window = `datetime >= $since AND datetime <= $until${walk.within ? ` AND (${rangeSql(walk.within)})` : ''}${walk.shown ? ` AND ${walk.shown.sql}` : ''}`;
   // `key`: the rest of one urlkey (its rows get their urlkey in JS: one string fewer to convert per row); `keys`: the next urlkeys of the range.
   const sql = {
     key: `SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id) AND ${window} ORDER BY datetime ${dir}, id ${dir} LIMIT $limit`,

@@ -9,6 +9,7 @@
  */
 import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
+import { exactUrlkey, URLKEY_VERSION } from '#shared/uri.js';
 import { type NeighbourRow, type NeighbourTuple, neighbourhoodSql, type Ranges, rangeSql } from './index-sql.js';
 
 export { neighbourhoodSql, rangeSql };
@@ -123,6 +124,56 @@ function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined>
   return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
 }
 
+/** The index holds urlkeys computed by the rules of an earlier version (shared/uri.ts `URLKEY_VERSION`); `message` says what to do. */
+export class StaleIndexError extends Error {
+  constructor(file: string, example: { uri_r: string; urlkey: string }) {
+    super(
+      `${file}: its urlkeys were computed by the rules of an earlier version (${JSON.stringify(example.uri_r.slice(0, 200))} has the key ` +
+        `${JSON.stringify(example.urlkey.slice(0, 200))}, now ${JSON.stringify(exactUrlkey(example.uri_r).slice(0, 200))}); run memento-archive reindex`,
+    );
+    this.name = 'StaleIndexError';
+  }
+}
+
+/** Rows read per query by {@link checkUrlkeys}. */
+const CHECK_PAGE = 10_000;
+
+/**
+ * Makes sure every urlkey of the index is the one {@link exactUrlkey}
+ * computes now, once per index: an index whose `user_version` is below
+ * `URLKEY_VERSION` (made before the canonical form of docs/url-space.md,
+ * or new) has every row's key recomputed from its URI-R; when all agree,
+ * `user_version` is set and the check is not made again; else nothing is
+ * changed and StaleIndexError says to run `reindex` (which rebuilds the
+ * index from the WARC files, in writing order, so that the same-second
+ * rule holds between spellings that now share a key).
+ *
+ * @throws StaleIndexError naming a row whose key differs
+ */
+async function checkUrlkeys(db: sqlite3.Database, file: string): Promise<void> {
+  const [{ user_version: version }] = await readAll<{ user_version: number }>(db, 'PRAGMA user_version', {});
+  if (version >= URLKEY_VERSION) return;
+  for (let after = -Infinity; ;) {
+    const rows = await readAll<{ id: number; urlkey: string; uri_r: string }>(
+      db,
+      'SELECT id, urlkey, uri_r FROM memento WHERE id > $after ORDER BY id LIMIT $limit',
+      { $after: after, $limit: CHECK_PAGE },
+    );
+    for (const r of rows) {
+      let key: string;
+      try {
+        key = exactUrlkey(r.uri_r);
+      } catch {
+        continue; // (no row of this version has such a URI-R: nothing to compare)
+      }
+      if (key !== r.urlkey) throw new StaleIndexError(file, r);
+    }
+    if (rows.length < CHECK_PAGE) break;
+    after = rows[rows.length - 1].id;
+  }
+  await run(db, `PRAGMA user_version = ${URLKEY_VERSION}`);
+}
+
 /** Most neighbourhood lookups answered by one query. */
 const NEIGHBOURHOOD_BATCH = 64;
 
@@ -190,9 +241,10 @@ export class IndexDb {
    * Opens (creating if needed) the index at `file`.
    * @param opts.synchronous SQLite's `synchronous` pragma (default `NORMAL`, see above)
    * @param opts.cacheBytes bytes of the read cache (`index_cache_bytes`; default 0: none)
-   * @throws on a file SQLite cannot open.
+   * @param opts.anyUrlkeys open an index whatever rules computed its urlkeys (for `reindex`, which only counts its rows)
+   * @throws on a file SQLite cannot open; StaleIndexError for an index whose urlkeys an earlier version computed otherwise.
    */
-  static async open(file: string, opts: { synchronous?: 'NORMAL' | 'FULL'; cacheBytes?: number } = {}): Promise<IndexDb> {
+  static async open(file: string, opts: { synchronous?: 'NORMAL' | 'FULL'; cacheBytes?: number; anyUrlkeys?: boolean } = {}): Promise<IndexDb> {
     // Rows hold client addresses: the owner's only (SQLite gives its -wal and -shm files the same mode).
     await ownerOnly(file);
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
@@ -202,6 +254,14 @@ export class IndexDb {
     await run(db, 'PRAGMA journal_mode = WAL');
     await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
     await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
+    if (!opts.anyUrlkeys) {
+      try {
+        await checkUrlkeys(db, file);
+      } catch (err) {
+        await new Promise<void>((resolve) => db.close(() => resolve()));
+        throw err;
+      }
+    }
     const openReadOnly = () =>
       new Promise<sqlite3.Database>((resolve, reject) => {
         const d = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(d)));
@@ -518,6 +578,17 @@ export class IndexDb {
   async spansWithin(urlkey: string, ranges: Ranges): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
     const sql = `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)}) GROUP BY archive_id`;
     return ranges.length ? readAll(this.pager, sql, { $urlkey: urlkey }) : [];
+  }
+
+  /**
+   * True when `urlkey` has a memento (in `archive`, else in any) whose
+   * datetime lies in `ranges`: one index seek, one row at most.
+   */
+  async anyWithin(urlkey: string, ranges: Ranges, archive?: string): Promise<boolean> {
+    if (!ranges.length) return false;
+    const sql = `SELECT 1 FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)})${archive === undefined ? '' : ' AND archive_id = $archive'} LIMIT 1`;
+    const rows = await readAll(this.reader, sql, archive === undefined ? { $urlkey: urlkey } : { $urlkey: urlkey, $archive: archive });
+    return rows.length > 0;
   }
 
   /**

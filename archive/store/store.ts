@@ -116,6 +116,13 @@ export class ArchiveStore {
    * of its WARC files took, seconds. For the daemon's metrics.
    */
   onBatch?: (captures: number, written: number, syncSeconds: number) => void;
+  /**
+   * True for a memento the access rules hide (set by the daemon,
+   * archive/access.ts): the dedup never takes a capture for a duplicate of
+   * a hidden memento (it is stored, as if that one had never been
+   * captured), so no answer names a hidden URI-M.
+   */
+  hidden?: (urlkey: string, datetime: number) => boolean;
   /** What crash recovery did when the store opened. */
   recovery: RecoveryReport | null = null;
   private writing = false;
@@ -369,7 +376,7 @@ export class ArchiveStore {
       captures++;
       try {
         const prev = this.previous(p.row, fromDb[i], latest);
-        if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime) {
+        if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime && !this.hidden?.(prev.urlkey, prev.datetime)) {
           done.push([p, { created: false, row: prev }]);
           this.stats.duplicates++;
           continue;

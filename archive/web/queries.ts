@@ -192,21 +192,46 @@ export function hostOfSurt(surtHost: string): string {
   return name.split(',').reverse().join('.') + port;
 }
 
+/** A condition on the index rows (archive/access.ts `shownSql`): SQL over `urlkey` and `datetime`, with its parameters. */
+export interface RowCondition {
+  sql: string;
+  params: Record<string, string>;
+}
+
+/** The condition that every row meets. */
+const EVERY: RowCondition = { sql: '1', params: {} };
+
 /**
  * Every archived site with its number of URLs and captures, most captures
- * first (at most `limit`). A scan of the whole urlkey index: callers cache it.
+ * first (at most `limit`), over the rows `shown` lets through (the access
+ * rules: a hidden capture is in no count or date, a site of hidden
+ * captures only is not listed). A scan of the whole urlkey index: callers
+ * cache it.
  */
-export async function sites(index: IndexDb, limit: number): Promise<Site[]> {
+export async function sites(index: IndexDb, limit: number, shown: RowCondition = EVERY): Promise<Site[]> {
   const rows = await index.browse<{ h: string; urls: number; captures: number; last: number }>(
-    'web.sites',
+    shown.sql === '1' ? 'web.sites' : null,
     `SELECT substr(urlkey, 1, instr(urlkey, ')') - 1) AS h, count(DISTINCT urlkey) AS urls, count(*) AS captures, max(datetime) AS last
-       FROM memento GROUP BY h ORDER BY captures DESC, h LIMIT $limit`,
-    { $limit: limit },
+       FROM memento WHERE ${shown.sql} GROUP BY h ORDER BY captures DESC, h LIMIT $limit`,
+    { ...shown.params, $limit: limit },
   );
   return rows.map((r) => ({ host: hostOfSurt(r.h), urls: r.urls, captures: r.captures, last: r.last }));
 }
 
-/** The `limit` captures indexed last (by index row, newest first). */
-export function recentCaptures(index: IndexDb, limit: number): Promise<Capture[]> {
-  return index.browse<Capture>('web.recent', `SELECT ${CAPTURE_COLS} FROM memento ORDER BY id DESC LIMIT $limit`, { $limit: limit });
+/** The `limit` captures indexed last (by index row, newest first) of those `shown` lets through. */
+export function recentCaptures(index: IndexDb, limit: number, shown: RowCondition = EVERY): Promise<Capture[]> {
+  return index.browse<Capture>(
+    shown.sql === '1' ? 'web.recent' : null,
+    `SELECT ${CAPTURE_COLS} FROM memento WHERE ${shown.sql} ORDER BY id DESC LIMIT $limit`,
+    {
+      ...shown.params,
+      $limit: limit,
+    },
+  );
+}
+
+/** How many captures `shown` lets through, in every archive. */
+export async function captureCount(index: IndexDb, shown: RowCondition = EVERY): Promise<number> {
+  const [r] = await index.browse<{ n: number }>(shown.sql === '1' ? 'web.count' : null, `SELECT count(*) AS n FROM memento WHERE ${shown.sql}`, shown.params);
+  return r.n;
 }

@@ -30,7 +30,6 @@ import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds, toTimestamp14 } from '#shared/http-date.js';
 import { httpError, isHttpError } from '#shared/http-error.js';
-import { exactUrlkey } from '#shared/uri.js';
 import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow } from '../store/index-db.js';
@@ -39,6 +38,7 @@ import { count, distance, isoDate, longDate, monthName, plural, shortDate } from
 import {
   calendarSummary,
   type Capture,
+  captureCount,
   capturesBetween,
   DAY_LIMIT,
   daysOfYear,
@@ -47,6 +47,7 @@ import {
   type Site,
   sites,
   urlsUnder,
+  type UrlUnderPrefix,
 } from './queries.js';
 import { captureText, type CaptureText } from './text.js';
 
@@ -79,9 +80,12 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
     root: VIEWS,
     production: true,
   });
-  let siteCache: { at: number; sites: Site[] } | undefined;
+  let siteCache: { at: number; rules: number; sites: Site[] } | undefined;
   const homeSites = async () => {
-    if (!siteCache || Date.now() - siteCache.at > SITES_TTL_MS) siteCache = { at: Date.now(), sites: await sites(app.store.index, HOME_SITES) };
+    // Kept for SITES_TTL_MS, and computed again at once when the access rules change (SIGHUP).
+    const rules = app.access.generation;
+    if (!siteCache || siteCache.rules !== rules || Date.now() - siteCache.at > SITES_TTL_MS)
+      siteCache = { at: Date.now(), rules, sites: await sites(app.store.index, HOME_SITES, app.access.shownSql()) };
     return siteCache.sites;
   };
   // None of these pages on replay_origin: a stored page there never reaches them in its own origin.
@@ -187,17 +191,10 @@ function prefixOf(rest: string): { url: string; after: string } | undefined {
 
 /** `GET /web/`: search box, sites, latest captures. */
 async function home(app: FastifyInstance, req: Req, reply: FastifyReply, homeSites: () => Promise<Site[]>): Promise<FastifyReply> {
-  const [siteList, latest, total] = await Promise.all([homeSites(), recentCaptures(app.store.index, 100), app.store.index.count()]);
-  const recent: Capture[] = [];
-  for await (const c of app.access.filter(latest)) if (recent.length < 20) recent.push(c);
-  // A site the rules withhold whole (a rule on its root prefix, for all time) is not listed.
-  const sites = siteList.filter((s) => !withheldWhole(app.access.policy(exactUrlkey(`http://${s.host}/`))));
+  // Counts, dates and lists over the captures the access rules show: a hidden one is in none of them.
+  const shown = app.access.shownSql();
+  const [sites, recent, total] = await Promise.all([homeSites(), recentCaptures(app.store.index, 20, shown), captureCount(app.store.index, shown)]);
   return render(app, req, reply, 200, 'home', { title: 'Web archive', sites, recent, total, archives: app.config.archives.map((a) => a.id) });
-}
-
-/** True when the policy shows no memento of its URL, whatever its datetime. */
-function withheldWhole(policy: UrlPolicy): boolean {
-  return policy.ranges('allow').length === 0;
 }
 
 /** The error when the rules show no capture of the URL: 451 when some is blocked, else the 404 page's. */
@@ -277,23 +274,38 @@ function monthGrid(year: number, month: number, days: Map<string, number>) {
 // `GET /web/*/<prefix>*[?after=<urlkey>]`: the archived URLs under a prefix, PREFIX_PAGE a page.
 async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, url: string, after: string, max: number): Promise<FastifyReply> {
   const { uriR, urlkey } = parseUriR(url, max);
-  const rows = await urlsUnder(app.store.index, urlkey, after, PREFIX_PAGE + 1);
-  const more = rows.length > PREFIX_PAGE;
-  const page: typeof rows = [];
-  // A URL some of whose captures the rules hide: its counts and dates over the shown ones; left out when none is.
-  for (const r of rows.slice(0, PREFIX_PAGE)) {
-    const policy = app.access.policy(r.urlkey);
-    if (policy.open) page.push(r);
-    else {
-      const spans = await visibleSpans(app.store.index, policy);
-      const n = spans.reduce((a, x) => a + x.n, 0);
-      if (n) page.push({ ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) });
+  // The URLs some of whose captures the rules hide: counts and dates over the shown ones; left out when none is. Read
+  // until a page and one more URL are shown, so that the page is full and its cursor is the last URL it shows (never a
+  // hidden one).
+  const page: UrlUnderPrefix[] = [];
+  let more = false;
+  for (let at = after; !more;) {
+    const rows = await urlsUnder(app.store.index, urlkey, at, PREFIX_PAGE + 1);
+    for (const r of rows) {
+      const shown = await shownUrl(app, r);
+      if (!shown) continue;
+      if (page.length === PREFIX_PAGE) {
+        more = true;
+        break;
+      }
+      page.push(shown);
     }
+    if (rows.length <= PREFIX_PAGE) break;
+    at = rows[rows.length - 1].urlkey;
   }
-  const cursor = rows[Math.min(rows.length, PREFIX_PAGE) - 1]?.urlkey;
+  const cursor = page[page.length - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
   return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after });
+}
+
+/** A URL of the prefix list as the access rules let it be shown: counts and dates of its shown captures; `undefined` when none is. */
+async function shownUrl(app: FastifyInstance, r: UrlUnderPrefix): Promise<UrlUnderPrefix | undefined> {
+  const policy = app.access.policy(r.urlkey);
+  if (policy.open) return r;
+  const spans = await visibleSpans(app.store.index, policy);
+  const n = spans.reduce((a, x) => a + x.n, 0);
+  return n ? { ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) } : undefined;
 }
 
 /** The banner's view of the capture nearest to `<ts>`, and the address of its frame (under `frameBase`, where mementos are served). */

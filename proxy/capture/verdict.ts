@@ -11,6 +11,7 @@
  * is normalised (RFC 3986 §6.2.2, §5.2.4).
  */
 import type http from 'node:http';
+import { canonicalEscapes, canonicalPath } from '#shared/uri.js';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** Why an exchange is not captured (`null` in {@link requestVerdict} = it may be). */
@@ -30,8 +31,10 @@ export type NotCapturedReason =
   | 'refused';
 
 /**
- * A request path as the Excluded rules see it: query removed; percent-encoded
- * unreserved characters decoded (RFC 3986 §6.2.2.2: `%70rivate` = `private`);
+ * A request path as the Excluded rules see it, in the canonical form of the
+ * archive's urlkey path (shared/uri.ts `canonicalPath`, docs/url-space.md):
+ * query removed; percent-encoded unreserved characters decoded and other
+ * escapes upper-cased (RFC 3986 §6.2.2.2: `%70rivate` = `private`);
  * dot segments resolved (RFC 3986 §5.2.4, `%2e` counted as a dot, WHATWG URL
  * rules); runs of `/` merged into one (as Apache's MergeSlashes does). So a
  * client cannot reach an excluded page under another spelling and have it
@@ -51,16 +54,14 @@ export function normalizeMatchPath(target: string): string {
   const q = p.search(/[?#]/);
   if (q >= 0) p = p.slice(0, q);
   p = p.replace(/\/{2,}/g, '/');
-  p = p.replace(/%([0-9A-Fa-f]{2})/g, (m, hex: string) => {
-    const c = String.fromCharCode(parseInt(hex, 16));
-    return /[A-Za-z0-9\-._~]/.test(c) ? c : m.toUpperCase();
-  });
+  p = canonicalEscapes(p);
   try {
     p = new URL(p, 'http://x').pathname;
   } catch {
     // keep p as it is
   }
-  return p.replace(/\/{2,}/g, '/');
+  // The path of the archive's urlkey (shared/uri.ts): the same escapes and merged slashes.
+  return canonicalPath(p);
 }
 
 /**

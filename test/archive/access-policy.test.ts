@@ -3,6 +3,7 @@
  * memento (URL, datetime, the moment asked), which rule wins, and how the
  * config refuses a bad rule with `file:line: reason`.
  */
+import sqlite3 from 'sqlite3';
 import t from 'tap';
 import { type AccessRule, AccessRules, urlPattern } from '../../archive/access.js';
 import { validateArchiveConfig } from '../../archive/config.js';
@@ -211,4 +212,40 @@ t.test('access: in archive.yaml: dates and ages read, defaults, bad rules refuse
       t.match((err as Error).message, want);
     }
   }
+});
+
+t.test('shownSql and wholeHiddenKeys say what policy says, over every kind of rule', async (t) => {
+  const rules: AccessRule[] = [
+    { url: 'http://a.example/*', action: 'exclude' },
+    { url: 'http://a.example/dir/*', action: 'allow' },
+    { url: 'http://a.example/dir/page', action: 'block', after: at('2020-01-01T00:00:00Z') },
+    { url: 'http://a.example/dir/x*', action: 'exclude', embargo: 86400 * 30 },
+    { url: 'http://b.example/p', action: 'block' },
+    { url: 'http://b.example/q*', action: 'exclude', before: at('2019-01-01T00:00:00Z') },
+    { url: 'http://c.example/*', action: 'allow' },
+  ];
+  const access = new AccessRules(rules);
+  const urls = ['http://a.example/', 'http://a.example/z', 'http://a.example/dir/', 'http://a.example/dir/page', 'http://a.example/dir/xy'];
+  urls.push('http://b.example/p', 'http://b.example/p2', 'http://b.example/q', 'http://b.example/qq', 'http://c.example/', 'http://d.example/');
+  const times = ['2018-06-01', '2019-06-01', '2020-06-01'].map((d) => at(`${d}T00:00:00Z`)).concat([NOW - 86400, NOW - 86400 * 60]);
+  const db = new sqlite3.Database(':memory:');
+  const all = (sql: string, params: object = {}) =>
+    new Promise<{ urlkey: string; datetime: number }[]>((resolve, reject) => db.all(sql, params, (err, rows: never[]) => (err ? reject(err) : resolve(rows))));
+  t.teardown(() => db.close());
+  await all('CREATE TABLE memento (urlkey TEXT, datetime INTEGER)');
+  for (const u of urls) for (const d of times) await all('INSERT INTO memento VALUES ($k, $d)', { $k: key(u), $d: d });
+  const shown = access.shownSql(NOW);
+  const bySql = new Set((await all(`SELECT urlkey, datetime FROM memento WHERE ${shown.sql}`, shown.params)).map((r) => `${r.urlkey} ${r.datetime}`));
+  const hidden = access.wholeHiddenKeys();
+  for (const u of urls) {
+    const k = key(u);
+    const whole = hidden.some((r) => r.from <= k && k < r.to);
+    for (const d of times) {
+      const v = access.verdict(k, d, NOW);
+      t.equal(bySql.has(`${k} ${d}`), v === 'allow', `${u} at ${d}: SQL says ${v}`);
+      if (whole) t.not(v, 'allow', `${u} at ${d}: in a wholly hidden range, hidden`);
+    }
+    t.equal(whole, ['http://a.example/', 'http://a.example/z', 'http://b.example/p'].includes(u), `${u}: ${whole ? '' : 'not '}wholly hidden`);
+  }
+  t.same(new AccessRules([{ url: 'http://a.example/*', action: 'allow' }]).shownSql(), { sql: '1', params: {} }, 'no rule hides anything: 1');
 });

@@ -236,3 +236,26 @@ t.test('a purge cut short: the daemon will not start until purge runs again or r
   t.teardown(() => b.close());
   t.equal((await request(`${b.url}/2025/memento/${ts14(JAN)}id_/http://www.example.org/y`)).status, 200, 'y is still there');
 });
+
+t.test('purge --url erases every spelling of the URL (one urlkey): /%65xcluded/page and /excluded//page go with /excluded/page', async (t) => {
+  const { dir, config, dataDir } = writeConfig();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const mark = randomBytes(6).toString('hex');
+  const a = await startArchive(TWO_ARCHIVES, { dataDir });
+  const spellings = ['http://www.example.org/excluded/page', 'http://www.example.org/%65xcluded/page', 'http://www.example.org/excluded//page'];
+  for (const [i, u] of spellings.entries()) t.equal(await put(a, u, [JAN, JUN, DEC][i], `SPELLING-${i}-${mark}`), 201, `stored: ${u}`);
+  t.equal(await put(a, 'http://www.example.org/excludedx/page', JAN, `KEEP-${mark}`), 201);
+  await a.close();
+  const r = await runCli(['purge', '--config', config, '--url', 'http://www.example.org/excluded/page']);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /^purge: erased 3 capture\(s\)/m, 'the captures of every spelling');
+  const text = warcText(dataDir);
+  for (const i of [0, 1, 2]) t.notOk(text.includes(`SPELLING-${i}-${mark}`), `no WARC file holds the body of ${spellings[i]}`);
+  t.notOk(/%65xcluded|excluded\/\/page/.test(text), 'nor a request record of those spellings');
+  t.ok(text.includes(`KEEP-${mark}`), 'the URL beside it stays');
+  t.same(
+    (await dump(dataDir)).map((row) => row.uri_r),
+    ['http://www.example.org/excludedx/page'],
+    'the index holds the other URL only',
+  );
+});

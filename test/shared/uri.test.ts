@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
-import { checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '#shared/uri.js';
+import { isExcludedPath, normalizeMatchPath } from '../../proxy/capture/verdict.js';
+import { canonicalEscapes, checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '#shared/uri.js';
 
 /** Asserts that `fn` throws a UriError whose one-line message matches `message`. */
 function refuses(t: Test, fn: () => unknown, message: RegExp, name: string): void {
@@ -210,6 +211,50 @@ t.test('normalizeUriR: the length limit counts "," and ";" as written in a Link 
   t.equal(normalizeUriR('http://a/%2C%2C%2C', 20), 'http://a/,,,', 'written %2C: the same');
   refuses(t, () => normalizeUriR('http://a/,,,,', 20), /longer than 20 characters as written in a Link header/, '13 characters, 21 in a Link header');
   refuses(t, () => normalizeUriR('http://a/;;;;', 20), /as written in a Link header/, '";" too');
+});
+
+t.test('exactUrlkey: one canonical form of a URL (docs/url-space.md): every spelling of one URL has one key', async (t) => {
+  // Each group: spellings of one URL, then the key they all have.
+  const groups: [string[], string, string][] = [
+    [
+      ['http://a.example/excluded/page', 'http://a.example/%65xcluded/page', 'http://a.example/%65%78cluded/page', 'http://a.example/excl%75ded/%70age'],
+      'example,a)/excluded/page',
+      'escapes of unreserved letters decoded',
+    ],
+    [
+      ['http://a.example/a-b.c_d~e', 'http://a.example/a%2Db%2Ec%5Fd%7Ee', 'http://a.example/a%2db%2ec%5fd%7ee'],
+      'example,a)/a-b.c_d~e',
+      'escapes of - . _ ~ decoded',
+    ],
+    [['http://a.example/x0', 'http://a.example/x%30'], 'example,a)/x0', 'escapes of digits decoded'],
+    [['http://A.EXAMPLE/x', 'http://a.example/x', 'http://A.Example./x'], 'example,a)/x', 'host lower case, trailing dot dropped'],
+    [['http://a.example:80/x', 'https://a.example:443/x', 'http://a.example/x'], 'example,a)/x', 'default port dropped'],
+    [['http://a.example', 'http://a.example/', 'http://a.example:80'], 'example,a)/', 'empty path is /'],
+    [['http://a.example/a//b', 'http://a.example/a/b', 'http://a.example/a///b', 'http://a.example//a/b'], 'example,a)/a/b', '// in a path merged into one /'],
+    [['http://a.example/a%2fb', 'http://a.example/a%2Fb'], 'example,a)/a%2Fb', '%2F is not decoded (it would make a path segment), its hex upper case'],
+    [['http://a.example/a%3fb', 'http://a.example/a%3Fb'], 'example,a)/a%3Fb', '%3F is not decoded (it would start a query)'],
+    [['http://a.example/%c3%a9', 'http://a.example/%C3%A9', 'http://a.example/é'], 'example,a)/%C3%A9', 'other escapes upper-cased; non-ASCII UTF-8 escaped'],
+    [['http://a.example/x?q=%65&r=%2f', 'http://a.example/x?q=e&r=%2F'], 'example,a)/x?q=e&r=%2F', 'the query: unreserved escapes decoded, others upper-cased'],
+    [['http://a.example/x?u=a//b'], 'example,a)/x?u=a//b', 'the query keeps its //'],
+    [['http://a.example/%2565'], 'example,a)/%2565', 'an escaped % is not decoded: nothing is decoded twice'],
+  ];
+  for (const [spellings, key, rule] of groups) for (const u of spellings) t.equal(exactUrlkey(u), key, `${u}: ${rule}`);
+  t.not(exactUrlkey('http://a.example/Page'), exactUrlkey('http://a.example/page'), 'path case still counts');
+  t.not(exactUrlkey('http://a.example/a/b'), exactUrlkey('http://a.example/a%2Fb'), '/ and %2F are different');
+  t.equal(
+    exactUrlkey('http://a.example/%65xcluded/page'),
+    exactUrlkey(exactUrlkey('http://a.example/%65xcluded/page').replace(/^example,a\)/, 'http://a.example')),
+    "the key of a key's path is the same key",
+  );
+  t.equal(canonicalEscapes('%zz%4'), '%zz%4', 'a % without two hex digits is left');
+});
+
+t.test("the proxy's Excluded compares the path of the archive's urlkey", async (t) => {
+  for (const target of ['/%65xcluded/page', '/excluded//page', '/a/%2fb', '/%c3%a9/x', '/a%2cb', '/x/~%7e']) {
+    const key = exactUrlkey('http://a.example' + target);
+    t.equal(normalizeMatchPath(target), key.slice(key.indexOf(')') + 1), `${target}: one path`);
+  }
+  t.equal(isExcludedPath(['/excluded'], '/%65xcluded/page'), true, '/%65xcluded/page is under Excluded: /excluded');
 });
 
 t.test('exactUrlkey refuses what normalizeUriR refuses', async (t) => {

@@ -169,3 +169,30 @@ t.test("cdxDigest: the payload digest's value in base32, without the algorithm",
   t.equal(cdxDigest('sha256:' + 'ff'.repeat(32)).length, 52);
   t.equal(cdxDigest('sha1:B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A'), 'B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A', 'already base32: kept');
 });
+
+t.test(
+  'cdxj leaves out the mementos the access rules hide (an export feeds replay tools that know nothing of the rules), every spelling of them',
+  async (t) => {
+    const c = writeConfig(
+      'access:\n  - url: http://example.org/a*\n    action: exclude\n  - url: http://example.net/gone\n    action: block\n  - url: http://example.org/a/b\n    action: allow\n',
+    );
+    t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+    await filledArchive(c.dataDir);
+    const a = await startArchive(TWO_ARCHIVES, { dataDir: c.dataDir });
+    t.equal((await putCapture(a, '', captureRecord({ target: '/%61/x', host: 'example.org', date: 'Tue, 03 Feb 2026 00:00:00 GMT' }))).status, 201);
+    await a.close(true);
+    const r = await runCli(['cdxj', '--config', c.config]);
+    t.equal(r.code, 0, r.stderr);
+    const urls = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => parse(l).json.url);
+    t.same(
+      urls.filter((u) => /example\.org\/a|example\.net\/gone/.test(u)),
+      ['http://example.org/a/b'],
+      'of /a*, /%61/x (the same URL as /a/x) and the blocked /gone, only the allowed /a/b is exported',
+    );
+    t.equal(urls.length, 11 - 6, 'the 5 others');
+    t.equal(r.stderr, 'cdxj: 5 lines; 6 mementos the access rules hide left out\n');
+  },
+);
