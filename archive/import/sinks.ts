@@ -57,6 +57,8 @@ export class StoreSink implements CaptureSink {
   async put(capture: Readable, datetime: Date, _uriR: string): Promise<SinkResult> {
     try {
       const r = await this.store.ingest(capture, new Date(), { datetime });
+      if (r.conflict)
+        return { kind: 'refused', status: 409, reason: `a different capture of this URI-R is stored at the same second (${r.row.archive_id}, ${r.row.datetime})` };
       return { kind: r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
     } catch (err) {
       if (isHttpError(err) && err.status < 500) return { kind: 'refused', status: err.status, reason: err.message };

@@ -8,12 +8,13 @@
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import t from 'tap';
 import { MEMENTO_CSP } from '../../archive/memento/response.js';
 import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
 import { seed, ts14 } from '../conformance/helpers.js';
 import { startDaemon } from '../helpers/daemons.js';
-import { runCli, writeConfig } from './helpers.js';
+import { runCli, warcRecords, writeConfig } from './helpers.js';
 
 const SCRIPTED = '<html><head><title>x</title></head><body><script>document.cookie; fetch("/put/x")</script></body></html>';
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>';
@@ -194,4 +195,71 @@ t.test('files: the data folder, the WARC files, the index and the lock are the o
   for (const f of warcs) t.equal(mode(path.join(dataDir, 'warcs', '2025', f)), '600', `${f} is 0600`);
   for (const f of readdirSync(dataDir).filter((f) => statSync(path.join(dataDir, f)).isFile())) t.equal(mode(path.join(dataDir, f)), '600', `${f} is 0600`);
   t.ok(existsSync(path.join(dataDir, 'index.sqlite3')) && existsSync(path.join(dataDir, 'data.lock')), 'the index and the lock are among them');
+});
+
+t.test('a PUT never replaces a stored memento: a different capture of the URI-R in the same second is 409 naming the stored URI-M, and nothing is written', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
+  const uriM = `${a.url}/2025/memento/${ts14(date)}/http://www.example.org/page`;
+  const first = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
+  t.equal(first.status, 201);
+  t.equal(first.headers.location, uriM);
+  const recordsBefore = (await warcRecords(a.dataDir, '2025')).length;
+  // The same second by the response's Date, and by a Memento-Datetime on the PUT (the response's own Date another one).
+  for (const [how, record, headers] of [
+    ['same Date', captureRecord({ target: '/page', date, body: 'a planted page' }), {}],
+    ['Memento-Datetime', captureRecord({ target: '/page', date: 'Wed, 21 Mar 2001 08:00:00 GMT', body: 'a planted page' }), { 'memento-datetime': date }],
+    ['another status', captureRecord({ target: '/page', date, status: 404, reason: 'Not Found', body: 'the stored page' }), {}],
+  ] as const) {
+    const res = await putCapture(a, '', record, { headers });
+    t.equal(res.status, 409, `${how}: 409 Conflict`);
+    t.equal(res.text, `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored\n`, `${how}: one line naming the stored URI-M`);
+    t.equal(res.headers.location, undefined, `${how}: no Location`);
+  }
+  t.equal((await request(`${uriM.replace('/memento/' + ts14(date), '/memento/' + ts14(date) + 'id_')}`)).text, 'the stored page', 'the URI-M still serves the stored body');
+  t.equal(await a.store.index.count(), 1, 'one index row');
+  t.equal((await warcRecords(a.dataDir, '2025')).length, recordsBefore, 'no WARC record was written');
+  const timemap = await request(`${a.url}/2025/timemap/link/http://www.example.org/page`);
+  t.equal(timemap.text.match(/rel="[^"]*memento[^"]*"/g)?.length, 1, 'the TimeMap lists one memento');
+  const same = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
+  t.equal(same.status, 200, 'the identical capture is a duplicate, as before');
+  t.equal(same.headers.location, uriM);
+  const next = await putCapture(a, '', captureRecord({ target: '/page', date: 'Tue, 20 Mar 2001 20:35:01 GMT', body: 'a planted page' }));
+  t.equal(next.status, 201, 'the next second is a new memento');
+});
+
+t.test('two different captures of one URI-R and second arriving together: exactly one is stored, the others are 409', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
+  const bodies = Array.from({ length: 8 }, (_, i) => `version ${i}`);
+  const answers = await Promise.all(bodies.map((body) => putCapture(a, '', captureRecord({ target: '/race', date, body }))));
+  const stored = answers.filter((r) => r.status === 201);
+  t.equal(stored.length, 1, 'one 201');
+  t.equal(answers.filter((r) => r.status === 409).length, bodies.length - 1, 'the rest 409');
+  const winner = bodies[answers.findIndex((r) => r.status === 201)];
+  for (const r of answers.filter((r) => r.status === 409)) t.match(r.text, stored[0].headers.location!, '409 names the stored URI-M');
+  t.equal(await a.store.index.count(), 1, 'one index row');
+  const responses = (await warcRecords(a.dataDir, '2025')).filter((r) => r.type === 'response');
+  t.equal(responses.length, 1, 'one response record in the WARC files');
+  t.match(responses[0].block.toString('latin1'), new RegExp(`\\r\\n\\r\\n${winner}$`), 'the stored record is the 201 one');
+  t.equal((await request(`${a.url}/2025/memento/${ts14(date)}id_/http://www.example.org/race`)).text, winner, 'and the URI-M serves it');
+});
+
+t.test('in one write batch out of time order (S, S+1, S): the second capture at S is still a conflict', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const at = (date: string, body: string) => Readable.from([captureRecord({ target: '/batch', date, body })]);
+  const batches = a.store.stats.batches;
+  const [first, later, again] = await Promise.all([
+    a.store.ingest(at('Tue, 20 Mar 2001 20:35:00 GMT', 'one'), new Date()),
+    a.store.ingest(at('Tue, 20 Mar 2001 20:35:01 GMT', 'two'), new Date()),
+    a.store.ingest(at('Tue, 20 Mar 2001 20:35:00 GMT', 'three'), new Date()),
+  ]);
+  t.equal(a.store.stats.batches, batches + 1, 'the three were one batch');
+  t.match([first, later, again], [{ created: true }, { created: true }, { created: false, conflict: true }]);
+  t.equal(again.row, first.row, 'the conflict names the memento of that second');
+  t.equal(await a.store.index.count(), 2);
+  t.equal((await request(`${a.url}/2025/memento/20010320203500id_/http://www.example.org/batch`)).text, 'one', 'the first stays');
 });
