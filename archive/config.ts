@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '#shared/config-schema.js';
 import { parseTimestamp14 } from '#shared/http-date.js';
-import { BEARER_TOKEN, type HostPort, parseAddressBlock, parseListen } from '#shared/net.js';
+import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
 
@@ -339,7 +339,9 @@ export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'ar
  * @throws ConfigError `file:line: reason` for unknown keys, a bad listen
  *   address, bad base_url, archive ids that are not path segments or are
  *   reserved words, unparsable or overlapping spans, no archives,
- *   `headers_timeout` longer than `request_timeout`.
+ *   `headers_timeout` longer than `request_timeout`, a `listen` address
+ *   that is not loopback without `put_tokens` or a `put_allow` of its own
+ *   ({@link checkWriteAccess}).
  */
 export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   const value = src.values[0] ?? {};
@@ -373,12 +375,31 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     access: accessRules(src, raw.access),
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
+  checkWriteAccess(src, config, (value as Record<string, unknown>).put_allow !== undefined);
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(
       `${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`,
     );
   }
   return config;
+}
+
+/**
+ * Who may write, when the daemon listens beyond this host: with the default
+ * `put_allow` (loopback) and no `put_tokens`, any process of this host can
+ * add captures; that is the one-host setup. A `listen` that is not a
+ * loopback address ({@link isLoopbackHost}: `0.0.0.0`, `::`, a LAN address,
+ * a host name) says the archive is meant to be reached from elsewhere, so
+ * the write side must be set on purpose: `put_tokens`, or a `put_allow`
+ * written in the file (even the default one).
+ *
+ * @throws ConfigError `file:line: reason` at `listen`
+ */
+function checkWriteAccess(src: YamlSource, config: ArchiveConfig, putAllowWritten: boolean): void {
+  if (isLoopbackHost(config.listen.host) || config.putTokens.length || putAllowWritten) return;
+  throw new ConfigError(
+    `${src.where(0, ['listen'])}: listen ${formatHostPort(config.listen.host, config.listen.port)} is not a loopback address, so the archive can be reached from other machines, but who may PUT captures is not set: add put_tokens (a bearer token the capture proxy sends as its ArchiveToken), or write put_allow explicitly (e.g. put_allow: [127.0.0.0/8, ::1/128] to keep writes to this host)`,
+  );
 }
 
 /** The `archives:` list as spans: ids unique and not reserved, spans in order without overlap, remote TimeMap addresses derived. */

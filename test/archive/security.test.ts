@@ -5,13 +5,15 @@
  * accepts fits a client that reads 16 KiB of head (defect 10), one writer
  * per data folder (defect 11).
  */
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import t from 'tap';
+import { validateArchiveConfig } from '../../archive/config.js';
 import { MEMENTO_CSP } from '../../archive/memento/response.js';
-import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
+import { parseYamlText } from '#shared/config.js';
+import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { seed, ts14 } from '../conformance/helpers.js';
 import { startDaemon } from '../helpers/daemons.js';
 import { runCli, warcRecords, writeConfig } from './helpers.js';
@@ -262,4 +264,41 @@ t.test('in one write batch out of time order (S, S+1, S): the second capture at 
   t.equal(again.row, first.row, 'the conflict names the memento of that second');
   t.equal(await a.store.index.count(), 2);
   t.equal((await request(`${a.url}/2025/memento/20010320203500id_/http://www.example.org/batch`)).text, 'one', 'the first stays');
+});
+
+t.test('write access: a listen address beyond loopback without put_tokens or a put_allow of its own is refused at start (file:line, exit 2)', async (t) => {
+  const load = (yaml: string) => {
+    try {
+      const c = validateArchiveConfig(parseYamlText(`data_dir: /tmp/x\n${yaml}${TWO_ARCHIVES}`, '/etc/archive.yaml'));
+      return `accepted: put_allow ${c.putAllow.join(' ')}; ${c.putTokens.length} tokens`;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const refusal = (listen: string) =>
+    `/etc/archive.yaml:2: listen ${listen} is not a loopback address, so the archive can be reached from other machines, but who may PUT captures is not set: add put_tokens (a bearer token the capture proxy sends as its ArchiveToken), or write put_allow explicitly (e.g. put_allow: [127.0.0.0/8, ::1/128] to keep writes to this host)`;
+  for (const [listen, shown] of [
+    ['0.0.0.0:8090', '0.0.0.0:8090'],
+    ['"[::]:8090"', '[::]:8090'],
+    ['192.168.1.10:8090', '192.168.1.10:8090'],
+    ['"[fd00::1]:8090"', '[fd00::1]:8090'],
+    ['archive.example.org:8090', 'archive.example.org:8090'],
+  ] as const) {
+    t.equal(load(`listen: ${listen}\n`), refusal(shown), `listen ${listen}: refused`);
+  }
+  for (const listen of ['127.0.0.1:8090', '127.0.0.2:8090', '"[::1]:8090"', 'localhost:8090', '8090']) {
+    t.equal(load(`listen: ${listen}\n`), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', `listen ${listen} (loopback): the default put_allow, no token`);
+  }
+  t.equal(load(''), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', 'no listen: the default, loopback');
+  t.equal(load('listen: 0.0.0.0:8090\nput_tokens: [k3yForTheProxy-0123456789abcdef]\n'), 'accepted: put_allow 127.0.0.0/8 ::1/128; 1 tokens', 'with put_tokens');
+  t.equal(load('listen: 0.0.0.0:8090\nput_allow: [127.0.0.0/8, ::1/128]\n'), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', 'with put_allow written');
+  t.equal(load('listen: 0.0.0.0:8090\nput_allow: 10.1.0.0/16\n'), 'accepted: put_allow 10.1.0.0/16; 0 tokens', 'with a put_allow of its own');
+
+  // The daemon itself: exit 2 before it listens (192.0.2.1, TEST-NET-1, is on no interface here: nothing is bound, nothing sent).
+  const { dir, config } = writeConfig();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(config, readFileSync(config, 'utf8').replace(/^listen: .*$/m, 'listen: 192.0.2.1:8090'));
+  const r = await runCli(['serve', '--config', config], 20_000);
+  t.equal(r.code, 2, 'serve exits 2');
+  t.equal(r.stderr, `memento-archive: ${refusal('192.0.2.1:8090').replace('/etc/archive.yaml:2', `${config}:1`)}\n`, 'saying why, at the listen line');
 });
