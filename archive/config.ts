@@ -6,6 +6,7 @@
  * their name (`requestTimeoutMs`). docs/configuration.md's archive table
  * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '#shared/config-schema.js';
@@ -452,7 +453,22 @@ function accessRules(src: YamlSource, list: ArchiveFile['access']): AccessRule[]
   });
 }
 
-/** Reads and validates an archive config file. @throws ConfigError `file:line: reason`. */
+/**
+ * Reads and validates an archive config file. A file that holds
+ * `put_tokens` must not be readable by every user of the machine (the
+ * tokens are the write side's secret): `chmod o-r`, e.g. 0640 root:memento.
+ *
+ * @throws ConfigError `file:line: reason`; `file: reason` for a file with
+ *   `put_tokens` that other users can read
+ */
 export function loadArchiveConfig(file: string): ArchiveConfig {
-  return validateArchiveConfig(loadYamlFile(path.resolve(file)));
+  const abs = path.resolve(file);
+  const config = validateArchiveConfig(loadYamlFile(abs));
+  const mode = statSync(abs).mode & 0o777;
+  if (config.putTokens.length && mode & 0o004) {
+    throw new ConfigError(
+      `${abs}: holds put_tokens but every user can read it (mode ${mode.toString(8).padStart(4, '0')}); make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group`,
+    );
+  }
+  return config;
 }

@@ -5,12 +5,12 @@
  * accepts fits a client that reads 16 KiB of head (defect 10), one writer
  * per data folder (defect 11).
  */
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import t from 'tap';
-import { validateArchiveConfig } from '../../archive/config.js';
+import { loadArchiveConfig, validateArchiveConfig } from '../../archive/config.js';
 import { MEMENTO_CSP } from '../../archive/memento/response.js';
 import { parseYamlText } from '#shared/config.js';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
@@ -298,7 +298,26 @@ t.test('write access: a listen address beyond loopback without put_tokens or a p
   const { dir, config } = writeConfig();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(config, readFileSync(config, 'utf8').replace(/^listen: .*$/m, 'listen: 192.0.2.1:8090'));
-  const r = await runCli(['serve', '--config', config], 20_000);
+  // (A kill after 2 minutes only in case it listens after all: exit code null then.)
+  const r = await runCli(['serve', '--config', config], 120_000);
   t.equal(r.code, 2, 'serve exits 2');
   t.equal(r.stderr, `memento-archive: ${refusal('192.0.2.1:8090').replace('/etc/archive.yaml:2', `${config}:1`)}\n`, 'saying why, at the listen line');
+});
+
+t.test('write access: a config file that holds put_tokens must not be readable by every user', async (t) => {
+  const { dir, config } = writeConfig('put_tokens: [k3yForTheProxy-0123456789abcdef]\n');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  chmodSync(config, 0o644);
+  t.throws(() => loadArchiveConfig(config), {
+    message: `${config}: holds put_tokens but every user can read it (mode 0644); make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group`,
+  });
+  const r = await runCli(['verify', '--config', config]);
+  t.equal(r.code, 2, 'the daemon and its commands exit 2');
+  t.match(r.stderr, /holds put_tokens but every user can read it/);
+  chmodSync(config, 0o640);
+  t.same(loadArchiveConfig(config).putTokens, ['k3yForTheProxy-0123456789abcdef'], '0640: read');
+  const plain = writeConfig();
+  t.teardown(() => rmSync(plain.dir, { recursive: true, force: true }));
+  chmodSync(plain.config, 0o644);
+  t.same(loadArchiveConfig(plain.config).putTokens, [], 'without put_tokens a world-readable file is fine');
 });
