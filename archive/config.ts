@@ -234,7 +234,8 @@ export const ARCHIVE_FILE_SCHEMA = {
     listen: {
       check: 'listen',
       default: '127.0.0.1:8090',
-      description: '`host:port` to listen on (`port` 0: any free port)',
+      description:
+        '`host:port` to listen on (`port` 0: any free port). An address that is not loopback (`0.0.0.0`, `::`, a LAN address, a host name other than `localhost`) needs `put_tokens` or a `put_allow` written in the file, else the daemon does not start',
       errorMessage: 'must be host:port',
     },
     base_url: {
@@ -306,14 +307,15 @@ export const ARCHIVE_FILE_SCHEMA = {
       items: { check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' },
       default: [],
       description:
-        'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401',
+        'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401. A file that lists any must not be readable by every user (e.g. 0640 root:memento), else the daemon does not start',
       errorMessage: '{key} must be a list',
     },
     put_allow: {
       type: 'array',
       items: { type: 'string', check: 'address-block', errorMessage: '{key} entry {value} is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8' },
       default: ['127.0.0.0/8', '::1/128'],
-      description: 'addresses / CIDR blocks allowed to PUT (default: this host only); others → 403',
+      description:
+        'addresses / CIDR blocks allowed to PUT (default: this host only: then any process of this host may add captures unless `put_tokens` is set); others → 403',
       errorMessage: '{key} must be a list',
     },
     access: {
