@@ -199,37 +199,48 @@ t.test('files: the data folder, the WARC files, the index and the lock are the o
   t.ok(existsSync(path.join(dataDir, 'index.sqlite3')) && existsSync(path.join(dataDir, 'data.lock')), 'the index and the lock are among them');
 });
 
-t.test('a PUT never replaces a stored memento: a different capture of the URI-R in the same second is 409 naming the stored URI-M, and nothing is written', async (t) => {
-  const a = await startArchive();
-  t.teardown(() => a.close());
-  const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
-  const uriM = `${a.url}/2025/memento/${ts14(date)}/http://www.example.org/page`;
-  const first = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
-  t.equal(first.status, 201);
-  t.equal(first.headers.location, uriM);
-  const recordsBefore = (await warcRecords(a.dataDir, '2025')).length;
-  // The same second by the response's Date, and by a Memento-Datetime on the PUT (the response's own Date another one).
-  for (const [how, record, headers] of [
-    ['same Date', captureRecord({ target: '/page', date, body: 'a planted page' }), {}],
-    ['Memento-Datetime', captureRecord({ target: '/page', date: 'Wed, 21 Mar 2001 08:00:00 GMT', body: 'a planted page' }), { 'memento-datetime': date }],
-    ['another status', captureRecord({ target: '/page', date, status: 404, reason: 'Not Found', body: 'the stored page' }), {}],
-  ] as const) {
-    const res = await putCapture(a, '', record, { headers });
-    t.equal(res.status, 409, `${how}: 409 Conflict`);
-    t.equal(res.text, `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored\n`, `${how}: one line naming the stored URI-M`);
-    t.equal(res.headers.location, undefined, `${how}: no Location`);
-  }
-  t.equal((await request(`${uriM.replace('/memento/' + ts14(date), '/memento/' + ts14(date) + 'id_')}`)).text, 'the stored page', 'the URI-M still serves the stored body');
-  t.equal(await a.store.index.count(), 1, 'one index row');
-  t.equal((await warcRecords(a.dataDir, '2025')).length, recordsBefore, 'no WARC record was written');
-  const timemap = await request(`${a.url}/2025/timemap/link/http://www.example.org/page`);
-  t.equal(timemap.text.match(/rel="[^"]*memento[^"]*"/g)?.length, 1, 'the TimeMap lists one memento');
-  const same = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
-  t.equal(same.status, 200, 'the identical capture is a duplicate, as before');
-  t.equal(same.headers.location, uriM);
-  const next = await putCapture(a, '', captureRecord({ target: '/page', date: 'Tue, 20 Mar 2001 20:35:01 GMT', body: 'a planted page' }));
-  t.equal(next.status, 201, 'the next second is a new memento');
-});
+t.test(
+  'a PUT never replaces a stored memento: a different capture of the URI-R in the same second is 409 naming the stored URI-M, and nothing is written',
+  async (t) => {
+    const a = await startArchive();
+    t.teardown(() => a.close());
+    const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
+    const uriM = `${a.url}/2025/memento/${ts14(date)}/http://www.example.org/page`;
+    const first = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
+    t.equal(first.status, 201);
+    t.equal(first.headers.location, uriM);
+    const recordsBefore = (await warcRecords(a.dataDir, '2025')).length;
+    // The same second by the response's Date, and by a Memento-Datetime on the PUT (the response's own Date another one).
+    for (const [how, record, headers] of [
+      ['same Date', captureRecord({ target: '/page', date, body: 'a planted page' }), {}],
+      ['Memento-Datetime', captureRecord({ target: '/page', date: 'Wed, 21 Mar 2001 08:00:00 GMT', body: 'a planted page' }), { 'memento-datetime': date }],
+      ['another status', captureRecord({ target: '/page', date, status: 404, reason: 'Not Found', body: 'the stored page' }), {}],
+    ] as const) {
+      const res = await putCapture(a, '', record, { headers });
+      t.equal(res.status, 409, `${how}: 409 Conflict`);
+      t.equal(
+        res.text,
+        `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored\n`,
+        `${how}: one line naming the stored URI-M`,
+      );
+      t.equal(res.headers.location, undefined, `${how}: no Location`);
+    }
+    t.equal(
+      (await request(`${uriM.replace('/memento/' + ts14(date), '/memento/' + ts14(date) + 'id_')}`)).text,
+      'the stored page',
+      'the URI-M still serves the stored body',
+    );
+    t.equal(await a.store.index.count(), 1, 'one index row');
+    t.equal((await warcRecords(a.dataDir, '2025')).length, recordsBefore, 'no WARC record was written');
+    const timemap = await request(`${a.url}/2025/timemap/link/http://www.example.org/page`);
+    t.equal(timemap.text.match(/rel="[^"]*memento[^"]*"/g)?.length, 1, 'the TimeMap lists one memento');
+    const same = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
+    t.equal(same.status, 200, 'the identical capture is a duplicate, as before');
+    t.equal(same.headers.location, uriM);
+    const next = await putCapture(a, '', captureRecord({ target: '/page', date: 'Tue, 20 Mar 2001 20:35:01 GMT', body: 'a planted page' }));
+    t.equal(next.status, 201, 'the next second is a new memento');
+  },
+);
 
 t.test('two different captures of one URI-R and second arriving together: exactly one is stored, the others are 409', async (t) => {
   const a = await startArchive();
@@ -290,7 +301,11 @@ t.test('write access: a listen address beyond loopback without put_tokens or a p
     t.equal(load(`listen: ${listen}\n`), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', `listen ${listen} (loopback): the default put_allow, no token`);
   }
   t.equal(load(''), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', 'no listen: the default, loopback');
-  t.equal(load('listen: 0.0.0.0:8090\nput_tokens: [k3yForTheProxy-0123456789abcdef]\n'), 'accepted: put_allow 127.0.0.0/8 ::1/128; 1 tokens', 'with put_tokens');
+  t.equal(
+    load('listen: 0.0.0.0:8090\nput_tokens: [k3yForTheProxy-0123456789abcdef]\n'),
+    'accepted: put_allow 127.0.0.0/8 ::1/128; 1 tokens',
+    'with put_tokens',
+  );
   t.equal(load('listen: 0.0.0.0:8090\nput_allow: [127.0.0.0/8, ::1/128]\n'), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', 'with put_allow written');
   t.equal(load('listen: 0.0.0.0:8090\nput_allow: 10.1.0.0/16\n'), 'accepted: put_allow 10.1.0.0/16; 0 tokens', 'with a put_allow of its own');
 

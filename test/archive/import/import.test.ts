@@ -292,7 +292,15 @@ t.test('two different records of one URI-R in the same second: the first is impo
   const c = writeConfig();
   t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
   const file = path.join(c.dir, 'pair.warc.gz');
-  const page = (s: string) => httpResponse('200 OK', [['Content-Type', 'text/html'], ['Content-Length', String(s.length)]], s);
+  const page = (s: string) =>
+    httpResponse(
+      '200 OK',
+      [
+        ['Content-Type', 'text/html'],
+        ['Content-Length', String(s.length)],
+      ],
+      s,
+    );
   const at = '2026-02-01T00:00:00Z';
   writeFileSync(
     file,
