@@ -87,8 +87,7 @@ CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime)
 
 const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
 const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
-// Rows of one (urlkey, archive_id, datetime): the later replaces the earlier. Only recovery and reindex of WARC files
-// written before same-second captures were refused can meet one; ingest never inserts one (the store refuses it).
+// Of two rows of one key the later wins: only recovery/reindex of older WARC files meet one (see the module comment).
 const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r = excluded.uri_r, status = excluded.status, mime = excluded.mime,
   digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
   client_ip = excluded.client_ip`;
