@@ -239,6 +239,7 @@ t.test(
     t.equal(same.headers.location, uriM);
     const next = await putCapture(a, '', captureRecord({ target: '/page', date: 'Tue, 20 Mar 2001 20:35:01 GMT', body: 'a planted page' }));
     t.equal(next.status, 201, 'the next second is a new memento');
+    t.match((await request(`${a.url}/metrics`)).text, /^memento_archive_captures_total\{result="conflict"\} 3$/m, 'counted as conflicts');
   },
 );
 
