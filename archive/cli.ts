@@ -262,7 +262,7 @@ async function runVerify(config: ArchiveConfig): Promise<number> {
     for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
     process.stdout.write(
       `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
-        `${r.unindexed} response records not in the index (same-second captures superseded by a later one); ` +
+        `${r.unindexed} response records not in the index (same-second captures superseded by a later one, in WARC files written before those were refused); ` +
         `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,
     );
     return r.ok ? 0 : 1;

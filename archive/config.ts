@@ -6,11 +6,12 @@
  * their name (`requestTimeoutMs`). docs/configuration.md's archive table
  * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '#shared/config-schema.js';
 import { parseTimestamp14 } from '#shared/http-date.js';
-import { BEARER_TOKEN, type HostPort, parseAddressBlock, parseListen } from '#shared/net.js';
+import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
 
@@ -240,7 +241,8 @@ export const ARCHIVE_FILE_SCHEMA = {
     listen: {
       check: 'listen',
       default: '127.0.0.1:8090',
-      description: '`host:port` to listen on (`port` 0: any free port)',
+      description:
+        '`host:port` to listen on (`port` 0: any free port). An address that is not loopback (`0.0.0.0`, `::`, a LAN address, a host name other than `localhost`) needs `put_tokens` or a `put_allow` written in the file, else the daemon does not start',
       errorMessage: 'must be host:port',
     },
     base_url: {
@@ -325,14 +327,15 @@ export const ARCHIVE_FILE_SCHEMA = {
       items: { check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' },
       default: [],
       description:
-        'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401',
+        'bearer tokens (≥ 16 characters of `A-Za-z0-9-._~+/`); when any is listed, a PUT also needs `Authorization: Bearer <token>` with one of them, else 401. A file that lists any must not be readable by every user (e.g. 0640 root:memento), else the daemon does not start',
       errorMessage: '{key} must be a list',
     },
     put_allow: {
       type: 'array',
       items: { type: 'string', check: 'address-block', errorMessage: '{key} entry {value} is not an IP address or CIDR block like 10.0.0.0/8 or fd00::/8' },
       default: ['127.0.0.0/8', '::1/128'],
-      description: 'addresses / CIDR blocks allowed to PUT (default: this host only); others → 403',
+      description:
+        'addresses / CIDR blocks allowed to PUT (default: this host only: then any process of this host may add captures unless `put_tokens` is set); others → 403',
       errorMessage: '{key} must be a list',
     },
     access: {
@@ -359,7 +362,9 @@ export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'ar
  * @throws ConfigError `file:line: reason` for unknown keys, a bad listen
  *   address, bad base_url, archive ids that are not path segments or are
  *   reserved words, unparsable or overlapping spans, no archives,
- *   `headers_timeout` longer than `request_timeout`.
+ *   `headers_timeout` longer than `request_timeout`, a `listen` address
+ *   that is not loopback without `put_tokens` or a `put_allow` of its own
+ *   ({@link checkWriteAccess}).
  */
 export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   const value = src.values[0] ?? {};
@@ -397,6 +402,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.replayOrigin === undefined) delete config.replayOrigin;
   else replayOriginCheck(src, config);
+  checkWriteAccess(src, config, (value as Record<string, unknown>).put_allow !== undefined);
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(
       `${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`,
@@ -412,6 +418,24 @@ function replayOriginCheck(src: YamlSource, config: ArchiveConfig): void {
   const replay = new URL(config.replayOrigin!);
   if (replay.hostname === new URL(config.baseUrl).hostname)
     throw new ConfigError(`${at}: replay_origin must be another host name than base_url's (${replay.hostname}): cookies do not tell ports apart`);
+}
+
+/**
+ * Who may write, when the daemon listens beyond this host: with the default
+ * `put_allow` (loopback) and no `put_tokens`, any process of this host can
+ * add captures; that is the one-host setup. A `listen` that is not a
+ * loopback address ({@link isLoopbackHost}: `0.0.0.0`, `::`, a LAN address,
+ * a host name) says the archive is meant to be reached from elsewhere, so
+ * the write side must be set on purpose: `put_tokens`, or a `put_allow`
+ * written in the file (even the default one).
+ *
+ * @throws ConfigError `file:line: reason` at `listen`
+ */
+function checkWriteAccess(src: YamlSource, config: ArchiveConfig, putAllowWritten: boolean): void {
+  if (isLoopbackHost(config.listen.host) || config.putTokens.length || putAllowWritten) return;
+  throw new ConfigError(
+    `${src.where(0, ['listen'])}: listen ${formatHostPort(config.listen.host, config.listen.port)} is not a loopback address, so the archive can be reached from other machines, but who may PUT captures is not set: add put_tokens (a bearer token the capture proxy sends as its ArchiveToken), or write put_allow explicitly (e.g. put_allow: [127.0.0.0/8, ::1/128] to keep writes to this host)`,
+  );
 }
 
 /** The `archives:` list as spans: ids unique and not reserved, spans in order without overlap, remote TimeMap addresses derived. */
@@ -464,7 +488,22 @@ function accessRules(src: YamlSource, list: ArchiveFile['access']): AccessRule[]
   });
 }
 
-/** Reads and validates an archive config file. @throws ConfigError `file:line: reason`. */
+/**
+ * Reads and validates an archive config file. A file that holds
+ * `put_tokens` must not be readable by every user of the machine (the
+ * tokens are the write side's secret): `chmod o-r`, e.g. 0640 root:memento.
+ *
+ * @throws ConfigError `file:line: reason`; `file: reason` for a file with
+ *   `put_tokens` that other users can read
+ */
 export function loadArchiveConfig(file: string): ArchiveConfig {
-  return validateArchiveConfig(loadYamlFile(path.resolve(file)));
+  const abs = path.resolve(file);
+  const config = validateArchiveConfig(loadYamlFile(abs));
+  const mode = statSync(abs).mode & 0o777;
+  if (config.putTokens.length && mode & 0o004) {
+    throw new ConfigError(
+      `${abs}: holds put_tokens but every user can read it (mode ${mode.toString(8).padStart(4, '0')}); make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group`,
+    );
+  }
+  return config;
 }

@@ -73,13 +73,25 @@ export function isStored(answer: ArchiveAnswer): boolean {
 }
 
 /**
+ * True for a 409: the archive already holds a different capture of the
+ * URI-R at the same second (Memento-Datetime has one-second resolution) and
+ * never replaces a stored memento. Final, and no fault of the proxy's nor
+ * of the capture's: it is logged and counted, then dropped (never re-sent,
+ * not kept in `rejected/`); the archive counts as up.
+ */
+export function isConflict(status: number): boolean {
+  return status === 409;
+}
+
+/**
  * True for a refusal that no re-send can change: a 4xx other than 401,
  * 403, 408 and 429 (RFC 9110 §15.5: those may pass with new credentials,
- * in time, or later). The capture goes to `rejected/`, and the archive
- * counts as up: the captures behind it are not held back.
+ * in time, or later) and other than a 409 ({@link isConflict}). The
+ * capture goes to `rejected/`, and the archive counts as up: the captures
+ * behind it are not held back.
  */
 export function isPermanentRefusal(status: number): boolean {
-  return status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
+  return status >= 400 && status < 500 && ![401, 403, 408, 409, 429].includes(status);
 }
 
 /**

@@ -28,6 +28,12 @@ export class ProxyMetrics {
     labelNames: ['via'] as const,
     registers: [this.registry],
   });
+  readonly conflicts = new Counter({
+    name: 'capture_proxy_captures_conflict_total',
+    help: 'Captures the archive answered 409: it already holds a different capture of the URI-R at that second (one-second resolution) and keeps it; dropped, never re-sent (live or from the spool)',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
   readonly spooled = new Counter({ name: 'capture_proxy_captures_spooled_total', help: 'Captures written to the durable spool', registers: [this.registry] });
   readonly dropped = new Counter({
     name: 'capture_proxy_captures_dropped_total',
@@ -70,6 +76,8 @@ export class ProxyMetrics {
     this.unchanged.inc({ via: 'cache' }, 0);
     this.putFailures.inc({ via: 'live' }, 0);
     this.putFailures.inc({ via: 'spool' }, 0);
+    this.conflicts.inc({ via: 'live' }, 0);
+    this.conflicts.inc({ via: 'spool' }, 0);
     this.reloads.inc({ result: 'ok' }, 0);
     this.reloads.inc({ result: 'rejected' }, 0);
     this.spooled.inc(0);

@@ -97,6 +97,18 @@ export function addressMatcher(blocks: string[]): (address: string | undefined) 
   };
 }
 
+/**
+ * True when a listen host reaches this machine only: an IP literal in a
+ * loopback block (`127.0.0.0/8`, `::1`, an IPv4-mapped `::ffff:127.x`) or
+ * the name `localhost` / `*.localhost` (RFC 6761 §6.3). Any other name is
+ * not looked up and counts as not loopback; so do the wildcards `0.0.0.0`
+ * and `::` (every interface).
+ */
+export function isLoopbackHost(host: string): boolean {
+  if (ipaddr.isValid(host)) return ipaddr.process(host).range() === 'loopback';
+  return /^(.+\.)?localhost\.?$/i.test(host);
+}
+
 /** A bearer token (RFC 6750 §2.1 `b64token`): letters, digits and `-._~+/`, then any `=`. */
 export const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 

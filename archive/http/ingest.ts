@@ -2,7 +2,9 @@
  * Capture ingest: `PUT <put_prefix>put/<anything>` with a capture record
  * body (docs/capture-record.md). The URI-R comes from the embedded request,
  * never from the PUT address. Answers: 201 (new memento) or 200 (identical
- * to the memento it follows), each with `Location:` the URI-M; errors as
+ * to the memento it follows), each with `Location:` the URI-M; 409 when a
+ * different capture of the URI-R is stored at the same second (a stored
+ * memento is never replaced; the body names its URI-M); errors as
  * the store refuses them; 411 without a body length or chunked (RFC 9112
  * §6.3), 413 over `max_capture_bytes` by its Content-Length.
  *
@@ -76,6 +78,12 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     const result = await store.ingest(req.raw, receivedAt, { datetime });
     app.metrics.ingestBytes.inc(result.bytes);
     const uriM = uris.memento(req.base, result.row.archive_id, result.row);
+    if (result.conflict) {
+      // The body has been read whole: the connection may stay open. A memento the access rules hide is not named.
+      if (app.access.verdict(result.row.urlkey, result.row.datetime) !== 'allow')
+        throw httpError(409, 'conflict: another capture of this URI-R is stored at the same second; nothing stored');
+      throw httpError(409, `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored`);
+    }
     return reply
       .code(result.created ? 201 : 200)
       .header('location', uriM)

@@ -10,7 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { formatHttpDate, parseTimestamp14 } from '#shared/http-date.js';
+import { formatHttpDate, parseTimestamp14, toTimestamp14 } from '#shared/http-date.js';
 import { isHttpError } from '#shared/http-error.js';
 import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
@@ -53,10 +53,14 @@ export class StoreSink implements CaptureSink {
     return this.store.index;
   }
 
-  /** {@link ArchiveStore.ingest} with `datetime` given; a 4xx it throws is a refusal. See {@link CaptureSink.put}. */
+  /** {@link ArchiveStore.ingest} with `datetime` given; a 4xx it throws, and a same-second conflict (409), is a refusal. See {@link CaptureSink.put}. */
   async put(capture: Readable, datetime: Date, _uriR: string): Promise<SinkResult> {
     try {
       const r = await this.store.ingest(capture, new Date(), { datetime });
+      if (r.conflict) {
+        const stored = `${r.row.archive_id}/memento/${toTimestamp14(r.row.datetime)}/${r.row.uri_r}`;
+        return { kind: 'refused', status: 409, reason: `conflict: a different capture of this URI-R is stored at the same second, ${stored}; nothing stored` };
+      }
       return { kind: r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
     } catch (err) {
       if (isHttpError(err) && err.status < 500) return { kind: 'refused', status: err.status, reason: err.message };

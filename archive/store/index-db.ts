@@ -3,9 +3,11 @@
  * keyed by (urlkey, archive id, Memento-Datetime), pointing at the WARC
  * response record that holds it.
  *
- * Rule for two different captures of one URI-R in the same second (one
- * URI-M): the row keeps the capture received last; both WARC records stay
- * in the WARC files. See docs/storage.md "Same-second captures".
+ * Two different captures of one URI-R in the same second (one URI-M): the
+ * store refuses the second (409, archive/store/store.ts), so ingest never
+ * writes two rows of one key. WARC files written before that rule may hold
+ * such pairs: recovery and `reindex` keep the later record, as the index
+ * did when it was written. See docs/storage.md "Same-second captures".
  */
 import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
@@ -86,7 +88,7 @@ CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime)
 
 const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
 const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
-// Same-second rule: a row whose (urlkey, archive_id, datetime) exists is replaced by the later one.
+// Of two rows of one key the later wins: only recovery/reindex of older WARC files meet one (see the module comment).
 const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r = excluded.uri_r, status = excluded.status, mime = excluded.mime,
   digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
   client_ip = excluded.client_ip`;
@@ -291,13 +293,13 @@ export class IndexDb {
 
   /**
    * Inserts rows in one transaction. A row whose (urlkey, archive_id, datetime) exists
-   * replaces it (same-second rule).
+   * replaces it (for recovery and reindex of old WARC files, see the module comment).
    */
   async insertMany(rows: NewMementoRow[]): Promise<void> {
     await run(this.db, 'BEGIN IMMEDIATE');
     try {
       // Multi-row upserts (rows apply in order, so of two rows with one key the later
-      // wins, as the same-second rule wants): one statement per 80 rows, not one per row.
+      // wins): one statement per 80 rows, not one per row.
       for (let from = 0; from < rows.length; from += 80) {
         const part = rows.slice(from, from + 80);
         const stmt = this.cached(

@@ -185,7 +185,7 @@ export interface VerifyReport {
   rows: number;
   /** WARC records read (all types). */
   records: number;
-  /** Response records with no index row (a same-second capture superseded by a later one, or an orphan). */
+  /** Response records with no index row (a same-second capture superseded by a later one, in a WARC file written before those were refused; or an orphan). */
   unindexed: number;
   files: number;
   bytes: number;

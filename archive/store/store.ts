@@ -33,8 +33,15 @@ function refuse(status: number, reason: string): HttpError {
 
 /** The outcome of a stored capture. */
 export interface IngestResult {
-  /** false: identical to the memento it follows (dedup); nothing was written. */
+  /** false: identical to the memento it follows (dedup), or a conflict; nothing was written. */
   created: boolean;
+  /**
+   * true: another capture of the URI-R (its urlkey) is stored at the same
+   * second and this one differs from it (payload digest, status or media
+   * type); nothing was written and `row` is the stored memento, which stays
+   * as it is (the PUT is answered 409). See {@link ArchiveStore.ingest}.
+   */
+  conflict: boolean;
   row: MementoRow | NewMementoRow;
   /** Bytes of the capture record received. */
   bytes: number;
@@ -74,6 +81,8 @@ export interface StoreStats {
   written: number;
   /** Captures found identical to the memento they follow (200, nothing written). */
   duplicates: number;
+  /** Captures refused because a different memento of their urlkey is stored at the same second (409, nothing written). */
+  conflicts: number;
   /** Conditional PUTs' questions answered ({@link ArchiveStore.predecessor}). */
   checks: number;
   /** Milliseconds spent in each step of the batches, summed: dedup lookups, compressing/appending, fdatasync, index commit. */
@@ -107,6 +116,7 @@ export class ArchiveStore {
     transactions: 0,
     written: 0,
     duplicates: 0,
+    conflicts: 0,
     checks: 0,
     ms: { lookup: 0, append: 0, sync: 0, commit: 0 },
   };
@@ -191,6 +201,14 @@ export class ArchiveStore {
    * bounded buffer (memory, then a temp file) while its SHA-256 payload
    * digest is computed; then the capture is written as a WARC record pair,
    * fsynced and indexed, or found identical to the memento it follows.
+   *
+   * A stored memento is never replaced: a capture of a urlkey at a second
+   * that already has a memento of it (Memento-Datetime has one-second
+   * resolution, so both would have one URI-M) is a duplicate when it is
+   * identical to that memento, else a conflict (`conflict: true`, nothing
+   * written). Decided in the write queue, against the index and the
+   * captures queued before it, so that of two such captures arriving
+   * together exactly one is stored.
    *
    * URI-R: Host + request target of the embedded request; scheme https when
    * it carries `X-Forwarded-Proto: https`. Memento-Datetime: the response's
@@ -348,7 +366,8 @@ export class ArchiveStore {
     const written: PendingCapture[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
     const answers: [PendingCheck, NewMementoRow | MementoRow | undefined][] = [];
-    const latest = new Map<string, NewMementoRow>();
+    // The captures written in this batch, per urlkey, in the order written.
+    const latest = new Map<string, NewMementoRow[]>();
     let captures = 0;
     // The dedup lookups of the whole batch: from the cache of newest mementos, the rest in one query.
     let t = performance.now();
@@ -377,8 +396,14 @@ export class ArchiveStore {
       try {
         const prev = this.previous(p.row, fromDb[i], latest);
         if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime && !this.hidden?.(prev.urlkey, prev.datetime)) {
-          done.push([p, { created: false, row: prev }]);
+          done.push([p, { created: false, conflict: false, row: prev }]);
           this.stats.duplicates++;
+          continue;
+        }
+        if (prev && prev.datetime === p.row.datetime) {
+          // Same urlkey, same second, not identical: the stored memento stays; nothing is written.
+          done.push([p, { created: false, conflict: true, row: prev }]);
+          this.stats.conflicts++;
           continue;
         }
         const rec = await this.writer(p.archive.id).append({
@@ -395,7 +420,9 @@ export class ArchiveStore {
         p.row.warc_file = rec.file;
         p.row.warc_offset = rec.offset;
         p.row.warc_length = rec.length;
-        latest.set(p.row.urlkey, p.row);
+        const mine = latest.get(p.row.urlkey);
+        if (mine) mine.push(p.row);
+        else latest.set(p.row.urlkey, [p.row]);
         written.push(p);
       } catch (err) {
         p.reject(err);
@@ -418,7 +445,7 @@ export class ArchiveStore {
         this.stats.ms.commit += performance.now() - t;
         for (const p of written) this.noteCommitted(p.row);
       }
-      for (const p of written) done.push([p, { created: true, row: p.row }]);
+      for (const p of written) done.push([p, { created: true, conflict: false, row: p.row }]);
       this.stats.written += written.length;
     } catch (err) {
       // Not acknowledged: take the records back out of the WARC files, so that no
@@ -428,7 +455,7 @@ export class ArchiveStore {
           .rollback(p.row.warc_file, p.row.warc_offset)
           .catch(() => undefined);
       for (const p of written) p.reject(err);
-      // Duplicates of a capture of this batch point at nothing now: not acknowledged either.
+      // Duplicates of (and conflicts with) a capture of this batch point at nothing now: not acknowledged either.
       const lost = new Set<NewMementoRow | MementoRow>(written.map((p) => p.row));
       for (let i = done.length - 1; i >= 0; i--) {
         if (lost.has(done[i][1].row)) {
@@ -476,14 +503,20 @@ export class ArchiveStore {
     if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);
   }
 
-  /** The memento a new capture follows in time: from this batch or the index, whichever is later. */
+  /**
+   * The memento a new capture follows in time: the latest at or before its
+   * datetime, from this batch (`batch`: the rows written so far, per
+   * urlkey, in order) or the index, whichever is later.
+   */
   private previous(
     row: { urlkey: string; datetime: number },
     fromDb: MementoRow | NewMementoRow | undefined,
-    batch: Map<string, NewMementoRow>,
+    batch: Map<string, NewMementoRow[]>,
   ): NewMementoRow | MementoRow | undefined {
-    const b = batch.get(row.urlkey);
-    if (b && b.datetime <= row.datetime && (!fromDb || b.datetime >= fromDb.datetime)) return b;
+    let b: NewMementoRow | undefined;
+    // Not only the last one: the captures of a batch need not be in time order (a PUT's Memento-Datetime).
+    for (const r of batch.get(row.urlkey) ?? []) if (r.datetime <= row.datetime && (!b || r.datetime >= b.datetime)) b = r;
+    if (b && (!fromDb || b.datetime >= fromDb.datetime)) return b;
     return fromDb;
   }
 

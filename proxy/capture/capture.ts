@@ -18,7 +18,7 @@ import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
 import { ScavengeCounter } from '#shared/gc.js';
 import { formatHttpDate, parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
 import { getHeader } from '#shared/http-head.js';
-import { isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
+import { isConflict, isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
@@ -48,14 +48,17 @@ export interface CaptureOutcome {
    * - `spooled`: the live PUT failed or was skipped (the archive is backing
    *   off); the whole record is in the spool and will be re-sent;
    * - `rejected`: the archive refused the live PUT for good (a 4xx other
-   *   than 401, 403, 408, 429); the record is kept in `spool/rejected/`,
+   *   than 401, 403, 408, 409, 429); the record is kept in `spool/rejected/`,
    *   never re-sent;
+   * - `conflict`: the archive answered 409: it holds a different capture of
+   *   the URI-R at the same second and keeps it; logged, counted, dropped
+   *   (never re-sent, not kept);
    * - `dropped`: neither: the capture is lost (spool full, too slow, off);
    * - `aborted`: the client went away or the content server broke off
    *   mid-body: there is no whole capture; the PUT was cut so that the
    *   archive stores nothing.
    */
-  outcome: 'stored' | 'unchanged' | 'spooled' | 'rejected' | 'dropped' | 'aborted';
+  outcome: 'stored' | 'unchanged' | 'spooled' | 'rejected' | 'conflict' | 'dropped' | 'aborted';
   /** What the live PUT did (`skipped`: not tried, the archive's queue was backing off; `cached`: not needed, see `unchanged`). */
   live: UploadOutcome['outcome'] | 'skipped' | 'cached';
   /** Status of the archive's answer to the live PUT, when there was one. */
@@ -327,7 +330,8 @@ export class Capture {
     };
     if (live?.archiveStatus !== undefined) result.archiveStatus = live.archiveStatus;
     if (live?.reason !== undefined) result.reason = live.reason;
-    if (live && live.outcome !== 'stored' && live.outcome !== 'unchanged' && live.outcome !== 'aborted') metrics?.putFailures.inc({ via: 'live' });
+    const conflict = live?.outcome === 'failed' && live.archiveStatus !== undefined && isConflict(live.archiveStatus);
+    if (live && live.outcome !== 'stored' && live.outcome !== 'unchanged' && live.outcome !== 'aborted' && !conflict) metrics?.putFailures.inc({ via: 'live' });
     const acknowledged = this.cached || live?.outcome === 'stored' || live?.outcome === 'unchanged';
     this.cache?.settle(this.putUrl, acknowledged && this.body === 'complete' ? this.tag : undefined);
 
@@ -354,6 +358,21 @@ export class Capture {
         result.outcome = 'unchanged';
         metrics?.unchanged.inc({ via: 'archive' });
       } else metrics?.capturesSent.inc({ via: 'live' });
+    } else if (conflict) {
+      // The archive keeps the capture it has at that second: final, and not the proxy's fault; nothing to keep.
+      this.tee?.discard();
+      this.queue?.noteSuccess();
+      result.outcome = 'conflict';
+      metrics?.conflicts.inc({ via: 'live' });
+      log?.({
+        level: 'warn',
+        msg: 'the archive holds another capture of this URI-R at that second; this one is dropped',
+        uriR: this.uriR,
+        vhost: result.vhost,
+        putUrl: this.putUrl,
+        archiveStatus: result.archiveStatus,
+        reason: result.reason,
+      });
     } else if (live?.outcome === 'failed' && live.archiveStatus !== undefined && isPermanentRefusal(live.archiveStatus)) {
       // Refused for good: a re-send cannot change that, and the archive is up (no back-off for the captures behind it).
       await this.keepRejected(result);

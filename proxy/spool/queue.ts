@@ -6,8 +6,10 @@
  * (a re-send is rare, and its record is on disk, not in memory), on the
  * proxy's kept-alive connections to the archive. Failures
  * back off exponentially; a refusal that a retry cannot fix (a 4xx other
- * than 401, 403, 408, 429; RFC 9110 §15.5) moves the file to `rejected/`
- * and does not hold back the files behind it. The queue is also the
+ * than 401, 403, 408, 409, 429; RFC 9110 §15.5) moves the file to
+ * `rejected/` and does not hold back the files behind it; a 409 (the
+ * archive keeps another capture of that URI-R and second) deletes the file,
+ * logged and counted. The queue is also the
  * archive's health as the proxy sees it ({@link ArchiveQueue.down},
  * {@link ArchiveQueue.health}).
  */
@@ -16,7 +18,7 @@ import { rm, unlink } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { ScavengeCounter } from '#shared/gc.js';
-import { answerFailure, archivePut, isPermanentRefusal, isStored, readArchiveAnswer } from '../archive-put.js';
+import { answerFailure, archivePut, isConflict, isPermanentRefusal, isStored, readArchiveAnswer } from '../archive-put.js';
 import { readMeta, SpoolFileError, type SpoolMeta } from './file.js';
 import type { Spool } from './spool.js';
 
@@ -192,6 +194,11 @@ export class ArchiveQueue {
         await this.sent(entry, meta, result.status);
         continue;
       }
+      if (result.status !== undefined && isConflict(result.status)) {
+        this.markUp();
+        await this.conflict(entry, meta, result.reason);
+        continue;
+      }
       metrics?.putFailures.inc({ via: 'spool' });
       if (result.status !== undefined && isPermanentRefusal(result.status)) {
         // The archive answered: it is up, and the files behind this one go without waiting.
@@ -243,6 +250,24 @@ export class ArchiveQueue {
     const dest = await this.spool.moveToRejected(entry.file, entry.size);
     this.spool.metrics?.dropped.inc({ reason: 'rejected' });
     this.spool.log({ level: 'error', msg: 'the archive refused a spooled capture for good; moved to rejected/', uriR: meta?.uriR, file: dest, reason });
+    this.spool.changed();
+  }
+
+  /** The archive keeps another capture of that URI-R and second (409): the first file is deleted, logged and counted; not an error. */
+  private async conflict(entry: QueuedFile, meta: SpoolMeta | undefined, reason: string): Promise<void> {
+    this.files.shift();
+    this.spool.metrics?.conflicts.inc({ via: 'spool' });
+    await unlink(entry.file).catch(() => {});
+    this.spool.release(entry.size);
+    this.spool.log({
+      level: 'warn',
+      msg: 'the archive holds another capture of this URI-R at that second; the spooled one is dropped',
+      uriR: meta?.uriR,
+      reason,
+      seq: entry.seq,
+      queue: this.name,
+      depth: this.files.length,
+    });
     this.spool.changed();
   }
 

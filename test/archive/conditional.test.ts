@@ -185,13 +185,18 @@ t.test('the condition gives exactly the answer the dedup would: status, media ty
   t.equal(dup.headers.location, stored.headers.location);
 });
 
-t.test('same second: the condition is evaluated against the latest capture of that second, as the dedup does', async (t) => {
+t.test('same second: a conditional PUT of another capture passes the condition and is 409; of the stored one, 412', async (t) => {
   const a = await startArchive();
   t.teardown(() => a.close());
-  t.equal((await putCapture(a, URI, record(PAGE_A, D1))).status, 201);
-  t.equal((await putCapture(a, URI, record(PAGE_B, D1))).status, 201, 'B in the same second replaces A at that URI-M');
-  const again = await conditionalPut(a, URI, record(PAGE_A, D1), tagOf(PAGE_A), { 'Memento-Datetime': D1 });
-  t.match(again, { status: 201, continued: true }, 'A after B in the same second is new again');
+  const stored = await putCapture(a, URI, record(PAGE_A, D1));
+  t.equal(stored.status, 201);
+  const other = await conditionalPut(a, URI, record(PAGE_B, D1), tagOf(PAGE_B), { 'Memento-Datetime': D1 });
+  t.match(other, { status: 409, continued: true }, 'B in the same second: the condition passes (100 Continue), then 409');
+  t.equal(other.text, `conflict: a different capture of this URI-R is stored at the same second, ${stored.headers.location}; nothing stored\n`);
+  const same = await conditionalPut(a, URI, record(PAGE_A, D1), tagOf(PAGE_A), { 'Memento-Datetime': D1 });
+  t.match(same, { status: 412, continued: false }, 'A again in that second: 412, the body not sent');
+  t.equal(await a.store.index.count(), 1, 'one memento');
+  t.equal((await request(`${a.url}/current/memento/20261020100000id_/${URI}`)).text, PAGE_A, 'A is served');
 });
 
 t.test('a client not allowed to PUT gets 401 or 403, never 412', async (t) => {
@@ -249,7 +254,7 @@ t.test('the dedup and the question of a conditional PUT agree with a model over 
   };
   const base = Date.parse('2026-10-20T10:00:00Z') / 1000;
   const pages = ['p0', 'p1', 'p2'];
-  // The model: per page, datetime → body of the memento there (a later capture in the same second replaces it).
+  // The model: per page, datetime → body of the memento there (a different capture in the same second is refused).
   const model = new Map<string, Map<number, string>>(pages.map((p) => [p, new Map()]));
   const before = (p: string, when: number): string | undefined => {
     let best: number | undefined;
@@ -270,11 +275,16 @@ t.test('the dedup and the question of a conditional PUT agree with a model over 
     if (said !== want) mismatches++;
     const rec = captureRecord({ host: 'www.example.org', target: `/${page}`, date: new Date(when * 1000).toUTCString(), body });
     const res = await a.store.ingest(Readable.from([rec]), new Date());
-    if (res.created !== (expected !== body)) mismatches++;
+    const taken = model.get(page)!.has(when);
+    if (res.created !== (expected !== body && !taken)) mismatches++;
+    if (res.conflict !== (expected !== body && taken)) mismatches++;
     if (res.created) model.get(page)!.set(when, body);
   }
   t.equal(mismatches, 0, 'every answer as the model says');
-  t.ok(a.store.stats.written > 50 && a.store.stats.duplicates > 50, `${a.store.stats.written} stored, ${a.store.stats.duplicates} duplicates`);
+  t.ok(
+    a.store.stats.written > 50 && a.store.stats.duplicates > 50 && a.store.stats.conflicts > 5,
+    `${a.store.stats.written} stored, ${a.store.stats.duplicates} duplicates, ${a.store.stats.conflicts} conflicts`,
+  );
 });
 
 /** Epoch seconds of an HTTP-date. */

@@ -226,7 +226,7 @@ t.test('verify finds a damaged record and an index row that points nowhere; the 
   );
 });
 
-t.test('reindex rebuilds the same index from the WARC files alone (TimeMaps, Mementos, same-second rule, client IPs)', async (t) => {
+t.test('reindex rebuilds the same index from the WARC files alone (TimeMaps, Mementos, a refused same-second capture, client IPs)', async (t) => {
   const { dir, config, dataDir } = writeConfig('warc_max_bytes: 20000\n');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const yaml = readFileSync(config, 'utf8')
@@ -241,11 +241,11 @@ t.test('reindex rebuilds the same index from the WARC files alone (TimeMaps, Mem
     const r = await putCapture(a, '', dated(`/r${i % 4}`, randomBytes(4000 + i), date, [['X-Client-IP', `192.0.2.${i}`]]));
     t.equal(r.status, 201);
   }
-  // Same second, different bodies: the later one holds the URI-M.
-  await putCapture(a, '', dated('/same', 'first body', 'Tue, 06 Jan 2026 12:00:00 GMT'));
-  await putCapture(a, '', dated('/same', 'second body', 'Tue, 06 Jan 2026 12:00:00 GMT'));
+  // Same second, different bodies: the first holds the URI-M, the second is refused (nothing written).
+  t.equal((await putCapture(a, '', dated('/same', 'first body', 'Tue, 06 Jan 2026 12:00:00 GMT'))).status, 201);
+  t.equal((await putCapture(a, '', dated('/same', 'second body', 'Tue, 06 Jan 2026 12:00:00 GMT'))).status, 409);
   // A duplicate (nothing written).
-  t.equal((await putCapture(a, '', dated('/same', 'second body', 'Wed, 07 Jan 2026 12:00:00 GMT'))).status, 200);
+  t.equal((await putCapture(a, '', dated('/same', 'first body', 'Wed, 07 Jan 2026 12:00:00 GMT'))).status, 200);
   const ask = async (base: string) => {
     const out: string[] = [];
     for (const u of [...new Set(urls), 'http://www.example.org/same']) {
@@ -274,7 +274,7 @@ t.test('reindex rebuilds the same index from the WARC files alone (TimeMaps, Mem
   t.same(await a.store.index.dump(), rowsBefore, 'the same index rows (URI-R, datetime, status, type, digest, WARC position, client IP)');
   t.same(await ask(a.url), before, 'the same TimeMaps and Mementos');
   const same = await request(`${a.url}/current/memento/20260106120000id_/http://www.example.org/same`);
-  t.equal(same.text, 'second body', 'same second: the capture received last is served');
+  t.equal(same.text, 'first body', 'same second: the capture stored first is served');
 });
 
 t.test('reindex refuses to run under a live daemon', async (t) => {
@@ -288,31 +288,31 @@ t.test('reindex refuses to run under a live daemon', async (t) => {
   t.match(r.stderr, new RegExp(`a daemon \\(pid ${process.pid}\\) is running on .*; stop it before reindex`));
 });
 
-t.test('same-second captures: both WARC records kept; the URI-M serves the one received last', async (t) => {
+t.test('same-second captures: the stored one stays; a different one is 409 and writes nothing; verify finds every record indexed', async (t) => {
   const a = await startArchive();
   t.teardown(() => a.close());
   const date = 'Tue, 06 Jan 2026 12:00:00 GMT';
   const first = await putCapture(a, '', dated('/s', 'first version', date));
   const second = await putCapture(a, '', dated('/s', 'second version', date));
   t.equal(first.status, 201);
-  t.equal(second.status, 201, 'a different capture in the same second is a new capture');
-  t.equal(second.headers.location, first.headers.location, 'one URI-M (one-second resolution)');
+  t.equal(second.status, 409, 'a different capture in the same second is refused');
+  t.match(second.text, String(first.headers.location), '… naming the stored URI-M');
   const m = await request(idOf(String(first.headers.location), a.url));
-  t.equal(m.text, 'second version', 'the URI-M serves the capture received last');
+  t.equal(m.text, 'first version', 'the URI-M serves the capture stored first');
   const tm = await request(`${a.url}/current/timemap/link/http://www.example.org/s`);
   t.equal(tm.text.match(/rel="[^"]*memento[^"]*"/g)?.length, 1, 'the TimeMap lists one memento');
   const responses = (await warcRecords(a.dataDir, 'current')).filter((r) => r.type === 'response');
   t.same(
     responses.map((r) => r.block.toString().split('\r\n\r\n')[1]),
-    ['first version', 'second version'],
-    'both response records are in the WARC file',
+    ['first version'],
+    'one response record in the WARC file',
   );
   const again = await putCapture(a, '', dated('/s', 'first version', date));
-  t.equal(again.status, 201, 'the first version again, same second: differs from the memento it follows, so stored');
-  t.equal((await request(idOf(String(first.headers.location), a.url))).text, 'first version', 'and now served: last received wins');
+  t.equal(again.status, 200, 'the first version again, same second: a duplicate');
+  t.equal(again.headers.location, first.headers.location);
   const v = await verify(a.store.index, a.store.warcsDir);
   t.ok(v.ok);
-  t.equal(v.unindexed, 2, 'verify counts the two superseded response records');
+  t.equal(v.unindexed, 0, 'no response record left out of the index');
   t.equal((await warcBytes(a.dataDir)) > 0, true);
 });
 

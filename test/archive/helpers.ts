@@ -36,13 +36,14 @@ export async function warcRecords(dataDir: string, archiveId: string) {
   return out;
 }
 
-/** A temp folder with `archive.yaml` (listen 127.0.0.1:0, data in `data/`) plus `extra` YAML lines. */
+/** A temp folder with `archive.yaml` (mode 0600; listen 127.0.0.1:0, data in `data/`) plus `extra` YAML lines. */
 export function writeConfig(extra = ''): { dir: string; config: string; dataDir: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'archive-cli-'));
   const config = path.join(dir, 'archive.yaml');
   writeFileSync(
     config,
     `listen: 127.0.0.1:0\ndata_dir: data\narchives:\n  - id: "2025"\n    until: 2026-01-01T00:00:00Z\n  - id: current\n    from: 2026-01-01T00:00:00Z\n${extra}`,
+    { mode: 0o600 },
   );
   return { dir, config, dataDir: path.join(dir, 'data') };
 }

@@ -3,8 +3,8 @@
  * a TimeGate's 302 and a Memento's 200 are made once and written again for
  * the next request that asks the same. As a client sees it: the kept answer
  * is the made one (status, every header in its registered case, body
- * bytes); a new capture, a capture of the same second and a change of the
- * access rules each show in the next read; HEAD and GET, Prefer, Host,
+ * bytes); a new capture and a change of the access rules each show in the
+ * next read, a refused capture of the same second changes nothing; HEAD and GET, Prefer, Host,
  * Accept-Datetime each get their own answer.
  */
 import http from 'node:http';
@@ -94,7 +94,7 @@ t.test('HEAD first: the answer it leaves gives a GET its body', async (t) => {
   t.equal(get.headers['content-length'], String(get.body.length));
 });
 
-t.test('a new capture, and a capture of the same second, show in the next read of a kept answer', async (t) => {
+t.test('a new capture shows in the next read of a kept answer; a refused capture of the same second changes nothing', async (t) => {
   const a = await startArchive();
   t.teardown(() => a.close());
   const u = 'http://www.example.org/changing';
@@ -119,12 +119,12 @@ t.test('a new capture, and a capture of the same second, show in the next read o
     t.equal((await request(uriM(DATES[0]))).text, 'one');
     t.equal((await tg()).headers.location, uriM(DATES[0], ''));
   }
-  t.equal((await put(DATES[0], 'one, again')).status, 201, 'a capture of the same second replaces it');
-  const replaced = await request(uriM(DATES[0]));
-  t.equal(replaced.text, 'one, again', 'the new body');
-  t.equal(replaced.headers['content-length'], String('one, again'.length), 'its length');
-  t.equal(replaced.headers['x-archive-orig-x-version'], 'one, again', 'its stored headers');
-  t.equal((await request(uriM(DATES[0]), { method: 'HEAD' })).headers['x-archive-orig-x-version'], 'one, again', 'HEAD too');
+  t.equal((await put(DATES[0], 'one, again')).status, 409, 'a different capture of the same second is refused');
+  const kept = await request(uriM(DATES[0]));
+  t.equal(kept.text, 'one', 'the stored body');
+  t.equal(kept.headers['content-length'], String('one'.length), 'its length');
+  t.equal(kept.headers['x-archive-orig-x-version'], 'one', 'its stored headers');
+  t.equal((await request(uriM(DATES[0]), { method: 'HEAD' })).headers['x-archive-orig-x-version'], 'one', 'HEAD too');
 
   for (let i = 0; i < 2; i++) await request(uriM(DATES[0]));
   t.equal((await put(DATES[2], 'three')).status, 201);

@@ -62,14 +62,14 @@ t.test('purge --url: the bodies are gone from every WARC file and the index, ver
   const mark = randomBytes(6).toString('hex');
   const S = (what: string) => `SECRET-${what}-${mark}`;
   let a = await startArchive(TWO_ARCHIVES, { dataDir });
-  // Interleaved in one WARC file; December twice in one second (the later is the memento, both records are on disk).
+  // Interleaved in one WARC file; December twice in one second (the second is refused: nothing of it on disk).
   t.equal(await put(a, secret, JAN, S('JAN')), 201);
   t.equal(await put(a, keep, JAN, `KEEP-JAN-${mark}`), 201);
   t.equal(await put(a, secret, JUN, S('JUN')), 201);
   t.equal(await put(a, keep, JUN, `KEEP-JUN-${mark}`), 201);
-  t.equal(await put(a, secret, DEC, S('DEC-superseded')), 201);
-  t.equal(await put(a, keep, DEC, `KEEP-DEC-${mark}`), 201);
   t.equal(await put(a, secret, DEC, S('DEC')), 201);
+  t.equal(await put(a, keep, DEC, `KEEP-DEC-${mark}`), 201);
+  t.equal(await put(a, secret, DEC, S('DEC-refused')), 409);
   t.equal(await put(a, keep, OCT26, `KEEP-2026-${mark}`), 201);
   const keepers: [string, string][] = [
     ['2025', JAN],
@@ -78,7 +78,8 @@ t.test('purge --url: the bodies are gone from every WARC file and the index, ver
     ['current', OCT26],
   ];
   const before = await Promise.all(keepers.map(([id, d]) => request(idUriM(a, id, d, keep))));
-  for (const w of ['JAN', 'JUN', 'DEC', 'DEC-superseded']) t.ok(warcText(dataDir).includes(S(w)), `before: ${w} is on disk`);
+  for (const w of ['JAN', 'JUN', 'DEC']) t.ok(warcText(dataDir).includes(S(w)), `before: ${w} is on disk`);
+  t.notOk(warcText(dataDir).includes(S('DEC-refused')), 'the refused capture was never written');
 
   // While the daemon holds the data folder: refused, nothing touched.
   const bytes = await warcBytes(dataDir);
@@ -90,13 +91,13 @@ t.test('purge --url: the bodies are gone from every WARC file and the index, ver
 
   const r = await runCli(['purge', '--config', config, '--url', secret]);
   t.equal(r.code, 0, r.stderr);
-  t.equal(r.stdout.match(/^erased: \d{14} http:\/\/www\.example\.org\/secret \(2025\/\S+\.warc\.gz\)$/gm)?.length, 4, 'one line per capture erased');
+  t.equal(r.stdout.match(/^erased: \d{14} http:\/\/www\.example\.org\/secret \(2025\/\S+\.warc\.gz\)$/gm)?.length, 3, 'one line per capture erased');
   t.match(
     r.stdout,
-    /^purge: erased 4 capture\(s\) \(8 WARC record\(s\), 3 index row\(s\)\) from 1 WARC file\(s\) \(1 rewritten, 0 removed\): \d+ → \d+ bytes$/m,
+    /^purge: erased 3 capture\(s\) \(6 WARC record\(s\), 3 index row\(s\)\) from 1 WARC file\(s\) \(1 rewritten, 0 removed\): \d+ → \d+ bytes$/m,
   );
   const text = warcText(dataDir);
-  for (const w of ['JAN', 'JUN', 'DEC', 'DEC-superseded']) t.notOk(text.includes(S(w)), `no WARC file holds the ${w} body`);
+  for (const w of ['JAN', 'JUN', 'DEC']) t.notOk(text.includes(S(w)), `no WARC file holds the ${w} body`);
   t.notOk(text.includes('/secret'), 'nor its request records');
   for (const w of ['JAN', 'JUN', 'DEC', '2026']) t.ok(text.includes(`KEEP-${w}-${mark}`), `the ${w} capture of another URL stays`);
   const index = readFileSync(path.join(dataDir, 'index.sqlite3')).toString('latin1');

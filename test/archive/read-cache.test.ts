@@ -2,8 +2,8 @@
  * The read caches of a running archive (archive/store/index-cache.ts for
  * index answers, archive/store/record-cache.ts for hot small records), as
  * a client sees them: a capture answered 201 is in every read that starts
- * after the answer, with the caches warm; a capture of the same second
- * replaces the memento everywhere; access rules still apply; concurrent
+ * after the answer, with the caches warm; a refused capture of the same
+ * second changes the memento nowhere; access rules still apply; concurrent
  * reads and writes never show the archive as it was before an
  * acknowledged capture; the caches stay within their bytes.
  */
@@ -65,7 +65,7 @@ t.test('with the caches warm, every read sees a capture as soon as its PUT is an
   t.equal(before.headers.location, `${a.url}/2025/timegate/${u}`, 'Accept-Datetime in 2001: still the 2025 archive');
 });
 
-t.test('a capture of the same second replaces the memento in every read, cached or not', async (t) => {
+t.test('a refused capture of the same second leaves the memento as it is in every read, cached or not', async (t) => {
   const a = await startArchive();
   t.teardown(() => a.close());
   const u = 'http://www.example.org/same-second';
@@ -81,10 +81,10 @@ t.test('a capture of the same second replaces the memento in every read, cached 
   // The original-links form added a base element to the cached body's copy, not to the cached body.
   t.equal((await request(uriM('id_'))).text, '<html><head></head><body>first</body></html>', 'the cached bytes are unchanged');
 
-  t.equal((await put('<html><head></head><body>second</body></html>')).status, 201, 'a different capture, same second: stored');
-  t.equal((await request(uriM('id_'))).text, '<html><head></head><body>second</body></html>', 'id_: the later capture');
-  t.match((await request(uriM(''))).text, /second/, 'replay: the later capture');
-  t.match((await request(uriM('ol_'))).text, /second/, 'original links: the later capture');
+  t.equal((await put('<html><head></head><body>second</body></html>')).status, 409, 'a different capture, same second: refused');
+  t.equal((await request(uriM('id_'))).text, '<html><head></head><body>first</body></html>', 'id_: the stored capture');
+  t.match((await request(uriM(''))).text, /first/, 'replay: the stored capture');
+  t.match((await request(uriM('ol_'))).text, /first/, 'original links: the stored capture');
   t.equal((await request(`${a.url}/2025/timegate/${u}`)).headers.location, uriM(''), 'still one URI-M');
   const tm = (await request(`${a.url}/2025/timemap/link/${u}`)).text;
   t.equal(tm.match(/rel="[^"]*memento[^"]*"/g)?.length, 1, 'one memento in the TimeMap');

@@ -5,15 +5,18 @@
  * accepts fits a client that reads 16 KiB of head (defect 10), one writer
  * per data folder (defect 11).
  */
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import t from 'tap';
+import { loadArchiveConfig, validateArchiveConfig } from '../../archive/config.js';
 import { MEMENTO_CSP } from '../../archive/memento/response.js';
-import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
+import { parseYamlText } from '#shared/config.js';
+import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { seed, ts14 } from '../conformance/helpers.js';
 import { startDaemon } from '../helpers/daemons.js';
-import { runCli, writeConfig } from './helpers.js';
+import { runCli, warcRecords, writeConfig } from './helpers.js';
 
 const SCRIPTED = '<html><head><title>x</title></head><body><script>document.cookie; fetch("/put/x")</script></body></html>';
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>';
@@ -194,4 +197,143 @@ t.test('files: the data folder, the WARC files, the index and the lock are the o
   for (const f of warcs) t.equal(mode(path.join(dataDir, 'warcs', '2025', f)), '600', `${f} is 0600`);
   for (const f of readdirSync(dataDir).filter((f) => statSync(path.join(dataDir, f)).isFile())) t.equal(mode(path.join(dataDir, f)), '600', `${f} is 0600`);
   t.ok(existsSync(path.join(dataDir, 'index.sqlite3')) && existsSync(path.join(dataDir, 'data.lock')), 'the index and the lock are among them');
+});
+
+t.test(
+  'a PUT never replaces a stored memento: a different capture of the URI-R in the same second is 409 naming the stored URI-M, and nothing is written',
+  async (t) => {
+    const a = await startArchive();
+    t.teardown(() => a.close());
+    const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
+    const uriM = `${a.url}/2025/memento/${ts14(date)}/http://www.example.org/page`;
+    const first = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
+    t.equal(first.status, 201);
+    t.equal(first.headers.location, uriM);
+    const recordsBefore = (await warcRecords(a.dataDir, '2025')).length;
+    // The same second by the response's Date, and by a Memento-Datetime on the PUT (the response's own Date another one).
+    for (const [how, record, headers] of [
+      ['same Date', captureRecord({ target: '/page', date, body: 'a planted page' }), {}],
+      ['Memento-Datetime', captureRecord({ target: '/page', date: 'Wed, 21 Mar 2001 08:00:00 GMT', body: 'a planted page' }), { 'memento-datetime': date }],
+      ['another status', captureRecord({ target: '/page', date, status: 404, reason: 'Not Found', body: 'the stored page' }), {}],
+    ] as const) {
+      const res = await putCapture(a, '', record, { headers });
+      t.equal(res.status, 409, `${how}: 409 Conflict`);
+      t.equal(
+        res.text,
+        `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored\n`,
+        `${how}: one line naming the stored URI-M`,
+      );
+      t.equal(res.headers.location, undefined, `${how}: no Location`);
+    }
+    t.equal(
+      (await request(`${uriM.replace('/memento/' + ts14(date), '/memento/' + ts14(date) + 'id_')}`)).text,
+      'the stored page',
+      'the URI-M still serves the stored body',
+    );
+    t.equal(await a.store.index.count(), 1, 'one index row');
+    t.equal((await warcRecords(a.dataDir, '2025')).length, recordsBefore, 'no WARC record was written');
+    const timemap = await request(`${a.url}/2025/timemap/link/http://www.example.org/page`);
+    t.equal(timemap.text.match(/rel="[^"]*memento[^"]*"/g)?.length, 1, 'the TimeMap lists one memento');
+    const same = await putCapture(a, '', captureRecord({ target: '/page', date, body: 'the stored page' }));
+    t.equal(same.status, 200, 'the identical capture is a duplicate, as before');
+    t.equal(same.headers.location, uriM);
+    const next = await putCapture(a, '', captureRecord({ target: '/page', date: 'Tue, 20 Mar 2001 20:35:01 GMT', body: 'a planted page' }));
+    t.equal(next.status, 201, 'the next second is a new memento');
+    t.match((await request(`${a.url}/metrics`)).text, /^memento_archive_captures_total\{result="conflict"\} 3$/m, 'counted as conflicts');
+  },
+);
+
+t.test('two different captures of one URI-R and second arriving together: exactly one is stored, the others are 409', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const date = 'Tue, 20 Mar 2001 20:35:00 GMT';
+  const bodies = Array.from({ length: 8 }, (_, i) => `version ${i}`);
+  const answers = await Promise.all(bodies.map((body) => putCapture(a, '', captureRecord({ target: '/race', date, body }))));
+  const stored = answers.filter((r) => r.status === 201);
+  t.equal(stored.length, 1, 'one 201');
+  t.equal(answers.filter((r) => r.status === 409).length, bodies.length - 1, 'the rest 409');
+  const winner = bodies[answers.findIndex((r) => r.status === 201)];
+  for (const r of answers.filter((r) => r.status === 409)) t.match(r.text, stored[0].headers.location!, '409 names the stored URI-M');
+  t.equal(await a.store.index.count(), 1, 'one index row');
+  const responses = (await warcRecords(a.dataDir, '2025')).filter((r) => r.type === 'response');
+  t.equal(responses.length, 1, 'one response record in the WARC files');
+  t.match(responses[0].block.toString('latin1'), new RegExp(`\\r\\n\\r\\n${winner}$`), 'the stored record is the 201 one');
+  t.equal((await request(`${a.url}/2025/memento/${ts14(date)}id_/http://www.example.org/race`)).text, winner, 'and the URI-M serves it');
+});
+
+t.test('in one write batch out of time order (S, S+1, S): the second capture at S is still a conflict', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const at = (date: string, body: string) => Readable.from([captureRecord({ target: '/batch', date, body })]);
+  const batches = a.store.stats.batches;
+  const [first, later, again] = await Promise.all([
+    a.store.ingest(at('Tue, 20 Mar 2001 20:35:00 GMT', 'one'), new Date()),
+    a.store.ingest(at('Tue, 20 Mar 2001 20:35:01 GMT', 'two'), new Date()),
+    a.store.ingest(at('Tue, 20 Mar 2001 20:35:00 GMT', 'three'), new Date()),
+  ]);
+  t.equal(a.store.stats.batches, batches + 1, 'the three were one batch');
+  t.match([first, later, again], [{ created: true }, { created: true }, { created: false, conflict: true }]);
+  t.equal(again.row, first.row, 'the conflict names the memento of that second');
+  t.equal(await a.store.index.count(), 2);
+  t.equal((await request(`${a.url}/2025/memento/20010320203500id_/http://www.example.org/batch`)).text, 'one', 'the first stays');
+});
+
+t.test('write access: a listen address beyond loopback without put_tokens or a put_allow of its own is refused at start (file:line, exit 2)', async (t) => {
+  const load = (yaml: string) => {
+    try {
+      const c = validateArchiveConfig(parseYamlText(`data_dir: /tmp/x\n${yaml}${TWO_ARCHIVES}`, '/etc/archive.yaml'));
+      return `accepted: put_allow ${c.putAllow.join(' ')}; ${c.putTokens.length} tokens`;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const refusal = (listen: string) =>
+    `/etc/archive.yaml:2: listen ${listen} is not a loopback address, so the archive can be reached from other machines, but who may PUT captures is not set: add put_tokens (a bearer token the capture proxy sends as its ArchiveToken), or write put_allow explicitly (e.g. put_allow: [127.0.0.0/8, ::1/128] to keep writes to this host)`;
+  for (const [listen, shown] of [
+    ['0.0.0.0:8090', '0.0.0.0:8090'],
+    ['"[::]:8090"', '[::]:8090'],
+    ['192.168.1.10:8090', '192.168.1.10:8090'],
+    ['"[fd00::1]:8090"', '[fd00::1]:8090'],
+    ['archive.example.org:8090', 'archive.example.org:8090'],
+  ] as const) {
+    t.equal(load(`listen: ${listen}\n`), refusal(shown), `listen ${listen}: refused`);
+  }
+  for (const listen of ['127.0.0.1:8090', '127.0.0.2:8090', '"[::1]:8090"', 'localhost:8090', '8090']) {
+    t.equal(load(`listen: ${listen}\n`), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', `listen ${listen} (loopback): the default put_allow, no token`);
+  }
+  t.equal(load(''), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', 'no listen: the default, loopback');
+  t.equal(
+    load('listen: 0.0.0.0:8090\nput_tokens: [k3yForTheProxy-0123456789abcdef]\n'),
+    'accepted: put_allow 127.0.0.0/8 ::1/128; 1 tokens',
+    'with put_tokens',
+  );
+  t.equal(load('listen: 0.0.0.0:8090\nput_allow: [127.0.0.0/8, ::1/128]\n'), 'accepted: put_allow 127.0.0.0/8 ::1/128; 0 tokens', 'with put_allow written');
+  t.equal(load('listen: 0.0.0.0:8090\nput_allow: 10.1.0.0/16\n'), 'accepted: put_allow 10.1.0.0/16; 0 tokens', 'with a put_allow of its own');
+
+  // The daemon itself: exit 2 before it listens (192.0.2.1, TEST-NET-1, is on no interface here: nothing is bound, nothing sent).
+  const { dir, config } = writeConfig();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(config, readFileSync(config, 'utf8').replace(/^listen: .*$/m, 'listen: 192.0.2.1:8090'));
+  // (A kill after 2 minutes only in case it listens after all: exit code null then.)
+  const r = await runCli(['serve', '--config', config], 120_000);
+  t.equal(r.code, 2, 'serve exits 2');
+  t.equal(r.stderr, `memento-archive: ${refusal('192.0.2.1:8090').replace('/etc/archive.yaml:2', `${config}:1`)}\n`, 'saying why, at the listen line');
+});
+
+t.test('write access: a config file that holds put_tokens must not be readable by every user', async (t) => {
+  const { dir, config } = writeConfig('put_tokens: [k3yForTheProxy-0123456789abcdef]\n');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  chmodSync(config, 0o644);
+  t.throws(() => loadArchiveConfig(config), {
+    message: `${config}: holds put_tokens but every user can read it (mode 0644); make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group`,
+  });
+  const r = await runCli(['verify', '--config', config]);
+  t.equal(r.code, 2, 'the daemon and its commands exit 2');
+  t.match(r.stderr, /holds put_tokens but every user can read it/);
+  chmodSync(config, 0o640);
+  t.same(loadArchiveConfig(config).putTokens, ['k3yForTheProxy-0123456789abcdef'], '0640: read');
+  const plain = writeConfig();
+  t.teardown(() => rmSync(plain.dir, { recursive: true, force: true }));
+  chmodSync(plain.config, 0o644);
+  t.same(loadArchiveConfig(plain.config).putTokens, [], 'without put_tokens a world-readable file is fine');
 });

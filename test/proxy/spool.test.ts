@@ -210,6 +210,71 @@ t.test('spooled captures are re-sent in order, with growing waits; a 4xx goes to
   t.equal(await proxy.metrics.value('capture_proxy_put_failures_total'), 5, '4 × 503 and one 400 counted as PUT failures');
 });
 
+t.test(
+  'a 409 (the archive keeps another capture of that URI-R and second) is final: dropped, logged and counted, never re-sent nor kept, live or from the spool',
+  async (t) => {
+    const upstream = await startUpstream(t, pages);
+    const attempts: string[] = [];
+    let down = false;
+    const archive = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const page = req.url!.replace(/^\/put\/http:\/\/site\.example/, '');
+        attempts.push(page);
+        if (down) {
+          res.writeHead(503);
+          return void res.end('busy\n');
+        }
+        if (page.startsWith('/p/c')) {
+          res.writeHead(409);
+          return void res.end(
+            `conflict: a different capture of this URI-R is stored at the same second, http://archive/current/memento/20260101000000/http://site.example${page}; nothing stored\n`,
+          );
+        }
+        res.writeHead(201);
+        res.end('stored\n');
+      });
+    });
+    const port = await listen(t, archive);
+    const { proxy, logs } = await startTestProxy(
+      t,
+      { 'a.yaml': vhostYaml({ server_name: 'site.example', upstream: upstream.url, ArchivePort: port }) },
+      { spool: { retryMinMs: 40, retryMaxMs: 1000, paused: true } },
+    );
+    const capture = async (page: string) => {
+      const settled = once(proxy.events, 'capture');
+      t.equal((await get(proxy.url, page, 'site.example')).status, 200, `${page} served`);
+      return (await settled)[0] as CaptureOutcome;
+    };
+    // Live: the 409 ends the capture; the archive is up, the next capture goes live.
+    t.match(await capture('/p/c1'), { outcome: 'conflict', live: 'failed', archiveStatus: 409 }, 'live 409: outcome conflict');
+    t.match(await capture('/p/1'), { outcome: 'stored', live: 'stored' }, 'the next capture goes live: the archive is not backing off');
+    t.equal(proxy.spool.depth, 0, 'nothing spooled');
+    // From the spool: the archive down, then back with a 409 for one of the queued captures.
+    down = true;
+    t.match(await capture('/p/2'), { outcome: 'spooled', live: 'failed' });
+    t.match(await capture('/p/c3'), { outcome: 'spooled', live: 'skipped' });
+    down = false;
+    proxy.spool.resume();
+    await waitFor('the spool drained', () => proxy.spool.depth === 0);
+    t.same(attempts, ['/p/c1', '/p/1', '/p/2', '/p/2', '/p/c3'], 'each 409 was answered to one PUT only: never re-sent');
+    t.same(await readdir(path.join(proxy.spool.dir, 'rejected')).catch(() => []), [], 'nothing kept in rejected/');
+    t.equal(await proxy.metrics.value('capture_proxy_captures_conflict_total', { via: 'live' }), 1, 'counted: live');
+    t.equal(await proxy.metrics.value('capture_proxy_captures_conflict_total', { via: 'spool' }), 1, 'counted: spool');
+    t.equal(await proxy.metrics.value('capture_proxy_captures_dropped_total', { reason: 'rejected' }), 0, 'not counted as rejected');
+    t.equal(await proxy.metrics.value('capture_proxy_put_failures_total'), 1, 'only the 503 is a PUT failure');
+    for (const [page, via] of [
+      ['/p/c1', /^the archive holds another capture of this URI-R at that second; this one is dropped$/],
+      ['/p/c3', /^the archive holds another capture of this URI-R at that second; the spooled one is dropped$/],
+    ] as const) {
+      t.ok(
+        logs.some((e) => e.level === 'warn' && via.test(String(e.msg)) && e.uriR === `http://site.example${page}` && /409/.test(String(e.reason))),
+        `${page}: logged (warn) with the archive's line`,
+      );
+    }
+  },
+);
+
 t.test('a full spool refuses new captures (logged, counted); what is queued stays', async (t) => {
   const upstream = await startUpstream(t, (req, res) => res.end(req.url === '/big' ? 'x'.repeat(5000) : 'small'));
   const down = await freePort();

@@ -81,3 +81,50 @@ t.test('the archive daemon takes SIGHUP (systemctl reload) without stopping, and
     .find((l) => l.includes('SIGHUP'));
   t.match(JSON.parse(line!), { level: 'info', changed: ['maxUrlLength'] }, 'it names the setting that takes effect at the next start');
 });
+
+t.test(
+  "the README's service install makes the PUT token: one random token as put_tokens and ArchiveToken, in files only root and their daemon read",
+  async (t) => {
+    const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Run as a service'), readme.indexOf('## Security'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
+    const lines = block.split('\n');
+    t.ok(
+      lines.some((l) => /^sudo install -m 0640 -o root -g memento conf\/archive\.yaml \/etc\/memento-archive\//.test(l)),
+      'archive.yaml: 0640 root:memento',
+    );
+    t.ok(
+      lines.some((l) => /^sudo install -m 0640 -o root -g capture-proxy conf\/vhosts\/sample\.yaml \/etc\/capture-proxy\/vhosts\/site\.yaml/.test(l)),
+      'the vhost file: 0640 root:capture-proxy',
+    );
+    t.ok(
+      lines.some((l) => /^sudo install -d -m 0750 -o root -g capture-proxy \/etc\/capture-proxy \/etc\/capture-proxy\/vhosts/.test(l)),
+      'their folders 0750',
+    );
+    // Run the token lines on copies of the two files (no sudo, the paths moved into a temp folder).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'install-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const archiveYaml = path.join(dir, 'archive.yaml');
+    const site = path.join(dir, 'site.yaml');
+    writeFileSync(archiveYaml, readFileSync(path.join(repo, 'conf', 'archive.yaml'), 'utf8').replace(/^data_dir: .*$/m, `data_dir: ${dir}/data`), {
+      mode: 0o640,
+    });
+    writeFileSync(site, readFileSync(path.join(repo, 'conf', 'vhosts', 'sample.yaml')), { mode: 0o640 });
+    const from = lines.findIndex((l) => l.startsWith('TOKEN='));
+    const to = lines.findIndex((l) => l === 'unset TOKEN');
+    t.ok(from >= 0 && to > from, 'the token lines');
+    const script = lines
+      .slice(from, to + 1)
+      .join('\n')
+      .replaceAll('sudo ', '')
+      .replaceAll('/etc/memento-archive/archive.yaml', archiveYaml)
+      .replaceAll('/etc/capture-proxy/vhosts/site.yaml', site);
+    await run('/bin/sh', ['-c', script]);
+    const { loadArchiveConfig } = await import('../../archive/config.js');
+    const { loadVhostFile } = await import('../../proxy/config/vhost-file.js');
+    const tokens = loadArchiveConfig(archiveYaml).putTokens;
+    t.equal(tokens.length, 1, 'one put_tokens entry');
+    t.match(tokens[0], /^[A-Za-z0-9+/]{40,}$/, 'of 32 random bytes');
+    t.equal(loadVhostFile(site)[0].archiveToken, tokens[0], 'the vhost sends it as its ArchiveToken');
+  },
+);

@@ -5,6 +5,7 @@ import {
   bearerTokenOf,
   clientAddress,
   formatHostPort,
+  isLoopbackHost,
   type HostPort,
   originOf,
   parseAddressBlock,
@@ -152,4 +153,10 @@ t.test('RFC 6750 §2.1: Authorization: Bearer b64token; the scheme is case-insen
 t.test('RFC 6750 §2.1: BEARER_TOKEN is 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="', async (t) => {
   for (const s of ['abc', 'A-Z.0_9~+/', 'x=', 'x===']) t.equal(BEARER_TOKEN.test(s), true, s);
   for (const s of ['', '=', '=abc', 'a b', 'a=b', 'a!', 'é']) t.equal(BEARER_TOKEN.test(s), false, JSON.stringify(s));
+});
+
+t.test('isLoopbackHost: loopback literals and localhost; wildcards, other addresses and other names are not', async (t) => {
+  for (const h of ['127.0.0.1', '127.9.8.7', '::1', '::ffff:127.0.0.1', 'localhost', 'LOCALHOST', 'a.localhost', 'localhost.']) t.ok(isLoopbackHost(h), h);
+  for (const h of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'fd00::1', '::ffff:10.0.0.1', 'archive.example.org', 'localhost.example.org', 'mylocalhost'])
+    t.notOk(isLoopbackHost(h), h);
 });

@@ -67,8 +67,8 @@ t.test('round trip: the WARC files of an archive, imported into a fresh one, giv
     ['/a', captureRecord({ target: '/a', date: day(20), body: 'version 1' }), 201],
     ['/a', captureRecord({ target: '/a', date: day(21), body: 'version 2' }), 201],
     ['/a', captureRecord({ target: '/a', date: day(22), body: 'version 1' }), 201],
-    ['/a same second', captureRecord({ target: '/a', date: day(22), body: 'version 3' }), 201],
-    ['/a again', captureRecord({ target: '/a', date: day(23), body: 'version 3' }), 200],
+    ['/a same second', captureRecord({ target: '/a', date: day(22), body: 'version 3' }), 409],
+    ['/a again', captureRecord({ target: '/a', date: day(23), body: 'version 1' }), 200],
     ['https', captureRecord({ target: '/s', requestHeaders: [['X-Forwarded-Proto', 'https']], date: 'Sun, 01 Feb 2026 10:00:00 GMT' }), 201],
     ['client ip', captureRecord({ target: '/ip', requestHeaders: [['X-Client-IP', '192.0.2.7']], date: 'Mon, 02 Feb 2026 10:00:00 GMT' }), 201],
     [
@@ -109,12 +109,12 @@ t.test('round trip: the WARC files of an archive, imported into a fresh one, giv
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^import: 2 files, 24 WARC records \([\d.]+ MiB, [\d.]+ s\): 11 new mementos, 0 duplicates, 0 revisits resolved, 0 revisits unresolved \(skipped\), 0 refused; skipped 0 resource, 0 metadata, 0 other; 0 errors; with the data folder locked \(no daemon running\)$/m,
+    /^import: 2 files, 22 WARC records \([\d.]+ MiB, [\d.]+ s\): 10 new mementos, 0 duplicates, 0 revisits resolved, 0 revisits unresolved \(skipped\), 0 refused; skipped 0 resource, 0 metadata, 0 other; 0 errors; with the data folder locked \(no daemon running\)$/m,
   );
   t.equal(r.stdout.trim().split('\n').length, 1, 'nothing else printed');
 
   const before = await mementos(a.dataDir);
-  t.equal(before.length, 10, 'ten mementos (one same-second capture superseded, one duplicate)');
+  t.equal(before.length, 10, 'ten mementos (one same-second capture refused, one duplicate)');
   t.same(await mementos(b.dataDir), before, 'the same mementos: URI-R, Memento-Datetime, archive, status, media type, digest, client address');
   t.same(await storedResponses(b.dataDir), await storedResponses(a.dataDir), 'the same status lines, headers and body bytes');
 
@@ -122,11 +122,10 @@ t.test('round trip: the WARC files of an archive, imported into a fresh one, giv
   t.teardown(() => index.close());
   const v = await verify(index, path.join(b.dataDir, 'warcs'));
   t.ok(v.ok, 'verify passes: ' + v.problems.join('; '));
-  t.equal(v.unindexed, 1, 'the superseded same-second record is kept in the WARC file, as at ingest');
+  t.equal(v.unindexed, 0, 'every response record is indexed');
 
   const again = await runCli(['import', '--config', b.config, ...files]);
-  // The same-second pair is new again (each differs from the memento at that second when it comes), as two such PUTs would be.
-  t.match(again.stdout, /: 2 new mementos, 9 duplicates,/, 'imported twice: duplicates, but for the same-second pair');
+  t.match(again.stdout, /: 0 new mementos, 10 duplicates,/, 'imported twice: duplicates');
   t.same(await mementos(b.dataDir), before, 'and the same mementos still');
 });
 
@@ -290,6 +289,48 @@ t.test('revisit records resolve to the memento they repeat; resource and metadat
   t.equal(ch.text, 'hello world', 'a chunked body is stored without its transfer coding');
   t.equal(ch.headers['transfer-encoding'], undefined);
   t.equal((await raw('20260201000004', 'dns:example.org')).status, 400, 'a dns: record is no memento');
+});
+
+t.test('two different records of one URI-R in the same second: the first is imported, the second refused (409), an identical one a duplicate', async (t) => {
+  const c = writeConfig();
+  t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+  const file = path.join(c.dir, 'pair.warc.gz');
+  const page = (s: string) =>
+    httpResponse(
+      '200 OK',
+      [
+        ['Content-Type', 'text/html'],
+        ['Content-Length', String(s.length)],
+      ],
+      s,
+    );
+  const at = '2026-02-01T00:00:00Z';
+  writeFileSync(
+    file,
+    warcFile(
+      [
+        ...exchange('http://example.org/x', at, page('one')).records,
+        ...exchange('http://example.org/x', at, page('two')).records,
+        ...exchange('http://example.org/x', at, page('one')).records,
+      ],
+      true,
+    ),
+  );
+  const r = await runCli(['import', '--config', c.config, file]);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /: 1 new memento, 1 duplicate, 0 revisits resolved, 0 revisits unresolved \(skipped\), 1 refused;/);
+  t.match(
+    r.stdout,
+    new RegExp(
+      `^refused: ${file}:\\d+ http://example.org/x: 409 conflict: a different capture of this URI-R is stored at the same second, current/memento/20260201000000/http://example.org/x; nothing stored$`,
+      'm',
+    ),
+  );
+  const a = await startArchive(TWO_ARCHIVES, { dataDir: c.dataDir });
+  t.teardown(() => a.close());
+  t.equal((await request(`${a.url}/current/memento/20260201000000id_/http://example.org/x`)).text, 'one', 'the first record is the memento');
+  const v = await verify(a.store.index, a.store.warcsDir);
+  t.equal(v.unindexed, 0, 'the refused record was not written');
 });
 
 t.test('a damaged file: one line naming the file and the offset, exit status 1; what came before the damage stays imported', async (t) => {
