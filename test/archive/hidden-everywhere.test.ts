@@ -55,9 +55,19 @@ function addresses(uriR: string): [string, string, Record<string, string>?][] {
   ];
 }
 
-/** Asserts that `got` (from `a`) is `want` (from `b`) as a user sees it: status, headers but the date, body; the archives' addresses made one. */
+/**
+ * Asserts that `got` (from `a`) is `want` (from `b`) as a user sees it: status, headers but the date, body; the archives'
+ * addresses made one, and so the pages' script nonces (fresh in every answer, whatever the URL).
+ */
 function sameAnswer(t: Test, got: Answer, want: Answer, a: TestArchive, b: TestArchive, what: string): void {
-  const norm = (s: string, x: TestArchive) => s.split(x.url).join('{base}').split(`127.0.0.1:${x.port}`).join('{host}');
+  const norm = (s: string, x: TestArchive) =>
+    s
+      .split(x.url)
+      .join('{base}')
+      .split(`127.0.0.1:${x.port}`)
+      .join('{host}')
+      .replace(/nonce-[A-Za-z0-9+/_-]+=*/g, 'nonce-{nonce}')
+      .replace(/nonce="[A-Za-z0-9+/_-]+=*"/g, 'nonce="{nonce}"');
   const heads = (r: Answer, x: TestArchive) =>
     Object.fromEntries(
       Object.entries(r.headers).flatMap(([k, v]) => (k === 'date' || k === 'connection' || k === 'keep-alive' ? [] : [[k, norm(String(v), x)]])),
