@@ -14,7 +14,7 @@ import { errorAnswer, errorText, httpError, isHttpError } from '#shared/http-err
 import { AccessRules } from './access.js';
 import type { ArchiveConfig } from './config.js';
 import { cdxRoutes } from './http/cdx.js';
-import { decorateArchive, TEXT } from './http/context.js';
+import { decorateArchive, TEXT, wantsPage } from './http/context.js';
 import { discoveryRoutes } from './http/discovery.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
@@ -28,6 +28,7 @@ import { timemapRoutes } from './http/timemap.js';
 import type { DecodeOptions } from './memento/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
+import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
 import type { ArchiveStore } from './store/store.js';
 
@@ -147,7 +148,8 @@ async function logRequest(req: FastifyRequest, reply: FastifyReply): Promise<voi
 
 /**
  * The one place errors become answers: an HttpError with its status,
- * headers and one-line reason (`text/plain`); a 4xx of fastify's own (a
+ * headers and one-line reason (`text/plain`; to a browser's navigation,
+ * `Accept: text/html`, the same reason in an error page, web/page.ts); a 4xx of fastify's own (a
  * body it could not parse) as itself; anything else a logged 500.
  */
 function answerError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -156,8 +158,12 @@ function answerError(err: FastifyError, req: FastifyRequest, reply: FastifyReply
   const a = errorAnswer(e);
   if (a.status >= 500) req.log.error({ err }, 'request failed');
   if (a.close) reply.header('connection', 'close');
-  reply.code(a.status).headers(a.headers).type(TEXT);
+  // A browser's navigation gets the same answer as a page (Vary: Accept added); every other client the one line.
+  const page = wantsPage(req) ? errorPage(req.server.config, req, a.status, { reason: a.reason }, a.headers.vary) : undefined;
+  reply.code(a.status).headers(a.headers);
+  if (page) reply.headers(page.headers);
+  else reply.type(TEXT);
   // Here too: fastify's router errors (frameworkErrors) run no onSend hook.
   useRegisteredFieldNames(reply);
-  return reply.send(errorText(a.status, a.reason));
+  return reply.send(page ? page.html : errorText(a.status, a.reason));
 }

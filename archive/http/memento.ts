@@ -22,7 +22,9 @@ import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memen
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { MementoRow } from '../store/index-db.js';
-import { localArchive, pagesOrigin, readRoute, redirect, TEXT } from './context.js';
+import { displayUrl } from '../web/format.js';
+import { errorPage } from '../web/page.js';
+import { localArchive, pagesOrigin, readRoute, redirect, TEXT, wantsPage } from './context.js';
 import { type KeptAnswer, keptAnswer, sendKept } from './kept-answer.js';
 
 declare module 'fastify' {
@@ -90,7 +92,7 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
     // Not a stored (shown) datetime here, or a timestamp prefix: the nearest URI-M in any archive.
     const nearest = await nearestMemento(app, policy, t);
     if (!nearest && (await whyHidden(store.index, policy)) === 'block') throw blockedError(uriR, base);
-    if (!nearest) return notArchived(req, reply, uriR);
+    if (!nearest) return notArchived(app, req, reply, uriR);
     reply.header('access-control-allow-origin', '*');
     return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.memento, addressForm));
   }
@@ -161,28 +163,21 @@ async function nearestMemento(app: FastifyInstance, policy: UrlPolicy, t: number
   return best;
 }
 
-function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
 /**
  * 404 for a URI-R no archive has: to a browser asking for a page
- * (`Accept: text/html`), a small page that says so with a link to the live
- * URL; to anything else, the one-line text answer.
+ * (`Accept: text/html`), the archive's "not archived" page (web/page.ts:
+ * in the banner page's frame it tells the banner, which then says so too),
+ * with a link to the live URL; to anything else, the one-line text answer.
+ * No Memento headers: there is no memento.
  */
-function notArchived(req: FastifyRequest, reply: FastifyReply, uriR: string): FastifyReply {
+function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): FastifyReply {
   const reason = `no memento of ${uriR} in any archive`;
   reply.header('access-control-allow-origin', '*');
-  if (!/\btext\/html\b/.test(String(req.headers.accept ?? '')))
+  if (!wantsPage(req))
     return reply
       .code(404)
       .type(TEXT)
       .send(reason + '\n');
-  const u = escapeHtml(uriR);
-  const page = `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Not archived: ${u}</title></head>
-<body><h1>Not archived</h1><p>The archive has no capture of <code>${u}</code>.</p>
-<p>The page as it is now on the live web: <a href="${u}" rel="noreferrer">${u}</a></p></body></html>
-`;
-  return reply.code(404).type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(page);
+  const page = errorPage(app.config, req, 404, { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin }, undefined, 'not-archived');
+  return reply.code(404).headers(page.headers).send(page.html);
 }

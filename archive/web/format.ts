@@ -4,6 +4,7 @@
  * script adds the reader's local time on hover), English words, digits
  * grouped.
  */
+import { domainToUnicode } from 'node:url';
 import { formatIsoSeconds } from '#shared/http-date.js';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -69,4 +70,38 @@ export function distance(capture: number, asked: number): string {
     } else if (parts.length) break;
   }
   return `${parts.join(' ')} ${capture > asked ? 'after' : 'before'} the time asked for`;
+}
+
+// Characters a decoded path never shows: controls, format characters (bidi overrides, zero-width), separators
+// (spaces of every kind), and look-alikes of `/`, `?`, `#`, `.`: they stay percent-encoded, as browsers' address bars keep them.
+const HIDDEN_CHARS = /[\p{C}\p{Z}\u2215\u2044\u29f8\uff0f\uff1f\uff03\u2024\uff0e\u3002]/u;
+
+/**
+ * A URL as a person reads it, for display only (never for a link, whose
+ * address stays the URI-R as stored): an IDN host in Unicode (its
+ * `xn--` labels decoded, node:url `domainToUnicode`) and each run of
+ * percent-encoded non-ASCII bytes of the path and query decoded when it
+ * is UTF-8 and none of its characters is invisible or a look-alike of a
+ * delimiter. ASCII escapes (`%2F`, `%20`…) stay as they are.
+ *
+ * @param url an absolute http(s) URL (a normalised URI-R)
+ */
+export function displayUrl(url: string): string {
+  const m = /^(https?:\/\/)([^/?#]*)(.*)$/is.exec(url);
+  if (!m) return url;
+  const [, scheme, authority, rest] = m;
+  // host[:port]; an IPv6 literal is left alone.
+  const hp = /^([^[\]:@]+)(:\d+)?$/.exec(authority);
+  const host = hp && /(^|\.)xn--/i.test(hp[1]) ? domainToUnicode(hp[1]) || hp[1] : hp?.[1];
+  const shownAuthority = hp ? host + (hp[2] ?? '') : authority;
+  const shownRest = rest.replace(/(?:%[89a-f][0-9a-f])+/gi, (run) => {
+    let s: string;
+    try {
+      s = decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+    return HIDDEN_CHARS.test(s) ? run : s;
+  });
+  return scheme + shownAuthority + shownRest;
 }

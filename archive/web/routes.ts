@@ -8,8 +8,8 @@
  * `<ts>id_` and `<ts>ol_` redirect to the raw and original-links forms);
  * and what changed between two captures (`/web/diff/<ts1>/<ts2>/<url>`).
  *
- * Server-rendered with Eta templates (archive/web/views/) through
- * @fastify/view; the one stylesheet and one script are the archive's own
+ * Server-rendered with Eta templates (archive/web/views/, sent by
+ * page.ts, which also renders the archive's error pages for browsers); the one stylesheet and one script are the archive's own
  * (`/_static/web.css`, `/_static/web.js`); the pages work without the
  * script (it keeps the banner in step with navigation inside the frame and
  * adds the reader's local time on hover).
@@ -22,11 +22,7 @@
  * where mementos are served; no page may be framed. On `replay_origin`
  * (archive/http/context.ts) none is served.
  */
-import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import fastifyView from '@fastify/view';
 import { diffArrays, diffWordsWithSpace } from 'diff';
-import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds, toTimestamp14 } from '#shared/http-date.js';
 import { httpError, isHttpError } from '#shared/http-error.js';
@@ -34,7 +30,8 @@ import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow } from '../store/index-db.js';
 import { parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
-import { count, distance, isoDate, longDate, monthName, plural, shortDate } from './format.js';
+import { displayUrl, longDate, monthName } from './format.js';
+import { errorTitle, sendPage } from './page.js';
 import {
   calendarSummary,
   type Capture,
@@ -51,20 +48,6 @@ import {
 } from './queries.js';
 import { captureText, type CaptureText } from './text.js';
 
-const VIEWS = fileURLToPath(new URL('./views/', import.meta.url));
-const HTML = 'text/html; charset=utf-8';
-/**
- * The Content-Security-Policy of every page: its stylesheet and script by
- * `nonce` alone, frames only from `frames` (the origin mementos are served
- * from), images from its origin, forms to its origin, nothing else (no
- * fetch, no plugin, no base element), and framed by no one.
- */
-export function pageCsp(nonce: string, frames: string): string {
-  return (
-    `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self' data:; frame-src ${frames}; ` +
-    "form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'"
-  );
-}
 /** URLs per page of a prefix listing. */
 export const PREFIX_PAGE = 100;
 /** Sites listed on the home page, and how long that list is reused (it scans the whole index). */
@@ -75,11 +58,6 @@ type Req = FastifyRequest<{ Params: Record<string, string> }>;
 
 /** The pages-for-people plugin. */
 export async function webRoutes(app: FastifyInstance): Promise<void> {
-  await app.register(fastifyView, {
-    engine: { eta: new Eta({ autoEscape: true, autoTrim: false, cache: true }) },
-    root: VIEWS,
-    production: true,
-  });
   let siteCache: { at: number; rules: number; sites: Site[] } | undefined;
   const homeSites = async () => {
     // Kept for SITES_TTL_MS, and computed again at once when the access rules change (SIGHUP).
@@ -101,8 +79,7 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
       } catch (err) {
         if (!isHttpError(err) || err.status >= 500) throw err;
         if (err.headers) reply.headers(err.headers);
-        const title = err.status === 404 ? 'Not found' : err.status === 451 ? 'Withheld' : 'Cannot show this';
-        return render(app, req, reply, err.status, 'error', { title, reason: err.message });
+        return render(app, req, reply, err.status, 'error', { title: errorTitle(err.status), reason: err.message });
       }
     },
     { resource: 'web' },
@@ -114,27 +91,10 @@ function mementoBase(app: FastifyInstance, req: FastifyRequest): string {
   return replayBase(app.config) ?? req.base;
 }
 
-/**
- * Sends a page: Eta template `view` with `data` and what every page needs
- * (the base URL, the nonce of its stylesheet and script), under
- * {@link pageCsp}.
- */
-async function render(
-  app: FastifyInstance,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  status: number,
-  view: string,
-  data: Record<string, unknown>,
-): Promise<FastifyReply> {
-  const nonce = randomBytes(16).toString('base64url');
-  const html = await reply.viewAsync(view, { base: req.base, fmt: FORMAT, nonce, ...data });
-  const csp = pageCsp(nonce, new URL(mementoBase(app, req)).origin);
-  return reply.code(status).type(HTML).header('content-security-policy', csp).header('x-content-type-options', 'nosniff').send(html);
+/** Sends a `/web/` page (page.ts): its frames only from where mementos are served, framed by no one. */
+function render(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, status: number, view: string, data: Record<string, unknown>): FastifyReply {
+  return sendPage(reply, status, view, data, { base: req.base, frames: new URL(mementoBase(app, req)).origin });
 }
-
-/** The formatting helpers the templates call (`it.fmt.longDate(t)`…). */
-const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14: toTimestamp14 };
 
 /** A 1-14 digit timestamp (Wayback style: missing digits are the start of that period) as epoch seconds. @throws HttpError 400 */
 function parseTs(ts: string): number {
@@ -240,7 +200,7 @@ async function calendarPage(app: FastifyInstance, req: Req, reply: FastifyReply,
   const months = Array.from({ length: 12 }, (_, m) => monthGrid(year, m, days));
   const maxYear = Math.max(...summary.years.map((y) => y.n));
   return render(app, req, reply, 200, 'calendar', {
-    title: `Captures of ${uriR}`,
+    title: `Captures of ${displayUrl(uriR)}`,
     uriR,
     summary,
     year,
@@ -296,7 +256,7 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const cursor = page[page.length - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
-  return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after });
+  return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${displayUrl(uriR)}`, prefix: uriR, rows: page, next, first: !after });
 }
 
 /** A URL of the prefix list as the access rules let it be shown: counts and dates of its shown captures; `undefined` when none is. */
@@ -338,7 +298,7 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
   const n = await nearestCapture(app.store.index, urlkey, asked, policy);
   if (!n) return hidden(app, req, reply, policy, uriR);
   const banner = bannerData(req, mementoBase(app, req), uriR, asked, n);
-  return render(app, req, reply, 200, 'replay', { title: `${uriR} — ${longDate(n.memento.datetime)}`, banner });
+  return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
 
 /** `GET /web/<ts>id_/<url>`, `…ol_/…`: 302 to that form of the capture nearest to `<ts>`. */
@@ -352,9 +312,8 @@ async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply,
 }
 
 /** 404 page for a URL no archive has: says so, links to the live URL and to the prefix listing of its site. */
-function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
-  const site = new URL(uriR);
-  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${uriR}`, uriR, siteUrl: `${req.base}/web/*/${site.origin}/*` });
+function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): FastifyReply {
+  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin });
 }
 
 /** One line of a diff: kept, removed, added, or a run of kept lines left out; words marked within a changed line. */
@@ -422,7 +381,7 @@ export function diffRows(a: string[], b: string[]): { rows: DiffRow[]; added: nu
   return { rows, added, removed };
 }
 
-/** `GET /web/diff/<ts1>/<ts2>/<url>`: the text of the captures nearest to each timestamp, compared line by line. */
+/** `GET /web/diff/<ts1>/<ts2>/<url>`: the text of the captures nearest to each timestamp, compared line by line, the older one first. */
 async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, rest: string, max: number): Promise<FastifyReply> {
   const [t1s, afterFirst] = splitFirst(rest);
   const [t2s, url] = splitFirst(afterFirst);
@@ -430,8 +389,10 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   const t2 = parseTs(t2s);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
-  const [n1, n2] = await Promise.all([nearestCapture(app.store.index, urlkey, t1, policy), nearestCapture(app.store.index, urlkey, t2, policy)]);
-  if (!n1 || !n2) return hidden(app, req, reply, policy, uriR);
+  const found = await Promise.all([nearestCapture(app.store.index, urlkey, t1, policy), nearestCapture(app.store.index, urlkey, t2, policy)]);
+  if (!found[0] || !found[1]) return hidden(app, req, reply, policy, uriR);
+  // The older capture on the left whichever order the address names them in (`/web/diff/<newer>/<older>/…` too).
+  const [n1, n2] = found[0].memento.datetime <= found[1].memento.datetime ? [found[0], found[1]] : [found[1], found[0]];
   const [a, b] = await Promise.all([readText(app, urlkey, n1.memento), readText(app, urlkey, n2.memento)]);
   const version = (c: Capture, text: CaptureText) => ({
     capture: c,
@@ -444,7 +405,7 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   const same = n1.memento.digest === n2.memento.digest && n1.memento.status === n2.memento.status;
   const diff = a.kind === 'none' || b.kind === 'none' ? undefined : diffRows(a.lines, b.lines);
   return render(app, req, reply, 200, 'diff', {
-    title: `Changes to ${uriR}`,
+    title: `Changes to ${displayUrl(uriR)}`,
     uriR,
     older: version(n1.memento, a),
     newer: version(n2.memento, b),

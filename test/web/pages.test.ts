@@ -106,7 +106,7 @@ t.test('prefix listing: every URL under the prefix once, in pages of 100, with c
     const page = await request(next, { headers: HTML });
     t.equal(page.status, 200);
     pages++;
-    for (const m of page.text.matchAll(/<td class="url"><a href="[^"]*">([^<]+)<\/a><\/td><td class="num">(\d+)<\/td>/g)) {
+    for (const m of page.text.matchAll(/<td class="url"[^>]*><a href="[^"]*"[^>]*>([^<]+)<\/a><\/td><td class="num"[^>]*>(\d+)<\/td>/g)) {
       seen.push(m[1]);
       if (m[1].endsWith('p007.html')) t.equal(m[2], '2', 'a URL with two captures counts 2');
     }
@@ -370,7 +370,9 @@ access:
   t.notMatch(home.text, /secret\.example\.org/, 'an excluded site is not on the home page, nor its captures');
   t.notMatch(home.text, /news\.html">[^<]*2025/, 'a hidden capture is not among the latest');
   const list = await request(`${a.url}/web/*/www.example.org/*`, { headers: HTML });
-  const rowsListed = [...list.text.matchAll(/<td class="url"><a href="[^"]*">([^<]+)<\/a><\/td><td class="num">(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]}`);
+  const rowsListed = [...list.text.matchAll(/<td class="url"[^>]*><a href="[^"]*"[^>]*>([^<]+)<\/a><\/td><td class="num"[^>]*>(\d+)<\/td>/g)].map(
+    (m) => `${m[1]} ${m[2]}`,
+  );
   t.same(
     rowsListed,
     ['http://www.example.org/news.html 1', 'http://www.example.org/ok.html 2'],
