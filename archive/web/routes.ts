@@ -9,7 +9,8 @@
  * and what changed between two captures (`/web/diff/<ts1>/<ts2>/<url>`).
  *
  * Server-rendered with Eta templates (archive/web/views/, sent by
- * page.ts, which also renders the archive's error pages for browsers); the one stylesheet and one script are the archive's own
+ * page.ts, which also renders the archive's error pages for browsers);
+ * the one stylesheet and one script are the archive's own
  * (`/_static/web.css`, `/_static/web.js`); the pages work without the
  * script (it keeps the banner in step with navigation inside the frame and
  * adds the reader's local time on hover).
