@@ -90,10 +90,6 @@ export function displayUrl(url: string): string {
   const m = /^(https?:\/\/)([^/?#]*)(.*)$/is.exec(url);
   if (!m) return url;
   const [, scheme, authority, rest] = m;
-  // host[:port]; an IPv6 literal is left alone.
-  const hp = /^([^[\]:@]+)(:\d+)?$/.exec(authority);
-  const host = hp && /(^|\.)xn--/i.test(hp[1]) ? domainToUnicode(hp[1]) || hp[1] : hp?.[1];
-  const shownAuthority = hp ? host + (hp[2] ?? '') : authority;
   const shownRest = rest.replace(/(?:%[89a-f][0-9a-f])+/gi, (run) => {
     let s: string;
     try {
@@ -103,5 +99,16 @@ export function displayUrl(url: string): string {
     }
     return HIDDEN_CHARS.test(s) ? run : s;
   });
-  return scheme + shownAuthority + shownRest;
+  return scheme + displayHost(authority) + shownRest;
+}
+
+/**
+ * A `host[:port]` as a person reads it, for display only: its IDN labels
+ * (`xn--…`) in Unicode (node:url `domainToUnicode`); an IPv6 literal, or a
+ * name that does not decode, as it is.
+ */
+export function displayHost(authority: string): string {
+  const hp = /^([^[\]:@]+)(:\d+)?$/.exec(authority);
+  if (!hp || !/(^|\.)xn--/i.test(hp[1])) return authority;
+  return (domainToUnicode(hp[1]) || hp[1]) + (hp[2] ?? '');
 }
