@@ -173,11 +173,12 @@ async function nearestMemento(app: FastifyInstance, policy: UrlPolicy, t: number
 function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): FastifyReply {
   const reason = `no memento of ${uriR} in any archive`;
   reply.header('access-control-allow-origin', '*');
-  if (!wantsPage(req))
-    return reply
-      .code(404)
-      .type(TEXT)
-      .send(reason + '\n');
-  const page = errorPage(app.config, req, 404, { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin }, undefined, 'not-archived');
-  return reply.code(404).headers(page.headers).send(page.html);
+  const page = wantsPage(req)
+    ? errorPage(app.config, req, 404, { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin }, undefined, 'not-archived')
+    : undefined;
+  if (page) return reply.code(404).headers(page.headers).send(page.html);
+  return reply
+    .code(404)
+    .type(TEXT)
+    .send(reason + '\n');
 }

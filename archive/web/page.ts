@@ -33,13 +33,14 @@ const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDat
  * The Content-Security-Policy of every page: its stylesheet and script by
  * `nonce` alone, frames only from `frames` (the origin mementos are served
  * from), images from its origin, forms to its origin, nothing else (no
- * fetch, no plugin, no base element); framed by `ancestors` (none, but for
+ * fetch, no plugin, no base element; forms to `forms`, its own origin
+ * unless told); framed by `ancestors` (none, but for
  * an error page a memento's frame may show: the pages' origin).
  */
-export function pageCsp(nonce: string, frames: string, ancestors = "'none'"): string {
+export function pageCsp(nonce: string, frames: string, ancestors = "'none'", forms = "'self'"): string {
   return (
     `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self' data:; frame-src ${frames}; ` +
-    `form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors ${ancestors}`
+    `form-action ${forms}; base-uri 'none'; object-src 'none'; frame-ancestors ${ancestors}`
   );
 }
 
@@ -51,6 +52,8 @@ export interface PageOptions {
   frames: string;
   /** Who may frame it (`frame-ancestors`). */
   ancestors?: string;
+  /** Where its forms may go (`form-action`; its own origin unless told). */
+  forms?: string;
   /** Load the replay shim too (an error answered at a Memento address: it tells the banner page where its frame went). */
   shim?: string;
 }
@@ -71,7 +74,7 @@ export function page(view: string, data: Record<string, unknown>, opts: PageOpti
   const html = eta.render(view, { fmt: FORMAT, ...data, base: opts.base, nonce, shim: opts.shim });
   return {
     html,
-    headers: { 'content-type': HTML, 'content-security-policy': pageCsp(nonce, opts.frames, opts.ancestors), 'x-content-type-options': 'nosniff' },
+    headers: { 'content-type': HTML, 'content-security-policy': pageCsp(nonce, opts.frames, opts.ancestors, opts.forms), 'x-content-type-options': 'nosniff' },
   };
 }
 
@@ -95,8 +98,10 @@ export function errorTitle(status: number): string {
  * it may be framed by the pages' origin, and it loads the replay shim,
  * which posts its address to the banner page as a replayed page does (the
  * banner then moves to `/web/<ts>/<URL>`, which says what the archive has
- * there). On `replay_origin` its links, stylesheet and script are the
- * pages' (`base_url`).
+ * there). On `replay_origin`, which serves none of the pages, only an
+ * error at a Memento address is a page (`undefined` for the others: they
+ * stay one line), and its links, stylesheet, script and search form are
+ * the pages' (`base_url`).
  */
 export function errorPage(
   config: Pick<ArchiveConfig, 'baseUrl' | 'replayOrigin'>,
@@ -105,16 +110,20 @@ export function errorPage(
   data: Record<string, unknown>,
   vary?: string,
   view = 'error',
-): Page {
-  const base = onReplayHost(config, req.headers.host) && config.baseUrl ? config.baseUrl : req.base;
+): Page | undefined {
+  const onReplay = onReplayHost(config, req.headers.host);
   const atMemento = req.routeOptions?.config?.resource === 'memento';
+  if (onReplay && !atMemento) return undefined;
+  const base = onReplay && config.baseUrl ? config.baseUrl : req.base;
+  const pages = pagesOrigin(config, req.base);
   const p = page(
     view,
     { title: errorTitle(status), ...data },
     {
       base,
       frames: "'none'",
-      ancestors: pagesOrigin(config, req.base),
+      ancestors: pages,
+      forms: pages,
       shim: atMemento ? `${req.base}${REPLAY_SCRIPT_PATH}` : undefined,
     },
   );

@@ -9,6 +9,7 @@
  * test-output/screenshots/people-*.png (gitignored) for a person to look at.
  */
 import { mkdirSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import t, { type Test } from 'tap';
@@ -55,10 +56,13 @@ async function seed(a: TestArchive): Promise<void> {
 }
 
 const a = await startArchive(CONFIG);
-t.teardown(() => a.close());
-await seed(a);
 let browser: Browser | undefined;
-t.teardown(() => browser?.close());
+// The browser first: its kept-alive connections close with it, and the daemon then closes at once.
+t.teardown(async () => {
+  await browser?.close();
+  await a.close();
+});
+await seed(a);
 mkdirSync(SCREENSHOT_DIR, { recursive: true });
 
 /** A tab of the shared Chromium at `width` (1024: desktop, 390: phone) that records CSP refusals and any request leaving the archive. */
@@ -188,6 +192,65 @@ t.test('a link in the frame that leads to an error: the banner page moves to wha
     }
     t.same(problems, [], `${width} px: nothing left the archive; no CSP refusal`);
   }
+});
+
+t.test('with replay_origin: the frame, on the second host name, leads the banner page into the "Not archived" page too', async (t) => {
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  // One daemon, two origins for the browser: 127.0.0.1 for the pages, localhost for the mementos.
+  const main = `http://127.0.0.1:${port}`;
+  const replay = `http://localhost:${port}`;
+  const b = await startArchive(`listen: 127.0.0.1:${port}\nbase_url: ${main}\nreplay_origin: ${replay}\n${TWO_ARCHIVES}`);
+  // Chromium's connections go with its browser context, closed first: the daemon then closes at once.
+  browser ??= await launchBrowser();
+  const context = await browser.createBrowserContext();
+  t.teardown(async () => {
+    await context.close();
+    await b.close();
+  });
+  const r = await putCapture(b, `${SITE}/news.html`, captureRecord({ host: HOST, target: '/news.html', date: NEW, body: news(1) }));
+  t.equal(r.status, 201);
+  // Over HTTP with the replay origin's Host: a Memento address gets the page (styled from the main origin), the pages' addresses the line.
+  const onReplay = { host: `localhost:${port}`, accept: BROWSER_ACCEPT };
+  const never = await request(`${main}/current/memento/20260106090000/${SITE}/never.html`, { headers: onReplay });
+  t.equal(never.status, 404);
+  t.match(never.text, new RegExp(`<link rel="stylesheet" href="${main}/_static/web\\.css"`), "the page's stylesheet from the main origin");
+  t.match(never.text, new RegExp(`<script src="${replay}/_static/replay\\.js"`), 'the replay shim from the replay origin, as a memento loads it');
+  t.match(
+    never.headers['content-security-policy'],
+    new RegExp(`form-action ${main}; .*frame-ancestors ${main}$`),
+    'framed only by the pages; its search goes to them',
+  );
+  const web = await request(`${main}/web/`, { headers: onReplay });
+  t.same([web.status, /^text\/plain/.test(String(web.headers['content-type']))], [404, true], 'the pages on the replay origin: still the one line');
+
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/.test(m.text())) problems.push('CSP: ' + m.text());
+  });
+  await page.setRequestInterception(true);
+  page.on('request', (q) => {
+    const u = q.url();
+    if (u.startsWith(main + '/') || u.startsWith(replay + '/') || u === 'about:blank') void q.continue();
+    else {
+      problems.push(u);
+      void q.abort();
+    }
+  });
+  await page.goto(`${main}/web/20260106090000/${SITE}/news.html`, { waitUntil: 'networkidle0' });
+  const frame = await page.waitForFrame((f) => f.url().startsWith(`${replay}/current/memento/20260106090000/`));
+  await frame.waitForSelector('#never');
+  await frame.click('#never');
+  await page.waitForFunction(() => location.pathname.endsWith('/never.html'), { timeout: 10_000 });
+  t.equal(page.url(), `${main}/web/20260106090000/${SITE}/never.html`, 'the banner page moves to the URL followed, on the main origin');
+  await page.waitForSelector('h1');
+  t.equal(await text(page, 'h1'), 'Not archived');
+  t.equal(await page.$('#banner'), null, 'no banner of the capture shown before');
+  await shot(page, 'replay-origin-never-1024');
+  t.same(problems, [], 'nothing left the archive; no CSP refusal');
 });
 
 t.test('a diff asked newer first: the older capture is still "Older", and the changes go from it to the newer', async (t) => {
