@@ -7,8 +7,10 @@
  * 2. on the replay page, a banner that keeps in step with the archived page
  *    in the frame. A stored page is hostile input: its frame is sandboxed
  *    (an opaque origin), so this script cannot read the frame's location;
- *    the replay shim (archive/replay/static/replay.js) posts it instead,
- *    and a stored page can post anything. So the message is only a hint:
+ *    the replay shim (archive/replay/static/replay.js) posts it instead
+ *    (also from the archive's error page at a Memento address, such as a
+ *    link to a URL never captured, which loads the same shim), and a
+ *    stored page can post anything. So the message is only a hint:
  *    it is accepted only from the frame, from an opaque origin, and only
  *    when it is a Memento address of this archive where mementos are
  *    served (`<memento base>/<id>/memento/<14 digits>[xx_]/<http(s) URL>`);

@@ -43,14 +43,20 @@ t.test('temporal coherence: an embedded URL at the page datetime redirects (302)
   t.equal(ol.headers.location, `${a.url}/current/memento/${ts14(CSS_DATE)}ol_/${CSS}`, 'an ol_ timestamp prefix stays ol_');
 });
 
-t.test('a URL never captured is 404: for a browser a small page that says so and links the live URL; for others one line', async (t) => {
+t.test('a URL never captured is 404: for a browser the "Not archived" page that says so and links the live URL; for others one line', async (t) => {
   const url = `${a.url}/2025/memento/${ts14(PAGE_DATE)}/http://www.example.org/never.html?a=1&b=<2>`;
   const browser = await request(url, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
   t.equal(browser.status, 404);
   t.equal(browser.headers['content-type'], 'text/html; charset=utf-8');
   t.match(browser.text, '<h1>Not archived</h1>');
   t.match(browser.text, '<a href="http://www.example.org/never.html?a=1&amp;b=%3C2%3E" rel="noreferrer">', 'a link to the live URL, escaped');
-  t.equal(browser.headers['content-security-policy'], "default-src 'none'; style-src 'unsafe-inline'", 'the page runs nothing and loads nothing');
+  t.match(
+    browser.headers['content-security-policy'],
+    /^default-src 'none'; script-src 'nonce-[\w-]+'; style-src 'nonce-[\w-]+';/,
+    "the page runs and loads only the archive's own script and stylesheet, by a nonce",
+  );
+  t.notMatch(browser.headers['content-security-policy'], /script-src[^;]*'self'|unsafe-inline/, "never by 'self' or inline");
+  t.equal(browser.headers.vary, 'accept', 'its body depends on Accept');
   t.notOk(browser.headers['memento-datetime'], 'not a Memento');
   const script = await request(url, { headers: { accept: '*/*' } });
   t.equal(script.status, 404);
