@@ -18,7 +18,7 @@ import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import type { ArchiveConfig } from '../config.js';
-import { onReplayHost, pagesOrigin } from '../http/context.js';
+import { baseOf, onReplayHost, pagesOrigin } from '../http/context.js';
 import { REPLAY_SCRIPT_PATH } from '../replay/urls.js';
 import { count, displayHost, distance, displayUrl, isoDate, longDate, monthName, plural, shortDate } from './format.js';
 
@@ -104,7 +104,7 @@ export function errorTitle(status: number): string {
  * the pages' (`base_url`).
  */
 export function errorPage(
-  config: Pick<ArchiveConfig, 'baseUrl' | 'replayOrigin'>,
+  config: Pick<ArchiveConfig, 'baseUrl' | 'listen' | 'replayOrigin'>,
   req: FastifyRequest,
   status: number,
   data: Record<string, unknown>,
@@ -114,8 +114,10 @@ export function errorPage(
   const onReplay = onReplayHost(config, req.headers.host);
   const atMemento = req.routeOptions?.config?.resource === 'memento';
   if (onReplay && !atMemento) return undefined;
-  const base = onReplay && config.baseUrl ? config.baseUrl : req.base;
-  const pages = pagesOrigin(config, req.base);
+  // fastify's router errors (a malformed address) come with a bare request: its base is worked out here.
+  const own = typeof req.base === 'string' && req.base ? req.base : baseOf(config, req.headers.host);
+  const base = onReplay && config.baseUrl ? config.baseUrl : own;
+  const pages = pagesOrigin(config, own);
   const p = page(
     view,
     { title: errorTitle(status), ...data },
@@ -124,7 +126,7 @@ export function errorPage(
       frames: "'none'",
       ancestors: pages,
       forms: pages,
-      shim: atMemento ? `${req.base}${REPLAY_SCRIPT_PATH}` : undefined,
+      shim: atMemento ? `${own}${REPLAY_SCRIPT_PATH}` : undefined,
     },
   );
   p.headers.vary = vary ? `${vary}, accept` : 'accept';

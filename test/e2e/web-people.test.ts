@@ -108,6 +108,7 @@ t.test('an error answer: a page for a browser, the one line for a client, same s
     ['a Memento the access rules block', `/2025/memento/20250320100000/${SITE}/secret.html`, 451],
     ['the index TimeMap of a URL never captured', `/tg/timemap/${never}`, 404],
     ['an address of nothing', '/nothing/here', 404],
+    ["a malformed percent-encoding (fastify's router)", '/tg/http://a.example/%E0%A4%A', 400],
   ];
   for (const [name, target, status] of cases) {
     const extra: Record<string, string> = status === 400 ? { 'accept-datetime': 'yesterday' } : {};
