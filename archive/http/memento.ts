@@ -154,7 +154,11 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
  * the earlier one) in any local archive, among those the access rules show;
  * `undefined` when none has one.
  */
-async function nearestMemento(app: FastifyInstance, policy: UrlPolicy, period: Period): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
+async function nearestMemento(
+  app: FastifyInstance,
+  policy: UrlPolicy,
+  period: Period,
+): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
   const holdings = await localHoldings(app.store.index, app.config.archives, policy.urlkey, policy);
   let best: { archiveId: string; memento: Selection['memento'] } | undefined;
   for (const archiveId of holdings.keys()) {
