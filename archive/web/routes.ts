@@ -153,9 +153,14 @@ function parseTs(ts: string): Period {
   return p;
 }
 
-/** The instant a period is read as where one is shown (the distance in the banner): its last second, or now when that is still to come. */
+/**
+ * The instant a period is read as in the banner's "how far from the time asked for": its first second (the
+ * Wayback Machine's reading), or now for a period that is not over (`2`, `99999999999999`, this year), whose
+ * capture shown is the newest.
+ */
 function askedInstant(p: Period): number {
-  return Math.min(p.end, Math.floor(Date.now() / 1000));
+  const now = Math.floor(Date.now() / 1000);
+  return p.end >= now ? now : p.start;
 }
 
 /** Routes a `/web/…` address to its page. */

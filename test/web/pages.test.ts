@@ -157,7 +157,7 @@ t.test('replay page: the capture nearest to <ts> in any archive, its neighbours,
     new RegExp(`<iframe id="memento-frame" name="memento" src="${a.url}/current/memento/20260102120000/${uriR}"`),
     'the frame holds the archival replay',
   );
-  t.match(r.text, /12 hours after the time asked for/, 'a day is read as its last second');
+  t.match(r.text, /1 day 12 hours after the time asked for/, 'the distance from the first second of the day asked for');
   t.match(r.text, new RegExp(`href="${a.url}/web/20251201120000/${uriR}"[^>]*data-nav="first"`));
   t.match(r.text, new RegExp(`href="${a.url}/web/20251220120000/${uriR}"[^>]*data-nav="prev"`), 'previous is in the other archive');
   t.match(r.text, /<span class="off" data-nav="next">/, 'the last capture has no next');
