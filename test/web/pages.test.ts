@@ -121,6 +121,32 @@ t.test('prefix listing: every URL under the prefix once, in pages of 100, with c
   t.equal((await request(`${a.url}/web/*/nothing.example/*`, { headers: HTML })).status, 404);
 });
 
+t.test('domain listing: the host, its ports and subdomains, in pages of 100; not the hosts that share the start of its name', async (t) => {
+  const a = await withArchive(t);
+  const t0 = Date.UTC(2026, 1, 1) / 1000;
+  const urls = [
+    'http://example.net/',
+    ...Array.from({ length: 120 }, (_, i) => `http://h${String(i).padStart(3, '0')}.example.net/`),
+    'http://example.net:8080/x',
+  ];
+  await a.store.index.insertMany(urls.flatMap((u) => rows('current', u, [t0])));
+  for (const u of ['http://example-cdn.net/', 'http://example0.net/', 'http://examples.net/', 'http://example.net.au/', 'http://net/'])
+    await a.store.index.insertMany(rows('current', u, [t0]));
+  const seen: string[] = [];
+  let next: string | undefined = `${a.url}/web/*/*.example.net/*`;
+  let pages = 0;
+  while (next) {
+    const page = await request(next, { headers: HTML });
+    t.equal(page.status, 200);
+    pages++;
+    for (const m of page.text.matchAll(/<td class="url"><a href="[^"]*">([^<]+)<\/a><\/td>/g)) seen.push(m[1]);
+    next = /<a href="([^"]+)" rel="next">/.exec(page.text)?.[1].replace(/&amp;/g, '&');
+    if (next) t.match(next, new RegExp(`^${a.url}/web/\\*/\\*\\.example\\.net/\\*\\?after=`), 'the next page of the domain');
+  }
+  t.equal(pages, 2);
+  t.same(seen, urls, 'each URL once, in urlkey order (the host, its subdomains, its ports)');
+});
+
 t.test('search: a URL (with or without scheme, host:port) → its calendar; a prefix → its listing; not a URL → 400 page', async (t) => {
   const a = await withArchive(t);
   const go = async (q: string) => request(`${a.url}/web/search?q=${encodeURIComponent(q)}`, { headers: HTML });
