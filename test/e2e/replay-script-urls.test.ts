@@ -184,3 +184,73 @@ try { history.pushState({ view: 'all' }, '', '/app/?view=all'); } catch (e) { do
   t.ok(total >= 8, `${total} requests counted`);
   t.equal(share, 100, 'every request was answered from the archive');
 });
+
+t.test('the mapping rules, read back from a replayed page with a base element: what is mapped, against what, and what is left alone', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const live = 'http://site.example:8080';
+  const uriR = `${live}/app/page.html?x=1`;
+  const inputs = [
+    '/api/items.json',
+    'img/1.png',
+    '../up.png?a=1#frag',
+    '//cdn.example/lib.js',
+    'https://other.example/x',
+    '#top',
+    '',
+    'data:image/png;base64,AAAA',
+    'blob:null/123',
+    'javascript:void(0)',
+    'mailto:someone@example.org',
+  ];
+  const page = `<!DOCTYPE html><html><head><base href="/deep/dir/"><title>rules</title></head><body><script>
+var inputs = ${JSON.stringify(inputs)};
+var out = inputs.map(function (u) { var el = document.createElement('a'); el.href = u; return el.getAttribute('href'); });
+var viaAttr = document.createElement('img'); viaAttr.setAttribute('SRC', '/by/attribute.png');
+out.push(viaAttr.getAttribute('src'));
+var set = document.createElement('img'); set.srcset = '/s1.png 1x,/s2.png 2x, data:x 3x';
+out.push(set.getAttribute('srcset'));
+var archived = document.createElement('a'); archived.href = document.baseURI + 'kept.html';
+out.push(archived.getAttribute('href') === document.baseURI + 'kept.html');
+var fromLocation = document.createElement('a'); fromLocation.href = new URL('/from/location', location.href).href;
+out.push(fromLocation.getAttribute('href'));
+history.replaceState(null, '', 'moved.html');
+out.push(location.href);
+document.title = JSON.stringify(out);
+</script></body></html>`;
+  const put = await putCapture(a, uriR, captureRecord({ host: 'site.example:8080', target: '/app/page.html?x=1', date: PAGE_DATE, body: page }));
+  t.equal(put.status, 201);
+  const browser = await launchBrowser();
+  t.teardown(() => browser.close());
+  const tab = await browser.newPage();
+  // Nothing the page names is loaded: only the page and the script are asked for.
+  await tab.setRequestInterception(true);
+  tab.on('request', (req) => void (req.url().startsWith(a.url) ? req.continue() : req.abort('blockedbyclient')));
+  const ts = ts14(PAGE_DATE);
+  await tab.goto(`${a.url}/2025/memento/${ts}/${uriR}`, { waitUntil: 'load' });
+  await tab.waitForFunction(() => document.title.startsWith('['));
+  const out = JSON.parse(await tab.title()) as unknown[];
+  const m = (u: string) => `${a.url}/2025/memento/${ts}/${u}`;
+  t.same(
+    out.slice(0, inputs.length),
+    [
+      m(`${live}/api/items.json`),
+      m(`${live}/deep/dir/img/1.png`),
+      m(`${live}/deep/up.png?a=1#frag`),
+      m('http://cdn.example/lib.js'),
+      m('https://other.example/x'),
+      '#top',
+      '',
+      'data:image/png;base64,AAAA',
+      'blob:null/123',
+      'javascript:void(0)',
+      'mailto:someone@example.org',
+    ],
+    'root-relative, relative (against the base element), network-path and absolute URLs mapped; fragments, empty and other schemes left alone',
+  );
+  t.equal(out[inputs.length], m(`${live}/by/attribute.png`), 'setAttribute, whatever the case of the name');
+  t.equal(out[inputs.length + 1], `${m(`${live}/s1.png`)} 1x,${m(`${live}/s2.png`)} 2x, data:x 3x`, 'each srcset candidate, descriptors kept');
+  t.equal(out[inputs.length + 2], true, 'an archive address is left alone');
+  t.equal(out[inputs.length + 3], m(`${live}/from/location`), "a path resolved against the archive address is read as the site's");
+  t.equal(out[inputs.length + 4], m(`${live}/deep/dir/moved.html`), 'replaceState resolves against the base element, within the archive');
+});
