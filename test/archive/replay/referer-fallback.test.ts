@@ -10,6 +10,7 @@ import t from 'tap';
 import { refererTarget } from '../../../archive/http/fallback.js';
 import { seed, ts14 } from '../../conformance/helpers.js';
 import { request, startArchive } from '../../helpers/archive.js';
+import { rawConnection } from '../../helpers/raw-connection.js';
 
 const PAGE_DATE = 'Tue, 20 Mar 2001 20:35:00 GMT';
 const PAGE = 'http://www.example.org:8080/app/page.html?x=1';
@@ -72,4 +73,17 @@ t.test('refererTarget: the site of the URI-R, the path as requested; nothing for
   t.equal(refererTarget(base, '*', ref, is), undefined);
   t.equal(refererTarget(base, '/x', 'https://archive.example/a/memento/20010320203500/https://site.example/', is), undefined, 'outside the base path');
   t.equal(refererTarget(base, '/x', undefined, is), undefined);
+});
+
+t.test('a request target with raw non-ASCII bytes: the redirect names it percent-encoded, or it is refused; never a 500', async (t) => {
+  const bytes = Buffer.concat([
+    Buffer.from('GET /caf'),
+    Buffer.from([0xc3, 0xa9]),
+    Buffer.from(`/x HTTP/1.1\r\nHost: ${new URL(a.url).host}\r\nReferer: ${referer}\r\nConnection: close\r\n\r\n`),
+  ]);
+  const c = await rawConnection(t, a.port, bytes);
+  await c.closed;
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(c.received())?.[1]);
+  t.ok(status === 302 || status === 400, `answered ${status}`);
+  if (status === 302) t.match(c.received(), `\r\nLocation: ${a.url}/2025/memento/${ts}/http://www.example.org:8080/caf%C3%A9/x\r\n`);
 });
