@@ -1,9 +1,10 @@
 /**
  * Pages whose scripts build URLs, replayed in Chromium: a stored page whose
- * list comes from `fetch('/api/items.json')`, whose pictures are made by
+ * list comes from `fetch('/api/items.json')` (with credentials, as an API
+ * call of a single-page site often is), whose pictures are made by
  * script (`img.src = '/img/' + id + '.png'`, `setAttribute('src', …)`,
  * an absolute URL of the site, a `srcset`, `new URL(path, location.href)`), which asks for a text with
- * `XMLHttpRequest` and moves on with `history.pushState`. The replay shim
+ * `XMLHttpRequest` (`withCredentials`) and moves on with `history.pushState`. The replay shim
  * (archive/replay/static/replay.js) maps each of those URLs into the
  * archive at the page's time; a root-relative request that still reaches
  * the archive is sent there through its `Referer` (archive/http/fallback.ts).
@@ -59,7 +60,7 @@ function picture(img) {
   img.onload = img.onerror = ended;
 }
 started();
-fetch('/api/items.json')
+fetch('/api/items.json', { credentials: 'include' })
   .then(function (r) { return r.json(); })
   .then(function (items) {
     var list = document.getElementById('list');
@@ -90,6 +91,7 @@ document.body.appendChild(built);
 started();
 var x = new XMLHttpRequest();
 x.open('GET', 'about.txt');
+x.withCredentials = true;
 x.onload = function () { document.getElementById('about').textContent = x.status + ' ' + x.responseText; ended(); };
 x.onerror = function () { document.getElementById('about').textContent = 'failed'; ended(); };
 x.send();

@@ -27,6 +27,8 @@
  *    base comes from this script's own address (`{base}/_static/replay.js`),
  *    the archive id, timestamp and URI-R from the page's address. What a
  *    script reads back (`img.src`, `location`) is the archive address.
+ *    `fetch` and `XMLHttpRequest` go without credentials (the archive's
+ *    CORS answers are for any origin, `*`, which refuses them).
  */
 (function () {
   'use strict';
@@ -196,13 +198,21 @@
       return out;
     }
 
+    // Requests go without credentials: the archive answers CORS with `*`, which a request with
+    // credentials may not read, and the page (opaque origin) has no cookies of the archive to send.
     var realFetch = window.fetch;
     if (realFetch) {
       window.fetch = function (input, init) {
         if (typeof Request === 'function' && input instanceof Request) {
           var to = toArchive(input.url);
-          if (to !== input.url) input = new Request(to, input);
+          try {
+            if (to !== input.url) input = new Request(to, input);
+            if (input.credentials === 'include') input = new Request(input, { credentials: 'same-origin' });
+          } catch {
+            // a Request this cannot copy (one with a body stream) goes as it is
+          }
         } else input = toArchive(input);
+        if (init && init.credentials === 'include') init = Object.assign({}, init, { credentials: 'same-origin' });
         return realFetch.call(window, input, init);
       };
     }
@@ -213,6 +223,17 @@
       if (args.length > 1) args[1] = toArchive(url);
       return open.apply(this, args);
     };
+    var withCredentials = Object.getOwnPropertyDescriptor(XMLHttpRequest.prototype, 'withCredentials');
+    if (withCredentials && withCredentials.set && withCredentials.configurable) {
+      Object.defineProperty(XMLHttpRequest.prototype, 'withCredentials', {
+        configurable: true,
+        enumerable: withCredentials.enumerable,
+        get: withCredentials.get,
+        set: function () {
+          withCredentials.set.call(this, false);
+        },
+      });
+    }
 
     // Element interface, IDL attribute, content attribute, whether it is a srcset.
     var URL_ATTRIBUTES = [
