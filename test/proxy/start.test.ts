@@ -100,6 +100,19 @@ t.test('npm start: the quick start works: a page through the proxy becomes a mem
   t.equal((JSON.parse((await logged)[1]) as { capture: string }).capture, 'stored', 'the request line says the capture is stored');
   const tg = await get(`http://127.0.0.1:${archivePort}`, `/tg/http://localhost:${port}/`, `127.0.0.1:${archivePort}`);
   t.equal(tg.status, 302, 'the redirector knows the memento of http://localhost:<port>/');
+  // The page's own links to its TimeGate, TimeMap and calendar (written for the shipped ports 8090 and 8080) lead to its history.
+  const links = [...page.body.toString().matchAll(/href="http:\/\/127\.0\.0\.1:8090(\/[^"]*)"/g)].map((m) => m[1]);
+  t.same(
+    links,
+    ['/tg/http://localhost:8080/', '/current/timemap/link/http://localhost:8080/', '/web/*/http://localhost:8080/'],
+    "the sample page links to its history under the canonical name, as the proxy's Link does",
+  );
+  const [tgLink, tmLink, webLink] = links.map((l) => l.replace('localhost:8080', `localhost:${port}`));
+  t.equal((await get(`http://127.0.0.1:${archivePort}`, tgLink, `127.0.0.1:${archivePort}`)).status, 302, "the page's TimeGate link: 302 to its memento");
+  const tm = await get(`http://127.0.0.1:${archivePort}`, tmLink, `127.0.0.1:${archivePort}`);
+  t.equal(tm.status, 200, "the page's TimeMap link");
+  t.match(tm.body.toString(), `<http://localhost:${port}/>; rel="original"`);
+  t.equal((await get(`http://127.0.0.1:${archivePort}`, webLink, `127.0.0.1:${archivePort}`)).status, 200, "the page's calendar link");
   const readme = await readFile(path.join(repo, 'README.md'), 'utf8');
   t.match(readme, 'http://127.0.0.1:8090/tg/http://localhost:8080/', 'the README sends the reader to the same URI-R');
   start.proc.kill('SIGTERM');
