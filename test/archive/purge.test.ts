@@ -4,7 +4,8 @@
  * decompressed files are searched), the index neither, `verify` passes,
  * the index is the one `reindex` builds, every other memento serves the
  * same bytes, and the URL is as if never captured. It refuses while a
- * daemon holds the data folder, and a purge cut short stops the daemon
+ * daemon holds the data folder (a dry run, which only reads, runs beside
+ * it), and a purge cut short stops the daemon
  * from starting on an index that may not match.
  */
 import { randomBytes } from 'node:crypto';
