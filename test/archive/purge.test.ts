@@ -90,7 +90,14 @@ t.test('purge --url: the bodies are gone from every WARC file and the index, ver
   t.equal(await warcBytes(dataDir), bytes, 'nothing changed');
   // A dry run changes nothing: it runs beside the daemon, and says the purge itself needs it stopped.
   // The newest file of the span ends in a record being written (a gzip member cut short): not damage here.
-  const newest = path.join(dataDir, 'warcs', warcFiles(dataDir).filter((f) => f.startsWith('2025/')).sort().at(-1)!);
+  const newest = path.join(
+    dataDir,
+    'warcs',
+    warcFiles(dataDir)
+      .filter((f) => f.startsWith('2025/'))
+      .sort()
+      .at(-1)!,
+  );
   const size = statSync(newest).size;
   const writing = zlib.gzipSync(Buffer.concat([Buffer.from('WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 4096\r\n\r\n'), randomBytes(4096)]));
   appendFileSync(newest, writing.subarray(0, writing.length >> 1));
