@@ -353,7 +353,8 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const cursor = page[page.length - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
-  return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after });
+  const sameMachine = status === 404 ? await sameMachinePrefixes(app, req, uriR) : [];
+  return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after, sameMachine });
 }
 
 /** A URL of the prefix list as the access rules let it be shown: counts and dates of its shown captures; `undefined` when none is. */
@@ -411,10 +412,72 @@ async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply,
   return redirect(reply, 302, uris.memento(req.base, n.memento.archive_id, n.memento, form));
 }
 
-/** 404 page for a URL no archive has: says so, links to the live URL and to the prefix listing of its site. */
-function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
+/**
+ * 404 page for a URL no archive has: says so, links to the live URL and to
+ * the prefix listing of its site, and to the captures of the same URL
+ * under this machine's other loopback names ({@link sameMachineCaptures}).
+ */
+async function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
   const site = new URL(uriR);
-  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${uriR}`, uriR, siteUrl: `${req.base}/web/*/${site.origin}/*` });
+  const sameMachine = await sameMachineCaptures(app, req, uriR);
+  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${uriR}`, uriR, siteUrl: `${req.base}/web/*/${site.origin}/*`, sameMachine });
+}
+
+/** The names of the loopback host: one machine, which a capture proxy may file under any one of them (its vhost's canonical name). */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** A URI-R (or prefix) under another name of this machine, and what the archive shows of it. */
+interface SameMachine {
+  uriR: string;
+  /** Its calendar (a URL) or listing (a prefix) under `/web/`. */
+  url: string;
+  /** Captures of the URL shown; for a prefix, URLs shown on its listing's first page. */
+  total: number;
+  /** A prefix with more URLs than its listing's first page. */
+  more?: boolean;
+}
+
+/**
+ * The same URI-R under the loopback host's other names: a capture proxy
+ * with `UseCanonicalName On` files `http://127.0.0.1:8080/` under
+ * `http://localhost:8080/`, and the archive does not know the proxy's
+ * aliases, but these names are one machine. None for another host.
+ */
+function sameMachineNames(app: FastifyInstance, uriR: string): { uriR: string; urlkey: string }[] {
+  const u = new URL(uriR);
+  if (!LOOPBACK_NAMES.includes(u.hostname) || !uriR.startsWith(u.origin)) return [];
+  const out: { uriR: string; urlkey: string }[] = [];
+  for (const name of LOOPBACK_NAMES) {
+    if (name === u.hostname) continue;
+    try {
+      out.push(parseUriR(`${u.protocol}//${name}${u.port ? `:${u.port}` : ''}${uriR.slice(u.origin.length)}`, app.config.maxUrlLength));
+    } catch {
+      // longer than the URI-R limit under this name: nothing can be filed under it
+    }
+  }
+  return out;
+}
+
+/** {@link sameMachineNames} of a URI-R with captures the access rules show: at most two index lookups. */
+async function sameMachineCaptures(app: FastifyInstance, req: FastifyRequest, uriR: string): Promise<SameMachine[]> {
+  const out: SameMachine[] = [];
+  for (const other of sameMachineNames(app, uriR)) {
+    const summary = await calendarSummary(app.store.index, other.urlkey, app.access.policy(other.urlkey));
+    if (summary) out.push({ uriR: other.uriR, url: `${req.base}/web/*/${other.uriR}`, total: summary.total });
+  }
+  return out;
+}
+
+/** {@link sameMachineNames} of a prefix with URLs the access rules show among its first {@link PREFIX_PAGE}. */
+async function sameMachinePrefixes(app: FastifyInstance, req: FastifyRequest, prefix: string): Promise<SameMachine[]> {
+  const out: SameMachine[] = [];
+  for (const other of sameMachineNames(app, prefix)) {
+    const rows = await urlsUnder(app.store.index, other.urlkey, '', PREFIX_PAGE + 1);
+    let total = 0;
+    for (const r of rows.slice(0, PREFIX_PAGE)) if (await shownUrl(app, r)) total++;
+    if (total) out.push({ uriR: other.uriR, url: `${req.base}/web/*/${other.uriR}*`, total, more: rows.length > PREFIX_PAGE });
+  }
+  return out;
 }
 
 /** One line of a diff: kept, removed, added, or a run of kept lines left out; words marked within a changed line. */
