@@ -245,8 +245,9 @@ function searchText(req: Req): string {
  * `https` where the captures are `http`, goes to the calendar of the URL as
  * captured); a prefix ending in `*` → its listing; `*.example.com` → the
  * listing of the domain and its subdomains; a bare host (`example.com`) →
- * the calendar of its home page when that has captures, else the listing
- * of the domain. 400 page for what is not a URL.
+ * the calendar of its home page when that has captures (or this machine
+ * has them under another loopback name), else the listing of the domain.
+ * 400 page for what is not a URL.
  */
 async function search(app: FastifyInstance, req: Req, reply: FastifyReply, max: number): Promise<FastifyReply> {
   const q = searchText(req);
@@ -258,7 +259,9 @@ async function search(app: FastifyInstance, req: Req, reply: FastifyReply, max: 
   if (isPrefix) return redirect(reply, 302, `${req.base}/web/*/${uriR}*`);
   const policy = app.access.policy(urlkey);
   const captured = await nearestCapture(app.store.index, urlkey, 0, policy);
-  if (!captured && !/[/?#]/.test(q)) return domainListing(uriR);
+  // A bare host never captured goes to its domain's listing, unless this machine holds it under another loopback
+  // name: then its calendar, whose "Not archived" page offers that history.
+  if (!captured && !/[/?#]/.test(q) && !(await sameMachineCaptures(app, req, uriR)).length) return domainListing(uriR);
   const asCaptured = !captured || (await hasCaptureOf(app.store.index, urlkey, uriR, policy)) ? uriR : captured.last.uri_r;
   return redirect(reply, 302, `${req.base}/web/*/${asCaptured}`);
 }
@@ -353,7 +356,7 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const cursor = page[page.length - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
-  const sameMachine = status === 404 ? await sameMachinePrefixes(app, req, uriR) : [];
+  const sameMachine = status === 404 ? await sameMachinePrefixes(app, req, parsed.uriR) : [];
   return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${uriR}`, prefix: uriR, rows: page, next, first: !after, sameMachine });
 }
 
