@@ -1,6 +1,7 @@
 /**
  * The `purge` command of `memento-archive` (archive/cli.ts): its options
- * checked, the data folder's lock taken (refused while a daemon runs), the
+ * checked, the data folder's lock taken (refused while a daemon runs; a
+ * `--dry-run` only reads and runs beside it, saying so), the
  * erasure itself (archive/store/purge.ts), and what it prints: one line per
  * capture erased and a summary.
  *
@@ -70,8 +71,9 @@ function summary(r: PurgeReport, dryRun: boolean): string {
 /**
  * `memento-archive purge`: erases the selected captures for good.
  *
- * @returns the exit status: 0 done (or nothing matched), 1 the data folder
- *   is in use or a WARC file is damaged, 2 bad options
+ * @returns the exit status: 0 done (or nothing matched; a dry run also
+ *   while a daemon runs), 1 the data folder is in use or a WARC file is
+ *   damaged, 2 bad options
  */
 export async function runPurge(config: ArchiveConfig, o: PurgeOptions, io: PurgeOutput): Promise<number> {
   const sel = purgeSelection(o);
@@ -83,19 +85,21 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions, io: Purge
     io.err(`memento-archive: purge: ${config.dataDir}: no such data folder`);
     return 1;
   }
-  let lock: DataDirLock;
+  const dryRun = o['dry-run'] === true;
+  let lock: DataDirLock | undefined;
   try {
     lock = await DataDirLock.acquire(config.dataDir, 'purge');
   } catch (err) {
-    if (err instanceof DataDirBusyError) {
+    if (!(err instanceof DataDirBusyError)) throw err;
+    if (!dryRun) {
       io.err(`memento-archive: ${err.message}; stop it before purge`);
       return 1;
     }
-    throw err;
+    // A dry run changes nothing: it reads beside the daemon (the purge itself will need it stopped).
+    io.err(`memento-archive: ${err.message}; a dry run only reads (stop it before the purge itself)`);
   }
-  const dryRun = o['dry-run'] === true;
   try {
-    const r = await purge(config.dataDir, sel, { dryRun, log: io.out, progress: io.progress });
+    const r = await purge(config.dataDir, sel, { dryRun, daemonRuns: !lock, log: io.out, progress: io.progress });
     io.stopProgress?.();
     for (const c of r.captures) io.out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file})`);
     io.out(summary(r, dryRun));
@@ -108,6 +112,6 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions, io: Purge
     }
     throw err;
   } finally {
-    await lock.release();
+    await lock?.release();
   }
 }

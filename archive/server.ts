@@ -16,6 +16,7 @@ import type { ArchiveConfig } from './config.js';
 import { cdxRoutes } from './http/cdx.js';
 import { decorateArchive, TEXT, wantsPage } from './http/context.js';
 import { discoveryRoutes } from './http/discovery.js';
+import { notFound } from './http/fallback.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
 import { ingestRoutes } from './http/ingest.js';
@@ -98,9 +99,8 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   if (opts.log && !opts.quiet) app.addHook('onResponse', logRequest);
   app.addHook('preClose', async () => closeIdleUntilClosed(app));
   app.setErrorHandler(answerError);
-  app.setNotFoundHandler(async (req) => {
-    throw httpError(404, `nothing here: ${req.method} ${req.url.slice(0, 200)} is not an address of this archive`);
-  });
+  // A path no route answers: 404, or, for a replayed page's root-relative request, into the replay (http/fallback.ts).
+  app.setNotFoundHandler(notFound);
   for (const plugin of PLUGINS) await app.register(plugin);
   return app;
 }

@@ -141,6 +141,29 @@ function listen(srv: http.Server, host: string, port: number): Promise<void> {
 }
 
 /**
+ * The vhost registry of a proxy: the one in `options.vhosts`, else the
+ * config's folder opened (and watched); its reloads counted in `metrics`.
+ * `releaseVhosts` stops counting and closes a registry opened here.
+ *
+ * @throws ConfigError when the vhosts folder does not exist
+ */
+async function openVhosts(config: ProxyConfig, options: ProxyOptions, log: Logger, metrics: ProxyMetrics) {
+  const ownRegistry = !options.vhosts;
+  const vhosts = options.vhosts ?? (await VhostRegistry.open(config.vhostsDir, { log, watch: options.watch }));
+  metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
+  const onReload = (e: ReloadEvent) => {
+    metrics.reloads.inc({ result: e.ok ? 'ok' : 'rejected' });
+    metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
+  };
+  vhosts.on('reload', onReload);
+  const releaseVhosts = async () => {
+    vhosts.off('reload', onReload);
+    if (ownRegistry) await vhosts.close();
+  };
+  return { vhosts, releaseVhosts };
+}
+
+/**
  * Starts the proxy: loads the vhosts (unless given), opens the spool (and
  * starts re-sending what an earlier run left there), listens on
  * `config.listen` (TLS when `config.tls`), and on `config.adminListen`;
@@ -157,18 +180,7 @@ function listen(srv: http.Server, host: string, port: number): Promise<void> {
 export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}): Promise<RunningProxy> {
   const log = options.log ?? silentLogger;
   const metrics = options.metrics ?? new ProxyMetrics();
-  const ownRegistry = !options.vhosts;
-  const vhosts = options.vhosts ?? (await VhostRegistry.open(config.vhostsDir, { log, watch: options.watch }));
-  metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
-  const onReload = (e: ReloadEvent) => {
-    metrics.reloads.inc({ result: e.ok ? 'ok' : 'rejected' });
-    metrics.vhostFilesRejected.set(vhosts.rejectedFiles.size);
-  };
-  vhosts.on('reload', onReload);
-  const releaseVhosts = async () => {
-    vhosts.off('reload', onReload);
-    if (ownRegistry) await vhosts.close();
-  };
+  const { vhosts, releaseVhosts } = await openVhosts(config, options, log, metrics);
   const archiveTimeoutMs = options.archiveTimeoutMs ?? config.archiveTimeoutMs ?? 60_000;
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? config.upstreamTimeoutMs ?? 60_000;
   const requestTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs ?? 300_000;

@@ -152,6 +152,50 @@ function withoutNulls(v: unknown): unknown {
   return out;
 }
 
+/** Longest key compared by {@link likelyKey} (a longer one is no near miss of any setting). */
+const MAX_KEY_COMPARED = 64;
+
+/**
+ * Edit distance between two short strings, case-insensitive: insertions,
+ * deletions, substitutions and swaps of two neighbouring letters, each
+ * counting 1 (the optimal string alignment distance). O(|a|·|b|).
+ */
+export function keyDistance(a: string, b: string): number {
+  const s = a.toLowerCase();
+  const t = b.toLowerCase();
+  const d: number[][] = Array.from({ length: s.length + 1 }, (_, i) => [i, ...Array<number>(t.length).fill(0)]);
+  for (let j = 1; j <= t.length; j++) d[0][j] = j;
+  for (let i = 1; i <= s.length; i++)
+    for (let j = 1; j <= t.length; j++) {
+      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[s.length][t.length];
+}
+
+/**
+ * The known key an unknown one was probably meant to be: the nearest by
+ * {@link keyDistance} (case ignored), when it is at most 1 edit away for a
+ * key of up to 4 letters, 2 for a longer one, and no other known key is as
+ * near (`upstrem` → `upstream`, `ArchiveHots` → `ArchiveHost`).
+ *
+ * @returns the known key, or `undefined` when none is that near (or two are)
+ */
+export function likelyKey(key: string, known: string[]): string | undefined {
+  if (key.length > MAX_KEY_COMPARED) return undefined;
+  const limit = key.length <= 4 ? 1 : 2;
+  let best: string | undefined;
+  let bestD = limit + 1;
+  let tie = false;
+  for (const k of known) {
+    const dist = keyDistance(key, k);
+    if (dist < bestD) [best, bestD, tie] = [k, dist, false];
+    else if (dist === bestD) tie = true;
+  }
+  return tie ? undefined : best;
+}
+
 /** Options of {@link checkConfig}. */
 export interface CheckOptions {
   /** The message for a key the schema does not know (default: `unknown setting "<key>"`). */
@@ -253,13 +297,20 @@ export function fillMessage(template: string, key: string, value: unknown): stri
 function describeError(err: ErrorObject, root: SchemaNode, src: YamlSource, doc: number, at: KeyPath, data: unknown, opts: CheckOptions): string {
   const keys = keysOf(err.instancePath, data);
   const where = (k: KeyPath) => src.where(doc, [...at, ...k]);
-  if (err.keyword === 'additionalProperties') {
-    const key = String((err.params as { additionalProperty: string }).additionalProperty);
+  const unknown = (key: string): string => {
     const known = Object.keys(nodeAt(root, keys)?.properties ?? {});
-    return `${where([...keys, key])}: ${opts.unknownKey ? opts.unknownKey(key, known) : `unknown setting "${key}" (known: ${known.join(', ')})`}`;
-  }
+    const likely = likelyKey(key, known);
+    const reason = likely ? `unknown setting "${key}" (did you mean "${likely}"?)` : `unknown setting "${key}" (known: ${known.join(', ')})`;
+    return `${where([...keys, key])}: ${opts.unknownKey ? opts.unknownKey(key, known) : reason}`;
+  };
+  if (err.keyword === 'additionalProperties') return unknown(String((err.params as { additionalProperty: string }).additionalProperty));
   if (err.keyword === 'required') {
     const key = String((err.params as { missingProperty: string }).missingProperty);
+    // A required key misspelt (`upstrem:`) is named as the unknown key it is, with the one meant.
+    const known = Object.keys(nodeAt(root, keys)?.properties ?? {});
+    const here = valueAt(data, keys);
+    const misspelt = isPlainObject(here) ? Object.keys(here).find((k) => !known.includes(k) && likelyKey(k, known) === key) : undefined;
+    if (misspelt !== undefined) return unknown(misspelt);
     const why = nodeAt(root, [...keys, key])?.missingMessage;
     return `${where(keys)}: ${key} is missing${why ? ` (${why})` : ''}`;
   }

@@ -90,7 +90,8 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       .type(TEXT)
       .send(uriM + '\n');
   });
-  app.post(`${config.putPrefix}put/`, { config: { resource: 'put' } }, async (req, reply) => {
+  // Its own resource in the metrics: a question is not a capture (200 here is no duplicate stored).
+  app.post(`${config.putPrefix}put/`, { config: { resource: 'questions' } }, async (req, reply) => {
     const cl = req.headers['content-length'];
     if (cl === undefined && !req.headers['transfer-encoding'])
       throw httpError(411, 'a POST of questions needs Content-Length or Transfer-Encoding: chunked', { close: true });
@@ -98,6 +99,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     const questions = parseQuestions(await readBounded(req.raw, MAX_QUESTION_BYTES));
     const receivedAt = new Date();
     const answers = await Promise.all(questions.map((q) => answerQuestion(app, q, receivedAt)));
+    for (const answer of answers) app.metrics.questions.inc({ answer });
     return reply
       .code(200)
       .type(TEXT)

@@ -1,23 +1,25 @@
 /**
  * The Memento (URI-M, RFC 7089 §4.2.1 and §2.1.1):
  * `/<id>/memento/<ts><modifier>/<URI-R>` serves the stored capture at that
- * Memento-Datetime in one of three forms (no modifier: the archival
- * replay; `ol_`: original links; `id_`: the stored bytes), Prefer variant
- * 2 at any of them (assembled by archive/memento/response.ts). A
- * timestamp that is not stored (or a prefix of 4-12 digits) redirects to
- * the nearest stored memento of the URI-R in any archive, as Wayback-style
- * archives do: that is how a replayed page's embedded resources come from
- * the archive at the nearest time. A URI-R never captured is 404 — for a
+ * Memento-Datetime in one of three forms (no modifier, or one of the
+ * Wayback context modifiers `im_`, `js_`, `cs_`, `oe_`, `if_`, `fw_`: the
+ * archival replay; `ol_`: original links; `id_`: the stored bytes), Prefer
+ * variant 2 at any of them (assembled by archive/memento/response.ts). A
+ * timestamp that is not stored redirects to the nearest stored memento of
+ * the URI-R in any archive, as Wayback-style archives do: that is how a
+ * replayed page's embedded resources come from the archive at the nearest
+ * time. So does a timestamp of 1-13 digits (the last memento of the period
+ * it names, else the nearest), and one beyond the present
+ * (`99999999999999`: the newest). A URI-R never captured is 404 — for a
  * browser's navigation a small page saying so, with a link to the live URL.
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseTimestamp14, toEpochSeconds } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { blockedError, type UrlPolicy, visibleNeighbourhood, whyHidden } from '../access.js';
 import type { DecodeOptions } from '../memento/content-coding.js';
 import { localHoldings } from '../memento/holdings.js';
-import { type Selection, select, uris } from '../memento/navigation.js';
+import { nearerToPeriod, type Period, type Selection, select, timestampPeriod, uris } from '../memento/navigation.js';
 import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
@@ -53,13 +55,16 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
   );
 }
 
-/** The timestamp segment: 14 digits (or a 4-12 digit prefix) and a form modifier (`id_`, `ol_`). @throws HttpError 400 */
-function parseTs(segment: string): { ts: string; t: number; form: MementoForm } {
+/**
+ * The timestamp segment: 14 digits, or 1-13 digits naming a period (navigation.ts `timestampPeriod`), and a
+ * form modifier (`id_`, `ol_`, or one of the replay's context modifiers `im_`, `js_`…). @throws HttpError 400
+ */
+function parseTs(segment: string): { ts: string; period: Period; form: MementoForm } {
   const m = /^(\d*)([a-z]{2}_)?$/.exec(segment);
   const form = m ? formOfModifier(m[2] ?? '') : undefined;
-  const when = m && form ? parseTimestamp14(m[1]) : null;
-  if (!m || !form || !when) throw httpError(400, `malformed Memento timestamp ${JSON.stringify(segment.slice(0, 40))}; it is 14 digits YYYYMMDDhhmmss (UTC)`);
-  return { ts: m[1], t: toEpochSeconds(when), form };
+  const period = m && form ? timestampPeriod(m[1]) : undefined;
+  if (!m || !form || !period) throw httpError(400, `malformed Memento timestamp ${JSON.stringify(segment.slice(0, 40))}; it is 14 digits YYYYMMDDhhmmss (UTC)`);
+  return { ts: m[1], period, form };
 }
 
 /**
@@ -77,7 +82,8 @@ function parseTs(segment: string): { ts: string; t: number; form: MementoForm } 
 async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
   const archive = localArchive(app.config, req.params.archive);
-  const { ts, t, form: addressForm } = parseTs(req.params.ts);
+  const { ts, period, form: addressForm } = parseTs(req.params.ts);
+  const t = period.end;
   const { uriR, urlkey, base } = req;
   // The navigation links (id, datetime, URI-R of first/last/prev/next), and the whole row of the
   // memento at or before `t` (the one served when its datetime is `t`), in one lookup.
@@ -90,7 +96,7 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
     if (ts.length === 14 && policy.verdict(t) === 'block' && (await store.index.neighbourhood(archive.id, urlkey, t))?.atOrBefore[0]?.datetime === t)
       throw blockedError(uriR, base);
     // Not a stored (shown) datetime here, or a timestamp prefix: the nearest URI-M in any archive.
-    const nearest = await nearestMemento(app, policy, t);
+    const nearest = await nearestMemento(app, policy, period);
     if (!nearest && (await whyHidden(store.index, policy)) === 'block') throw blockedError(uriR, base);
     if (!nearest) return notArchived(app, req, reply, uriR);
     reply.header('access-control-allow-origin', '*');
@@ -145,20 +151,23 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
 }
 
 /**
- * The memento of the policy's URL nearest to `t` (epoch s) in any local
- * archive, among those the access rules show (a tie goes to the earlier
- * one); `undefined` when none has one.
+ * The memento of the policy's URL nearest to `period` (epoch s; navigation.ts
+ * `nearerToPeriod`: the last one inside it, else the nearest, a tie going to
+ * the earlier one) in any local archive, among those the access rules show;
+ * `undefined` when none has one.
  */
-async function nearestMemento(app: FastifyInstance, policy: UrlPolicy, t: number): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
+async function nearestMemento(
+  app: FastifyInstance,
+  policy: UrlPolicy,
+  period: Period,
+): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
   const holdings = await localHoldings(app.store.index, app.config.archives, policy.urlkey, policy);
   let best: { archiveId: string; memento: Selection['memento'] } | undefined;
   for (const archiveId of holdings.keys()) {
-    const n = await visibleNeighbourhood(app.store.index, policy, archiveId, t);
+    const n = await visibleNeighbourhood(app.store.index, policy, archiveId, period.end);
     if (!n) continue;
-    const m = select(n, t).memento;
-    const d = Math.abs(m.datetime - t);
-    const bestD = best ? Math.abs(best.memento.datetime - t) : Infinity;
-    if (d < bestD || (d === bestD && best && m.datetime < best.memento.datetime)) best = { archiveId, memento: m };
+    const m = select(n, period.end, period.start).memento;
+    if (!best || nearerToPeriod(m.datetime, best.memento.datetime, period)) best = { archiveId, memento: m };
   }
   return best;
 }

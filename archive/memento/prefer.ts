@@ -62,8 +62,20 @@ export type MementoForm = 'replay' | 'links' | 'raw';
 /** The timestamp modifier of each form's URI-M (`/<ts><modifier>/<URI-R>`). */
 export const FORM_MODIFIERS: Record<MementoForm, string> = { replay: '', links: 'ol_', raw: 'id_' };
 
-/** The form a timestamp modifier names (`''`, `ol_`, `id_`); `undefined` for another. */
+/**
+ * The Wayback Machine's and pywb's modifiers that name the context a
+ * resource is loaded in (`im_` image, `js_` script, `cs_` stylesheet, `oe_`
+ * object or embed, `if_` iframe, `fw_` frame): pywb serves each as its
+ * rewritten replay without a banner, and here they name the archival
+ * replay, whose rewriting follows the stored Content-Type (an address of
+ * that form is answered as the one without modifier, which it names in
+ * Content-Location and in Link).
+ */
+export const CONTEXT_MODIFIERS: readonly string[] = ['im_', 'js_', 'cs_', 'oe_', 'if_', 'fw_'];
+
+/** The form a timestamp modifier names (`''`, `ol_`, `id_`, and the replay for {@link CONTEXT_MODIFIERS}); `undefined` for another. */
 export function formOfModifier(modifier: string): MementoForm | undefined {
+  if (CONTEXT_MODIFIERS.includes(modifier)) return 'replay';
   return (Object.keys(FORM_MODIFIERS) as MementoForm[]).find((f) => FORM_MODIFIERS[f] === modifier);
 }
 

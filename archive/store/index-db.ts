@@ -11,10 +11,11 @@
  */
 import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
-import { exactUrlkey, URLKEY_VERSION } from '#shared/uri.js';
+import { all, first, get, readAll, run } from './sqlite-calls.js';
+import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
 import { type NeighbourRow, type NeighbourTuple, neighbourhoodSql, type Ranges, rangeSql } from './index-sql.js';
 
-export { neighbourhoodSql, rangeSql };
+export { neighbourhoodSql, rangeSql, StaleIndexError };
 import { IndexCache, type Spans } from './index-cache.js';
 
 /** One memento as the index holds it. `datetime` is epoch seconds (UTC). */
@@ -93,88 +94,6 @@ const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r =
   digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
   client_ip = excluded.client_ip`;
 const BY = 'urlkey = $urlkey AND archive_id = $archive';
-
-function run(db: sqlite3.Database | sqlite3.Statement, sql: string | null, params: object = {}): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cb = (err: Error | null) => (err ? reject(err) : resolve());
-    if (db instanceof sqlite3.Statement) db.run(params, cb);
-    else (db as sqlite3.Database).run(sql as string, params, cb);
-  });
-}
-
-function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
-  return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
-}
-
-/** The rows of a one-off query (SQL text, not a prepared statement). */
-function readAll<T>(db: sqlite3.Database, sql: string, params: object): Promise<T[]> {
-  return new Promise((resolve, reject) => db.all(sql, params, (err: Error | null, r: T[]) => (err ? reject(err) : resolve(r))));
-}
-
-/**
- * The first row of a read-connection query. Not `get`: sqlite3's `get` leaves
- * the statement mid-result, which keeps a read transaction (an old WAL
- * snapshot) open on that connection; `all` runs the statement to its end.
- */
-async function first<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined> {
-  return (await all<T>(stmt, params))[0];
-}
-
-function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | undefined> {
-  // reset first when there is nothing to bind (binding resets): `get` leaves a statement mid-result.
-  if (Object.keys(params).length === 0) stmt.reset();
-  return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
-}
-
-/** The index holds urlkeys computed by the rules of an earlier version (shared/uri.ts `URLKEY_VERSION`); `message` says what to do. */
-export class StaleIndexError extends Error {
-  constructor(file: string, example: { uri_r: string; urlkey: string }) {
-    super(
-      `${file}: its urlkeys were computed by the rules of an earlier version (${JSON.stringify(example.uri_r.slice(0, 200))} has the key ` +
-        `${JSON.stringify(example.urlkey.slice(0, 200))}, now ${JSON.stringify(exactUrlkey(example.uri_r).slice(0, 200))}); run memento-archive reindex`,
-    );
-    this.name = 'StaleIndexError';
-  }
-}
-
-/** Rows read per query by {@link checkUrlkeys}. */
-const CHECK_PAGE = 10_000;
-
-/**
- * Makes sure every urlkey of the index is the one {@link exactUrlkey}
- * computes now, once per index: an index whose `user_version` is below
- * `URLKEY_VERSION` (made before the canonical form of docs/url-space.md,
- * or new) has every row's key recomputed from its URI-R; when all agree,
- * `user_version` is set and the check is not made again; else nothing is
- * changed and StaleIndexError says to run `reindex` (which rebuilds the
- * index from the WARC files, in writing order, so that the same-second
- * rule holds between spellings that now share a key).
- *
- * @throws StaleIndexError naming a row whose key differs
- */
-async function checkUrlkeys(db: sqlite3.Database, file: string): Promise<void> {
-  const [{ user_version: version }] = await readAll<{ user_version: number }>(db, 'PRAGMA user_version', {});
-  if (version >= URLKEY_VERSION) return;
-  for (let after = -Infinity; ;) {
-    const rows = await readAll<{ id: number; urlkey: string; uri_r: string }>(
-      db,
-      'SELECT id, urlkey, uri_r FROM memento WHERE id > $after ORDER BY id LIMIT $limit',
-      { $after: after, $limit: CHECK_PAGE },
-    );
-    for (const r of rows) {
-      let key: string;
-      try {
-        key = exactUrlkey(r.uri_r);
-      } catch {
-        continue; // (no row of this version has such a URI-R: nothing to compare)
-      }
-      if (key !== r.urlkey) throw new StaleIndexError(file, r);
-    }
-    if (rows.length < CHECK_PAGE) break;
-    after = rows[rows.length - 1].id;
-  }
-  await run(db, `PRAGMA user_version = ${URLKEY_VERSION}`);
-}
 
 /** Most neighbourhood lookups answered by one query. */
 const NEIGHBOURHOOD_BATCH = 64;

@@ -18,7 +18,10 @@
  * refers to it). A file left with nothing but its `warcinfo` record is
  * removed.
  *
- * The caller holds the data folder's lock (lock.ts). While files are being
+ * The caller holds the data folder's lock (lock.ts), except for a dry run
+ * beside a running daemon (it only reads: a record the daemon is still
+ * appending at the end of an archive's newest file is left out of its
+ * report). While files are being
  * replaced, `<data_dir>/purge.pending` exists: if the process is stopped
  * then, the index may point at old offsets, so the daemon will not start
  * ({@link PurgeInterruptedError}) until `purge` runs again or `reindex`
@@ -123,9 +126,18 @@ interface PlannedRecord {
  *
  * @throws Error on a damaged record: a file that cannot be read whole is not rewritten (run verify)
  */
-async function planFile(abs: string, file: string, sel: PurgeSelection, erasedIds: Set<string>, report: PurgeReport): Promise<PlannedRecord[]> {
+async function planFile(
+  abs: string,
+  file: string,
+  sel: PurgeSelection,
+  erasedIds: Set<string>,
+  report: PurgeReport,
+  appending: boolean,
+): Promise<PlannedRecord[]> {
   const out: PlannedRecord[] = [];
   for await (const item of scanWarcFile(abs)) {
+    // A partial record where a running daemon appends: a write in progress, not damage.
+    if (item.kind === 'partial' && appending) break;
     if (item.kind !== 'record')
       throw new PurgeRefusedError(
         `${file}: ${item.kind} record at offset ${item.offset}: ${item.reason}; nothing was changed (start the daemon once, so that crash recovery repairs a cut tail, or run memento-archive verify)`,
@@ -261,8 +273,10 @@ interface FilePlan {
 }
 
 /** Reads every WARC file and plans what goes: the files with records to erase. @throws PurgeRefusedError on a damaged file */
-async function planAll(warcsDir: string, sel: PurgeSelection, report: PurgeReport, progress?: Progress): Promise<FilePlan[]> {
-  const files = [...(await listWarcFiles(warcsDir)).values()].flat();
+async function planAll(warcsDir: string, sel: PurgeSelection, report: PurgeReport, progress?: Progress, daemonRuns = false): Promise<FilePlan[]> {
+  const byArchive = [...(await listWarcFiles(warcsDir)).values()];
+  const files = byArchive.flat();
+  const newest = new Set(byArchive.map((f) => f[f.length - 1]));
   let total = 0;
   for (const f of files) total += (await stat(path.join(warcsDir, f))).size;
   const erasedIds = new Set<string>();
@@ -271,7 +285,7 @@ async function planAll(warcsDir: string, sel: PurgeSelection, report: PurgeRepor
   for (const file of files) {
     const abs = path.join(warcsDir, file);
     const size = (await stat(abs)).size;
-    const records = await planFile(abs, file, sel, erasedIds, report);
+    const records = await planFile(abs, file, sel, erasedIds, report, daemonRuns && newest.has(file));
     done += size;
     progress?.(done, total);
     const drops = records.filter((r) => r.drop).length;
@@ -304,11 +318,19 @@ async function setMarker(dataDir: string): Promise<void> {
  * damaged. The caller holds the data folder's lock.
  *
  * @param opts.dryRun read and report only; nothing is written
+ * @param opts.daemonRuns (a dry run only) a daemon holds the folder and may
+ *   be appending: a partial record at the end of an archive's newest WARC
+ *   file is not reported, rather than refused as damage
  * @param opts.log one line per step (a previous unfinished purge, each file rewritten)
  * @param opts.progress bytes of WARC files read so far, of all
  * @throws PurgeRefusedError when a WARC file cannot be read whole (nothing changed)
  */
-export async function purge(dataDir: string, sel: PurgeSelection, opts: { dryRun?: boolean; log?: Log; progress?: Progress } = {}): Promise<PurgeReport> {
+export async function purge(
+  dataDir: string,
+  sel: PurgeSelection,
+  opts: { dryRun?: boolean; daemonRuns?: boolean; log?: Log; progress?: Progress } = {},
+): Promise<PurgeReport> {
+  if (opts.daemonRuns && !opts.dryRun) throw new Error('purge: only a dry run may run beside a daemon');
   const log = opts.log ?? (() => undefined);
   const warcsDir = path.join(dataDir, 'warcs');
   const indexFile = path.join(dataDir, 'index.sqlite3');
@@ -318,7 +340,7 @@ export async function purge(dataDir: string, sel: PurgeSelection, opts: { dryRun
     await reindex(indexFile, warcsDir);
     report.reindexed = true;
   }
-  const plans = await planAll(warcsDir, sel, report, opts.progress);
+  const plans = await planAll(warcsDir, sel, report, opts.progress, opts.daemonRuns);
   if (opts.dryRun) return report;
   // No index yet (a data folder of WARC files alone): an empty one, which the daemon fills on start.
   if (!existsSync(indexFile)) await (await IndexDb.open(indexFile)).close();

@@ -10,6 +10,8 @@
  * count and list (the SQL then varies with the rules and is not cached).
  */
 import type { UrlPolicy } from '../access.js';
+import { urlkeyRanges } from '../cdx/query.js';
+import { nearerToPeriod } from '../memento/navigation.js';
 import { type IndexDb, type MementoRow, rangeSql } from '../store/index-db.js';
 
 /** One capture as a page lists it: the index row without its WARC location. */
@@ -122,8 +124,10 @@ export interface Nearest {
  * The capture of `urlkey` nearest to `t` (epoch s; a tie goes to the
  * earlier one) across every local archive, with the first, last, previous
  * and next captures; `undefined` when there is none. Four index seeks.
+ * With `from` < `t`, the period `[from, t]` is asked for: its last capture,
+ * else the one nearest to it (navigation.ts `nearerToPeriod`).
  */
-export async function nearestCapture(index: IndexDb, urlkey: string, t: number, policy?: UrlPolicy): Promise<Nearest | undefined> {
+export async function nearestCapture(index: IndexDb, urlkey: string, t: number, policy?: UrlPolicy, from = t): Promise<Nearest | undefined> {
   const q = shown('web.nearest', policy);
   const where = `urlkey = $urlkey${q.cond}`;
   const rows = await index.browse<Capture & { kind: number }>(
@@ -145,9 +149,19 @@ export async function nearestCapture(index: IndexDb, urlkey: string, t: number, 
   if (!first || !last) return undefined;
   const before = of(3);
   const after = of(4);
-  const useBefore = before[0] && (!after[0] || t - before[0].datetime <= after[0].datetime - t);
+  const useBefore = before[0] && (!after[0] || !nearerToPeriod(after[0].datetime, before[0].datetime, { start: from, end: t }));
   if (useBefore) return { memento: before[0], first, last, prev: before[1], next: after[0] };
   return { memento: after[0], first, last, prev: before[0], next: after[1] };
+}
+
+/** Whether `urlkey` has a capture (that `policy` shows) whose URI-R is exactly `uriR` (the scheme included, which the urlkey leaves out). */
+export async function hasCaptureOf(index: IndexDb, urlkey: string, uriR: string, policy?: UrlPolicy): Promise<boolean> {
+  const q = shown('web.has', policy);
+  const rows = await index.browse<{ one: number }>(q.name, `SELECT 1 AS one FROM memento WHERE urlkey = $urlkey AND uri_r = $uriR${q.cond} LIMIT 1`, {
+    $urlkey: urlkey,
+    $uriR: uriR,
+  });
+  return rows.length > 0;
 }
 
 /** One archived URL under a prefix. */
@@ -171,6 +185,25 @@ export function urlsUnder(index: IndexDb, prefix: string, afterKey: string, limi
        FROM memento WHERE urlkey > $after AND urlkey >= $prefix AND urlkey < $end
        GROUP BY urlkey ORDER BY urlkey LIMIT $limit`,
     { $prefix: prefix, $end: prefix + '\uffff', $after: afterKey, $limit: limit },
+  );
+}
+
+/**
+ * The archived URLs of the domain of `urlkey` (its host, any port of it,
+ * and every subdomain: cdx/query.ts `urlkeyRanges` `domain`), in urlkey
+ * order after `afterKey`, at most `limit`; shaped as {@link urlsUnder}. One
+ * range scan of the urlkey index from `<host>)` to `<host>:`, keeping the
+ * keys whose next character ends the host name.
+ */
+export function urlsOfDomain(index: IndexDb, urlkey: string, afterKey: string, limit: number): Promise<UrlUnderPrefix[]> {
+  const [host, , ports] = urlkeyRanges(urlkey, 'domain');
+  const name = host.from.slice(0, -1);
+  return index.browse<UrlUnderPrefix>(
+    'web.domain',
+    `SELECT urlkey, max(uri_r) AS uri_r, count(*) AS n, min(datetime) AS first, max(datetime) AS last
+       FROM memento WHERE urlkey > $after AND urlkey >= $from AND urlkey < $to AND substr(urlkey, $at, 1) IN (')', ',', ':')
+       GROUP BY urlkey ORDER BY urlkey LIMIT $limit`,
+    { $from: host.from, $to: ports.to ?? host.from, $at: name.length + 1, $after: afterKey, $limit: limit },
   );
 }
 

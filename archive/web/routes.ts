@@ -5,7 +5,9 @@
  * year, or one day with its list of captures); the archived URLs under a
  * prefix (a URL ending in `*`), paged; the archival replay of the capture
  * nearest to a timestamp under a banner (`/web/<ts>/<url>`, an iframe;
- * `<ts>id_` and `<ts>ol_` redirect to the raw and original-links forms);
+ * `<ts>id_` and `<ts>ol_` redirect to the raw and original-links forms,
+ * `<ts>im_`, `js_`, `cs_`, `oe_`, `if_`, `fw_` to the archival replay
+ * without the banner);
  * and what changed between two captures (`/web/diff/<ts1>/<ts2>/<url>`).
  *
  * Server-rendered with Eta templates (archive/web/views/, sent by
@@ -25,10 +27,12 @@
  */
 import { diffArrays, diffWordsWithSpace } from 'diff';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseTimestamp14, toEpochSeconds, toTimestamp14 } from '#shared/http-date.js';
+import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError, isHttpError } from '#shared/http-error.js';
 import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
-import { uris } from '../memento/navigation.js';
+import { type Period, timestampPeriod, uris } from '../memento/navigation.js';
+import { formOfModifier, type MementoForm } from '../memento/prefer.js';
+import { timestampBound } from '../cdx/query.js';
 import type { MementoRow } from '../store/index-db.js';
 import { parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
 import { displayUrl, longDate, monthName } from './format.js';
@@ -40,10 +44,12 @@ import {
   capturesBetween,
   DAY_LIMIT,
   daysOfYear,
+  hasCaptureOf,
   nearestCapture,
   recentCaptures,
   type Site,
   sites,
+  urlsOfDomain,
   urlsUnder,
   type UrlUnderPrefix,
 } from './queries.js';
@@ -97,12 +103,25 @@ function render(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, 
   return sendPage(reply, status, view, data, { base: req.base, frames: new URL(mementoBase(app, req)).origin });
 }
 
-/** A 1-14 digit timestamp (Wayback style: missing digits are the start of that period) as epoch seconds. @throws HttpError 400 */
-function parseTs(ts: string): number {
-  const padded = ts.length % 2 ? ts.slice(0, -1) : ts;
-  const d = padded.length >= 4 ? parseTimestamp14(padded) : null;
-  if (!d) throw httpError(400, `malformed timestamp ${JSON.stringify(ts.slice(0, 40))}; it is up to 14 digits YYYYMMDDhhmmss (UTC)`);
-  return toEpochSeconds(d);
+/**
+ * A 1-14 digit timestamp as the period it names (navigation.ts
+ * `timestampPeriod`: `2024` is that year, whose last capture is shown; digits
+ * beyond the present, `99999999999999` or `2`, the newest capture). @throws HttpError 400
+ */
+function parseTs(ts: string): Period {
+  const p = timestampPeriod(ts);
+  if (!p) throw httpError(400, `malformed timestamp ${JSON.stringify(ts.slice(0, 40))}; it is up to 14 digits YYYYMMDDhhmmss (UTC)`);
+  return p;
+}
+
+/**
+ * The instant a period is read as in the banner's "how far from the time asked for": its first second (the
+ * Wayback Machine's reading), or now for a period that is not over (`2`, `99999999999999`, this year), whose
+ * capture shown is the newest.
+ */
+function askedInstant(p: Period): number {
+  const now = Math.floor(Date.now() / 1000);
+  return p.end >= now ? now : p.start;
 }
 
 /** Routes a `/web/…` address to its page. */
@@ -113,7 +132,7 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
   const rest = slash < 0 ? '' : raw.slice(slash + 1);
   const max = app.config.maxUrlLength;
   if (raw === '' || raw.startsWith('?')) return home(app, req, reply, homeSites);
-  if (head.startsWith('search')) return search(req, reply, max);
+  if (head.startsWith('search')) return search(app, req, reply, max);
   if (head === 'diff') return diffPage(app, req, reply, rest, max);
   const calendarSel = /^(\d{0,8})\*$/.exec(head);
   if (calendarSel) {
@@ -121,9 +140,10 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
     if (prefix) return prefixPage(app, req, reply, prefix.url, prefix.after, max);
     return calendarPage(app, req, reply, calendarSel[1], rest, max);
   }
-  const replaySel = /^(\d{1,14})(id_|ol_)?$/.exec(head);
-  if (replaySel) {
-    if (replaySel[2]) return formRedirect(app, req, reply, replaySel[1], replaySel[2] === 'id_' ? 'raw' : 'links', rest, max);
+  const replaySel = /^(\d{1,14})([a-z]{2}_)?$/.exec(head);
+  const form = replaySel && formOfModifier(replaySel[2] ?? '');
+  if (replaySel && form) {
+    if (replaySel[2]) return formRedirect(app, req, reply, replaySel[1], form, rest, max);
     return replayPage(app, req, reply, replaySel[1], rest, max);
   }
   throw httpError(404, `nothing here: /web/${head.slice(0, 40)} is not a page of this archive (see ${req.base}/web/)`);
@@ -165,13 +185,46 @@ async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyR
   throw err;
 }
 
-/** `GET /web/search?q=…`: a URL → its calendar; a prefix ending in `*` → its listing. 400 page for what is not a URL. */
-async function search(req: Req, reply: FastifyReply, max: number): Promise<FastifyReply> {
-  const q = String((req.query as Record<string, unknown>).q ?? '').trim();
+/**
+ * The text searched for: `q` as a form sends it (percent-encoded), or, when
+ * a URL was pasted after `q=` as it is (it holds a `/`, `?`, `&`, `:` or
+ * `=` that a form would have encoded), everything after `q=`, so that the
+ * URL's own query is kept whole.
+ */
+function searchText(req: Req): string {
+  const raw = req.raw.url ?? '';
+  const at = raw.indexOf('?');
+  const pasted = at < 0 ? null : /(?:^|&)q=(.*)$/s.exec(raw.slice(at + 1));
+  if (pasted && /[/?&:=]/.test(pasted[1])) return pasted[1].trim();
+  return String((req.query as Record<string, unknown>).q ?? '').trim();
+}
+
+/**
+ * `GET /web/search?q=…`: a URL → its calendar (with or without scheme,
+ * with its query; the calendar holds the captures of both schemes, as the
+ * index keys a URL without its scheme, and a URL never captured as written,
+ * `https` where the captures are `http`, goes to the calendar of the URL as
+ * captured); a prefix ending in `*` → its listing; `*.example.com` → the
+ * listing of the domain and its subdomains; a bare host (`example.com`) →
+ * the calendar of its home page when that has captures (or this machine
+ * has them under another loopback name), else the listing of the domain.
+ * 400 page for what is not a URL.
+ */
+async function search(app: FastifyInstance, req: Req, reply: FastifyReply, max: number): Promise<FastifyReply> {
+  const q = searchText(req);
   if (!q) return redirect(reply, 302, `${req.base}/web/`);
+  const domainListing = (uriR: string) => redirect(reply, 302, `${req.base}/web/*/*.${new URL(uriR).hostname}/*`);
+  if (q.startsWith('*.')) return domainListing(parseUriR(q.slice(2).replace(/\/?\*?$/, ''), max).uriR);
   const isPrefix = q.endsWith('*');
-  const { uriR } = parseUriR(isPrefix ? q.slice(0, -1) : q, max);
-  return redirect(reply, 302, `${req.base}/web/*/${uriR}${isPrefix ? '*' : ''}`);
+  const { uriR, urlkey } = parseUriR(isPrefix ? q.slice(0, -1) : q, max);
+  if (isPrefix) return redirect(reply, 302, `${req.base}/web/*/${uriR}*`);
+  const policy = app.access.policy(urlkey);
+  const captured = await nearestCapture(app.store.index, urlkey, 0, policy);
+  // A bare host never captured goes to its domain's listing, unless this machine holds it under another loopback
+  // name: then its calendar, whose "Not archived" page offers that history.
+  if (!captured && !/[/?#]/.test(q) && !(await sameMachineCaptures(app, req, uriR)).length) return domainListing(uriR);
+  const asCaptured = !captured || (await hasCaptureOf(app.store.index, urlkey, uriR, policy)) ? uriR : captured.last.uri_r;
+  return redirect(reply, 302, `${req.base}/web/*/${asCaptured}`);
 }
 
 // `GET /web/<sel>*/<url>`: the calendar of every capture of the URL. `sel`
@@ -188,7 +241,8 @@ async function calendarPage(app: FastifyInstance, req: Req, reply: FastifyReply,
   const days = await daysOfYear(app.store.index, urlkey, year, policy);
   let day: { label: string; captures: (Capture & { prev?: number })[]; more: boolean } | undefined;
   if (sel.length === 8) {
-    const from = parseTs(sel);
+    const from = timestampBound(sel, 'first');
+    if (from === undefined) throw httpError(400, `no day ${sel}: a day is YYYYMMDD`);
     const { captures, before } = await capturesBetween(app.store.index, urlkey, from, from + 86400, policy);
     let prev = before;
     const withPrev = captures.map((c) => {
@@ -232,16 +286,22 @@ function monthGrid(year: number, month: number, days: Map<string, number>) {
   return { month, name: monthName(month), weeks, total };
 }
 
-// `GET /web/*/<prefix>*[?after=<urlkey>]`: the archived URLs under a prefix, PREFIX_PAGE a page.
+// `GET /web/*/<prefix>*[?after=<urlkey>]`: the archived URLs under a prefix, PREFIX_PAGE a page; `/web/*/*.<host>/*`:
+// those of a domain (the host, any port of it, its subdomains).
 async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, url: string, after: string, max: number): Promise<FastifyReply> {
-  const { uriR, urlkey } = parseUriR(url, max);
+  const domain = url.startsWith('*.');
+  const parsed = parseUriR(domain ? url.slice(2) : url, max);
+  const uriR = domain ? `*.${new URL(parsed.uriR).hostname}/` : parsed.uriR;
+  const list = domain
+    ? (at: string) => urlsOfDomain(app.store.index, parsed.urlkey, at, PREFIX_PAGE + 1)
+    : (at: string) => urlsUnder(app.store.index, parsed.urlkey, at, PREFIX_PAGE + 1);
   // The URLs some of whose captures the rules hide: counts and dates over the shown ones; left out when none is. Read
   // until a page and one more URL are shown, so that the page is full and its cursor is the last URL it shows (never a
   // hidden one).
   const page: UrlUnderPrefix[] = [];
   let more = false;
   for (let at = after; !more;) {
-    const rows = await urlsUnder(app.store.index, urlkey, at, PREFIX_PAGE + 1);
+    const rows = await list(at);
     for (const r of rows) {
       const shown = await shownUrl(app, r);
       if (!shown) continue;
@@ -257,7 +317,15 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const cursor = page[page.length - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
-  return render(app, req, reply, status, 'prefix', { title: `Archived URLs under ${displayUrl(uriR)}`, prefix: uriR, rows: page, next, first: !after });
+  const sameMachine = status === 404 ? await sameMachinePrefixes(app, req, parsed.uriR) : [];
+  return render(app, req, reply, status, 'prefix', {
+    title: `Archived URLs under ${displayUrl(uriR)}`,
+    prefix: uriR,
+    rows: page,
+    next,
+    first: !after,
+    sameMachine,
+  });
 }
 
 /** A URL of the prefix list as the access rules let it be shown: counts and dates of its shown captures; `undefined` when none is. */
@@ -293,28 +361,93 @@ function bannerData(req: FastifyRequest, frameBase: string, uriR: string, asked:
  * replay of the capture nearest to `<ts>` in any archive.
  */
 async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number): Promise<FastifyReply> {
-  const asked = parseTs(ts);
+  const period = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
-  const n = await nearestCapture(app.store.index, urlkey, asked, policy);
+  const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
   if (!n) return hidden(app, req, reply, policy, uriR);
-  const banner = bannerData(req, mementoBase(app, req), uriR, asked, n);
+  const banner = bannerData(req, mementoBase(app, req), uriR, askedInstant(period), n);
   return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
 
-/** `GET /web/<ts>id_/<url>`, `…ol_/…`: 302 to that form of the capture nearest to `<ts>`. */
-async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, form: 'raw' | 'links', url: string, max: number) {
-  const asked = parseTs(ts);
+/**
+ * `GET /web/<ts>id_/<url>`, `…ol_/…`: 302 to that form of the capture nearest to `<ts>`; `…im_/…` and the other
+ * context modifiers (prefer.ts `CONTEXT_MODIFIERS`): 302 to its archival replay, the memento without the banner.
+ */
+async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, form: MementoForm, url: string, max: number) {
+  const period = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
-  const n = await nearestCapture(app.store.index, urlkey, asked, policy);
+  const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
   if (!n) return hidden(app, req, reply, policy, uriR);
   return redirect(reply, 302, uris.memento(req.base, n.memento.archive_id, n.memento, form));
 }
 
-/** 404 page for a URL no archive has: says so, links to the live URL and to the prefix listing of its site. */
-function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): FastifyReply {
-  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin });
+/**
+ * 404 page for a URL no archive has: says so, links to the live URL and to
+ * the prefix listing of its site, and to the captures of the same URL
+ * under this machine's other loopback names ({@link sameMachineCaptures}).
+ */
+async function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
+  const sameMachine = await sameMachineCaptures(app, req, uriR);
+  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin, sameMachine });
+}
+
+/** The names of the loopback host: one machine, which a capture proxy may file under any one of them (its vhost's canonical name). */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** A URI-R (or prefix) under another name of this machine, and what the archive shows of it. */
+interface SameMachine {
+  uriR: string;
+  /** Its calendar (a URL) or listing (a prefix) under `/web/`. */
+  url: string;
+  /** Captures of the URL shown; for a prefix, URLs shown on its listing's first page. */
+  total: number;
+  /** A prefix with more URLs than its listing's first page. */
+  more?: boolean;
+}
+
+/**
+ * The same URI-R under the loopback host's other names: a capture proxy
+ * with `UseCanonicalName On` files `http://127.0.0.1:8080/` under
+ * `http://localhost:8080/`, and the archive does not know the proxy's
+ * aliases, but these names are one machine. None for another host.
+ */
+function sameMachineNames(app: FastifyInstance, uriR: string): { uriR: string; urlkey: string }[] {
+  const u = new URL(uriR);
+  if (!LOOPBACK_NAMES.includes(u.hostname) || !uriR.startsWith(u.origin)) return [];
+  const out: { uriR: string; urlkey: string }[] = [];
+  for (const name of LOOPBACK_NAMES) {
+    if (name === u.hostname) continue;
+    try {
+      out.push(parseUriR(`${u.protocol}//${name}${u.port ? `:${u.port}` : ''}${uriR.slice(u.origin.length)}`, app.config.maxUrlLength));
+    } catch {
+      // longer than the URI-R limit under this name: nothing can be filed under it
+    }
+  }
+  return out;
+}
+
+/** {@link sameMachineNames} of a URI-R with captures the access rules show: at most two index lookups. */
+async function sameMachineCaptures(app: FastifyInstance, req: FastifyRequest, uriR: string): Promise<SameMachine[]> {
+  const out: SameMachine[] = [];
+  for (const other of sameMachineNames(app, uriR)) {
+    const summary = await calendarSummary(app.store.index, other.urlkey, app.access.policy(other.urlkey));
+    if (summary) out.push({ uriR: other.uriR, url: `${req.base}/web/*/${other.uriR}`, total: summary.total });
+  }
+  return out;
+}
+
+/** {@link sameMachineNames} of a prefix with URLs the access rules show among its first {@link PREFIX_PAGE}. */
+async function sameMachinePrefixes(app: FastifyInstance, req: FastifyRequest, prefix: string): Promise<SameMachine[]> {
+  const out: SameMachine[] = [];
+  for (const other of sameMachineNames(app, prefix)) {
+    const rows = await urlsUnder(app.store.index, other.urlkey, '', PREFIX_PAGE + 1);
+    let total = 0;
+    for (const r of rows.slice(0, PREFIX_PAGE)) if (await shownUrl(app, r)) total++;
+    if (total) out.push({ uriR: other.uriR, url: `${req.base}/web/*/${other.uriR}*`, total, more: rows.length > PREFIX_PAGE });
+  }
+  return out;
 }
 
 /** One line of a diff: kept, removed, added, or a run of kept lines left out; words marked within a changed line. */
@@ -386,11 +519,14 @@ export function diffRows(a: string[], b: string[]): { rows: DiffRow[]; added: nu
 async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, rest: string, max: number): Promise<FastifyReply> {
   const [t1s, afterFirst] = splitFirst(rest);
   const [t2s, url] = splitFirst(afterFirst);
-  const t1 = parseTs(t1s);
-  const t2 = parseTs(t2s);
+  const p1 = parseTs(t1s);
+  const p2 = parseTs(t2s);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
-  const found = await Promise.all([nearestCapture(app.store.index, urlkey, t1, policy), nearestCapture(app.store.index, urlkey, t2, policy)]);
+  const found = await Promise.all([
+    nearestCapture(app.store.index, urlkey, p1.end, policy, p1.start),
+    nearestCapture(app.store.index, urlkey, p2.end, policy, p2.start),
+  ]);
   if (!found[0] || !found[1]) return hidden(app, req, reply, policy, uriR);
   // The older capture on the left whichever order the address names them in (`/web/diff/<newer>/<older>/…` too).
   const [n1, n2] = found[0].memento.datetime <= found[1].memento.datetime ? [found[0], found[1]] : [found[1], found[0]];

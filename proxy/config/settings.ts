@@ -1,12 +1,12 @@
 /**
  * What the proxy's two kinds of config file (proxy-file.ts, vhost-file.ts)
  * share: the check with the proxy's message for an unknown key (a "did you
- * mean" for a near miss in case), and numbers that YAML may hand over as
+ * mean" for a near miss), and numbers that YAML may hand over as
  * strings (`ArchivePort: "9000"`).
  */
 
 import type { YamlSource } from '#shared/config.js';
-import { type CheckOptions, type ConfigOf, type ConfigSchema, checkConfig } from '#shared/config-schema.js';
+import { type CheckOptions, type ConfigOf, type ConfigSchema, checkConfig, likelyKey } from '#shared/config-schema.js';
 
 /**
  * Checks `value` (a vhost, or a whole file: document `doc` of `src`, at
@@ -24,13 +24,17 @@ export function checkSettings<S extends ConfigSchema>(schema: S, src: YamlSource
 }
 
 /**
- * The reason given for a key no schema property names: a near miss in case
- * gets a "did you mean" (`enableip` → `EnableIP`), anything else the list
- * of known keys. For `checkConfig`'s `unknownKey` option.
+ * The reason given for a key no schema property names: a near miss gets a
+ * "did you mean" (in case: `enableip` → `EnableIP`; a letter or two off,
+ * case ignored: `upstrem` → `upstream`, shared/config-schema.ts
+ * `likelyKey`), anything else the list of known keys. For `checkConfig`'s
+ * `unknownKey` option.
  */
 function unknownKey(key: string, known: string[]): string {
   const lower = key.toLowerCase();
   for (const k of known) if (k.toLowerCase() === lower) return `unknown setting "${key}" (did you mean "${k}"? names are case-sensitive)`;
+  const likely = likelyKey(key, known);
+  if (likely) return `unknown setting "${key}" (did you mean "${likely}"?)`;
   return `unknown setting "${key}"; known settings: ${known.join(', ')}`;
 }
 

@@ -4,11 +4,12 @@
  * decompressed files are searched), the index neither, `verify` passes,
  * the index is the one `reindex` builds, every other memento serves the
  * same bytes, and the URL is as if never captured. It refuses while a
- * daemon holds the data folder, and a purge cut short stops the daemon
+ * daemon holds the data folder (a dry run, which only reads, runs beside
+ * it), and a purge cut short stops the daemon
  * from starting on an index that may not match.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
@@ -86,6 +87,26 @@ t.test('purge --url: the bodies are gone from every WARC file and the index, ver
   const busy = await runCli(['purge', '--config', config, '--url', secret]);
   t.equal(busy.code, 1, 'refused while the daemon runs');
   t.match(busy.stderr, /^memento-archive: a daemon \(pid \d+\) is running on \S+; stop it before purge\n$/);
+  t.equal(await warcBytes(dataDir), bytes, 'nothing changed');
+  // A dry run changes nothing: it runs beside the daemon, and says the purge itself needs it stopped.
+  // The newest file of the span ends in a record being written (a gzip member cut short): not damage here.
+  const newest = path.join(
+    dataDir,
+    'warcs',
+    warcFiles(dataDir)
+      .filter((f) => f.startsWith('2025/'))
+      .sort()
+      .at(-1)!,
+  );
+  const size = statSync(newest).size;
+  const writing = zlib.gzipSync(Buffer.concat([Buffer.from('WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 4096\r\n\r\n'), randomBytes(4096)]));
+  appendFileSync(newest, writing.subarray(0, writing.length >> 1));
+  const dry = await runCli(['purge', '--config', config, '--url', secret, '--dry-run']);
+  truncateSync(newest, size);
+  t.equal(dry.code, 0, `a dry run beside the daemon: exit 0 (${dry.stderr.trim()})`);
+  t.match(dry.stderr, /^memento-archive: a daemon \(pid \d+\) is running on \S+; a dry run only reads \(stop it before the purge itself\)\n$/);
+  t.equal(dry.stdout.match(/^would erase: \d{14} http:\/\/www\.example\.org\/secret \(2025\/\S+\.warc\.gz\)$/gm)?.length, 3, 'it names the 3 captures');
+  t.match(dry.stdout, /^purge \(dry run\): would erase 3 capture\(s\) \(6 WARC record\(s\)\) from 1 WARC file\(s\).*; nothing was changed$/m);
   t.equal(await warcBytes(dataDir), bytes, 'nothing changed');
   await a.close();
 

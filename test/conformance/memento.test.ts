@@ -72,7 +72,7 @@ t.test('docs/url-space.md: a timestamp that is not stored redirects (302) to the
 });
 
 t.test('docs/url-space.md: a malformed Memento timestamp is 400 with a reason and no Memento headers', async (t) => {
-  for (const ts of ['2001032020350x', '2001032020350', '20011320203500', '20010332203500', 'latest', '20010320203500im_']) {
+  for (const ts of ['2001032020350x', '20011320203500', '20010332203500', '2001133', 'latest', '20010320203500zz_', '20010320203500ID_']) {
     const res = await request(`${a.url}/2025/memento/${ts}/${R}`);
     t.equal(res.status, 400, ts);
     t.match(res.text, /^malformed Memento timestamp/);
@@ -81,6 +81,52 @@ t.test('docs/url-space.md: a malformed Memento timestamp is 400 with a reason an
   const none = await request(`${a.url}/2025/memento/20010320203500/http://www.example.org/never`);
   t.equal(none.status, 404);
   noMementoHeaders(t, none, 'unknown URI-R');
+});
+
+t.test('Wayback timestamps: 1-13 digits name a period (its last memento, else the nearest); digits beyond now the newest', async (t) => {
+  const cases: [string, string][] = [
+    ['2001', D[2]], // the last memento of 2001
+    ['200103', D[1]], // March 2001: its last one, not the first
+    ['2001032020350', D[1]], // 13 digits: 20:35:00 to 20:35:09
+    ['2000', D[0]], // no memento in 2000: the nearest, the first of 2001
+    ['2', D[2]], // 2000-2999: its last memento, the newest
+    ['99999999999999', D[2]],
+    ['2999', D[2]],
+    ['3', D[2]],
+  ];
+  for (const [ts, d] of cases) {
+    const res = await request(`${a.url}/2025/memento/${ts}/${R}`);
+    t.equal(res.status, 302, ts);
+    t.equal(res.headers.location, uriM(R, d), ts);
+    noMementoHeaders(t, res, ts);
+  }
+  const raw = await request(`${a.url}/2025/memento/99999999999999id_/${R}`);
+  t.equal(raw.headers.location, uriM(R, D[2], true), 'the newest, raw');
+});
+
+t.test('Wayback context modifiers im_ js_ cs_ oe_ if_ fw_: answered as the archival replay it names in Content-Location', async (t) => {
+  const css = await capture('http://www.example.org/ctx.css', {
+    responseHeaders: [['Content-Type', 'text/css']],
+    body: 'body { background: url(/img/bg.png) }\n',
+  });
+  for (const plain of [uriM(R, D[1]), css]) {
+    const want = await request(plain);
+    t.equal(want.status, 200);
+    for (const mod of ['im_', 'js_', 'cs_', 'oe_', 'if_', 'fw_']) {
+      const res = await request(plain.replace(/(\/memento\/\d{14})\//, `$1${mod}/`));
+      t.equal(res.status, 200, mod);
+      t.same({ ...res.headers, date: 0 }, { ...want.headers, date: 0 }, `${mod}: the headers of the replay, its Content-Location and Link`);
+      t.equal(res.text, want.text, `${mod}: the body of the replay`);
+    }
+  }
+  t.equal(
+    (await request(css)).text,
+    `body { background: url("${a.url}/2025/memento/${ts14(DAY)}/http://www.example.org/img/bg.png") }\n`,
+    'the stylesheet rewritten as CSS',
+  );
+  const near = await request(`${a.url}/2025/memento/2001im_/${R}`);
+  t.equal(near.status, 302);
+  t.equal(near.headers.location, uriM(R, D[2]), 'an unstored timestamp redirects to the archival replay URI-M');
 });
 
 t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with Memento-Datetime', async (t) => {

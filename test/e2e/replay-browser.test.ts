@@ -123,7 +123,6 @@ t.test('issue 12 point 5: mementos of the Apache manual and the sample site in C
   const manual = apacheManual();
   const work = await mkdtemp(path.join(os.tmpdir(), 'e2e-replay-'));
   t.teardown(() => rm(work, { recursive: true, force: true }));
-  await rm(SCREENSHOT_DIR, { recursive: true, force: true });
   await mkdir(SCREENSHOT_DIR, { recursive: true });
 
   // The content: the sample site at /, the manual under /manual/.

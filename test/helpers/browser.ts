@@ -19,13 +19,16 @@ const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 /**
  * Launches headless Chromium with a fixed window, no background traffic
- * (no updates, no safe browsing, no sync: nothing leaves 127.0.0.1).
+ * (no updates, no safe browsing, no sync: nothing leaves 127.0.0.1), and
+ * makes sure the screenshot folder exists (tests run in any order, two at
+ * a time: none removes it).
  *
  * @throws when Debian's chromium is not installed, saying how to install it
  */
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = CHROMIUM.find((p) => existsSync(p));
   if (!executablePath) throw new Error('no Chromium at /usr/bin/chromium: apt-get install -y chromium (as .ci/run does)');
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return puppeteer.launch({
     executablePath,
     headless: true,

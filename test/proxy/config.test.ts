@@ -166,6 +166,30 @@ t.test('a list of vhosts, and several documents, in one file', async (t) => {
   t.same(parseVhostText('# nothing here yet\n', 'empty.yaml'), [], 'an empty file defines no vhost');
 });
 
+t.test('a misspelt key is named with the key probably meant (edit distance, case ignored)', async (t) => {
+  const ok = 'server_name: a.example\nupstream: http://127.0.0.1:1\n';
+  const cases: [string, string, string][] = [
+    [
+      'a required key misspelt: named as unknown, not as missing',
+      'server_name: a.example\nupstrem: http://127.0.0.1:1\n',
+      'v.yaml:2: unknown setting "upstrem" (did you mean "upstream"?)',
+    ],
+    ['two letters swapped', ok + 'ArchiveHots: x\n', 'v.yaml:3: unknown setting "ArchiveHots" (did you mean "ArchiveHost"?)'],
+    ['a letter off and another case', ok + 'enablearchving: Off\n', 'v.yaml:3: unknown setting "enablearchving" (did you mean "EnableArchiving"?)'],
+    ['two edits', ok + 'Exclude: /x\nEnableIPP: On\n', 'v.yaml:3: unknown setting "Exclude" (did you mean "Excluded"?)'],
+    ['only case', ok + 'enableip: On\n', 'v.yaml:3: unknown setting "enableip" (did you mean "EnableIP"? names are case-sensitive)'],
+  ];
+  for (const [what, text, message] of cases) t.equal(errorOf(() => parseVhostText(text, 'v.yaml')).replace(/^.*\//, ''), message, what);
+  const far = errorOf(() => parseVhostText(ok + 'backend: x\n', 'v.yaml'));
+  t.match(far, /unknown setting "backend"; known settings: server_name, server_aliases, upstream,/, 'nothing near: the list of known keys');
+  t.notMatch(far, /did you mean/);
+  t.match(
+    errorOf(() => parseVhostText('upstream: http://127.0.0.1:1\n', 'v.yaml')),
+    /v\.yaml:1: server_name is missing/,
+    'a key truly missing is still said so',
+  );
+});
+
 t.test('mistakes are ConfigErrors naming file:line and the reason', async (t) => {
   const cases: [string, string, RegExp][] = [
     ['unknown setting', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveHots: x\n', /v\.yaml:3: unknown setting "ArchiveHots"/],
@@ -353,7 +377,13 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(file, 'listen: 127.0.0.1:8080\nvhost: vhosts/\n');
   t.equal(
     errorOf(() => loadProxyConfig(file)),
-    `${file}:2: unknown setting "vhost"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, headers_timeout, max_connections, upstream_timeout, archive_timeout, archive_connections, conditional_max_bytes`,
+    `${file}:2: unknown setting "vhost" (did you mean "vhosts"?)`,
+    'a near miss names the key meant',
+  );
+  await writeFile(file, 'listen: 127.0.0.1:8080\nsites: vhosts/\n');
+  t.equal(
+    errorOf(() => loadProxyConfig(file)),
+    `${file}:2: unknown setting "sites"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, headers_timeout, max_connections, upstream_timeout, archive_timeout, archive_connections, conditional_max_bytes`,
   );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
   t.match(

@@ -1,8 +1,10 @@
 /**
  * `npm start` (bin/start.js) as a newcomer meets it: the quick start of the
  * README works (pages through the proxy become mementos under
- * http://localhost:<port>/, the sample vhost's canonical name), and a
- * child that fails stops the others and makes start.js exit non-zero.
+ * http://localhost:<port>/, the sample vhost's canonical name); the
+ * archive starts first and the proxy only once the archive's health check
+ * answers, then both URLs are printed; and a child that fails stops the
+ * others and makes start.js exit non-zero.
  *
  * start.js runs from a copy of the repository's layout in a temp folder
  * (bin/ and node_modules/ linked to the real ones, conf/ written by the test), so
@@ -98,11 +100,62 @@ t.test('npm start: the quick start works: a page through the proxy becomes a mem
   t.equal((JSON.parse((await logged)[1]) as { capture: string }).capture, 'stored', 'the request line says the capture is stored');
   const tg = await get(`http://127.0.0.1:${archivePort}`, `/tg/http://localhost:${port}/`, `127.0.0.1:${archivePort}`);
   t.equal(tg.status, 302, 'the redirector knows the memento of http://localhost:<port>/');
+  // The page's own links to its TimeGate, TimeMap and calendar (written for the shipped ports 8090 and 8080) lead to its history.
+  const links = [...page.body.toString().matchAll(/href="http:\/\/127\.0\.0\.1:8090(\/[^"]*)"/g)].map((m) => m[1]);
+  t.same(
+    links,
+    ['/tg/http://localhost:8080/', '/current/timemap/link/http://localhost:8080/', '/web/*/http://localhost:8080/'],
+    "the sample page links to its history under the canonical name, as the proxy's Link does",
+  );
+  const [tgLink, tmLink, webLink] = links.map((l) => l.replace('localhost:8080', `localhost:${port}`));
+  t.equal((await get(`http://127.0.0.1:${archivePort}`, tgLink, `127.0.0.1:${archivePort}`)).status, 302, "the page's TimeGate link: 302 to its memento");
+  const tm = await get(`http://127.0.0.1:${archivePort}`, tmLink, `127.0.0.1:${archivePort}`);
+  t.equal(tm.status, 200, "the page's TimeMap link");
+  t.match(tm.body.toString(), `<http://localhost:${port}/>; rel="original"`);
+  t.equal((await get(`http://127.0.0.1:${archivePort}`, webLink, `127.0.0.1:${archivePort}`)).status, 200, "the page's calendar link");
   const readme = await readFile(path.join(repo, 'README.md'), 'utf8');
   t.match(readme, 'http://127.0.0.1:8090/tg/http://localhost:8080/', 'the README sends the reader to the same URI-R');
   start.proc.kill('SIGTERM');
   t.same(await start.exited, { code: 0, signal: null }, 'Ctrl-C (SIGTERM): exits 0');
   for (const name of ['archive', 'proxy', 'site']) t.match(start.output(), `[${name}] exited (0)`, `${name} stopped`);
+});
+
+t.test('npm start: the archive first, the proxy once its health check answers 200; then both URLs are printed, the archive pages (/web/) too', async (t) => {
+  const archivePort = await freePort();
+  const sitePort = await freePort();
+  const root = await fakeRoot(t, (conf) => onPorts(conf, archivePort, sitePort));
+  const start = runStart(t, root);
+  const [ready, proxyUrl, webUrl] = await start.until(
+    /Ready\.\n {2}The sample site through the capture proxy.*: (http:\/\/\S+)\/\n {2}The archive's pages.*: +(http:\/\/\S+\/web\/)\n/,
+  );
+  const out = start.output();
+  const at = (s: string | RegExp) => out.search(typeof s === 'string' ? s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : s);
+  const health = at(/\[archive\] \{[^\n]*"\/healthz"[^\n]*"status":200/);
+  t.ok(at('[archive] memento-archive listening') >= 0, 'the archive listens');
+  t.ok(health > at('[archive] memento-archive listening'), 'then its health check answers 200');
+  t.ok(at('[proxy] ') > health, 'the proxy starts only after that');
+  t.ok(at('[site] ') > health, 'and the site');
+  t.ok(at(ready) > at('[proxy] capture-proxy listening'), 'the URLs are printed once the proxy listens');
+  t.equal(webUrl, `http://127.0.0.1:${archivePort}/web/`, "the archive's pages");
+  t.match(proxyUrl, /^http:\/\/127\.0\.0\.1:\d+$/, 'the proxy');
+  t.equal((await get(webUrl, '', `127.0.0.1:${archivePort}`)).status, 200, 'the printed /web/ URL answers');
+  const page = await get(proxyUrl, '/', new URL(proxyUrl).host);
+  t.equal(page.status, 200, 'the printed proxy URL answers: the sample site');
+});
+
+t.test('npm start: an archive that does not start: the proxy and the site are never started', async (t) => {
+  const archivePort = await freePort();
+  const sitePort = await freePort();
+  const root = await fakeRoot(t, (conf) => {
+    onPorts(conf, archivePort, sitePort);
+    conf['archive.yaml'] = conf['archive.yaml'].replace(/^data_dir: \S+/m, 'data_dri: ../data/archive');
+  });
+  const start = runStart(t, root);
+  const { code } = await start.exited;
+  t.match(start.output(), /\[archive\] .*archive\.yaml:\d+: unknown setting "data_dri" \(did you mean "data_dir"\?\)/, 'the archive says why');
+  t.equal(code, 2, "start.js exits with the archive's status");
+  t.notMatch(start.output(), /\[(proxy|site)\]/, 'nothing else was started');
+  t.notMatch(start.output(), /Ready/);
 });
 
 t.test('npm start: a child that fails to start stops the others, and start.js exits non-zero', async (t) => {

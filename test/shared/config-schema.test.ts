@@ -91,6 +91,8 @@ t.test('checking does not change the parsed document, and each result has its ow
 t.test('an unknown key: file:line and the known keys; the unknownKey option words it', async (t) => {
   message(t, 'name: a\n\nbogus: 1\n', 'c.yaml:3: unknown setting "bogus" (known: name, port, size, flag, on, pair, tags, empty, nested, plain)');
   message(t, 'name: a\nnested:\n  depth: 1\n  deep: 2\n', 'c.yaml:4: unknown setting "deep" (known: depth, width)', 'in a nested mapping: its own keys');
+  message(t, 'name: a\nnested:\n  depht: 1\n', 'c.yaml:3: unknown setting "depht" (did you mean "depth"?)', 'a near miss (letters swapped): the key meant');
+  message(t, 'name: a\nSIZZE: 1\n', 'c.yaml:2: unknown setting "SIZZE" (did you mean "size"?)', 'case ignored in the distance');
   let seen: [string, string[]] | undefined;
   message(t, 'name: a\nPort: 1\n', 'c.yaml:2: Port? did you mean port', {
     unknownKey: (key, known) => {

@@ -121,6 +121,32 @@ t.test('prefix listing: every URL under the prefix once, in pages of 100, with c
   t.equal((await request(`${a.url}/web/*/nothing.example/*`, { headers: HTML })).status, 404);
 });
 
+t.test('domain listing: the host, its ports and subdomains, in pages of 100; not the hosts that share the start of its name', async (t) => {
+  const a = await withArchive(t);
+  const t0 = Date.UTC(2026, 1, 1) / 1000;
+  const urls = [
+    'http://example.net/',
+    ...Array.from({ length: 120 }, (_, i) => `http://h${String(i).padStart(3, '0')}.example.net/`),
+    'http://example.net:8080/x',
+  ];
+  await a.store.index.insertMany(urls.flatMap((u) => rows('current', u, [t0])));
+  for (const u of ['http://example-cdn.net/', 'http://example0.net/', 'http://examples.net/', 'http://example.net.au/', 'http://net/'])
+    await a.store.index.insertMany(rows('current', u, [t0]));
+  const seen: string[] = [];
+  let next: string | undefined = `${a.url}/web/*/*.example.net/*`;
+  let pages = 0;
+  while (next) {
+    const page = await request(next, { headers: HTML });
+    t.equal(page.status, 200);
+    pages++;
+    for (const m of page.text.matchAll(/<td class="url"><a href="[^"]*">([^<]+)<\/a><\/td>/g)) seen.push(m[1]);
+    next = /<a href="([^"]+)" rel="next">/.exec(page.text)?.[1].replace(/&amp;/g, '&');
+    if (next) t.match(next, new RegExp(`^${a.url}/web/\\*/\\*\\.example\\.net/\\*\\?after=`), 'the next page of the domain');
+  }
+  t.equal(pages, 2);
+  t.same(seen, urls, 'each URL once, in urlkey order (the host, its subdomains, its ports)');
+});
+
 t.test('search: a URL (with or without scheme, host:port) → its calendar; a prefix → its listing; not a URL → 400 page', async (t) => {
   const a = await withArchive(t);
   const go = async (q: string) => request(`${a.url}/web/search?q=${encodeURIComponent(q)}`, { headers: HTML });
@@ -149,7 +175,7 @@ t.test('replay page: the capture nearest to <ts> in any archive, its neighbours,
   const uriR = 'http://www.example.org/page';
   const dates = ['Mon, 01 Dec 2025 12:00:00 GMT', 'Sat, 20 Dec 2025 12:00:00 GMT', 'Fri, 02 Jan 2026 12:00:00 GMT'];
   for (const d of dates) await seed(a, uriR, d);
-  // 1 January 2026, 00:00: nearer to 2 January (archive "current") than to 20 December (archive "2025").
+  // 1 January 2026 (no capture that day): nearer to 2 January (archive "current") than to 20 December (archive "2025").
   const r = await request(`${a.url}/web/20260101/${uriR}`, { headers: HTML });
   t.equal(r.status, 200);
   t.match(
@@ -157,7 +183,7 @@ t.test('replay page: the capture nearest to <ts> in any archive, its neighbours,
     new RegExp(`<iframe id="memento-frame" name="memento" src="${a.url}/current/memento/20260102120000/${uriR}"`),
     'the frame holds the archival replay',
   );
-  t.match(r.text, /1 day 12 hours after the time asked for/);
+  t.match(r.text, /1 day 12 hours after the time asked for/, 'the distance from the first second of the day asked for');
   t.match(r.text, new RegExp(`href="${a.url}/web/20251201120000/${uriR}"[^>]*data-nav="first"`));
   t.match(r.text, new RegExp(`href="${a.url}/web/20251220120000/${uriR}"[^>]*data-nav="prev"`), 'previous is in the other archive');
   t.match(r.text, /<span class="off" data-nav="next">/, 'the last capture has no next');
@@ -168,7 +194,7 @@ t.test('replay page: the capture nearest to <ts> in any archive, its neighbours,
   t.equal(frag.status, 404, 'no banner fragment: the page never takes markup from a fetch');
   const raw = await request(`${a.url}/web/2025id_/${uriR}`);
   t.equal(raw.status, 302);
-  t.equal(raw.headers.location, `${a.url}/2025/memento/20251201120000id_/${uriR}`);
+  t.equal(raw.headers.location, `${a.url}/2025/memento/20251220120000id_/${uriR}`, 'the last capture of 2025');
   const ol = await request(`${a.url}/web/20251221ol_/${uriR}`);
   t.equal(ol.headers.location, `${a.url}/2025/memento/20251220120000ol_/${uriR}`);
   const none = await request(`${a.url}/web/2025/http://www.example.org/never`, { headers: HTML });
@@ -176,6 +202,84 @@ t.test('replay page: the capture nearest to <ts> in any archive, its neighbours,
   t.match(none.text, /<a href="http:\/\/www\.example\.org\/never" rel="noreferrer">/, 'the 404 page links to the live URL');
   t.equal((await request(`${a.url}/web/2025x/${uriR}`, { headers: HTML })).status, 404, 'not a page of the archive');
   t.equal((await request(`${a.url}/web/20251301/${uriR}`, { headers: HTML })).status, 400, 'month 13: 400');
+});
+
+t.test('Wayback addresses: partial timestamps name a period, digits beyond now the newest, context modifiers the replay without banner', async (t) => {
+  const a = await withArchive(t);
+  const uriR = 'http://www.example.org/page';
+  for (const d of ['Mon, 01 Dec 2025 12:00:00 GMT', 'Sat, 20 Dec 2025 12:00:00 GMT', 'Fri, 02 Jan 2026 12:00:00 GMT']) await seed(a, uriR, d);
+  const frameOf = async (ts: string) => {
+    const r = await request(`${a.url}/web/${ts}/${uriR}`, { headers: HTML });
+    t.equal(r.status, 200, ts);
+    return /<iframe id="memento-frame" name="memento" src="([^"]*)"/.exec(r.text)?.[1];
+  };
+  const newest = `${a.url}/current/memento/20260102120000/${uriR}`;
+  t.equal(await frameOf('99999999999999'), newest, '99999999999999: the newest');
+  t.equal(await frameOf('2'), newest, '2 (2000-2999): the newest');
+  t.equal(await frameOf('2999'), newest);
+  t.equal(await frameOf('2025'), `${a.url}/2025/memento/20251220120000/${uriR}`, '2025: its last capture, though 2 January 2026 is nearer to its end');
+  t.equal(await frameOf('202512'), `${a.url}/2025/memento/20251220120000/${uriR}`);
+  t.equal(await frameOf('2025120'), `${a.url}/2025/memento/20251201120000/${uriR}`, '1 to 9 December');
+  t.equal(await frameOf('2024'), `${a.url}/2025/memento/20251201120000/${uriR}`, 'no capture in 2024: the nearest');
+  const newestPage = await request(`${a.url}/web/99999999999999/${uriR}`, { headers: HTML });
+  t.match(newestPage.text, /before the time asked for/, 'the newest capture, before now');
+  for (const mod of ['im_', 'js_', 'cs_', 'oe_', 'if_', 'fw_']) {
+    const r = await request(`${a.url}/web/20251221${mod}/${uriR}`);
+    t.equal(r.status, 302, mod);
+    t.equal(r.headers.location, `${a.url}/2025/memento/20251220120000/${uriR}`, `${mod}: the archival replay, no banner`);
+  }
+  t.equal((await request(`${a.url}/web/2im_/${uriR}`)).headers.location, newest);
+  t.equal((await request(`${a.url}/web/2025zz_/${uriR}`, { headers: HTML })).status, 404, 'an unknown modifier: not a page');
+  t.equal((await request(`${a.url}/web/20251301/${uriR}`, { headers: HTML })).status, 400, 'month 13 of a past year: 400');
+});
+
+t.test('search: a bare domain, *.domain, a pasted URL with its query, an https URL of http captures', async (t) => {
+  const a = await withArchive(t);
+  for (const u of [
+    'http://example.com/',
+    'http://example.com/a?b=1&c=2',
+    'http://www.example.com/x',
+    'http://shop.example.net/x',
+    'http://example.net:8080/p',
+  ]) {
+    await seed(a, u, 'Mon, 01 Dec 2025 12:00:00 GMT');
+  }
+  await seed(a, 'http://examples.net/no', 'Mon, 01 Dec 2025 12:00:00 GMT');
+  await seed(a, 'http://example.net.au/no', 'Mon, 01 Dec 2025 12:00:00 GMT');
+  const go = async (rawQuery: string) => request(`${a.url}/web/search?${rawQuery}`, { headers: HTML });
+  const cases: [string, string][] = [
+    ['q=example.com', '/web/*/http://example.com/'],
+    ['q=example.net', '/web/*/*.example.net/*'],
+    ['q=*.example.com', '/web/*/*.example.com/*'],
+    ['q=' + encodeURIComponent('*.example.com/*'), '/web/*/*.example.com/*'],
+    ['q=http://example.com/a?b=1&c=2', '/web/*/http://example.com/a?b=1&c=2'],
+    ['q=example.com/a?b=1&c=2', '/web/*/http://example.com/a?b=1&c=2'],
+    ['q=' + encodeURIComponent('example.com/a?b=1&c=2'), '/web/*/http://example.com/a?b=1&c=2'],
+    ['q=https://example.com/', '/web/*/http://example.com/'],
+    ['q=' + encodeURIComponent('https://www.example.com/x'), '/web/*/http://www.example.com/x'],
+    ['q=https://nothing.example/', '/web/*/https://nothing.example/'],
+  ];
+  for (const [q, where] of cases) {
+    const r = await go(q);
+    t.equal(r.status, 302, q);
+    t.equal(r.headers.location, a.url + where, q);
+  }
+  const domain = await request(`${a.url}/web/*/*.example.net/*`, { headers: HTML });
+  t.equal(domain.status, 200);
+  t.match(domain.text, /Archived URLs under <span class="url">\*\.example\.net\/\*<\/span>/);
+  t.same(
+    [...domain.text.matchAll(/<td class="url"><a href="[^"]*">([^<]*)<\/a>/g)].map((m) => m[1]),
+    ['http://shop.example.net/x', 'http://example.net:8080/p'],
+    'the host, any port of it and its subdomains; not examples.net nor example.net.au',
+  );
+  const query = await request(`${a.url}/web/*/http://example.com/a?b=1&c=2`, { headers: HTML });
+  t.equal(query.status, 200);
+  t.match(query.text, /href="[^"]*\/web\/20251201120000\/http:\/\/example\.com\/a\?b=1&amp;c=2"/, 'the calendar of the URL with its query');
+  const https = await request(`${a.url}/web/*/https://example.com/`, { headers: HTML });
+  t.equal(https.status, 200, 'the calendar of the https URL holds the captures made as http');
+  t.match(https.text, /href="[^"]*\/web\/20251201120000\/https:\/\/example\.com\/">Latest capture/);
+  t.equal((await go('q=*.nothing.example')).headers.location, `${a.url}/web/*/*.nothing.example/*`);
+  t.equal((await request(`${a.url}/web/*/*.nothing.example/*`, { headers: HTML })).status, 404);
 });
 
 t.test('diff: changed lines and words, identical captures, captures that are not text', async (t) => {

@@ -16,6 +16,19 @@
  *    it as a hint only (a stored page can post anything): it shows nothing
  *    of it, and goes to the /web/ page of that address, which the archive
  *    renders (archive/web/static/web.js).
+ * 4. URLs the page's scripts build (`fetch('/api/items.json')`,
+ *    `img.src = '/img/' + id`, `XMLHttpRequest`, `setAttribute('src', …)`,
+ *    `srcset`, `history.pushState`) are mapped into the archive as the
+ *    server maps those in the markup (archive/replay/urls.ts): resolved
+ *    against the page's original URL (its URI-R, or its base element's),
+ *    then `{base}/<id>/memento/<ts>/<absolute URL>` at the page's own
+ *    Memento-Datetime. Archive addresses, and URLs that are not http(s)
+ *    (`data:`, `blob:`, `javascript:`), are left alone. The archive's
+ *    base comes from this script's own address (`{base}/_static/replay.js`),
+ *    the archive id, timestamp and URI-R from the page's address. What a
+ *    script reads back (`img.src`, `location`) is the archive address.
+ *    `fetch` and `XMLHttpRequest` go without credentials (the archive's
+ *    CORS answers are for any origin, `*`, which refuses them).
  */
 (function () {
   'use strict';
@@ -94,6 +107,12 @@
   }
 
   var script = document.currentScript;
+  try {
+    mapScriptUrls(script);
+  } catch {
+    // a page or browser this cannot patch replays as it would without it
+  }
+
   var ts = script && script.getAttribute('data-memento-datetime');
   if (!ts || !/^\d{14}$/.test(ts)) return;
   var RealDate = Date;
@@ -113,4 +132,165 @@
   ArchiveDate.UTC = RealDate.UTC;
   Object.defineProperty(RealDate.prototype, 'constructor', { value: ArchiveDate, writable: true, configurable: true });
   window.Date = ArchiveDate;
+
+  /** Patches the ways scripts name URLs (point 4 above); does nothing when the page's address is not a Memento's. */
+  function mapScriptUrls(script) {
+    var self = '/_static/replay.js';
+    var src = script && script.src;
+    if (!src || src.slice(-self.length) !== self) return;
+    var base = src.slice(0, -self.length);
+    var archiveOrigin = new URL(base).origin;
+    // {base}/<id>/memento/<ts>[modifier]/ (any archive, any time): what follows is the URI-R.
+    var memento = new RegExp('^' + base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '/([^/?#]+)/memento/(\\d{1,14})(?:[a-z]{2}_)?/');
+    var here = memento.exec(location.href);
+    if (!here || here[2].length !== 14) return;
+    var prefix = base + '/' + here[1] + '/memento/' + here[2] + '/';
+    var uriR = location.href.slice(here[0].length).split('#')[0];
+
+    /** The URI-R in an archive address, or null. */
+    function original(url) {
+      var m = memento.exec(url);
+      return m ? url.slice(m[0].length) : null;
+    }
+    /** What relative URLs resolve against: the page's base element or address, as the live page had it. */
+    function pageBase() {
+      return original(document.baseURI) || original(location.href) || uriR;
+    }
+    /** `url` (a string or URL object) as an archive address, or as it was when it stays. */
+    function toArchive(url) {
+      var s = String(url);
+      if (!s.trim() || s.trim().charAt(0) === '#') return url;
+      var abs;
+      try {
+        abs = new URL(s, pageBase());
+      } catch {
+        return url;
+      }
+      if (abs.protocol !== 'http:' && abs.protocol !== 'https:') return url;
+      if (abs.origin === archiveOrigin) {
+        if (memento.test(abs.href) || abs.href.indexOf(base + '/_static/') === 0) return url;
+        // A path resolved against the archive address (`new URL('/x', location.href)`, a Request): the site's own.
+        abs = new URL(abs.pathname + abs.search + abs.hash, pageBase());
+      }
+      return prefix + abs.href;
+    }
+    /** A `srcset` value with each candidate's URL mapped (HTML "parse a srcset attribute", descriptors kept). */
+    function srcsetToArchive(value) {
+      var s = String(value);
+      var out = '';
+      var i = 0;
+      while (i < s.length) {
+        var sep = /^[\s,]*/.exec(s.slice(i))[0];
+        out += sep;
+        i += sep.length;
+        if (i >= s.length) break;
+        var url = /^\S*/.exec(s.slice(i))[0];
+        var commas = /,*$/.exec(url)[0];
+        url = url.slice(0, url.length - commas.length);
+        i += url.length + commas.length;
+        out += toArchive(url) + commas;
+        if (commas) continue;
+        var next = s.indexOf(',', i);
+        if (next < 0) next = s.length;
+        out += s.slice(i, next);
+        i = next;
+      }
+      return out;
+    }
+
+    // Requests go without credentials: the archive answers CORS with `*`, which a request with
+    // credentials may not read, and the page (opaque origin) has no cookies of the archive to send.
+    var realFetch = window.fetch;
+    if (realFetch) {
+      window.fetch = function (input, init) {
+        if (typeof Request === 'function' && input instanceof Request) {
+          var to = toArchive(input.url);
+          try {
+            if (to !== input.url) input = new Request(to, input);
+            if (input.credentials === 'include') input = new Request(input, { credentials: 'same-origin' });
+          } catch {
+            // a Request this cannot copy (one with a body stream) goes as it is
+          }
+        } else input = toArchive(input);
+        if (init && init.credentials === 'include') init = Object.assign({}, init, { credentials: 'same-origin' });
+        return realFetch.call(window, input, init);
+      };
+    }
+
+    var open = XMLHttpRequest.prototype.open;
+    XMLHttpRequest.prototype.open = function (method, url) {
+      var args = Array.prototype.slice.call(arguments);
+      if (args.length > 1) args[1] = toArchive(url);
+      return open.apply(this, args);
+    };
+    var withCredentials = Object.getOwnPropertyDescriptor(XMLHttpRequest.prototype, 'withCredentials');
+    if (withCredentials && withCredentials.set && withCredentials.configurable) {
+      Object.defineProperty(XMLHttpRequest.prototype, 'withCredentials', {
+        configurable: true,
+        enumerable: withCredentials.enumerable,
+        get: withCredentials.get,
+        set: function () {
+          withCredentials.set.call(this, false);
+        },
+      });
+    }
+
+    // Element interface, IDL attribute, content attribute, whether it is a srcset.
+    var URL_ATTRIBUTES = [
+      ['HTMLImageElement', 'src', 'src'],
+      ['HTMLImageElement', 'srcset', 'srcset', true],
+      ['HTMLSourceElement', 'src', 'src'],
+      ['HTMLSourceElement', 'srcset', 'srcset', true],
+      ['HTMLScriptElement', 'src', 'src'],
+      ['HTMLLinkElement', 'href', 'href'],
+      ['HTMLLinkElement', 'imageSrcset', 'imagesrcset', true],
+      ['HTMLIFrameElement', 'src', 'src'],
+      ['HTMLAnchorElement', 'href', 'href'],
+      ['HTMLAreaElement', 'href', 'href'],
+      ['HTMLMediaElement', 'src', 'src'],
+      ['HTMLVideoElement', 'poster', 'poster'],
+      ['HTMLTrackElement', 'src', 'src'],
+      ['HTMLEmbedElement', 'src', 'src'],
+      ['HTMLObjectElement', 'data', 'data'],
+      ['HTMLFormElement', 'action', 'action'],
+    ].filter(function (e) {
+      return typeof window[e[0]] === 'function';
+    });
+    URL_ATTRIBUTES.forEach(function (e) {
+      var proto = window[e[0]].prototype;
+      var d = Object.getOwnPropertyDescriptor(proto, e[1]);
+      if (!d || !d.set || !d.configurable) return;
+      var map = e[3] ? srcsetToArchive : toArchive;
+      Object.defineProperty(proto, e[1], {
+        configurable: true,
+        enumerable: d.enumerable,
+        get: d.get,
+        set: function (value) {
+          d.set.call(this, map(value));
+        },
+      });
+    });
+
+    var setAttribute = Element.prototype.setAttribute;
+    Element.prototype.setAttribute = function (name, value) {
+      var lower = String(name).toLowerCase();
+      for (var i = 0; i < URL_ATTRIBUTES.length; i++) {
+        var e = URL_ATTRIBUTES[i];
+        if (e[2] === lower && this instanceof window[e[0]]) {
+          value = e[3] ? srcsetToArchive(value) : toArchive(value);
+          break;
+        }
+      }
+      return setAttribute.call(this, name, value);
+    };
+
+    // The address a page moves to stays in the archive, at the page's time.
+    ['pushState', 'replaceState'].forEach(function (name) {
+      var real = History.prototype[name];
+      History.prototype[name] = function (state, title, url) {
+        if (url === undefined || url === null) return real.apply(this, arguments);
+        return real.call(this, state, title, toArchive(url));
+      };
+    });
+  }
 })();

@@ -1,5 +1,14 @@
 import t from 'tap';
-import { type KnownMemento, linksAcross, mementoLinks, type Selection, select, uris } from '../../../archive/memento/navigation.js';
+import {
+  type KnownMemento,
+  linksAcross,
+  mementoLinks,
+  nearerToPeriod,
+  type Selection,
+  select,
+  timestampPeriod,
+  uris,
+} from '../../../archive/memento/navigation.js';
 import type { MementoRef, Neighbourhood } from '../../../archive/store/index-db.js';
 import { formatLinkHeader } from '#shared/link.js';
 
@@ -57,6 +66,34 @@ t.test('select: a single capture is chosen for any instant', async (t) => {
   for (const iso of ['1999-01-01T00:00:00Z', '2001-03-20T12:00:00Z', '2030-01-01T00:00:00Z']) {
     t.same(ids(select(around(at(iso), [A]), at(iso))), { memento: 11, first: 11, last: 11, prev: undefined, next: undefined }, iso);
   }
+});
+
+t.test('timestampPeriod: 1-14 digits as the period they begin; digits beyond now name now', async (t) => {
+  const now = at('2026-11-26T10:00:00Z');
+  const cases: [string, string, string][] = [
+    ['2024', '2024-01-01T00:00:00Z', '2024-12-31T23:59:59Z'],
+    ['202402', '2024-02-01T00:00:00Z', '2024-02-29T23:59:59Z'],
+    ['2024031', '2024-03-10T00:00:00Z', '2024-03-19T23:59:59Z'],
+    ['20240320203500', '2024-03-20T20:35:00Z', '2024-03-20T20:35:00Z'],
+    ['2', '2000-01-01T00:00:00Z', '2999-12-31T23:59:59Z'],
+    ['19', '1900-01-01T00:00:00Z', '1999-12-31T23:59:59Z'],
+    ['2026', '2026-01-01T00:00:00Z', '2026-12-31T23:59:59Z'],
+  ];
+  for (const [ts, start, end] of cases) t.same(timestampPeriod(ts, now), { start: at(start), end: at(end) }, ts);
+  for (const ts of ['99999999999999', '3', '2099', '20261127', '20261301']) t.same(timestampPeriod(ts, now), { start: now, end: now }, `${ts}: now`);
+  for (const ts of ['', 'x', '202413', '20250230', '20251301', '202603320000', '123456789012345']) t.equal(timestampPeriod(ts, now), undefined, ts);
+});
+
+t.test('select and nearerToPeriod over a period: its last memento, else the nearest to it', async (t) => {
+  const day = { start: at('2001-03-21T00:00:00Z'), end: at('2001-03-21T23:59:59Z') };
+  t.same(ids(select(around(day.end), day.end, day.start)).memento, 12, 'the one capture of the day, though C is nearer to its end');
+  const week = { start: at('2001-03-19T00:00:00Z'), end: at('2001-03-25T23:59:59Z') };
+  t.same(ids(select(around(week.end), week.end, week.start)).memento, 14, 'the last capture of the week');
+  const empty = { start: at('2001-03-24T00:00:00Z'), end: at('2001-03-31T23:59:59Z') };
+  t.same(ids(select(around(empty.end), empty.end, empty.start)).memento, 14, 'none in the period: the nearest to it');
+  t.ok(nearerToPeriod(B.datetime, A.datetime, week), 'of two inside, the later');
+  t.ok(nearerToPeriod(A.datetime, D.datetime, { start: B.datetime, end: C.datetime }), 'of two outside at the same distance, the earlier');
+  t.notOk(nearerToPeriod(D.datetime, A.datetime, { start: B.datetime, end: C.datetime }));
 });
 
 const link = (row: MementoRef, rel: string, modifier = '') => ({

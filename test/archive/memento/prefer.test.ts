@@ -89,13 +89,17 @@ t.test('formFor: original-content (or raw) → raw; else original-links → link
   for (const [header, address, want] of cases) t.equal(formFor(parsePrefer(header), address), want, `${header} at a ${address} address`);
 });
 
-t.test('form modifiers: one URI-M per form (no modifier replay, ol_ links, id_ raw); others are not forms', async (t) => {
-  t.same(FORM_MODIFIERS, { replay: '', links: 'ol_', raw: 'id_' });
-  t.equal(formOfModifier(''), 'replay');
-  t.equal(formOfModifier('ol_'), 'links');
-  t.equal(formOfModifier('id_'), 'raw');
-  for (const m of ['im_', 'js_', 'if_', 'ID_', 'id']) t.equal(formOfModifier(m), undefined, m);
-});
+t.test(
+  'form modifiers: one URI-M per form (no modifier replay, ol_ links, id_ raw); the context modifiers name the replay; others are not forms',
+  async (t) => {
+    t.same(FORM_MODIFIERS, { replay: '', links: 'ol_', raw: 'id_' });
+    t.equal(formOfModifier(''), 'replay');
+    t.equal(formOfModifier('ol_'), 'links');
+    t.equal(formOfModifier('id_'), 'raw');
+    for (const m of ['im_', 'js_', 'cs_', 'oe_', 'if_', 'fw_']) t.equal(formOfModifier(m), 'replay', `${m}: a context modifier of the replay`);
+    for (const m of ['ID_', 'id', 'zz_']) t.equal(formOfModifier(m), undefined, m);
+  },
+);
 
 t.test('satisfied (spec Prefer rule 3): what each form satisfies for what it changed', async (t) => {
   const none = { content: false, links: false };
