@@ -83,10 +83,12 @@ t.test('the archive daemon takes SIGHUP (systemctl reload) without stopping, and
 });
 
 t.test(
-  "the README's service install makes the PUT token: one random token as put_tokens and ArchiveToken, in files only root and their daemon read",
+  'the service install (docs/operations.md) makes the PUT token: one random token as put_tokens and ArchiveToken, in files only root and their daemon read',
   async (t) => {
-    const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Run as a service'), readme.indexOf('## Security'));
+    const page = readFileSync(path.join(repo, 'docs', 'operations.md'), 'utf8');
+    const start = page.indexOf('\n## Run as a service\n');
+    t.ok(start >= 0, 'docs/operations.md has the section "Run as a service"');
+    const section = page.slice(start, page.indexOf('\n## ', start + 1));
     const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
     const lines = block.split('\n');
     t.ok(
