@@ -1,5 +1,5 @@
 /**
- * Access rules on every read path (README "Access rules and takedown"):
+ * Access rules on every read path (docs/operations.md "Access rules and takedown"):
  * `block` answers 451 (RFC 7725) and leaves the memento out of TimeMaps
  * and navigation links; `exclude` is as if never captured (404, left out
  * everywhere); `allow`; `before`/`after`; `embargo`; the most specific

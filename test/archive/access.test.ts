@@ -37,7 +37,7 @@ function putFrom(port: number, localAddress: string, body: Buffer, headers: Reco
   });
 }
 
-t.test('default: PUT from loopback only; the defaults are what the README says', async (t) => {
+t.test('default: PUT from loopback only; the defaults are what docs/configuration.md says', async (t) => {
   t.same(DEFAULTS.put_allow, ['127.0.0.0/8', '::1/128']);
   t.same(DEFAULTS.put_tokens, []);
   const allowed = addressMatcher(DEFAULTS.put_allow);
@@ -128,7 +128,7 @@ t.test('config: bad put_allow / put_tokens / limits are refused with file:line a
       hb: c.maxHeadBytes,
     },
     { u: 2048, h: 16384, r: 600_000, ht: 30_000, i: 60_000, k: 5_000, b: 4294967296, hb: 65536 },
-    'defaults as in the README',
+    'defaults as in docs/configuration.md',
   );
 });
 

@@ -1,5 +1,5 @@
 /**
- * `memento-archive purge` (README "Access rules and takedown"): captures
+ * `memento-archive purge` (docs/operations.md "Access rules and takedown"): captures
  * erased for good. After it no WARC file holds the erased bodies (the
  * decompressed files are searched), the index neither, `verify` passes,
  * the index is the one `reindex` builds, every other memento serves the

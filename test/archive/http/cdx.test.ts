@@ -1,5 +1,5 @@
 /**
- * The CDX server API (`GET /cdx`, README "CDX server API"): each parameter
+ * The CDX server API (`GET /cdx`, docs/http-api.md "CDX server API"): each parameter
  * with captures across the two archives, the line formats pywb and Wayback
  * clients parse, matching over urlkeys with neighbouring hosts that must not
  * match, paging with resume keys, the 400s, HEAD. Captures go in through
@@ -56,7 +56,7 @@ const listed = (text: string) => linesOf(text).map((l) => `${l.split(' ')[2]} ${
 const at = (uri: string, date: string) => `${uri} ${ts14(date)}`;
 
 t.test(
-  'README "CDX server API": the default line is the 7-field CDX line (urlkey timestamp original mimetype statuscode digest length), oldest first across archives',
+  'docs/http-api.md "CDX server API": the default line is the 7-field CDX line (urlkey timestamp original mimetype statuscode digest length), oldest first across archives',
   async (t) => {
     const res = await cdx('url=example.com');
     t.equal(res.status, 200);
@@ -93,7 +93,7 @@ t.test('pywb CDXObject: the default line is its "Public CDX Format" (7 fields); 
   }
 });
 
-t.test('README "CDX server API": length, offset and filename locate the WARC response record; digest is its WARC-Payload-Digest', async (t) => {
+t.test('docs/http-api.md "CDX server API": length, offset and filename locate the WARC response record; digest is its WARC-Payload-Digest', async (t) => {
   const res = await cdx('url=*.example.com&fl=url,timestamp,filename,offset,length,digest,archive');
   const lines = linesOf(res.text);
   t.equal(lines.length, 10);
@@ -110,7 +110,7 @@ t.test('README "CDX server API": length, offset and filename locate the WARC res
   }
 });
 
-t.test('README "CDX server API": output=json is pywb\'s NDJSON: one object per line, pywb\'s field names, string values, plus archive', async (t) => {
+t.test('docs/http-api.md "CDX server API": output=json is pywb\'s NDJSON: one object per line, pywb\'s field names, string values, plus archive', async (t) => {
   const res = await cdx('url=example.com&output=json');
   t.equal(res.status, 200);
   t.equal(res.headers['content-type'], 'application/x-ndjson');
@@ -132,7 +132,7 @@ t.test('README "CDX server API": output=json is pywb\'s NDJSON: one object per l
   );
 });
 
-t.test('README "CDX server API": fl= picks and orders fields; pywb and Wayback names alike; JSON keys are pywb names', async (t) => {
+t.test('docs/http-api.md "CDX server API": fl= picks and orders fields; pywb and Wayback names alike; JSON keys are pywb names', async (t) => {
   t.same(linesOf((await cdx('url=example.com&fl=timestamp,statuscode,original&limit=2')).text), [`${ts14(MAR05)} 200 ${ROOT}`, `${ts14(MAR20)} 200 ${ROOT}`]);
   t.same(linesOf((await cdx('url=example.com&fl=status,timestamp&limit=1')).text), [`200 ${ts14(MAR05)}`]);
   t.same(JSON.parse(linesOf((await cdx('url=example.com&output=json&fl=original,mimetype,timestamp&limit=1')).text)[0]), {
@@ -143,7 +143,7 @@ t.test('README "CDX server API": fl= picks and orders fields; pywb and Wayback n
   t.same(JSON.parse(linesOf((await cdx('url=example.com&output=json&fl=timestamp,timestamp&limit=1')).text)[0]), { timestamp: ts14(MAR05) }, 'a field once');
 });
 
-t.test('README "CDX server API": matchType=prefix (or a trailing *) lists every URL under the prefix, in urlkey order', async (t) => {
+t.test('docs/http-api.md "CDX server API": matchType=prefix (or a trailing *) lists every URL under the prefix, in urlkey order', async (t) => {
   const want = [at('http://example.com/a/b?x=1', MAR20), at('http://example.com/a/c', JAN07)];
   t.same(listed((await cdx('url=example.com/a/*')).text), want);
   t.same(listed((await cdx('url=http://example.com/a/&matchType=prefix')).text), want);
@@ -161,7 +161,7 @@ t.test('README "CDX server API": matchType=prefix (or a trailing *) lists every 
   );
 });
 
-t.test('README "CDX server API": matchType=host is the one host and port, whatever the path', async (t) => {
+t.test('docs/http-api.md "CDX server API": matchType=host is the one host and port, whatever the path', async (t) => {
   const want = [
     ...[MAR05, MAR20, JAN07, JAN08].map((d) => at(ROOT, d)),
     at('http://example.com/a/b?x=1', MAR20),
@@ -173,7 +173,7 @@ t.test('README "CDX server API": matchType=host is the one host and port, whatev
   t.same(listed((await cdx('url=www.example.com&matchType=host')).text), [at('http://www.example.com/', MAR20)], 'not its subdomains');
 });
 
-t.test('README "CDX server API": matchType=domain (or *.host) adds the ports and every subdomain, and no neighbour', async (t) => {
+t.test('docs/http-api.md "CDX server API": matchType=domain (or *.host) adds the ports and every subdomain, and no neighbour', async (t) => {
   const want = [
     ...[MAR05, MAR20, JAN07, JAN08].map((d) => at(ROOT, d)),
     at('http://example.com/a/b?x=1', MAR20),
@@ -196,7 +196,7 @@ t.test('README "CDX server API": matchType=domain (or *.host) adds the ports and
   t.same(listed((await cdx('url=*.examples.com')).text), [at('http://examples.com/', MAR20)]);
 });
 
-t.test('README "CDX server API": from and to are inclusive 1–14 digit prefixes (from = its first second, to = its last)', async (t) => {
+t.test('docs/http-api.md "CDX server API": from and to are inclusive 1–14 digit prefixes (from = its first second, to = its last)', async (t) => {
   const q = (p: string) => cdx(`url=example.com&${p}`).then((r) => listed(r.text));
   t.same(await q('from=2026'), [at(ROOT, JAN07), at(ROOT, JAN08)]);
   t.same(await q('to=2001'), [at(ROOT, MAR05), at(ROOT, MAR20)]);
@@ -210,7 +210,7 @@ t.test('README "CDX server API": from and to are inclusive 1–14 digit prefixes
   t.same(await q('from=2026&to=2001'), [], 'an empty window');
 });
 
-t.test('README "CDX server API": limit, sort=reverse, sort=closest (nearest first, a tie to the earlier)', async (t) => {
+t.test('docs/http-api.md "CDX server API": limit, sort=reverse, sort=closest (nearest first, a tie to the earlier)', async (t) => {
   t.same(listed((await cdx('url=example.com&limit=2')).text), [at(ROOT, MAR05), at(ROOT, MAR20)]);
   t.same(listed((await cdx('url=example.com&limit=99999999')).text).length, 4, 'a limit above the maximum is lowered to it');
   t.same(
@@ -253,7 +253,7 @@ t.test('README "CDX server API": limit, sort=reverse, sort=closest (nearest firs
   );
 });
 
-t.test('README "CDX server API": a URL never captured is 200 with no lines; the URL is normalised as in every address', async (t) => {
+t.test('docs/http-api.md "CDX server API": a URL never captured is 200 with no lines; the URL is normalised as in every address', async (t) => {
   const none = await cdx('url=http://never.example.com/');
   t.equal(none.status, 200);
   t.equal(none.text, '');
@@ -261,112 +261,115 @@ t.test('README "CDX server API": a URL never captured is 200 with no lines; the 
   t.same(listed((await cdx(`url=${encodeURIComponent('http://example.com/a/b?x=1')}`)).text), [at('http://example.com/a/b?x=1', MAR20)]);
 });
 
-t.test('README "CDX server API": paging with showResumeKey/resumeKey returns every row exactly once, in order (text, json, reverse, closest)', async (t) => {
-  // 1,237 rows of 7 URLs, straight into the index; ten datetimes are in both archives (same second, two rows).
-  const host = 'paging.example.net';
-  const rows = [];
-  const t0 = epoch('Mon, 01 Jan 2024 00:00:00 GMT');
-  for (let i = 0; i < 1227; i++) {
-    const uriR = `http://${host}/p${i % 7}`;
-    const datetime = t0 + Math.floor(i / 7) * 86400 * 5 + (i % 3);
-    rows.push(
-      indexRow({
-        archiveId: datetime < epoch('Thu, 01 Jan 2026 00:00:00 GMT') ? '2025' : 'current',
-        uriR,
-        datetime,
-        status: 200,
-        responseHeaders: [['Content-Type', 'text/html']],
-        requestHeaders: null,
-        digest: `sha256:${String(i).padStart(64, '0')}`,
-      }),
-    );
-  }
-  for (let i = 0; i < 10; i++) {
-    rows.push(
-      indexRow({
-        archiveId: 'current',
-        uriR: `http://${host}/p3`,
-        datetime: t0 + 700 * 86400 + i * 3600,
-        status: 200,
-        responseHeaders: [],
-        requestHeaders: null,
-        digest: '',
-      }),
-    );
-    rows.push(
-      indexRow({
-        archiveId: '2025',
-        uriR: `http://${host}/p3`,
-        datetime: t0 + 700 * 86400 + i * 3600,
-        status: 200,
-        responseHeaders: [],
-        requestHeaders: null,
-        digest: '',
-      }),
-    );
-  }
-  await a.store.index.insertMany(rows);
+t.test(
+  'docs/http-api.md "CDX server API": paging with showResumeKey/resumeKey returns every row exactly once, in order (text, json, reverse, closest)',
+  async (t) => {
+    // 1,237 rows of 7 URLs, straight into the index; ten datetimes are in both archives (same second, two rows).
+    const host = 'paging.example.net';
+    const rows = [];
+    const t0 = epoch('Mon, 01 Jan 2024 00:00:00 GMT');
+    for (let i = 0; i < 1227; i++) {
+      const uriR = `http://${host}/p${i % 7}`;
+      const datetime = t0 + Math.floor(i / 7) * 86400 * 5 + (i % 3);
+      rows.push(
+        indexRow({
+          archiveId: datetime < epoch('Thu, 01 Jan 2026 00:00:00 GMT') ? '2025' : 'current',
+          uriR,
+          datetime,
+          status: 200,
+          responseHeaders: [['Content-Type', 'text/html']],
+          requestHeaders: null,
+          digest: `sha256:${String(i).padStart(64, '0')}`,
+        }),
+      );
+    }
+    for (let i = 0; i < 10; i++) {
+      rows.push(
+        indexRow({
+          archiveId: 'current',
+          uriR: `http://${host}/p3`,
+          datetime: t0 + 700 * 86400 + i * 3600,
+          status: 200,
+          responseHeaders: [],
+          requestHeaders: null,
+          digest: '',
+        }),
+      );
+      rows.push(
+        indexRow({
+          archiveId: '2025',
+          uriR: `http://${host}/p3`,
+          datetime: t0 + 700 * 86400 + i * 3600,
+          status: 200,
+          responseHeaders: [],
+          requestHeaders: null,
+          digest: '',
+        }),
+      );
+    }
+    await a.store.index.insertMany(rows);
 
-  const page = async (base: string, json: boolean) => {
-    const got: string[] = [];
-    let key: string | undefined;
-    let pages = 0;
-    for (;;) {
-      const res = await cdx(base + '&limit=100&showResumeKey=true' + (key ? `&resumeKey=${key}` : ''));
-      t.equal(res.status, 200);
-      pages++;
-      const parts = res.text.split('\n');
-      t.equal(parts.pop(), '', 'ends in \\n');
-      key = undefined;
-      if (json) {
-        const last = JSON.parse(parts[parts.length - 1] ?? 'null') as { resumeKey?: string } | null;
-        if (last && Object.keys(last).length === 1 && last.resumeKey) {
-          key = last.resumeKey;
+    const page = async (base: string, json: boolean) => {
+      const got: string[] = [];
+      let key: string | undefined;
+      let pages = 0;
+      for (;;) {
+        const res = await cdx(base + '&limit=100&showResumeKey=true' + (key ? `&resumeKey=${key}` : ''));
+        t.equal(res.status, 200);
+        pages++;
+        const parts = res.text.split('\n');
+        t.equal(parts.pop(), '', 'ends in \\n');
+        key = undefined;
+        if (json) {
+          const last = JSON.parse(parts[parts.length - 1] ?? 'null') as { resumeKey?: string } | null;
+          if (last && Object.keys(last).length === 1 && last.resumeKey) {
+            key = last.resumeKey;
+            parts.pop();
+          }
+        } else if (parts.length >= 2 && parts[parts.length - 2] === '') {
+          key = parts.pop();
           parts.pop();
         }
-      } else if (parts.length >= 2 && parts[parts.length - 2] === '') {
-        key = parts.pop();
-        parts.pop();
+        got.push(...parts);
+        if (!key) break;
+        t.equal(parts.length, 100, 'a full page before a resume key');
+        if (pages > 30) throw new Error('paging does not end');
       }
-      got.push(...parts);
-      if (!key) break;
-      t.equal(parts.length, 100, 'a full page before a resume key');
-      if (pages > 30) throw new Error('paging does not end');
+      return { got, pages };
+    };
+    for (const [query, json] of [
+      [`url=${host}/*&fl=urlkey,timestamp,url,mime,status,digest,length,archive`, false],
+      [`url=${host}/*&output=json`, true],
+      [`url=${host}/*&sort=reverse&fl=urlkey,timestamp,archive`, false],
+      [`url=*.example.net&fl=urlkey,timestamp,archive,digest`, false],
+      [`url=${host}/p3&sort=closest&closest=20250601&fl=timestamp,archive`, false],
+      [`url=${host}/p3&sort=closest&closest=20250601&output=json&fl=timestamp,archive`, true],
+      [`url=${host}/*&from=2024063&to=2025&fl=archive,urlkey,timestamp`, false],
+    ] as const) {
+      const whole = linesOf((await cdx(query)).text);
+      const { got, pages } = await page(query, json);
+      t.equal(new Set(got).size, got.length, `${query}: no line twice`);
+      t.same(got, whole, `${query}: every line once, in the order of the whole answer (${whole.length} lines in ${pages} pages)`);
     }
-    return { got, pages };
-  };
-  for (const [query, json] of [
-    [`url=${host}/*&fl=urlkey,timestamp,url,mime,status,digest,length,archive`, false],
-    [`url=${host}/*&output=json`, true],
-    [`url=${host}/*&sort=reverse&fl=urlkey,timestamp,archive`, false],
-    [`url=*.example.net&fl=urlkey,timestamp,archive,digest`, false],
-    [`url=${host}/p3&sort=closest&closest=20250601&fl=timestamp,archive`, false],
-    [`url=${host}/p3&sort=closest&closest=20250601&output=json&fl=timestamp,archive`, true],
-    [`url=${host}/*&from=2024063&to=2025&fl=archive,urlkey,timestamp`, false],
-  ] as const) {
-    const whole = linesOf((await cdx(query)).text);
-    const { got, pages } = await page(query, json);
-    t.equal(new Set(got).size, got.length, `${query}: no line twice`);
-    t.same(got, whole, `${query}: every line once, in the order of the whole answer (${whole.length} lines in ${pages} pages)`);
-  }
-  const all = linesOf((await cdx(`url=${host}/*&fl=urlkey,timestamp,archive`)).text);
-  t.equal(all.length, 1247, 'every row of the index');
-  t.equal(all.filter((l) => l.startsWith('net,example,paging)/p3 ')).length, 195);
-  t.ok(
-    all.some((l, i) => l.split(' ').slice(0, 2).join(' ') === all[i + 1]?.split(' ').slice(0, 2).join(' ')),
-    'the same URL and second in two archives: two lines',
-  );
-  const closest = linesOf((await cdx(`url=${host}/p3&sort=closest&closest=20250601&fl=timestamp`)).text).map((l) => timestampBound(l, 'first')!);
-  const target = epoch('Sun, 01 Jun 2025 00:00:00 GMT');
-  t.equal(closest.length, 195);
-  for (let i = 1; i < closest.length; i++) t.ok(Math.abs(closest[i] - target) >= Math.abs(closest[i - 1] - target), 'nearest first');
+    const all = linesOf((await cdx(`url=${host}/*&fl=urlkey,timestamp,archive`)).text);
+    t.equal(all.length, 1247, 'every row of the index');
+    t.equal(all.filter((l) => l.startsWith('net,example,paging)/p3 ')).length, 195);
+    t.ok(
+      all.some((l, i) => l.split(' ').slice(0, 2).join(' ') === all[i + 1]?.split(' ').slice(0, 2).join(' ')),
+      'the same URL and second in two archives: two lines',
+    );
+    const closest = linesOf((await cdx(`url=${host}/p3&sort=closest&closest=20250601&fl=timestamp`)).text).map((l) => timestampBound(l, 'first')!);
+    const target = epoch('Sun, 01 Jun 2025 00:00:00 GMT');
+    t.equal(closest.length, 195);
+    for (let i = 1; i < closest.length; i++) t.ok(Math.abs(closest[i] - target) >= Math.abs(closest[i - 1] - target), 'nearest first');
 
-  const last = await cdx(`url=${host}/p0&limit=500&showResumeKey=true`);
-  t.notMatch(last.text, /\n\n/, 'no resume key when nothing is left');
-  const big = await cdx(`url=${host}/*`);
-  t.equal(big.headers['transfer-encoding'], 'chunked', 'streamed');
-  t.notOk(big.headers['content-length']);
-});
+    const last = await cdx(`url=${host}/p0&limit=500&showResumeKey=true`);
+    t.notMatch(last.text, /\n\n/, 'no resume key when nothing is left');
+    const big = await cdx(`url=${host}/*`);
+    t.equal(big.headers['transfer-encoding'], 'chunked', 'streamed');
+    t.notOk(big.headers['content-length']);
+  },
+);
 
 t.test("pywb's remote index (RemoteIndexSource): its closest and TimeMap requests are answered with lines its CDXObject parses", async (t) => {
   // pywb fills `?url={url}&closest={closest}&sort=closest` with urllib's quote(url) (safe "/"), adding limit=10 for a closest lookup.
@@ -384,7 +387,7 @@ t.test("pywb's remote index (RemoteIndexSource): its closest and TimeMap request
   t.same(listed(timemap.text), [at(uri, MAR20)]);
 });
 
-t.test('README "CDX server API": a bad parameter is 400 with a one-line reason, for HEAD too', async (t) => {
+t.test('docs/http-api.md "CDX server API": a bad parameter is 400 with a one-line reason, for HEAD too', async (t) => {
   const bad: [string, RegExp][] = [
     ['', /^url= is required/],
     ['url=', /^url= is required/],
@@ -426,7 +429,7 @@ t.test('README "CDX server API": a bad parameter is 400 with a one-line reason, 
   t.equal(twice.status, 200, 'a resume key percent-encoded once more is still read');
 });
 
-t.test('README "CDX server API": a JSON line escapes what JSON needs (a backslash in a query)', async (t) => {
+t.test('docs/http-api.md "CDX server API": a JSON line escapes what JSON needs (a backslash in a query)', async (t) => {
   const odd = 'http://example.com/odd?x=a\\b%27c%22d';
   await seed(a, odd, JAN08);
   const res = await cdx(`output=json&url=${encodeURIComponent(odd)}&fl=url,timestamp`);
