@@ -51,9 +51,10 @@ export function progressBar(label: string): ProgressBar {
   return {
     update(done, all, more) {
       if (more !== undefined) extra = ` | ${more}`;
-      if (!total) bar.start(Math.max(1, all), 0, payload(0));
+      const started = total > 0;
       total = Math.max(1, all);
-      bar.setTotal(total);
+      if (started) bar.setTotal(total);
+      else bar.start(total, 0, payload(0));
       bar.update(done, payload(done));
     },
     stop(complete = true) {
