@@ -184,8 +184,5 @@ async function notArchived(app: FastifyInstance, req: FastifyRequest, reply: Fas
   reply.header('access-control-allow-origin', '*');
   const page = wantsPage(req) ? errorPage(app.config, req, 404, await notArchivedData(app, uriR), undefined, 'not-archived') : undefined;
   if (page) return reply.code(404).headers(page.headers).send(page.html);
-  return reply
-    .code(404)
-    .type(TEXT)
-    .send(`no memento of ${uriR} in any archive\n`);
+  return reply.code(404).type(TEXT).send(`no memento of ${uriR} in any archive\n`);
 }

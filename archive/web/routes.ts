@@ -47,6 +47,7 @@ import {
   daysOfYear,
   hasCaptureOf,
   nearestCapture,
+  type Nearest,
   recentCaptures,
   type Site,
   sites,
@@ -362,11 +363,9 @@ function bannerData(req: FastifyRequest, frameBase: string, uriR: string, asked:
  * replay of the capture nearest to `<ts>` in any archive.
  */
 async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number): Promise<FastifyReply> {
-  const period = parseTs(ts);
-  const { uriR, urlkey } = parseUriR(url, max);
-  const policy = app.access.policy(urlkey);
-  const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
-  if (!n) return hidden(app, req, reply, policy, uriR);
+  const found = await nearestAsked(app, req, reply, ts, url, max);
+  if (!('n' in found)) return found;
+  const { period, uriR, n } = found;
   const banner = bannerData(req, mementoBase(app, req), uriR, askedInstant(period), n);
   return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
@@ -376,12 +375,30 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
  * context modifiers (prefer.ts `CONTEXT_MODIFIERS`): 302 to its archival replay, the memento without the banner.
  */
 async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, form: MementoForm, url: string, max: number) {
+  const found = await nearestAsked(app, req, reply, ts, url, max);
+  if (!('n' in found)) return found;
+  return redirect(reply, 302, uris.memento(req.base, found.n.memento.archive_id, found.n.memento, form));
+}
+
+/**
+ * The capture of `url` shown nearest to the period `ts` names, in any
+ * archive, with that period and the URI-R; when the access rules show
+ * none, the reply sent (the "Not archived" page, or the error of a
+ * hidden URL). @throws HttpError 400 for a malformed timestamp or URL
+ */
+async function nearestAsked(
+  app: FastifyInstance,
+  req: Req,
+  reply: FastifyReply,
+  ts: string,
+  url: string,
+  max: number,
+): Promise<{ period: Period; uriR: string; n: Nearest } | FastifyReply> {
   const period = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
-  if (!n) return hidden(app, req, reply, policy, uriR);
-  return redirect(reply, 302, uris.memento(req.base, n.memento.archive_id, n.memento, form));
+  return n ? { period, uriR, n } : hidden(app, req, reply, policy, uriR);
 }
 
 /** {@link sameMachineNames} of a prefix with URLs the access rules show among its first {@link PREFIX_PAGE}. */
