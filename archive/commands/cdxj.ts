@@ -9,6 +9,7 @@ import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
 import { writeCdxj } from '../store/cdxj.js';
 import { IndexDb } from '../store/index-db.js';
+import { say } from './terminal.js';
 
 /**
  * Writes the CDXJ of every memento (of archive `archive` when given) that
@@ -24,14 +25,14 @@ import { IndexDb } from '../store/index-db.js';
  */
 export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } = {}): Promise<number> {
   if (opts.archive !== undefined && !config.archives.some((a) => a.id === opts.archive && isLocal(a))) {
-    process.stderr.write(`memento-archive: no local archive "${opts.archive}" in the config (${config.archives.map((a) => a.id).join(', ')})\n`);
+    say(`no local archive "${opts.archive}" in the config (${config.archives.map((a) => a.id).join(', ')})`);
     return 2;
   }
   let index: IndexDb;
   try {
     index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
   } catch (err) {
-    process.stderr.write(`memento-archive: cannot open the index in ${config.dataDir}: ${(err as Error).message}\n`);
+    say(`cannot open the index in ${config.dataDir}: ${(err as Error).message}`);
     return 1;
   }
   let closed = false;

@@ -17,16 +17,14 @@
  * is a terminal. Exit status 0, 1 when a file or record was damaged or the
  * import stopped, 2 for a file that cannot be opened (nothing imported).
  */
-import cliProgress from 'cli-progress';
 import type { ArchiveConfig } from '../config.js';
 import { Importer } from '../import/importer.js';
 import { type CaptureSink, DaemonSink, daemonAddress, StoreSink } from '../import/sinks.js';
 import { WarcDamage, WarcFile } from '../import/warc-input.js';
 import { DataDirBusyError, lockHolder } from '../store/lock.js';
 import { ArchiveStore } from '../store/store.js';
+import { mib, progressBar, say } from './terminal.js';
 
-const say = (line: string) => process.stderr.write(`memento-archive: ${line}\n`);
-const mib = (n: number) => (n / 1048576).toFixed(1);
 const count = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 
 /**
@@ -85,28 +83,6 @@ async function chooseSink(config: ArchiveConfig, daemon: string | undefined): Pr
   return DaemonSink.open(url, config);
 }
 
-/** A cli-progress bar over the bytes of all files when stderr is a terminal. */
-function progressBar(total: number) {
-  if (!process.stderr.isTTY) return { update() {}, stop() {} };
-  const bar = new cliProgress.SingleBar(
-    {
-      format: 'import [{bar}] {percentage}% | {done}/{all} MiB | {new} new, {dup} duplicates | ETA {eta}s',
-      stream: process.stderr,
-      hideCursor: true,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  bar.start(Math.max(1, total), 0, { done: mib(0), all: mib(total), new: 0, dup: 0 });
-  return {
-    update(done: number, counts: { imported: number; duplicates: number }) {
-      bar.update(done, { done: mib(done), all: mib(total), new: counts.imported, dup: counts.duplicates });
-    },
-    stop() {
-      bar.stop();
-    },
-  };
-}
-
 /**
  * Runs the import of `files` (see the module comment).
  * @returns the exit code
@@ -128,13 +104,16 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
   const sink = await openSink(config, opts.daemon);
   if (!sink) return 1;
   const total = warcs.reduce((n, w) => n + w.size, 0);
-  const bar = progressBar(total);
+  const bar = progressBar('import');
   let before = 0;
   let current: WarcFile | null = null;
   const importer = new Importer(sink, {
     maxHeadBytes: config.maxHeadBytes,
     note: (line) => process.stdout.write(line + '\n'),
-    progress: () => bar.update(before + (current?.bytesRead ?? 0), importer.counts),
+    progress: () => {
+      const c = importer.counts;
+      bar.update(before + (current?.bytesRead ?? 0), total, `${c.imported} new, ${c.duplicates} duplicates`);
+    },
   });
   const started = performance.now();
   let stopped: string | null = null;
@@ -154,7 +133,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
     stopped = (err as Error).message;
     importer.counts.errors++;
   } finally {
-    bar.stop();
+    bar.stop(!stopped);
     await sink.close();
   }
   if (stopped) say(`import stopped: ${stopped}`);

@@ -24,7 +24,7 @@ import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memen
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { MementoRow } from '../store/index-db.js';
-import { displayUrl } from '../web/format.js';
+import { notArchivedData } from '../web/not-archived.js';
 import { errorPage } from '../web/page.js';
 import { localArchive, pagesOrigin, readRoute, redirect, TEXT, wantsPage } from './context.js';
 import { type KeptAnswer, keptAnswer, sendKept } from './kept-answer.js';
@@ -174,20 +174,15 @@ async function nearestMemento(
 
 /**
  * 404 for a URI-R no archive has: to a browser asking for a page
- * (`Accept: text/html`), the archive's "not archived" page (web/page.ts:
- * in the banner page's frame it tells the banner, which then says so too),
- * with a link to the live URL; to anything else, the one-line text answer.
- * No Memento headers: there is no memento.
+ * ({@link wantsPage}), the archive's "Not archived" page
+ * (web/not-archived.ts, sent as an error page by web/page.ts: in the
+ * banner page's frame it tells the banner, which then says so too); to
+ * anything else, the one-line text answer. No Memento headers: there is no
+ * memento.
  */
-function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): FastifyReply {
-  const reason = `no memento of ${uriR} in any archive`;
+async function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
   reply.header('access-control-allow-origin', '*');
-  const page = wantsPage(req)
-    ? errorPage(app.config, req, 404, { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin }, undefined, 'not-archived')
-    : undefined;
+  const page = wantsPage(req) ? errorPage(app.config, req, 404, await notArchivedData(app, uriR), undefined, 'not-archived') : undefined;
   if (page) return reply.code(404).headers(page.headers).send(page.html);
-  return reply
-    .code(404)
-    .type(TEXT)
-    .send(reason + '\n');
+  return reply.code(404).type(TEXT).send(`no memento of ${uriR} in any archive\n`);
 }

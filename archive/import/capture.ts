@@ -15,7 +15,7 @@
  *   dropped, as the capture proxy does (a capture record carries the body
  *   without its transfer coding); `Content-Encoding` is kept.
  */
-import { getHeader, getHeaders, parseHead, parseRequestLine } from '#shared/http-head.js';
+import { getHeader, getHeaders, parseHead, parseRequestLine, splitHead } from '#shared/http-head.js';
 
 /** A body whose chunked transfer coding is malformed or cut short (RFC 9112 §7.1): the record cannot be imported. */
 export class ChunkedError extends Error {
@@ -25,15 +25,14 @@ export class ChunkedError extends Error {
   }
 }
 
-/** The head's lines (latin1: bytes kept), without the final empty ones. */
-function headLines(head: Buffer): string[] {
-  return head
-    .toString('latin1')
-    .replace(/\r\n\r\n$/, '')
-    .split('\r\n');
-}
-
 const linesToHead = (lines: string[]) => Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1');
+
+/** The lines of `head` (latin1: bytes kept), its start line first, without the field lines named `name` (lower case). */
+function linesWithout(head: Buffer, name: string): string[] {
+  const { startLine, fieldLines } = splitHead(head);
+  const named = (l: string) => l.includes(':') && l.slice(0, l.indexOf(':')).trimEnd().toLowerCase() === name;
+  return [startLine, ...fieldLines.filter((l) => !named(l))];
+}
 
 /** The `host[:port]` a `Host` value names, as a URL would have it (default port dropped), or `null`. */
 function hostOf(scheme: string, host: string): string | null {
@@ -62,7 +61,7 @@ export function requestHeadFor(target: URL, recorded: Buffer | null): Buffer {
     if (line && hosts.length === 1 && hostOf(target.protocol, hosts[0]) === target.host) {
       const proto = getHeader(fields, 'x-forwarded-proto')?.trim().toLowerCase();
       if ((proto === 'https') === https && getHeaders(fields, 'x-forwarded-proto').length <= 1) return recorded;
-      const lines = headLines(recorded).filter((l, i) => i === 0 || !/^x-forwarded-proto\s*:/i.test(l));
+      const lines = linesWithout(recorded, 'x-forwarded-proto');
       if (https) lines.push('X-Forwarded-Proto: https');
       return linesToHead(lines);
     }
@@ -80,7 +79,7 @@ export function isChunked(responseHead: Buffer): boolean {
 
 /** The response head without its `Transfer-Encoding` lines. */
 export function withoutTransferEncoding(responseHead: Buffer): Buffer {
-  return linesToHead(headLines(responseHead).filter((l, i) => i === 0 || !/^transfer-encoding\s*:/i.test(l)));
+  return linesToHead(linesWithout(responseHead, 'transfer-encoding'));
 }
 
 const MAX_CHUNK_LINE = 4096;

@@ -36,6 +36,7 @@ import { timestampBound } from '../cdx/query.js';
 import type { MementoRow } from '../store/index-db.js';
 import { parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
 import { displayUrl, longDate, monthName } from './format.js';
+import { type SameMachine, notArchivedData, sameMachineCaptures, sameMachineNames } from './not-archived.js';
 import { errorTitle, sendPage } from './page.js';
 import {
   calendarSummary,
@@ -46,6 +47,7 @@ import {
   daysOfYear,
   hasCaptureOf,
   nearestCapture,
+  type Nearest,
   recentCaptures,
   type Site,
   sites,
@@ -181,7 +183,7 @@ async function home(app: FastifyInstance, req: Req, reply: FastifyReply, homeSit
 /** The error when the rules show no capture of the URL: 451 when some is blocked, else the 404 page's. */
 async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, policy: UrlPolicy, uriR: string): Promise<FastifyReply> {
   const err = await hiddenError(app.store.index, policy, uriR, req.base, `no memento of ${uriR} in any archive`);
-  if (err.status === 404) return notArchived(app, req, reply, uriR);
+  if (err.status === 404) return render(app, req, reply, 404, 'not-archived', await notArchivedData(app, uriR));
   throw err;
 }
 
@@ -222,7 +224,7 @@ async function search(app: FastifyInstance, req: Req, reply: FastifyReply, max: 
   const captured = await nearestCapture(app.store.index, urlkey, 0, policy);
   // A bare host never captured goes to its domain's listing, unless this machine holds it under another loopback
   // name: then its calendar, whose "Not archived" page offers that history.
-  if (!captured && !/[/?#]/.test(q) && !(await sameMachineCaptures(app, req, uriR)).length) return domainListing(uriR);
+  if (!captured && !/[/?#]/.test(q) && !(await sameMachineCaptures(app, uriR)).length) return domainListing(uriR);
   const asCaptured = !captured || (await hasCaptureOf(app.store.index, urlkey, uriR, policy)) ? uriR : captured.last.uri_r;
   return redirect(reply, 302, `${req.base}/web/*/${asCaptured}`);
 }
@@ -317,7 +319,7 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const cursor = page[page.length - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
-  const sameMachine = status === 404 ? await sameMachinePrefixes(app, req, parsed.uriR) : [];
+  const sameMachine = status === 404 ? await sameMachinePrefixes(app, parsed.uriR) : [];
   return render(app, req, reply, status, 'prefix', {
     title: `Archived URLs under ${displayUrl(uriR)}`,
     prefix: uriR,
@@ -361,11 +363,9 @@ function bannerData(req: FastifyRequest, frameBase: string, uriR: string, asked:
  * replay of the capture nearest to `<ts>` in any archive.
  */
 async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number): Promise<FastifyReply> {
-  const period = parseTs(ts);
-  const { uriR, urlkey } = parseUriR(url, max);
-  const policy = app.access.policy(urlkey);
-  const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
-  if (!n) return hidden(app, req, reply, policy, uriR);
+  const found = await nearestAsked(app, req, reply, ts, url, max);
+  if (!('n' in found)) return found;
+  const { period, uriR, n } = found;
   const banner = bannerData(req, mementoBase(app, req), uriR, askedInstant(period), n);
   return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
@@ -375,77 +375,40 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
  * context modifiers (prefer.ts `CONTEXT_MODIFIERS`): 302 to its archival replay, the memento without the banner.
  */
 async function formRedirect(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, form: MementoForm, url: string, max: number) {
+  const found = await nearestAsked(app, req, reply, ts, url, max);
+  if (!('n' in found)) return found;
+  return redirect(reply, 302, uris.memento(req.base, found.n.memento.archive_id, found.n.memento, form));
+}
+
+/**
+ * The capture of `url` shown nearest to the period `ts` names, in any
+ * archive, with that period and the URI-R; when the access rules show
+ * none, the reply sent (the "Not archived" page, or the error of a
+ * hidden URL). @throws HttpError 400 for a malformed timestamp or URL
+ */
+async function nearestAsked(
+  app: FastifyInstance,
+  req: Req,
+  reply: FastifyReply,
+  ts: string,
+  url: string,
+  max: number,
+): Promise<{ period: Period; uriR: string; n: Nearest } | FastifyReply> {
   const period = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
-  if (!n) return hidden(app, req, reply, policy, uriR);
-  return redirect(reply, 302, uris.memento(req.base, n.memento.archive_id, n.memento, form));
-}
-
-/**
- * 404 page for a URL no archive has: says so, links to the live URL and to
- * the prefix listing of its site, and to the captures of the same URL
- * under this machine's other loopback names ({@link sameMachineCaptures}).
- */
-async function notArchived(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, uriR: string): Promise<FastifyReply> {
-  const sameMachine = await sameMachineCaptures(app, req, uriR);
-  return render(app, req, reply, 404, 'not-archived', { title: `Not archived: ${displayUrl(uriR)}`, uriR, site: new URL(uriR).origin, sameMachine });
-}
-
-/** The names of the loopback host: one machine, which a capture proxy may file under any one of them (its vhost's canonical name). */
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
-
-/** A URI-R (or prefix) under another name of this machine, and what the archive shows of it. */
-interface SameMachine {
-  uriR: string;
-  /** Its calendar (a URL) or listing (a prefix) under `/web/`. */
-  url: string;
-  /** Captures of the URL shown; for a prefix, URLs shown on its listing's first page. */
-  total: number;
-  /** A prefix with more URLs than its listing's first page. */
-  more?: boolean;
-}
-
-/**
- * The same URI-R under the loopback host's other names: a capture proxy
- * with `UseCanonicalName On` files `http://127.0.0.1:8080/` under
- * `http://localhost:8080/`, and the archive does not know the proxy's
- * aliases, but these names are one machine. None for another host.
- */
-function sameMachineNames(app: FastifyInstance, uriR: string): { uriR: string; urlkey: string }[] {
-  const u = new URL(uriR);
-  if (!LOOPBACK_NAMES.includes(u.hostname) || !uriR.startsWith(u.origin)) return [];
-  const out: { uriR: string; urlkey: string }[] = [];
-  for (const name of LOOPBACK_NAMES) {
-    if (name === u.hostname) continue;
-    try {
-      out.push(parseUriR(`${u.protocol}//${name}${u.port ? `:${u.port}` : ''}${uriR.slice(u.origin.length)}`, app.config.maxUrlLength));
-    } catch {
-      // longer than the URI-R limit under this name: nothing can be filed under it
-    }
-  }
-  return out;
-}
-
-/** {@link sameMachineNames} of a URI-R with captures the access rules show: at most two index lookups. */
-async function sameMachineCaptures(app: FastifyInstance, req: FastifyRequest, uriR: string): Promise<SameMachine[]> {
-  const out: SameMachine[] = [];
-  for (const other of sameMachineNames(app, uriR)) {
-    const summary = await calendarSummary(app.store.index, other.urlkey, app.access.policy(other.urlkey));
-    if (summary) out.push({ uriR: other.uriR, url: `${req.base}/web/*/${other.uriR}`, total: summary.total });
-  }
-  return out;
+  return n ? { period, uriR, n } : hidden(app, req, reply, policy, uriR);
 }
 
 /** {@link sameMachineNames} of a prefix with URLs the access rules show among its first {@link PREFIX_PAGE}. */
-async function sameMachinePrefixes(app: FastifyInstance, req: FastifyRequest, prefix: string): Promise<SameMachine[]> {
+async function sameMachinePrefixes(app: FastifyInstance, prefix: string): Promise<SameMachine[]> {
   const out: SameMachine[] = [];
   for (const other of sameMachineNames(app, prefix)) {
     const rows = await urlsUnder(app.store.index, other.urlkey, '', PREFIX_PAGE + 1);
     let total = 0;
     for (const r of rows.slice(0, PREFIX_PAGE)) if (await shownUrl(app, r)) total++;
-    if (total) out.push({ uriR: other.uriR, url: `${req.base}/web/*/${other.uriR}*`, total, more: rows.length > PREFIX_PAGE });
+    if (total) out.push({ uriR: other.uriR, path: `/web/*/${other.uriR}*`, total, more: rows.length > PREFIX_PAGE });
   }
   return out;
 }

@@ -14,10 +14,9 @@ import http from 'node:http';
 import type { Test } from 'tap';
 import t from 'tap';
 import { captureEntityTag } from '#shared/capture-tag.js';
-import { exactUrlkey } from '#shared/uri.js';
-import type { NewMementoRow } from '../../archive/store/index-db.js';
 import { epoch, formatHttpDate, partsOf, seed, ts14 } from '../conformance/helpers.js';
 import { type Answer, captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { indexRowOf } from '../helpers/index-rows.js';
 
 const JAN = 'Mon, 01 Jan 2001 00:00:00 GMT';
 const JUN = 'Fri, 01 Jun 2001 12:00:00 GMT';
@@ -115,22 +114,8 @@ t.test('the urlkeys of every spelling are one: the index keys them so, and a URL
   t.equal((await request(`${a.url}/tg/http://www.example.org/excludedx/page`)).status, 302, '/excludedx/ is not under /excluded/');
 });
 
-/** An index row of `uriR` at `datetime` (only the index is read by the pages tested with it). */
-function row(uriR: string, datetime: number): NewMementoRow {
-  return {
-    archive_id: '2025',
-    urlkey: exactUrlkey(uriR),
-    uri_r: uriR,
-    datetime,
-    status: 200,
-    mime: 'text/html',
-    digest: 'sha256:' + String(datetime).padStart(64, '0'),
-    warc_file: '2025/x.warc.gz',
-    warc_offset: datetime,
-    warc_length: 1,
-    client_ip: null,
-  };
-}
+/** An index row of `uriR` at `datetime` in archive 2025 (only the index is read by the pages tested with it). */
+const row = (uriR: string, datetime: number) => indexRowOf('2025', uriR, datetime);
 
 t.test('the prefix list: its paging cursor is never a hidden urlkey, its pages are those of an archive that never captured the hidden URLs', async (t) => {
   // 102 shown URLs; hidden ones sort right after the 99th and the 102nd: a page of 100 URLs must end at a shown one.

@@ -13,7 +13,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { purgeSelection } from '../../archive/purge-command.js';
+import { purgeSelection } from '../../archive/commands/purge.js';
 import { IndexDb } from '../../archive/store/index-db.js';
 import { PurgeInterruptedError } from '../../archive/store/purge.js';
 import { partsOf, ts14 } from '../conformance/helpers.js';

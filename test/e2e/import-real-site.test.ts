@@ -8,22 +8,18 @@
  * crawl, written uncompressed, imports as duplicates; `cdxj` lists every
  * memento. Prints the import's speed.
  */
-import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
 import { WARCParser } from 'warcio';
 import { startStaticServer } from '../../bin/sample-site.js';
 import { canonicalUrlkey } from '#shared/surt.js';
 import { runCli } from '../archive/helpers.js';
 import { startDaemon } from '../helpers/daemons.js';
-import { apacheManual, wget } from '../helpers/real-site.js';
-
-const execFileP = promisify(execFile);
+import { apacheManual, crawlManual, wget } from '../helpers/real-site.js';
 
 /** What wget recorded of each response: URL, status and the body bytes the server sent. */
 async function responses(warcFile: string): Promise<{ url: string; status: number; body: Buffer }[]> {
@@ -36,27 +32,6 @@ async function responses(warcFile: string): Promise<{ url: string; status: numbe
     out.push({ url: record.warcTargetURI!, status: Number(record.httpHeaders.statusCode), body: Buffer.from(await record.readFully(false)) });
   }
   return out;
-}
-
-/** `wget --mirror` of the English manual with its stylesheets and images, into a WARC file (gzip per record unless `plain`). */
-async function crawl(wgetPath: string, start: string, dir: string, plain: boolean): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  const warc = path.join(dir, 'crawl');
-  const args = [
-    '--mirror',
-    '--page-requisites',
-    '-e',
-    'robots=off',
-    '--no-verbose',
-    '--no-proxy',
-    '--include-directories=/manual/en,/manual/images,/manual/style',
-  ];
-  args.push('--directory-prefix', path.join(dir, 'mirror'), `--warc-file=${warc}`, ...(plain ? ['--no-warc-compression'] : []), start);
-  await execFileP(wgetPath, args, { maxBuffer: 64 * 1024 * 1024 }).catch((err: { code?: number }) => {
-    // wget exits 8 when some link answered an error (the manual links a few missing files): the site, not the crawl.
-    if (err.code !== 8) throw err;
-  });
-  return warc + (plain ? '.warc' : '.warc.gz');
 }
 
 /** A port nobody listens on right now (the daemon's config names it: import finds the daemon there). */
@@ -95,8 +70,8 @@ t.test(
     const site = await startStaticServer(root);
     t.teardown(() => site.close());
     const start = `${site.url}/manual/en/index.html`;
-    const gz = await crawl(wgetPath, start, path.join(work, 'crawl-1'), false);
-    const plain = await crawl(wgetPath, start, path.join(work, 'crawl-2'), true);
+    const gz = (await crawlManual(wgetPath, start, path.join(work, 'crawl-1'))).warc;
+    const plain = (await crawlManual(wgetPath, start, path.join(work, 'crawl-2'), { plain: true })).warc;
     const sent = await responses(gz);
     t.ok(sent.filter((r) => r.status === 200 && r.url.endsWith('.html')).length >= 200, `wget fetched ${sent.length} responses`);
 

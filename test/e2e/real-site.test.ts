@@ -8,20 +8,16 @@
  * second crawl after one page changed makes exactly one new memento.
  */
 
-import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sqlite3 from 'sqlite3';
 import t from 'tap';
 import { WARCParser } from 'warcio';
 import { startStaticServer } from '../../bin/sample-site.js';
 import { type Daemon, startDaemon } from '../helpers/daemons.js';
-import { apacheManual, wget } from '../helpers/real-site.js';
-
-const execFileP = promisify(execFile);
+import { apacheManual, crawlManual, wget } from '../helpers/real-site.js';
 
 interface Fetched {
   url: string;
@@ -51,34 +47,6 @@ async function wgetResponses(warcFile: string): Promise<Fetched[]> {
     });
   }
   return out;
-}
-
-async function crawl(wgetPath: string, startUrl: string, dir: string): Promise<{ ms: number; warc: string }> {
-  await mkdir(dir, { recursive: true });
-  const warc = path.join(dir, 'crawl');
-  const started = performance.now();
-  await execFileP(
-    wgetPath,
-    [
-      '--mirror',
-      '--page-requisites',
-      '-e',
-      'robots=off',
-      '--no-verbose',
-      '--no-proxy',
-      '--include-directories=/manual/en,/manual/images,/manual/style',
-      '--directory-prefix',
-      path.join(dir, 'mirror'),
-      `--warc-file=${warc}`,
-      '--no-warc-compression',
-      startUrl,
-    ],
-    { maxBuffer: 64 * 1024 * 1024 },
-  ).catch((err: { code?: number; stderr?: string }) => {
-    // wget exits 8 when some link answered an error (the manual links a few missing files); that is the site, not the crawl.
-    if (err.code !== 8) throw err;
-  });
-  return { ms: performance.now() - started, warc: warc + '.warc' };
 }
 
 function countRows(dbFile: string): Promise<number> {
@@ -174,11 +142,11 @@ EnableIP: On
   }
 
   // Baseline: the same crawl with capture off.
-  const base = await crawl(wgetPath, `${proxies.off.url}/manual/en/index.html`, path.join(work, 'crawl-off'));
+  const base = await crawlManual(wgetPath, `${proxies.off.url}/manual/en/index.html`, path.join(work, 'crawl-off'), { plain: true });
   t.equal(await countRows(dbFile), 0, 'capture off stores nothing');
 
   // Crawl 1, capture on.
-  const c1 = await crawl(wgetPath, `${proxies.on.url}/manual/en/index.html`, path.join(work, 'crawl-1'));
+  const c1 = await crawlManual(wgetPath, `${proxies.on.url}/manual/en/index.html`, path.join(work, 'crawl-1'), { plain: true });
   const fetched = (await wgetResponses(c1.warc)).filter(capturable);
   const pages = fetched.filter((f) => f.contentType.startsWith('text/html')).length;
   const bytes = fetched.reduce((n, f) => n + f.body.length, 0);
@@ -197,8 +165,8 @@ EnableIP: On
   const offMs = [base.ms],
     onMs = [c1.ms];
   for (let round = 2; round <= 3; round++) {
-    offMs.push((await crawl(wgetPath, `${proxies.off.url}/manual/en/index.html`, path.join(work, `crawl-off-${round}`))).ms);
-    onMs.push((await crawl(wgetPath, `${proxies.on.url}/manual/en/index.html`, path.join(work, `crawl-on-${round}`))).ms);
+    offMs.push((await crawlManual(wgetPath, `${proxies.off.url}/manual/en/index.html`, path.join(work, `crawl-off-${round}`), { plain: true })).ms);
+    onMs.push((await crawlManual(wgetPath, `${proxies.on.url}/manual/en/index.html`, path.join(work, `crawl-on-${round}`), { plain: true })).ms);
   }
   const median = (xs: number[]) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
   t.comment(
@@ -269,7 +237,7 @@ EnableIP: On
   const lastSecond = Math.floor(Date.now() / 1000);
   while (Math.floor(Date.now() / 1000) === lastSecond) await new Promise((r) => setTimeout(r, 20));
   const before = await countRows(dbFile);
-  const c2 = await crawl(wgetPath, `${proxies.on.url}/manual/en/index.html`, path.join(work, 'crawl-2'));
+  const c2 = await crawlManual(wgetPath, `${proxies.on.url}/manual/en/index.html`, path.join(work, 'crawl-2'), { plain: true });
   const fetched2 = (await wgetResponses(c2.warc)).filter(capturable);
   t.equal(fetched2.length, fetched.length, 'crawl 2 fetched the same resources');
   await waitForRows(dbFile, before + 1, 'after crawl 2');

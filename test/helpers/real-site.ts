@@ -5,10 +5,12 @@
  * machine's apt into `.cache/` (no root needed for `apt-get download`;
  * `apt-get update` and `apt-get install wget` need root, which CI has).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SYSTEM = '/usr/share/doc/apache2-doc/manual';
@@ -65,4 +67,32 @@ export function wget(): string {
   }
   if (!p) throw new Error('wget is not installed and apt-get could not install it');
   return p;
+}
+
+/**
+ * `wget --mirror` of the English manual under `start` (its pages,
+ * stylesheets and images) into `dir`: the mirror in `dir/mirror`, the WARC
+ * file beside it, gzip per record unless `plain`.
+ *
+ * @returns the WARC file and how long the crawl took (ms)
+ */
+export async function crawlManual(wgetPath: string, start: string, dir: string, opts: { plain?: boolean } = {}): Promise<{ warc: string; ms: number }> {
+  await mkdir(dir, { recursive: true });
+  const warc = path.join(dir, 'crawl');
+  const args = [
+    '--mirror',
+    '--page-requisites',
+    '-e',
+    'robots=off',
+    '--no-verbose',
+    '--no-proxy',
+    '--include-directories=/manual/en,/manual/images,/manual/style',
+  ];
+  args.push('--directory-prefix', path.join(dir, 'mirror'), `--warc-file=${warc}`, ...(opts.plain ? ['--no-warc-compression'] : []), start);
+  const started = performance.now();
+  await promisify(execFile)(wgetPath, args, { maxBuffer: 64 * 1024 * 1024 }).catch((err: { code?: number }) => {
+    // wget exits 8 when some link answered an error (the manual links a few missing files): the site, not the crawl.
+    if (err.code !== 8) throw err;
+  });
+  return { ms: performance.now() - started, warc: warc + (opts.plain ? '.warc' : '.warc.gz') };
 }

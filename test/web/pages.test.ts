@@ -7,31 +7,17 @@
 import t, { type Test } from 'tap';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { exactUrlkey } from '#shared/uri.js';
-import type { NewMementoRow } from '../../archive/store/index-db.js';
 import { diffRows } from '../../archive/web/routes.js';
 import { distance } from '../../archive/web/format.js';
 import { hostOfSurt } from '../../archive/web/queries.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
+import { indexRowOf } from '../helpers/index-rows.js';
 import { epoch, seed, ts14 } from '../conformance/helpers.js';
 
 const HTML = { accept: 'text/html' };
 
-/** Index rows for `uriR` at each instant (epoch s): the pages that only list never read the WARC records. */
-function rows(archiveId: string, uriR: string, instants: number[]): NewMementoRow[] {
-  return instants.map((datetime, i) => ({
-    archive_id: archiveId,
-    urlkey: exactUrlkey(uriR),
-    uri_r: uriR,
-    datetime,
-    status: 200,
-    mime: 'text/html',
-    digest: `sha256:${i}`,
-    warc_file: 'none.warc.gz',
-    warc_offset: i,
-    warc_length: 1,
-    client_ip: null,
-  }));
-}
+/** Index rows of `uriR` in `archiveId`, one at each instant (epoch seconds). */
+const rows = (archiveId: string, uriR: string, instants: number[]) => instants.map((datetime) => indexRowOf(archiveId, uriR, datetime));
 
 /** The `aria-label`s of the links matching `cls` (e.g. the calendar's days). */
 function labels(html: string, container: RegExp): string[] {

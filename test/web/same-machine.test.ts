@@ -63,3 +63,25 @@ access:
   t.equal(elsewhere.status, 404);
   t.notMatch(elsewhere.text, /same-machine/, 'another host: no such offer');
 });
+
+t.test('a Memento address of 127.0.0.1:8080 gives a browser the same "Not archived" page, with the offer', async (t) => {
+  const a = await startArchive(`archives:
+  - id: current
+`);
+  t.teardown(() => a.close());
+  await seed(a, 'http://localhost:8080/', 'Mon, 05 Jan 2026 12:00:00 GMT');
+
+  const uriM = `${a.url}/current/memento/20260105120000/http://127.0.0.1:8080/`;
+  const page = await request(uriM, { headers: HTML });
+  t.equal(page.status, 404, 'nothing is filed under 127.0.0.1:8080');
+  t.match(page.headers['content-type'], /^text\/html/);
+  t.match(page.text, /<h1>Not archived<\/h1>/);
+  t.match(
+    page.text,
+    new RegExp(`<ul class="same-machine">\\s*<li><a href="${a.url}/web/\\*/http://localhost:8080/">http://localhost:8080/</a> \\(1 capture\\)</li>`),
+    'the calendar of the same URL under localhost is offered, as on the /web/ pages',
+  );
+  const client = await request(uriM);
+  t.equal(client.status, 404);
+  t.equal(client.text, 'no memento of http://127.0.0.1:8080/ in any archive\n', 'a client that asks for no page gets the one line');
+});

@@ -1,6 +1,5 @@
 /**
- * The `purge` command of `memento-archive` (archive/cli.ts): its options
- * checked, the data folder's lock taken (refused while a daemon runs; a
+ * `memento-archive purge`: its options checked, the data folder's lock taken (refused while a daemon runs; a
  * `--dry-run` only reads and runs beside it, saying so), the
  * erasure itself (archive/store/purge.ts), and what it prints: one line per
  * capture erased and a summary.
@@ -10,11 +9,11 @@
 import { existsSync } from 'node:fs';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { UriError } from '#shared/uri.js';
-import { urlPattern } from './access.js';
-import { type ArchiveConfig, parseInstant } from './config.js';
-import { DataDirBusyError, DataDirLock } from './store/lock.js';
-import type { Progress } from './store/maintenance.js';
-import { purge, PurgeRefusedError, type PurgeReport, type PurgeSelection } from './store/purge.js';
+import { urlPattern } from '../access.js';
+import { type ArchiveConfig, parseInstant } from '../config.js';
+import { DataDirBusyError, DataDirLock } from '../store/lock.js';
+import { purge, PurgeRefusedError, type PurgeReport, type PurgeSelection } from '../store/purge.js';
+import { progressBar, say } from './terminal.js';
 
 /** The options of `purge` as parsed from the command line. */
 export interface PurgeOptions {
@@ -23,15 +22,6 @@ export interface PurgeOptions {
   before?: string;
   after?: string;
   'dry-run'?: boolean;
-}
-
-/** Where the command writes. */
-export interface PurgeOutput {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  /** A progress display over bytes read, and its end. */
-  progress?: Progress;
-  stopProgress?: () => void;
 }
 
 /**
@@ -69,20 +59,23 @@ function summary(r: PurgeReport, dryRun: boolean): string {
 }
 
 /**
- * `memento-archive purge`: erases the selected captures for good.
+ * `memento-archive purge`: erases the selected captures for good. Prints
+ * one line per capture erased (or that would be) and a summary on stdout,
+ * refusals on stderr, a progress bar on stderr when it is a terminal.
  *
  * @returns the exit status: 0 done (or nothing matched; a dry run also
  *   while a daemon runs), 1 the data folder is in use or a WARC file is
  *   damaged, 2 bad options
  */
-export async function runPurge(config: ArchiveConfig, o: PurgeOptions, io: PurgeOutput): Promise<number> {
+export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<number> {
+  const out = (line: string) => process.stdout.write(line + '\n');
   const sel = purgeSelection(o);
   if (typeof sel === 'string') {
-    io.err(`memento-archive: purge: ${sel}`);
+    say(`purge: ${sel}`);
     return 2;
   }
   if (!existsSync(config.dataDir)) {
-    io.err(`memento-archive: purge: ${config.dataDir}: no such data folder`);
+    say(`purge: ${config.dataDir}: no such data folder`);
     return 1;
   }
   const dryRun = o['dry-run'] === true;
@@ -92,22 +85,23 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions, io: Purge
   } catch (err) {
     if (!(err instanceof DataDirBusyError)) throw err;
     if (!dryRun) {
-      io.err(`memento-archive: ${err.message}; stop it before purge`);
+      say(`${err.message}; stop it before purge`);
       return 1;
     }
     // A dry run changes nothing: it reads beside the daemon (the purge itself will need it stopped).
-    io.err(`memento-archive: ${err.message}; a dry run only reads (stop it before the purge itself)`);
+    say(`${err.message}; a dry run only reads (stop it before the purge itself)`);
   }
+  const bar = progressBar('purge');
   try {
-    const r = await purge(config.dataDir, sel, { dryRun, daemonRuns: !lock, log: io.out, progress: io.progress });
-    io.stopProgress?.();
-    for (const c of r.captures) io.out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file})`);
-    io.out(summary(r, dryRun));
+    const r = await purge(config.dataDir, sel, { dryRun, daemonRuns: !lock, log: out, progress: bar.update });
+    bar.stop();
+    for (const c of r.captures) out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file})`);
+    out(summary(r, dryRun));
     return 0;
   } catch (err) {
-    io.stopProgress?.();
+    bar.stop();
     if (err instanceof PurgeRefusedError) {
-      io.err(`memento-archive: purge: ${err.message}`);
+      say(`purge: ${err.message}`);
       return 1;
     }
     throw err;

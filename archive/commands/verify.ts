@@ -1,0 +1,44 @@
+/**
+ * `memento-archive verify [--config FILE]`: checks that the index and the
+ * WARC files agree (archive/store/maintenance.ts `verify`). It only reads,
+ * so it runs beside the daemon.
+ */
+import path from 'node:path';
+import type { ArchiveConfig } from '../config.js';
+import { IndexDb, StaleIndexError } from '../store/index-db.js';
+import { verify } from '../store/maintenance.js';
+import { progressBar, say } from './terminal.js';
+
+/**
+ * Prints each problem (`problem: …`, or `note: …` when the check passes
+ * anyway) and a summary line on stdout, with a progress bar on stderr
+ * when it is a terminal.
+ *
+ * @returns the exit code: 0 no problems, 1 problems (or an index written
+ *   with other urlkey rules, one line on stderr)
+ */
+export async function runVerify(config: ArchiveConfig): Promise<number> {
+  let index: IndexDb;
+  try {
+    index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+  } catch (err) {
+    if (!(err instanceof StaleIndexError)) throw err;
+    say(err.message);
+    return 1;
+  }
+  const bar = progressBar('verify');
+  try {
+    const r = await verify(index, path.join(config.dataDir, 'warcs'), { progress: bar.update });
+    bar.stop();
+    for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
+    process.stdout.write(
+      `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
+        `${r.unindexed} response records not in the index (same-second captures superseded by a later one, in WARC files written before those were refused); ` +
+        `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,
+    );
+    return r.ok ? 0 : 1;
+  } finally {
+    bar.stop(false);
+    await index.close();
+  }
+}
