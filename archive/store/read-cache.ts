@@ -237,7 +237,8 @@ export class ReadCache {
     if (view.answers.size >= ANSWERS_PER_URL || view.answers.has(key)) return;
     view.answers.set(key, value);
     view.bytes += bytes + 2 * key.length + 64;
-    // Set again, so that lru-cache counts its size anew (and may evict others for it).
+    // Out and in again, so that lru-cache counts its size anew (a set of the same value keeps the old size), evicting others for it.
+    this.lru.delete(view.urlkey);
     this.lru.set(view.urlkey, view);
   }
 

@@ -84,7 +84,9 @@ t.test('a write drops the URL view and every answer kept with it; other URLs sta
   const { db, write } = await index(t);
   await write([row('a', 'k', 10), row('a', 'other', 10)]);
   const n = (await db.neighbourhood('a', 'k', 100))!;
+  const bytes = db.cache.bytes;
   db.cache.keep(n.view, 'answer', 'the 302 of before', 100);
+  t.ok(db.cache.bytes >= bytes + 100, `the answer's bytes count (${bytes} → ${db.cache.bytes})`);
   t.equal(db.cache.answer(n.view, 'answer'), 'the 302 of before', 'an answer kept with the view');
   t.equal(db.cache.answer((await db.neighbourhood('a', 'k', 100))!.view, 'answer'), 'the 302 of before', 'found again through the next read');
   await db.neighbourhood('a', 'other', 100);
