@@ -12,7 +12,7 @@
  *   to a query (one hop for 64: what the hop costs is the difference);
  * - the TimeGate's lookup (`IndexDb.neighbourhood`: first, last, two on
  *   each side; six seeks and six rows), alone, 64 at a time (one batch
- *   query), and answered by the read cache (index-cache.ts).
+ *   query), and answered by the read cache (read-cache.ts).
  */
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
