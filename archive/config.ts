@@ -133,14 +133,14 @@ const bytes = <D extends number>(dflt: D, description: string, docDefault?: stri
     ...(docDefault ? { docDefault } : {}),
   }) as const;
 
-/** The size of an in-memory cache, bytes: 32 MiB by default, `0` for none. */
-const cacheBytes = (description: string) =>
+/** The size of an in-memory cache, bytes: `mib` MiB by default (32), `0` for none. */
+const cacheBytes = (description: string, mib = 32) =>
   ({
     type: 'integer',
     minimum: 0,
     maximum: Number.MAX_SAFE_INTEGER,
-    default: 32 * 1024 ** 2,
-    docDefault: '`33554432` (32 MiB)',
+    default: mib * 1024 ** 2,
+    docDefault: `\`${mib * 1024 ** 2}\` (${mib} MiB)`,
     description,
     errorMessage: 'must be a whole number of bytes, 0 or more',
   }) as const;
@@ -304,7 +304,8 @@ export const ARCHIVE_FILE_SCHEMA = {
       'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
     ),
     index_cache_bytes: cacheBytes(
-      "bytes (an estimate of the memory used) of the read cache: for each recently asked URL, the datetimes of all its mementos per archive (about 500 bytes for a URL of 10), so that a TimeGate, Memento or redirect of it asks the index nothing, and with them the whole answers made from them (a TimeGate's 302, a Memento's 200 with a body of up to 64 KiB), so that the same request again is answered as it was; a capture of the URL drops all of it before its PUT is answered; `0` keeps none",
+      "bytes (an estimate of the memory used) of the read cache: for each recently asked URL, the datetimes of all its mementos per archive (about 1.1 KB for a URL of 10), so that a TimeGate, Memento or redirect of it asks the index nothing, and with them the whole answers made from them (a TimeGate's 302, a Memento's 200 with a body of up to 64 KiB), so that the same request again is answered as it was; a capture of the URL drops all of it before its PUT is answered; `0` keeps none. The default holds the mementos of about 120,000 URLs of 10 mementos each",
+      128,
     ),
     record_cache_bytes: cacheBytes(
       'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',

@@ -86,7 +86,9 @@ t.test('a write drops the URL view and every answer kept with it; other URLs sta
   const n = (await db.neighbourhood('a', 'k', 100))!;
   const bytes = db.cache.bytes;
   db.cache.keep(n.view, 'answer', 'the 302 of before', 100);
-  t.ok(db.cache.bytes >= bytes + 100, `the answer's bytes count (${bytes} → ${db.cache.bytes})`);
+  t.equal(db.cache.answer(n.view, 'answer'), undefined, 'an answer made once is not kept (the doorkeeper)');
+  db.cache.keep(n.view, 'answer', 'the 302 of before', 100);
+  t.ok(db.cache.bytes >= bytes + 100, `made twice, it is kept and its bytes count (${bytes} → ${db.cache.bytes})`);
   t.equal(db.cache.answer(n.view, 'answer'), 'the 302 of before', 'an answer kept with the view');
   t.equal(db.cache.answer((await db.neighbourhood('a', 'k', 100))!.view, 'answer'), 'the 302 of before', 'found again through the next read');
   await db.neighbourhood('a', 'other', 100);
@@ -94,7 +96,7 @@ t.test('a write drops the URL view and every answer kept with it; other URLs sta
   const after = (await db.neighbourhood('a', 'k', 100))!;
   t.equal(after.last.datetime, 20, 'the new memento is the last');
   t.equal(db.cache.answer(after.view, 'answer'), undefined, 'the answer kept before the write is gone');
-  db.cache.keep(n.view, 'late', 'made from the old view', 100);
+  for (let i = 0; i < 2; i++) db.cache.keep(n.view, 'late', 'made from the old view', 100);
   t.equal(db.cache.answer(after.view, 'late'), undefined, 'an answer made from a dropped view is not kept');
   const misses = db.cache.stats.misses;
   await db.neighbourhood('a', 'other', 100);
@@ -139,7 +141,7 @@ t.test('the cache stays within its bytes, counting the answers kept; 0 keeps not
   let over = 0;
   for (let i = 0; i < 300; i++) {
     const v = await cache.view(`url${i}`, async () => [{ archive_id: 'a', id: i, datetime: i, uri_r: `http://url${i}.example/` }]);
-    cache.keep(v, 'a', 'x', 1000);
+    for (let k = 0; k < 2; k++) cache.keep(v, 'a', 'x', 1000);
     over = Math.max(over, cache.bytes);
   }
   t.ok(over <= max, `${over} bytes ≤ ${max}`);
