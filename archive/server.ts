@@ -95,7 +95,11 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     metrics.batchSize.observe(captures);
     metrics.fsyncSeconds.observe(syncSeconds);
   };
-  app.addHook('onResponse', async (req, reply) => countRequest(metrics, req, reply.statusCode));
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (req, reply, done) => {
+    countRequest(metrics, req, reply.statusCode);
+    done();
+  });
   if (opts.log && !opts.quiet) app.addHook('onResponse', logRequest);
   app.addHook('preClose', async () => closeIdleUntilClosed(app));
   app.setErrorHandler(answerError);
