@@ -144,7 +144,7 @@ export class UrlView {
     if (rows.length > MAX_VIEW_MEMENTOS) return new UrlView(urlkey, [], false);
     const sorted = [...rows].sort((a, b) => (a.archive_id < b.archive_id ? -1 : a.archive_id > b.archive_id ? 1 : a.datetime - b.datetime));
     const timelines: Timeline[] = [];
-    for (let from = 0; from < sorted.length; ) {
+    for (let from = 0; from < sorted.length;) {
       let to = from + 1;
       while (to < sorted.length && sorted[to].archive_id === sorted[from].archive_id) to++;
       const n = to - from;

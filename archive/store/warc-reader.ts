@@ -9,7 +9,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { ScavengeCounter } from '#shared/gc.js';
-import { getHeader, parseHead, parseStatusLine, type RawHeader } from '#shared/http-head.js';
+import { getHeader, parseHead, parseStatusLine } from '#shared/http-head.js';
 import { RecordCache } from './record-cache.js';
 import type { StoredResponse } from './stored-response.js';
 
