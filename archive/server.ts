@@ -95,11 +95,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     metrics.batchSize.observe(captures);
     metrics.fsyncSeconds.observe(syncSeconds);
   };
-  // A callback hook, not an async one: no promise per request.
-  app.addHook('onResponse', (req, reply, done) => {
-    countRequest(metrics, req, reply.statusCode);
-    done();
-  });
+  app.addHook('onResponse', async (req, reply) => countRequest(metrics, req, reply.statusCode));
   if (opts.log && !opts.quiet) app.addHook('onResponse', logRequest);
   app.addHook('preClose', async () => closeIdleUntilClosed(app));
   app.setErrorHandler(answerError);

@@ -65,18 +65,11 @@ export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, sto
   });
   // Parsed for each request: kept parses of recent targets (an LRU of 4 MiB) cost more than they saved under a
   // load spread over many URLs (bench/timegate.ts), for ~1 µs saved on a hot one.
-  // A callback hook, not an async one: no promise per request.
-  app.addHook('onRequest', (req, _reply, done) => {
-    if (!req.routeOptions.config.uriR) return done();
-    let r: { uriR: string; urlkey: string };
-    try {
-      r = uriRAfter(req.raw.url ?? '/', req.routeOptions.url ?? '', config.maxUrlLength);
-    } catch (err) {
-      return done(err as Error);
-    }
+  app.addHook('onRequest', async (req) => {
+    if (!req.routeOptions.config.uriR) return;
+    const r = uriRAfter(req.raw.url ?? '/', req.routeOptions.url ?? '', config.maxUrlLength);
     req.uriR = r.uriR;
     req.urlkey = r.urlkey;
-    done();
   });
 }
 
