@@ -304,8 +304,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
     ),
     index_cache_bytes: cacheBytes(
-      "bytes (an estimate of the memory used) of the read cache: for each recently asked URL, the datetimes of all its mementos per archive (about 1.1 KB for a URL of 10), so that a TimeGate, Memento or redirect of it asks the index nothing, and with them the whole answers made from them (a TimeGate's 302, a Memento's 200 with a body of up to 64 KiB), so that the same request again is answered as it was; a capture of the URL drops all of it before its PUT is answered; `0` keeps none. The default holds the mementos of about 120,000 URLs of 10 mementos each",
-      128,
+      "bytes (an estimate of the memory used) of the read cache: for each recently asked URL, the datetimes of all its mementos per archive (about 1.1 KB for a URL of 10), so that a TimeGate, Memento or redirect of it asks the index nothing, and with them the whole answers made from them (a TimeGate's 302, a Memento's 200 with a body of up to 64 KiB), so that the same request again is answered as it was; a capture of the URL drops all of it before its PUT is answered; `0` keeps none. The default holds the mementos of about 30,000 URLs of 10 mementos each",
     ),
     record_cache_bytes: cacheBytes(
       'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',
