@@ -61,7 +61,7 @@ export interface ArchiveConfig {
   putAllow: string[];
   /** Bytes of replayed (rewritten) bodies kept in memory for the next request; 0 = none. */
   replayCacheBytes: number;
-  /** Bytes (estimated) of index answers kept in memory (archive/store/index-cache.ts); 0 = none. */
+  /** Bytes (estimated) of the read cache: per URL its mementos and the answers made from them (archive/store/read-cache.ts); 0 = none. */
   indexCacheBytes: number;
   /** Bytes of hot small response records kept in memory, inflated (archive/store/record-cache.ts); 0 = none. */
   recordCacheBytes: number;
@@ -133,14 +133,14 @@ const bytes = <D extends number>(dflt: D, description: string, docDefault?: stri
     ...(docDefault ? { docDefault } : {}),
   }) as const;
 
-/** The size of an in-memory cache, bytes: 32 MiB by default, `0` for none. */
-const cacheBytes = (description: string) =>
+/** The size of an in-memory cache, bytes: `mib` MiB by default (32), `0` for none. */
+const cacheBytes = (description: string, mib = 32) =>
   ({
     type: 'integer',
     minimum: 0,
     maximum: Number.MAX_SAFE_INTEGER,
-    default: 32 * 1024 ** 2,
-    docDefault: '`33554432` (32 MiB)',
+    default: mib * 1024 ** 2,
+    docDefault: `\`${mib * 1024 ** 2}\` (${mib} MiB)`,
     description,
     errorMessage: 'must be a whole number of bytes, 0 or more',
   }) as const;
@@ -304,7 +304,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       'bytes of replayed pages and stylesheets (their URLs rewritten) kept in memory, so that one asked for again is not rewritten again; `0` keeps none',
     ),
     index_cache_bytes: cacheBytes(
-      "bytes (an estimate of the memory used) of index answers kept in memory for the next request: the mementos around the instants recently asked for of each URL, and each URL's first and last memento per archive, so that a hot TimeGate or Memento asks the index nothing, and with them the whole answers made from them (a TimeGate's 302, a Memento's 200 with a body of up to 64 KiB), so that the same request again is answered as it was; a capture's index commit drops what it changes before its PUT is answered; `0` keeps none",
+      "bytes (an estimate of the memory used) of the read cache: for each recently asked URL, the datetimes of all its mementos per archive (about 1.1 KB for a URL of 10), so that a TimeGate, Memento or redirect of it asks the index nothing, and with them the whole answers made from them (a TimeGate's 302, a Memento's 200 with a body of up to 64 KiB), so that the same request again is answered as it was; a capture of the URL drops all of it before its PUT is answered; `0` keeps none. The default holds the mementos of about 30,000 URLs of 10 mementos each",
     ),
     record_cache_bytes: cacheBytes(
       'bytes of small stored responses (up to 64 KiB each, inflated) kept in memory, so that a Memento asked for again is not read and inflated again; `0` keeps none',

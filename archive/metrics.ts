@@ -88,7 +88,7 @@ export class ArchiveMetrics {
   /**
    * @param countRows reads the number of index rows (mementos) at each scrape
    * @param defaults also collect prom-client's default process metrics (default `true`)
-   * @param caches reads the read caches' counters at each scrape (archive/store/index-cache.ts, record-cache.ts)
+   * @param caches reads the read caches' counters at each scrape (archive/store/read-cache.ts, record-cache.ts)
    */
   constructor(countRows: () => Promise<number>, defaults = true, caches?: CacheStats) {
     if (defaults) collectDefaultMetrics({ register: this.registry, prefix: '' });

@@ -12,9 +12,12 @@
  *   default `replay_cache_bytes` all 1,000 replayed pages stay in memory
  *   after their first request), Memento headers. Target ≥ 0.5×.
  *   bench/replay.ts measures pages full of URLs.
- * - The raw Memento (`id_`, the stored bytes). Target ≥ 0.5×. With the
- *   default read caches all 1,000 index answers and records (10 MiB) fit:
- *   after the first requests it reads neither the index nor a WARC file.
+ * - The raw Memento (`id_`, the stored bytes) against serve-static (the
+ *   npm package, on a bare Node http server) serving the same 1,000 pages
+ *   as files, a random one per request: the same bytes from a static file
+ *   server. Target ≥ 0.5×. With the default read cache all 1,000 answers
+ *   (10 MiB) fit: after the first requests it reads neither the index nor
+ *   a WARC file.
  * - The raw Memento again on a process with the read caches off
  *   (`index_cache_bytes: 0`, `record_cache_bytes: 0`: an index query, a
  *   positioned read and a gunzip per request), against the bare server
@@ -22,7 +25,7 @@
  * - With each figure, the CPU time the server process used per request
  *   (from /proc).
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toTimestamp14 } from '#shared/http-date.js';
 import {
@@ -38,6 +41,8 @@ import {
   load,
   median,
   note,
+  page10k,
+  spawnServer,
   startArchiveProcess,
   writeArchiveConfig,
 } from './lib.js';
@@ -61,6 +66,22 @@ export async function run(): Promise<BenchRow[]> {
   try {
     const bare = await bareServer('10k');
     started.push(bare);
+    // The same pages as files, served by serve-static: the baseline of the raw Memento.
+    const staticDir = path.join(dataRoot, `memento-static-${process.pid}`);
+    mkdirSync(staticDir, { recursive: true });
+    for (let i = 0; i < seed.uris.length; i++) writeFileSync(path.join(staticDir, `${i}.html`), page10k(i));
+    const files = await spawnServer('serve-static', [
+      '-e',
+      `const http = require('node:http'); const serveStatic = require('serve-static');
+       const serve = serveStatic(${JSON.stringify(staticDir)});
+       const server = http.createServer((req, res) => serve(req, res, () => { res.statusCode = 404; res.end(); }));
+       server.keepAliveTimeout = 60000;
+       server.listen(0, '127.0.0.1', () => console.log('serve-static listening on http://127.0.0.1:' + server.address().port));
+       process.on('SIGTERM', () => process.exit(0));`,
+    ]);
+    started.push(files);
+    const rndFile = lcg(4242);
+    const file = () => `/${Math.floor(rndFile() * seed.uris.length)}.html`;
     const archive = await startArchiveProcess('archive-memento', seed.configFile);
     started.push(archive);
     const rnd = lcg(4242);
@@ -82,11 +103,13 @@ export async function run(): Promise<BenchRow[]> {
       };
     note('memento: warm-up');
     await arm(bare, () => '/', 1)();
+    await arm(files, file, 1)();
     await arm(archive, uriM(false), 2)();
     await arm(archive, uriM(true), 1)();
-    note(`memento: ${ROUNDS} rounds × 3 arms × ${SECONDS} s`);
+    note(`memento: ${ROUNDS} rounds × 4 arms × ${SECONDS} s`);
     const res = await alternate(ROUNDS, {
       bare: arm(bare, () => '/'),
+      files: arm(files, file),
       memento: arm(archive, uriM(false)),
       raw: arm(archive, uriM(true)),
     });
@@ -102,13 +125,14 @@ export async function run(): Promise<BenchRow[]> {
     started.push(cold);
     await arm(cold, uriM(true), 1)();
     note(`memento: read caches off, ${ROUNDS} rounds × 2 arms × ${SECONDS} s`);
-    const off = await alternate(ROUNDS, { bare: arm(bare, () => '/'), raw: arm(cold, uriM(true)) });
+    const off = await alternate(ROUNDS, { files: arm(files, file), raw: arm(cold, uriM(true)) });
     const rps = (xs: Measured[]) => median(xs.map((r) => r.rps));
     const cpu = (xs: Measured[]) => {
       const hits = xs.filter((r) => r.hitRate !== undefined).map((r) => r.hitRate!);
       return `CPU ${fmt(median(xs.map((r) => r.cpuUs)), 0)} µs/req${hits.length ? `, ${fmt(100 * median(hits), 0)}% record cache hits` : ''}`;
     };
     const baseline = (xs: Measured[]) => `${fmt(rps(xs))} req/s (bare Node, 10 KB, ${cpu(xs)})`;
+    const staticBaseline = (xs: Measured[]) => `${fmt(rps(xs))} req/s (serve-static, the same 1,000 pages as files, ${cpu(xs)})`;
     return [
       {
         name: `Memento GET of a 10 KB HTML page (default: archival replay, no URLs in the page, replay cache on), ${CONNECTIONS} connections`,
@@ -120,20 +144,21 @@ export async function run(): Promise<BenchRow[]> {
       {
         name: `Memento GET of a 10 KB page, raw (id_), ${CONNECTIONS} connections`,
         figure: `${fmt(rps(res.raw))} req/s (${cpu(res.raw)})`,
-        baseline: baseline(res.bare),
-        ratio: rps(res.raw) / rps(res.bare),
+        baseline: staticBaseline(res.files),
+        ratio: rps(res.raw) / rps(res.files),
         target: '≥ 0.5×',
       },
       {
         name: `Memento GET of a 10 KB page, raw (id_), read caches off (an index query, a read and a gunzip per request), ${CONNECTIONS} connections`,
         figure: `${fmt(rps(off.raw))} req/s (${cpu(off.raw)})`,
-        baseline: baseline(off.bare),
-        ratio: rps(off.raw) / rps(off.bare),
+        baseline: staticBaseline(off.files),
+        ratio: rps(off.raw) / rps(off.files),
         target: 'report',
       },
     ];
   } finally {
     for (const c of started.reverse()) await c.stop();
     rmSync(path.join(dataRoot, `memento-nocache-${process.pid}`), { recursive: true, force: true });
+    rmSync(path.join(dataRoot, `memento-static-${process.pid}`), { recursive: true, force: true });
   }
 }

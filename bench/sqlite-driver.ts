@@ -10,9 +10,10 @@
  * - a point lookup (the newest memento of a random URI-R: one index seek,
  *   one row of three columns), one at a time, against the same lookups 64
  *   to a query (one hop for 64: what the hop costs is the difference);
- * - the TimeGate's lookup (`IndexDb.neighbourhood`: first, last, two on
- *   each side; six seeks and six rows), alone, 64 at a time (one batch
- *   query), and answered by the read cache (index-cache.ts).
+ * - the TimeGate's lookup (`IndexDb.neighbourhood`: the URL's view, every
+ *   memento of it in one query, 10 rows here, then first, last and two on
+ *   each side found in it), alone, 64 at a time (one batch query), and
+ *   answered by the read cache (read-cache.ts).
  */
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
@@ -114,7 +115,7 @@ export async function run(): Promise<BenchRow[]> {
         target: 'report',
       },
       {
-        name: 'TimeGate index lookup (IndexDb.neighbourhood, 6 seeks), alone, per lookup',
+        name: "TimeGate index lookup (IndexDb.neighbourhood: the URL's view, 10 rows), alone, per lookup",
         figure: us(nb),
         baseline: `${us(nbBatched)}: 64 at once (one batch query)`,
         ratio: nb.cpu / nbBatched.cpu,

@@ -238,14 +238,28 @@ export function canonicalPath(path: string): string {
  * @throws UriError like {@link normalizeUriR}.
  */
 export function exactUrlkey(uriR: string): string {
-  const normal = normalizeUriR(uriR);
-  const u = new URL(normal);
-  let host = u.hostname;
+  return urlkeyOfNormal(normalizeUriR(uriR));
+}
+
+/**
+ * {@link exactUrlkey} of a URI-R that {@link normalizeUriR} wrote (its
+ * output as is: `scheme://host[:port]/path[?query]`, host lower case, no
+ * default port, no userinfo): the read side has it already, and this
+ * skips normalising and parsing it again.
+ */
+export function urlkeyOfNormal(normal: string): string {
+  const hostStart = normal.indexOf('//') + 2;
+  const pathStart = normal.indexOf('/', hostStart);
+  const authority = normal.slice(hostStart, pathStart < 0 ? undefined : pathStart);
+  // `[v6]:port`, `host:port`: the port is after the last ':' that follows any ']'.
+  const colon = authority.lastIndexOf(':');
+  const hasPort = colon > authority.lastIndexOf(']');
+  let host = hasPort ? authority.slice(0, colon) : authority;
+  const port = hasPort ? authority.slice(colon) : '';
   if (host.endsWith('.')) host = host.slice(0, -1);
   const key = host.startsWith('[') ? host : host.split('.').reverse().join(',');
-  const port = u.port ? ':' + u.port : '';
-  // Path and query as normalizeUriR wrote them (not u.pathname + u.search, which the URL parser may respell).
-  const rest = normal.slice(normal.indexOf('/', u.protocol.length + 2));
+  // Path and query as normalizeUriR wrote them (not a URL parser's pathname + search, which may respell them).
+  const rest = pathStart < 0 ? '/' : normal.slice(pathStart);
   const q = rest.indexOf('?');
   const path = q < 0 ? rest : rest.slice(0, q);
   return `${key}${port})${canonicalPath(path)}${q < 0 ? '' : canonicalEscapes(rest.slice(q))}`;

@@ -1,15 +1,15 @@
 /**
  * Whole answers of the hot read routes (a TimeGate's 302, a Memento's
- * 200), kept with the cached neighbourhood they were made from
- * (archive/store/index-cache.ts `keptWith`) and written with as little
+ * 200), kept with the read cache's view of the URL they were made from
+ * (archive/store/read-cache.ts `answer`, `keep`) and written with as little
  * per-request work as Node allows: the status and every header line,
  * names in their registered case (field-names.ts), in one flat list for
  * `writeHead`, and the body as one buffer.
  *
- * Never stale: a kept answer lives as long as its neighbourhood stays in
- * the index's read cache, which an index commit of its URL drops before
- * the capture's PUT is answered (read-after-write), and the read routes
- * use a cached neighbourhood only for a URL the access rules leave open
+ * Never stale: a kept answer lives as long as its URL's view stays in
+ * the read cache, which a write of the URL drops before the capture's PUT
+ * is answered (read-after-write), and the read routes use the cached view
+ * only for a URL the access rules leave open
  * (archive/access.ts `visibleNeighbourhood`, asked per request, so a
  * SIGHUP that changes the rules applies to the next request). What else
  * the answer depends on (the memento chosen, the form, Prefer, the base
@@ -32,7 +32,7 @@ export interface KeptAnswer {
    * longer has it (then the answer is made again).
    */
   source?: () => Buffer | undefined;
-  /** An estimate of its heap bytes (the index cache counts them): the head, and the body when it holds it. */
+  /** An estimate of its heap bytes (the read cache counts them): the head, and the body when it holds it. */
   bytes: number;
 }
 

@@ -23,7 +23,6 @@ import { nearerToPeriod, type Period, type Selection, select, timestampPeriod, u
 import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
-import type { MementoRow } from '../store/index-db.js';
 import { notArchivedData } from '../web/not-archived.js';
 import { errorPage } from '../web/page.js';
 import { localArchive, pagesOrigin, readRoute, redirect, TEXT, wantsPage } from './context.js';
@@ -76,7 +75,7 @@ function parseTs(segment: string): { ts: string; period: Period; form: MementoFo
  * the nearest memento and the navigation links are among the shown ones;
  * nothing shown anywhere is 451 when some memento is blocked, else 404.
  * HEAD computes the same headers and sends no body. An answer whose body
- * is in memory is kept with the cached neighbourhood it was made from and
+ * is in memory is kept with the read cache's view of the URL it was made from and
  * written whole to the next request that asks the same (kept-answer.ts).
  */
 async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
@@ -85,13 +84,12 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   const { ts, period, form: addressForm } = parseTs(req.params.ts);
   const t = period.end;
   const { uriR, urlkey, base } = req;
-  // The navigation links (id, datetime, URI-R of first/last/prev/next), and the whole row of the
-  // memento at or before `t` (the one served when its datetime is `t`), in one lookup.
+  // The navigation links (id, datetime, URI-R of first/last/prev/next) and the memento at or before `t`
+  // (the one served when its datetime is `t`); its whole row only when the answer is not kept.
   const policy = app.access.policy(urlkey);
-  const n = await visibleNeighbourhood(store.index, policy, archive.id, t, true);
-  const row = n?.atOrBefore[0] as MementoRow | undefined;
+  const n = await visibleNeighbourhood(store.index, policy, archive.id, t);
   const s = n && select(n, t);
-  if (!n || !row || !s || s.memento.datetime !== t || ts.length !== 14) {
+  if (!n || !n.atOrBefore[0] || !s || s.memento.datetime !== t || ts.length !== 14) {
     // A memento stored at exactly this datetime that the access rules block.
     if (ts.length === 14 && policy.verdict(t) === 'block' && (await store.index.neighbourhood(archive.id, urlkey, t))?.atOrBefore[0]?.datetime === t)
       throw blockedError(uriR, base);
@@ -104,10 +102,13 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   }
   const prefer = parsePrefer(req.headers.prefer);
   const form = formFor(prefer, addressForm);
-  // The whole answer, kept with the cached neighbourhood (kept-answer.ts): its key names what else it depends on.
+  // The whole answer, kept with the URL's view in the read cache (kept-answer.ts): its key names what else it depends on.
   const key = `memento ${s.memento.id} ${addressForm} ${form} ${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''} ${archive.id} ${base} ${uriR}`;
-  const kept = store.index.cache.keptWith<KeptAnswer>(n, key);
+  const kept = store.index.cache.answer<KeptAnswer>(n.view, key);
   if (kept && sendKept(req, reply, kept)) return;
+  // Rows are never changed while the daemon runs (purge and reindex run without it): a memento the index named is there.
+  const row = await store.index.byId(s.memento.id);
+  if (!row) throw httpError(404, `the memento of ${uriR} at ${ts} is gone from the index`);
   const answer = await assembleMemento(
     { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: pagesOrigin(app.config, base) },
     (r) => store.readResponse(r),
@@ -130,7 +131,7 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
     const whole = keptAnswer(answer.status, answer.headers, body, source);
     if (whole) {
       plan.close();
-      store.index.cache.keep(n, key, whole, whole.bytes);
+      store.index.cache.keep(n.view, key, whole, whole.bytes);
       sendKept(req, reply, { ...whole, body, source: undefined });
       return;
     }

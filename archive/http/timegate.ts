@@ -29,8 +29,8 @@ export async function timegateRoutes(app: FastifyInstance): Promise<void> {
  * choice; Preference-Applied when Prefer was sent. The choice and the
  * links are among the mementos the access rules show (archive/access.ts);
  * 404 when the archive has no memento of the URI-R, 451 when it has only
- * hidden ones and some are blocked. The answer is kept with the cached
- * neighbourhood it was made from and written whole to the next request
+ * hidden ones and some are blocked. The answer is kept with the read
+ * cache's view of the URL it was made from and written whole to the next request
  * that asks the same (kept-answer.ts).
  */
 async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
@@ -46,9 +46,9 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   // Variant 1: the URI-M of the form that satisfies the most dimensions asked for.
   const form = formFor(prefer, 'replay');
   const preferred = hasPreference(prefer);
-  // The whole answer, kept with the cached neighbourhood (kept-answer.ts): its key names what else it depends on.
+  // The whole answer, kept with the URL's view in the read cache (kept-answer.ts): its key names what else it depends on.
   const key = `timegate ${s.memento.id} ${form} ${preferred ? `p${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''}` : ''} ${archive.id} ${base} ${uriR}`;
-  const kept = store.index.cache.keptWith<KeptAnswer>(n, key);
+  const kept = store.index.cache.answer<KeptAnswer>(n.view, key);
   if (kept) return sendKept(req, reply, kept);
   const vary = 'accept-datetime, prefer';
   let applied: string | undefined;
@@ -73,6 +73,6 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   );
   // As context.ts `redirect` answers: Location, and the location as a one-line text body.
   const answer = keptAnswer(302, { vary, 'preference-applied': applied, link, location, 'content-type': TEXT }, Buffer.from(location + '\n'))!;
-  store.index.cache.keep(n, key, answer, answer.bytes);
+  store.index.cache.keep(n.view, key, answer, answer.bytes);
   return sendKept(req, reply, answer);
 }

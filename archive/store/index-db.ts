@@ -13,34 +13,12 @@ import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
 import { all, first, get, readAll, run } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
-import { type NeighbourRow, type NeighbourTuple, neighbourhoodSql, type Ranges, rangeSql } from './index-sql.js';
+import { type NeighbourRow, type Ranges, rangeSql, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
+import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
+import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
-export { neighbourhoodSql, rangeSql, StaleIndexError };
-import { IndexCache, type Spans } from './index-cache.js';
-
-/** One memento as the index holds it. `datetime` is epoch seconds (UTC). */
-export interface MementoRow {
-  id: number;
-  archive_id: string;
-  urlkey: string;
-  /** URI-R as captured (scheme and host as the client used them). */
-  uri_r: string;
-  datetime: number;
-  status: number;
-  /** Media type of the response, lower case, no parameters (`text/html`); `''` when none. */
-  mime: string;
-  /** WARC-Payload-Digest of the response record (`sha256:…`). */
-  digest: string;
-  /** WARC file name relative to the data folder's `warcs/`. */
-  warc_file: string;
-  /** Byte offset of the response record (its gzip member) in the WARC file. */
-  warc_offset: number;
-  /** Byte length of that gzip member. */
-  warc_length: number;
-  client_ip: string | null;
-}
-
-export type NewMementoRow = Omit<MementoRow, 'id'>;
+export { rangeSql, StaleIndexError };
+export type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans };
 
 /** One answer of {@link IndexDb.atOrBeforeMany}. */
 export interface AtOrBefore {
@@ -48,24 +26,6 @@ export interface AtOrBefore {
   row: MementoRow | undefined;
   /** `row` is the newest memento of its urlkey (none after the instant), or the urlkey has no memento at all. */
   isNewest: boolean;
-}
-
-/**
- * What a navigation link needs of a memento (RFC 7089 §2.2.1: its URI-M and
- * datetime): the row id, Memento-Datetime (epoch s) and the URI-R as
- * captured. Read from the `(urlkey, archive_id, datetime)` index plus the
- * row's `uri_r`, not the whole row.
- */
-export type MementoRef = Pick<MementoRow, 'id' | 'datetime' | 'uri_r'>;
-
-/** The mementos around an instant for one URI-R in one archive (RFC 7089 §2.2.1 navigation). */
-export interface Neighbourhood {
-  first: MementoRef;
-  last: MementoRef;
-  /** Last memento at or before the instant, and the one before it. */
-  atOrBefore: MementoRef[];
-  /** First memento after the instant, and the one after it. */
-  after: MementoRef[];
 }
 
 const SCHEMA = `
@@ -95,18 +55,15 @@ const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r =
   client_ip = excluded.client_ip`;
 const BY = 'urlkey = $urlkey AND archive_id = $archive';
 
-/** Most neighbourhood lookups answered by one query. */
-const NEIGHBOURHOOD_BATCH = 64;
-
-/** A waiting {@link IndexDb.neighbourhood} call. */
-interface Lookup {
-  archive: string;
+/** A waiting {@link IndexDb.view} load. */
+interface ViewLoad {
   urlkey: string;
-  t: number;
-  whole: boolean;
-  resolve: (n: Neighbourhood | undefined) => void;
+  resolve: (rows: ViewRow[] | undefined) => void;
   reject: (err: unknown) => void;
 }
+
+/** Every datetime: the ranges of a plain query through {@link IndexDb.neighbourhoodWithin}. */
+const ALL_TIME: Ranges = [[-Infinity, Infinity]];
 
 /**
  * Creates `file` with mode 0600 when it does not exist, and makes an
@@ -154,8 +111,11 @@ export class IndexDb {
     private readonly reader: sqlite3.Database,
     private readonly pager: sqlite3.Database,
     private readonly stmts: Record<string, sqlite3.Statement>,
-    /** The read cache in front of {@link neighbourhood} and {@link spans} (index-cache.ts); every {@link insertMany} invalidates what it wrote. */
-    readonly cache: IndexCache,
+    /**
+     * The read cache in front of {@link neighbourhood} and {@link spans}
+     * (read-cache.ts); the store tells it of every write it commits.
+     */
+    readonly cache: ReadCache,
   ) {}
 
   /**
@@ -207,7 +167,7 @@ export class IndexDb {
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
       everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
     };
-    return new IndexDb(db, reader, pager, stmts, new IndexCache(opts.cacheBytes ?? 0));
+    return new IndexDb(db, reader, pager, stmts, new ReadCache(opts.cacheBytes ?? 0));
   }
 
   /**
@@ -242,7 +202,6 @@ export class IndexDb {
       }
       await run(this.db, 'COMMIT');
       this.commits++;
-      this.cache.indexed(rows);
     } catch (err) {
       await run(this.db, 'ROLLBACK').catch(() => undefined);
       throw err;
@@ -303,112 +262,84 @@ export class IndexDb {
   /**
    * First, last and the two mementos on each side of `t` (epoch s) for
    * `urlkey` in `archive`, as {@link MementoRef}s (id, datetime, uri_r:
-   * what navigation links need); with `whole`, the last memento at or
-   * before `t` (`atOrBefore[0]`, the one a Memento route serves when its
-   * datetime is `t`) is the whole {@link MementoRow}. `undefined` when the
-   * URI-R has no memento there.
+   * what navigation links need), and `view`, the read cache's view it was
+   * made from (answers made from it are kept with it); with `whole`, the
+   * last memento at or before `t` (`atOrBefore[0]`, the one a Memento route
+   * serves when its datetime is `t`) is the whole {@link MementoRow} (one
+   * more query). `undefined` when the URI-R has no memento there.
    *
-   * From the read cache ({@link cache}) when it holds the answer. Lookups
-   * asked for while one is running are answered together by the next query
-   * (up to {@link NEIGHBOURHOOD_BATCH} per query): each sqlite3 query is a
-   * round trip to libuv's thread pool, which under load costs more than the
-   * lookup itself.
+   * From the URL's view in the read cache (read-cache.ts), loaded from the
+   * index when it is not there; a URL with more mementos than a view holds
+   * is asked of the index each time.
    */
-  neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
-    return this.cache.neighbourhood(archive, urlkey, t, whole, () => this.lookup({ archive, urlkey, t, whole }));
+  async neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
+    const v = await this.view(urlkey);
+    if (!v.complete) return this.neighbourhoodWithin(archive, urlkey, t, ALL_TIME, whole);
+    const n = v.timeline(archive)?.neighbourhood(t);
+    if (!n) return undefined;
+    n.view = v;
+    if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
+    return n;
   }
 
-  /** One lookup, answered by the next batch query. */
-  private lookup(q: Omit<Lookup, 'resolve' | 'reject'>): Promise<Neighbourhood | undefined> {
+  /**
+   * The read cache's view of `urlkey` (read-cache.ts): every memento of it
+   * per archive, from memory or loaded from the index. Loads asked for
+   * while one is running are answered together by the next query (up to
+   * 64 per query): each sqlite3 query is a round trip to libuv's thread
+   * pool, which under load costs more than the lookup itself.
+   */
+  view(urlkey: string): Promise<UrlView> {
+    return this.cache.view(urlkey, () => this.loadView(urlkey));
+  }
+
+  /** The rows of `urlkey`, by the next batch query; `undefined` when it has more than a view holds. */
+  private loadView(urlkey: string): Promise<ViewRow[] | undefined> {
     return new Promise((resolve, reject) => {
-      this.lookups.push({ ...q, resolve, reject });
-      this.scheduleLookups();
+      this.viewLoads.push({ urlkey, resolve, reject });
+      this.scheduleViewLoads();
     });
   }
 
-  private lookups: Lookup[] = [];
-  private lookupRunning = false;
-  private lookupScheduled = false;
+  private viewLoads: ViewLoad[] = [];
+  private viewLoadRunning = false;
+  private viewLoadScheduled = false;
 
-  /** Runs the waiting lookups after this turn of the event loop (so that requests read in it join), one query at a time. */
-  private scheduleLookups(): void {
-    if (this.lookupScheduled || this.lookupRunning || !this.lookups.length) return;
-    this.lookupScheduled = true;
+  /** Runs the waiting loads after this turn of the event loop (so that requests read in it join), one query at a time. */
+  private scheduleViewLoads(): void {
+    if (this.viewLoadScheduled || this.viewLoadRunning || !this.viewLoads.length) return;
+    this.viewLoadScheduled = true;
     setImmediate(() => {
-      this.lookupScheduled = false;
-      void this.runLookups();
+      this.viewLoadScheduled = false;
+      void this.runViewLoads();
     });
   }
 
-  private async runLookups(): Promise<void> {
-    if (this.lookupRunning || !this.lookups.length) return;
-    this.lookupRunning = true;
-    const batch = this.lookups.splice(0, NEIGHBOURHOOD_BATCH);
+  private async runViewLoads(): Promise<void> {
+    if (this.viewLoadRunning || !this.viewLoads.length) return;
+    this.viewLoadRunning = true;
+    const size = VIEW_BATCH_SIZES.find((n) => n >= this.viewLoads.length) ?? VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1];
+    const batch = this.viewLoads.splice(0, size);
     try {
-      // Without a whole-row lookup in the batch, the statement without the seven whole-row columns
-      // (converting them to JS, even as NULLs, is a good part of a lookup's cost).
-      const whole = batch.some((q) => q.whole);
-      const stmt = this.cachedRead(`nb${batch.length}${whole ? 'w' : ''}`, () => neighbourhoodSql(batch.length, whole));
-      const params: (string | number)[] = [];
-      for (const [i, q] of batch.entries()) params.push(i, q.urlkey, q.archive, q.t, q.whole ? 1 : 0);
-      const [{ j }] = await new Promise<{ j: string }[]>((resolve, reject) =>
-        stmt.all(params, (err: Error | null, r: { j: string }[]) => (err ? reject(err) : resolve(r))),
+      const stmt = this.cachedRead(`view${size}`, () => viewSql(size, MAX_VIEW_MEMENTOS));
+      const params: (string | number | null)[] = [];
+      for (let i = 0; i < size; i++) params.push(i, i < batch.length ? batch[i].urlkey : null);
+      const got = await new Promise<{ many: number; j: string }[]>((resolve, reject) =>
+        stmt.all(params, (err: Error | null, r: { many: number; j: string }[]) => (err ? reject(err) : resolve(r))),
       );
-      const out: (Neighbourhood | undefined)[] = new Array(batch.length).fill(undefined);
-      for (const [i, kind, id, datetime, uri_r, status, mime, digest, warc_file, warc_offset, warc_length, client_ip] of JSON.parse(j) as NeighbourTuple[]) {
-        out[i] ??= { first: undefined!, last: undefined!, atOrBefore: [], after: [] };
-        const n = out[i]!;
-        let ref: MementoRef;
-        if (warc_file != null) {
-          const q = batch[i];
-          const row: MementoRow = {
-            id,
-            archive_id: q.archive,
-            urlkey: q.urlkey,
-            uri_r,
-            datetime,
-            status: status!,
-            mime: mime!,
-            digest: digest!,
-            warc_file,
-            warc_offset: warc_offset!,
-            warc_length: warc_length!,
-            client_ip: client_ip ?? null,
-          };
-          ref = row;
-        } else ref = { id, datetime, uri_r };
-        switch (kind) {
-          case 1:
-            n.first = ref;
-            break;
-          case 2:
-            n.last = ref;
-            break;
-          case 3:
-            n.atOrBefore[0] = ref;
-            break;
-          case 4:
-            n.atOrBefore[1] = ref;
-            break;
-          case 5:
-            n.after[0] = ref;
-            break;
-          default:
-            n.after[1] = ref;
-        }
-      }
-      // A hole (the second at or before without the first) cannot happen; keep the arrays dense anyway.
-      for (const n of out) {
-        if (!n) continue;
-        n.atOrBefore = n.atOrBefore.filter(Boolean);
-        n.after = n.after.filter(Boolean);
+      const out: (ViewRow[] | undefined)[] = batch.map(() => []);
+      for (const { many, j } of got) {
+        if (many) for (const i of JSON.parse(j) as number[]) out[i] = undefined;
+        else
+          for (const [i, archive_id, id, datetime, uri_r] of JSON.parse(j) as [number, string, number, number, string][])
+            out[i]?.push({ archive_id, id, datetime, uri_r });
       }
       for (const [i, q] of batch.entries()) q.resolve(out[i]);
     } catch (err) {
       for (const q of batch) q.reject(err);
     } finally {
-      this.lookupRunning = false;
-      this.scheduleLookups();
+      this.viewLoadRunning = false;
+      this.scheduleViewLoads();
     }
   }
 
@@ -447,8 +378,9 @@ export class IndexDb {
   }
 
   /** For each archive holding `urlkey`: first and last datetime (epoch s) and the count. */
-  spans(urlkey: string): Promise<Spans> {
-    return this.cache.spans(urlkey, () => all(this.stmts.spans, { $urlkey: urlkey }));
+  async spans(urlkey: string): Promise<Spans> {
+    const v = await this.view(urlkey);
+    return v.complete ? v.spans() : all(this.stmts.spans, { $urlkey: urlkey });
   }
 
   /**

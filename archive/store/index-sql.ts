@@ -1,73 +1,35 @@
 /**
  * The SQL the index (index-db.ts) builds at run time, and the shape of its
- * rows: the batched neighbourhood query of many lookups in one statement,
- * and the condition that keeps a query to ranges of datetimes (the access
+ * rows: the batched query of the read cache's views (every memento of
+ * many URLs in one statement), and the condition that keeps a query to ranges of datetimes (the access
  * rules' shown mementos, archive/access.ts).
  */
-import type { MementoRef } from './index-db.js';
+import type { MementoRef } from './memento-row.js';
 
-/** A row of {@link neighbourhoodSql}: lookup number, which neighbour (1 first, 2 last, 3/4 at or before, 5/6 after), the memento. */
+/** A row of {@link IndexDb.neighbourhoodWithin}'s query: which neighbour (1 first, 2 last, 3 at or before, 5 after), the memento. */
 export interface NeighbourRow extends MementoRef {
-  i: number;
   kind: number;
-  /** The whole-row columns: absent from the statement without them, NULL on rows that are not whole. */
-  status?: number | null;
-  mime?: string | null;
-  digest?: string | null;
-  warc_file?: string | null;
-  warc_offset?: number | null;
-  warc_length?: number | null;
-  client_ip?: string | null;
 }
 
-/**
- * One neighbour as {@link neighbourhoodSql} hands it on: lookup number,
- * which neighbour (1 first, 2 last, 3/4 at or before, 5/6 after), id,
- * datetime, uri_r, and, for the one at or before `t` of a `whole` lookup,
- * the whole-row columns (null on the others; absent from the statement
- * without them).
- */
-export type NeighbourTuple = [
-  i: number,
-  kind: number,
-  id: number,
-  datetime: number,
-  uri_r: string,
-  status?: number | null,
-  mime?: string | null,
-  digest?: string | null,
-  warc_file?: string | null,
-  warc_offset?: number | null,
-  warc_length?: number | null,
-  client_ip?: string | null,
-];
+/** Lookups answered by one {@link viewSql} statement: the batch is padded to the next of these sizes (three statements in all). */
+export const VIEW_BATCH_SIZES = [1, 8, 64] as const;
 
 /**
- * The neighbourhoods of `n` lookups `(i, urlkey, archive, t, whole)` in one
- * query: each neighbour's id is found in the covering `(urlkey,
- * archive_id, datetime)` index (one seek each), then its row by id for
- * `uri_r` (and, for the one at or before `t` of a `whole` lookup, every
- * column). `CROSS JOIN`: SQLite then keeps r as the outer loop (a plain
- * join let the planner scan the whole table against an automatic index on r).
- * The answer is one row, `j`: every neighbour as a {@link NeighbourTuple}
- * in one JSON array (`json_group_array`), so that the driver makes one
- * string instead of an object per neighbour with a property per column.
+ * The mementos of `n` urlkeys `(i, urlkey)` in one query (the read
+ * cache's views, read-cache.ts): two rows, each `(many, j)`: with `many`
+ * 0, `j` is every memento of the urlkeys with at most `max` of them as one
+ * JSON array of `[i, archive_id, id, datetime, uri_r]` (one string for the
+ * driver to make, not an object per memento); with `many` 1, `j` is the
+ * JSON array of the `i` whose urlkey has more (read another way). Found in
+ * the `(urlkey, datetime)` index, each memento's row by id for `uri_r`.
+ * A padding lookup has a NULL urlkey (it matches nothing).
  */
-export function neighbourhoodSql(n: number, withWhole = true): string {
-  const one = (kind: number, cond: string, order: string, offset: number) =>
-    `SELECT i, ${kind} AS kind, ${kind === 3 ? 'w' : '0'} AS w, (SELECT id FROM memento WHERE urlkey = q.k AND archive_id = q.a${cond} ORDER BY datetime ${order} LIMIT 1 OFFSET ${offset}) AS id FROM q`;
-  const whole = (col: string) => `CASE WHEN r.w THEN m.${col} END`;
-  return `WITH q(i, k, a, t, w) AS (VALUES ${new Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}),
-    r(i, kind, w, id) AS (
-      ${one(1, '', 'ASC', 0)}
-      UNION ALL ${one(2, '', 'DESC', 0)}
-      UNION ALL ${one(3, ' AND datetime <= q.t', 'DESC', 0)}
-      UNION ALL ${one(4, ' AND datetime <= q.t', 'DESC', 1)}
-      UNION ALL ${one(5, ' AND datetime > q.t', 'ASC', 0)}
-      UNION ALL ${one(6, ' AND datetime > q.t', 'ASC', 1)})
-    SELECT json_group_array(json_array(r.i, r.kind, m.id, m.datetime, m.uri_r
-      ${withWhole ? ', ' + ['status', 'mime', 'digest', 'warc_file', 'warc_offset', 'warc_length', 'client_ip'].map(whole).join(', ') : ''})) AS j
-    FROM r CROSS JOIN memento m ON m.id = r.id`;
+export function viewSql(n: number, max: number): string {
+  return `WITH q(i, k) AS (VALUES ${new Array(n).fill('(?, ?)').join(', ')}),
+    c(i, k, many) AS (SELECT i, k, (SELECT count(*) FROM (SELECT 1 FROM memento WHERE urlkey = q.k LIMIT ${max + 1})) > ${max} FROM q)
+    SELECT 0 AS many, json_group_array(json_array(c.i, m.archive_id, m.id, m.datetime, m.uri_r)) AS j
+      FROM c CROSS JOIN memento m ON m.urlkey = c.k WHERE NOT c.many
+    UNION ALL SELECT 1 AS many, json_group_array(c.i) AS j FROM c WHERE c.many`;
 }
 
 /** Spans of datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */

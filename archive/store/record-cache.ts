@@ -14,7 +14,7 @@
  * from it: callers must not change them.
  */
 import { LRUCache } from 'lru-cache';
-import type { StoredResponse } from './warc-reader.js';
+import type { StoredResponse } from './stored-response.js';
 
 /** The largest record kept: inflated body plus its HTTP head, bytes. */
 export const MAX_RECORD = 64 * 1024;
@@ -86,14 +86,18 @@ export class RecordCache {
    * {@link MAX_RECORD}: its body is copied into a buffer of its own, so
    * that the entry holds no more than it counts (the inflated record's WARC
    * head is not kept).
+   *
+   * @returns the kept copy of the body (the reader answers with it, so that an answer kept with the read
+   *   cache finds its body here and does not hold a second copy); `undefined` when not kept
    */
-  set(file: string, offset: number, length: number, r: StoredResponse): void {
-    if (!this.lru || !r.bodyBuffer) return;
+  set(file: string, offset: number, length: number, r: StoredResponse): Buffer | undefined {
+    if (!this.lru || !r.bodyBuffer) return undefined;
     const kept: Kept = { statusLine: r.statusLine, status: r.status, reason: r.reason, headers: r.headers, body: r.bodyBuffer };
-    if (recordBytes(kept) > MAX_RECORD) return;
+    if (recordBytes(kept) > MAX_RECORD) return undefined;
     const body = Buffer.allocUnsafeSlow(r.bodyBuffer.length);
     r.bodyBuffer.copy(body);
     this.lru.set(recordKey(file, offset, length), { ...kept, body });
+    return body;
   }
 
   /** Bytes held. */

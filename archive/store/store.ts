@@ -442,6 +442,8 @@ export class ArchiveStore {
         this.stats.transactions++;
         t = performance.now();
         await this.index.insertMany(written.map((p) => p.row));
+        // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
+        this.index.cache.written(written.map((p) => p.row.urlkey));
         this.stats.ms.commit += performance.now() - t;
         for (const p of written) this.noteCommitted(p.row);
       }

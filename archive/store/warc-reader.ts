@@ -9,27 +9,11 @@ import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { ScavengeCounter } from '#shared/gc.js';
-import { getHeader, parseHead, parseStatusLine, type RawHeader } from '#shared/http-head.js';
+import { getHeader, parseHead, parseStatusLine } from '#shared/http-head.js';
 import { RecordCache } from './record-cache.js';
+import type { StoredResponse } from './stored-response.js';
 
-/** A response record read back: the captured status line, headers and a stream of the stored body bytes. */
-export interface StoredResponse {
-  statusLine: string;
-  status: number;
-  reason: string;
-  headers: RawHeader[];
-  /** The payload exactly as stored (content-coding untouched). */
-  body: AsyncIterable<Uint8Array>;
-  /**
-   * The same payload as one buffer when the record was small enough to be
-   * read and inflated whole ({@link SMALL_RECORD}); `null` when it streams.
-   */
-  bodyBuffer: Buffer | null;
-  /** Payload length in bytes (from the WARC Content-Length minus the HTTP head). */
-  bodyLength: number;
-  /** Releases the file when the body is not read to its end. */
-  close(): void;
-}
+export type { StoredResponse };
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const MAX_HTTP_HEAD = 1024 * 1024;
@@ -143,8 +127,9 @@ export class WarcReader {
     }
     const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
     const stored: StoredResponse = { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
-    this.cache.set(file, offset, length, stored);
-    return stored;
+    // Answered with the record cache's own copy when it kept one (one copy of the body in memory, whoever else keeps it).
+    const kept = this.cache.set(file, offset, length, stored);
+    return kept ? { ...stored, body: once(kept), bodyBuffer: kept } : stored;
   }
 
   private acquire(file: string) {
