@@ -124,8 +124,7 @@ function countRequest(metrics: ArchiveMetrics, req: FastifyRequest, status: numb
   const resource = req.routeOptions.config?.resource ?? 'other';
   metrics.requests.inc({ resource, status: String(status) });
   if (resource !== 'put') return;
-  if (status === 412) metrics.captures.inc({ result: 'unchanged' });
-  else if (status === 409) metrics.captures.inc({ result: 'conflict' });
+  if (status === 409) metrics.captures.inc({ result: 'conflict' });
   else if (status >= 400) {
     metrics.captures.inc({ result: 'refused' });
     metrics.refused.inc({ status: String(status) });

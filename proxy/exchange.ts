@@ -84,7 +84,7 @@ export interface ExchangeContext {
   /** Emits `'capture'` when a capture ends. */
   events: EventEmitter;
   /** Settings of each live PUT. */
-  upload: Pick<CaptureOptions, 'maxBufferedBytes' | 'archiveTimeoutMs' | 'agent' | 'connections' | 'conditionalMaxBytes' | 'unchangedCache' | 'questions'>;
+  upload: Pick<CaptureOptions, 'maxBufferedBytes' | 'archiveTimeoutMs' | 'agent' | 'heldMaxBytes' | 'unchangedCache'>;
   logRequest: LogRequest;
 }
 

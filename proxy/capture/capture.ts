@@ -2,12 +2,13 @@
  * One capture: the live PUT (proxy/capture/upload.ts) and the spool tee
  * (proxy/spool/tee.ts) fed with the same body bytes as they arrive from
  * the content server, and the decision once both are done: stored,
- * unchanged (the archive, or the local cache, has the same memento),
+ * unchanged (the archive answered that it has the same memento, or the
+ * proxy's cache of its answers knew it would, proxy/capture/is-it-new.ts),
  * spooled for a re-send, kept in `rejected/` (the archive refused it for
- * good), dropped, or aborted. A body that ends within
- * `conditional_max_bytes` is held and sent as one conditional PUT
- * (`If-None-Match` with its entity tag, shared/capture-tag.ts); a larger
- * one streams. What the archive would refuse (shared/capture-rules.ts, the
+ * good), dropped, or aborted. A body that ends within `held_max_bytes` is
+ * held and sent as one PUT with `Content-Length` once the response has
+ * ended (or not at all when the cache knows it unchanged); a larger one
+ * streams. What the archive would refuse (shared/capture-rules.ts, the
  * archive's own rules) is never started. The client never waits for
  * either; the design is in docs/architecture.md.
  */
@@ -16,7 +17,6 @@ import type { IncomingMessage } from 'node:http';
 import { inspectCaptureHeads } from '#shared/capture-rules.js';
 import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
 import { ScavengeCounter } from '#shared/gc.js';
-import { formatHttpDate, parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
 import { getHeader } from '#shared/http-head.js';
 import { isConflict, isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
@@ -27,10 +27,9 @@ import type { Spool } from '../spool/spool.js';
 import type { SpoolMeta } from '../spool/file.js';
 import type { SpoolTee } from '../spool/tee.js';
 import type { CaptureAddress } from './address.js';
+import type { UnchangedCache } from './is-it-new.js';
 import { captureHeads } from './record.js';
-import type { CaptureQuestion, CaptureQuestions } from './questions.js';
-import type { UnchangedCache } from './unchanged-cache.js';
-import { CaptureUpload, ConditionalUpload, type HeldRecord, type UploadOptions, type UploadOutcome } from './upload.js';
+import { CaptureUpload, type UploadOptions, type UploadOutcome } from './upload.js';
 
 /** How a capture ended; the payload of the proxy's `'capture'` event. */
 export interface CaptureOutcome {
@@ -40,11 +39,11 @@ export interface CaptureOutcome {
   /** `PUT` address, `http://ArchiveHost:ArchivePort/ArchivePath/URI-R`. */
   putUrl: string;
   /**
-   * - `stored`: the archive acknowledged the live PUT (2xx);
+   * - `stored`: the archive stored it as a new memento (201);
    * - `unchanged`: the capture is the same as the memento it would follow:
-   *   the archive answered 412 to its conditional PUT (`live:
-   *   'unchanged'`), or the local cache said so and nothing was sent
-   *   (`live: 'cached'`);
+   *   the archive answered 200 (`live: 'stored'`: it was sent), or the
+   *   proxy's cache of the archive's answers knew it would and nothing
+   *   was sent (`live: 'cached'`);
    * - `spooled`: the live PUT failed or was skipped (the archive is backing
    *   off); the whole record is in the spool and will be re-sent;
    * - `rejected`: the archive refused the live PUT for good (a 4xx other
@@ -77,30 +76,21 @@ export interface CaptureOptions extends UploadOptions {
   spool?: Spool;
   log?: Logger;
   metrics?: ProxyMetrics;
-  /** Largest body held for a conditional PUT (vhosts with `ArchiveConditional: On`), bytes (default 64 KiB). */
-  conditionalMaxBytes?: number;
-  /** The local cache of vhosts with `ArchiveUnchangedCache: On`. */
+  /** Largest body held whole and sent with `Content-Length` once complete, bytes (`held_max_bytes`, default 64 KiB); a larger one streams. */
+  heldMaxBytes?: number;
+  /** The proxy's cache of the archive's answers, used for vhosts with `ArchiveUnchangedCache: On` (proxy/capture/is-it-new.ts). */
   unchangedCache?: UnchangedCache;
-  /** Asks the archive about several held captures at once before their conditional PUTs (proxy/capture/questions.ts); without it, each is PUT. */
-  questions?: CaptureQuestions;
 }
 
-/** What a conditional PUT's entity tag is made of besides the payload digest, from the heads as the archive reads them. */
+/** What the capture tag is made of besides the payload digest, and the capture's datetime, from the heads as the archive reads them. */
 export interface CaptureHeadFacts {
   status: number;
   /** Media type of its Content-Type (shared/capture-tag.ts `mediaType`). */
   mime: string;
-  /** The response's Date field as sent, when it has one (the capture's Memento-Datetime when it is a valid HTTP-date; read only for a conditional PUT). */
-  date?: string;
+  /** Its Memento-Datetime as the archive will take it, epoch seconds: the response's Date, else now. */
+  datetime: number;
   /** The body's length when the response says it (Content-Length): a body known to be larger than the bound is not held. */
   bodyLength?: number;
-}
-
-/** The body held for a conditional PUT while it is within the bound (its digest is taken once it is complete). */
-interface Held {
-  /** The record's head, then the body chunks as received. */
-  chunks: Buffer[];
-  bytes: number;
 }
 
 /** `sha256:<hex>` of the body held after the record's head in `chunks` (one call for a body of one chunk). */
@@ -111,7 +101,7 @@ function heldDigest(chunks: Buffer[]): string {
   return 'sha256:' + h.digest('hex');
 }
 
-const DEFAULT_CONDITIONAL_MAX_BYTES = 64 * 1024;
+const DEFAULT_HELD_MAX_BYTES = 64 * 1024;
 
 /**
  * One capture: the live PUT and the spool tee fed with the same bytes, and
@@ -124,21 +114,21 @@ export class Capture {
   private readonly vhost: Vhost;
   private readonly options: CaptureOptions;
   private readonly started = performance.now();
-  private live: CaptureUpload | ConditionalUpload | undefined;
+  private live: CaptureUpload | undefined;
   /** The spool copy; for a held capture made only when it is needed (the live PUT failed, or the body passed the bound). */
   private tee: SpoolTee | undefined;
   /** When the capture started, ms since the epoch (the spool copy's `capturedAt`). */
   private readonly startedAt = Date.now();
-  /** The held record (heads and body), once the body ended within the bound: the spool copy of a failed conditional PUT. */
+  /** The held record (heads and body), once the body ended within the bound: the spool copy of a failed PUT. */
   private heldRecord: Buffer[] | undefined;
   private readonly queue: ArchiveQueue | undefined;
   private readonly head: Buffer;
   private readonly facts: CaptureHeadFacts | undefined;
-  /** The body while it is held for a conditional PUT (not yet sent); `undefined` once it streams or is sent. */
-  private held: Held | undefined;
-  /** The capture's entity tag, once its body is complete and was held. */
-  private tag: string | undefined;
-  /** The local cache this capture counts in (vhost `ArchiveUnchangedCache: On`). */
+  private readonly bound: number;
+  /** The record while it is held (the heads, then the body chunks as received); `undefined` once it streams or is complete. */
+  private held: Buffer[] | undefined;
+  private heldBytes = 0;
+  /** The proxy's cache of the archive's answers this capture counts in (vhost `ArchiveUnchangedCache: On`). */
   private readonly cache: UnchangedCache | undefined;
   private bodyBytes = 0;
   /** A scavenge every few MiB of body: the buffers of a large response are freed as it streams (shared/gc.ts). */
@@ -146,10 +136,8 @@ export class Capture {
   private body: 'streaming' | 'complete' | 'aborted' = 'streaming';
   private abortReason: string | undefined;
   private liveResult: UploadOutcome | undefined;
-  /** The local cache found the capture unchanged: no PUT. */
+  /** The cache knew the capture unchanged: no PUT. */
   private cached = false;
-  /** Its question is with the archive (proxy/capture/questions.ts). */
-  private asking = false;
   private deciding = false;
   private resolveSettled!: (o: CaptureOutcome) => void;
   /** Resolves with the outcome (never rejects). */
@@ -158,9 +146,9 @@ export class Capture {
   /**
    * @param head bytes of parts 1–6 of the capture record
    * @param facts status, media type and datetime of the heads (as the
-   *   archive reads them): with them, and `ArchiveConditional: On`, the
-   *   body is held for a conditional PUT while it is within
-   *   `conditionalMaxBytes`; without them it streams
+   *   archive reads them): with them, the body is held while it is within
+   *   `heldMaxBytes` (and, with the cache, its tag compared once it is
+   *   complete); without them it streams
    */
   constructor(vhost: Vhost, uriR: string, head: Buffer, options: CaptureOptions = {}, facts?: CaptureHeadFacts) {
     this.vhost = vhost;
@@ -168,23 +156,27 @@ export class Capture {
     this.options = options;
     this.head = head;
     this.facts = facts;
+    this.bound = options.heldMaxBytes ?? DEFAULT_HELD_MAX_BYTES;
     const target = putTargetOf(vhost, uriR);
     this.putUrl = putUrl(target);
     const spool = options.spool;
-    if (spool) {
-      this.queue = spool.queue(target.host, target.port);
+    if (spool) this.queue = spool.queue(target.host, target.port);
+    if (vhost.archiveUnchangedCache && options.unchangedCache) {
+      // Every capture of the address counts, streamed ones too: the archive's answer to any of them is the entry's news.
+      this.cache = options.unchangedCache;
+      this.cache.begin(this.putUrl);
     }
-    const bound = options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES;
-    if (facts && vhost.archiveConditional && !((facts.bodyLength ?? 0) > bound)) {
-      this.held = { chunks: [head], bytes: 0 };
-      if (vhost.archiveUnchangedCache && options.unchangedCache) {
-        this.cache = options.unchangedCache;
-        this.cache.begin(this.putUrl);
-      }
-    } else {
-      this.openTee([head]);
-      if (!this.queue?.down) this.startLive(new CaptureUpload(vhost, uriR, head, options));
-    }
+    if (facts && !((facts.bodyLength ?? 0) > this.bound)) this.held = [head];
+    else this.stream([head]);
+  }
+
+  /** Starts the spool copy and the streamed PUT (unless the archive is backing off) with `chunks`, the record so far. */
+  private stream(chunks: Buffer[]): void {
+    this.openTee(chunks);
+    if (this.queue?.down) return;
+    const live = CaptureUpload.streamed(this.vhost, this.uriR, chunks[0], this.options);
+    for (let i = 1; i < chunks.length; i++) live.write(chunks[i]);
+    this.startLive(live);
   }
 
   /** Starts the spool copy with `chunks` (the record so far), when there is a spool. */
@@ -200,7 +192,7 @@ export class Capture {
     for (const c of chunks) this.tee.write(c);
   }
 
-  private startLive(live: CaptureUpload | ConditionalUpload): void {
+  private startLive(live: CaptureUpload): void {
     this.live = live;
     void live.settled.then((r) => {
       this.liveResult = r;
@@ -213,22 +205,18 @@ export class Capture {
     if (this.body !== 'streaming') return;
     this.bodyBytes += chunk.length;
     this.gc.add(chunk.length);
-    this.tee?.write(chunk);
     const held = this.held;
     if (!held) {
-      if (this.live instanceof CaptureUpload) this.live.write(chunk);
+      this.tee?.write(chunk);
+      this.live?.write(chunk);
       return;
     }
-    held.chunks.push(chunk);
-    held.bytes += chunk.length;
-    if (held.bytes > (this.options.conditionalMaxBytes ?? DEFAULT_CONDITIONAL_MAX_BYTES)) {
-      // Too large to hold: stream it as it comes, unconditionally, from what is held so far.
+    held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes > this.bound) {
+      // Too large to hold: stream it as it comes, from what is held so far.
       this.held = undefined;
-      this.openTee(held.chunks);
-      if (this.queue?.down) return;
-      const live = new CaptureUpload(this.vhost, this.uriR, this.head, this.options);
-      for (const c of held.chunks.slice(1)) live.write(c);
-      this.startLive(live);
+      this.stream(held);
     }
   }
 
@@ -239,38 +227,12 @@ export class Capture {
     const held = this.held;
     if (held && this.facts) {
       this.held = undefined;
-      this.heldRecord = held.chunks;
-      const { status, mime } = this.facts;
-      this.tag = captureEntityTag({ digest: heldDigest(held.chunks), status, mime });
-      if (this.cache?.unchanged(this.putUrl, this.tag)) this.cached = true;
-      else if (!this.queue?.down) {
-        const date = parseHttpDate(this.facts.date) ?? undefined;
-        const questions = this.options.questions;
-        if (questions) {
-          // Asked with the other captures of this turn; PUT only when the archive does not have it (or cannot say).
-          this.asking = true;
-          const { archiveHost: host, archivePort: port, archivePath: path, archiveToken: token } = this.vhost;
-          const question: CaptureQuestion = { archive: { host, port, path }, tag: this.tag, uriR: this.uriR };
-          if (token) question.token = token;
-          if (date) question.datetime = toEpochSeconds(date);
-          void questions.ask(question).then((answer) => {
-            if (!this.asking) return; // cut meanwhile (see abort)
-            this.asking = false;
-            if (answer === 'unchanged') this.liveResult = { outcome: 'unchanged' };
-            else if (this.body === 'complete' && !this.queue?.down) this.putHeld(held.chunks, date);
-            this.decide();
-          });
-        } else this.putHeld(held.chunks, date);
-      }
-    } else if (this.live instanceof CaptureUpload) this.live.end();
+      this.heldRecord = held;
+      const { status, mime, datetime } = this.facts;
+      if (this.cache?.unchanged(this.putUrl, captureEntityTag({ digest: heldDigest(held), status, mime }), datetime)) this.cached = true;
+      else if (!this.queue?.down) this.startLive(CaptureUpload.held(this.vhost, this.uriR, held, this.options));
+    } else this.live?.end();
     this.decide();
-  }
-
-  /** Sends the held record as one conditional PUT (`date`: its Memento-Datetime). */
-  private putHeld(chunks: Buffer[], date: Date | undefined): void {
-    const record: HeldRecord = { chunks, tag: this.tag! };
-    if (date) record.datetime = formatHttpDate(date);
-    this.startLive(new ConditionalUpload(this.vhost, this.uriR, record, this.options));
   }
 
   /**
@@ -285,8 +247,6 @@ export class Capture {
       this.abortReason = reason;
       this.held = undefined;
     }
-    // A question still with the archive: not waited for; the capture is spooled (nothing was sent).
-    this.asking = false;
     this.live?.abort(reason);
     this.decide();
   }
@@ -311,7 +271,7 @@ export class Capture {
   }
 
   private decide(): void {
-    if (this.deciding || this.body === 'streaming' || this.asking || (this.live && !this.liveResult)) return;
+    if (this.deciding || this.body === 'streaming' || (this.live && !this.liveResult)) return;
     this.deciding = true;
     void this.conclude().then((o) => this.resolveSettled(o));
   }
@@ -331,9 +291,8 @@ export class Capture {
     if (live?.archiveStatus !== undefined) result.archiveStatus = live.archiveStatus;
     if (live?.reason !== undefined) result.reason = live.reason;
     const conflict = live?.outcome === 'failed' && live.archiveStatus !== undefined && isConflict(live.archiveStatus);
-    if (live && live.outcome !== 'stored' && live.outcome !== 'unchanged' && live.outcome !== 'aborted' && !conflict) metrics?.putFailures.inc({ via: 'live' });
-    const acknowledged = this.cached || live?.outcome === 'stored' || live?.outcome === 'unchanged';
-    this.cache?.settle(this.putUrl, acknowledged && this.body === 'complete' ? this.tag : undefined);
+    if (live && live.outcome !== 'stored' && live.outcome !== 'aborted' && !conflict) metrics?.putFailures.inc({ via: 'live' });
+    this.settleCache(live);
 
     if (this.body === 'aborted') {
       this.tee?.discard();
@@ -351,10 +310,11 @@ export class Capture {
       this.tee?.discard();
       result.outcome = 'unchanged';
       metrics?.unchanged.inc({ via: 'cache' });
-    } else if (live?.outcome === 'stored' || live?.outcome === 'unchanged') {
+    } else if (live?.outcome === 'stored') {
       this.tee?.discard();
       this.queue?.noteSuccess();
-      if (live.outcome === 'unchanged') {
+      // 200: the archive has the same memento (archive/http/ingest.ts); 201: a new one.
+      if (live.archiveStatus === 200) {
         result.outcome = 'unchanged';
         metrics?.unchanged.inc({ via: 'archive' });
       } else metrics?.capturesSent.inc({ via: 'live' });
@@ -418,6 +378,16 @@ export class Capture {
     return result;
   }
 
+  /** Tells the cache (when this capture counts in one) what the archive answered, or that it did not. */
+  private settleCache(live: UploadOutcome | undefined): void {
+    if (!this.cache) return;
+    if (this.cached) return this.cache.settle(this.putUrl, undefined, true);
+    const answer = live?.outcome === 'stored' && this.body === 'complete' ? live.answer : undefined;
+    if (answer?.etag !== undefined && answer.revisitAfter !== undefined && this.facts)
+      this.cache.settle(this.putUrl, { tag: answer.etag, since: this.facts.datetime, until: answer.revisitAfter });
+    else this.cache.settle(this.putUrl, undefined);
+  }
+
   /** The archive refused the live PUT for good: the record goes to `rejected/` (within the spool's bound), counted as lost. */
   private async keepRejected(result: CaptureOutcome): Promise<void> {
     const { log, metrics } = this.options;
@@ -441,10 +411,10 @@ export class Capture {
 /**
  * Starts the capture of one exchange: builds the record's heads and, unless
  * the archive would refuse them (shared/capture-rules.ts `inspectCaptureHeads`,
- * with the archive's default limits), opens the spool tee and either the
- * live PUT (unless the archive's queue is backing off) or, with
- * `ArchiveConditional: On`, holds the body for a conditional PUT. The
- * caller feeds it the body ({@link Capture.write}) and ends or aborts it.
+ * with the archive's default limits), holds the body while it is within
+ * `held_max_bytes`, else opens the spool tee and the streamed PUT (unless
+ * the archive's queue is backing off). The caller feeds it the body
+ * ({@link Capture.write}) and ends or aborts it.
  *
  * @returns the capture, or `{ refused }`: why the archive would refuse it
  *   (nothing was sent nor spooled)
@@ -462,11 +432,13 @@ export function startCapture(
   const { request, response } = captureHeads(req, proxyRes, vhost, scheme, address);
   const inspected = inspectCaptureHeads(request, response, new Date());
   if ('refusal' in inspected) return { refused: inspected.refusal.message };
-  // Status, media type and Date exactly as the archive will read them from these bytes.
+  // Status, media type and Memento-Datetime exactly as the archive will read them from these bytes.
   const headers = inspected.head.response.headers;
-  const facts: CaptureHeadFacts = { status: inspected.head.response.status, mime: mediaType(getHeader(headers, 'content-type')) };
-  const date = getHeader(headers, 'date');
-  if (date !== undefined) facts.date = date;
+  const facts: CaptureHeadFacts = {
+    status: inspected.head.response.status,
+    mime: mediaType(getHeader(headers, 'content-type')),
+    datetime: inspected.accepted.datetime,
+  };
   const length = getHeader(headers, 'content-length');
   if (length !== undefined) facts.bodyLength = Number(length.split(',')[0]);
   return new Capture(vhost, address.uriR, inspected.bytes, options, facts);
