@@ -191,7 +191,8 @@ export const VHOST_SCHEMA = {
     ArchiveConditional: {
       check: 'proxy-on-off',
       docDefault: '— (obsolete)',
-      description: 'obsolete, ignored (conditional PUTs are gone: every capture is a plain PUT and the archive decides whether it is new); a vhost file that still has it loads, with one warning line',
+      description:
+        'obsolete, ignored (conditional PUTs are gone: every capture is a plain PUT and the archive decides whether it is new); a vhost file that still has it loads, with one warning line',
       errorMessage: 'must be On or Off (or true/false); it is obsolete and ignored, so it can be removed',
     },
     ArchiveToken: {

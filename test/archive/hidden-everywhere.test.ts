@@ -173,7 +173,7 @@ t.test("the home page's totals, sites and latest captures leave hidden captures 
 
 const sha256 = (s: string) => 'sha256:' + createHash('sha256').update(s).digest('hex');
 
-t.test("a capture PUT identical to a hidden memento is a new memento: the answer names it, never the hidden one", async (t) => {
+t.test('a capture PUT identical to a hidden memento is a new memento: the answer names it, never the hidden one', async (t) => {
   const a = await startArchive(RULES);
   t.teardown(() => a.close());
   const D1 = 'Tue, 20 Oct 2026 10:00:00 GMT';
