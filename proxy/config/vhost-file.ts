@@ -14,7 +14,7 @@ import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, ty
 import type { ConfigSchema } from '#shared/config-schema.js';
 import { defineCheck } from '#shared/config-schema.js';
 import { BEARER_TOKEN, formatHostPort } from '#shared/net.js';
-import { normalizeMatchPath } from '../capture/verdict.js';
+import { excludedPrefix } from './excluded.js';
 import { checkSettings } from './settings.js';
 
 // A DNS name (labels of letters, digits, hyphens; `_` tolerated as legacy
@@ -270,7 +270,7 @@ export interface Vhost {
   /** TimeGate address without scheme, ending in `/` (e.g. `127.0.0.1:8090/tg/`). */
   archiveTimeGate: string;
   enableIP: boolean;
-  /** Excluded path prefixes, normalised (`normalizeMatchPath`, proxy/capture/verdict.ts); no trailing `/` except for `/` itself. */
+  /** Excluded path prefixes, normalised (`excludedPrefix`, proxy/config/excluded.ts); no trailing `/` except for `/` itself. */
   excluded: readonly string[];
   /** `ArchiveUnchangedCache On`: no PUT for a capture the archive's last answer for its URI-R says it has (proxy/capture/is-it-new.ts). */
   archiveUnchangedCache: boolean;
@@ -386,12 +386,6 @@ function beforeSchema(src: YamlSource, doc: number, at: (string | number)[], val
     if (typeof v === 'string') out[key] = v.split(/\s+/).filter(Boolean);
   }
   return out;
-}
-
-/** An `Excluded` entry as the matcher compares it: normalised, no trailing `/` (except `/` itself). */
-function excludedPrefix(entry: string): string {
-  const p = normalizeMatchPath(entry);
-  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
 }
 
 /** One vhost of a file (document `doc`, at `at` in it), checked and resolved. */

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { isExcludedPath } from '../../proxy/capture/verdict.js';
+import { isExcludedPath } from '../../proxy/config/excluded.js';
 import { loadProxyConfig, PROXY_DEFAULTS } from '../../proxy/config/proxy-file.js';
 import { loadVhostFile, parseVhostText, VHOST_DEFAULTS } from '../../proxy/config/vhost-file.js';
 import { ConfigError } from '#shared/config.js';
