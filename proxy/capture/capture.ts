@@ -17,7 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import { inspectCaptureHeads } from '#shared/capture-rules.js';
 import { captureEntityTag, mediaType } from '#shared/capture-tag.js';
 import { ScavengeCounter } from '#shared/gc.js';
-import { getHeader } from '#shared/http-head.js';
+import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
 import { isConflict, isPermanentRefusal, putTargetOf, putUrl } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 import type { Logger } from '../log.js';
@@ -55,9 +55,13 @@ export interface CaptureOutcome {
    * - `dropped`: neither: the capture is lost (spool full, too slow, off);
    * - `aborted`: the client went away or the content server broke off
    *   mid-body: there is no whole capture; the PUT was cut so that the
-   *   archive stores nothing.
+   *   archive stores nothing;
+   * - `refused`: the archive would refuse its heads (shared/capture-rules.ts),
+   *   found when they were made (a held capture's are made only when it
+   *   must be sent): nothing sent nor spooled, as for a capture refused
+   *   before it started.
    */
-  outcome: 'stored' | 'unchanged' | 'spooled' | 'rejected' | 'conflict' | 'dropped' | 'aborted';
+  outcome: 'stored' | 'unchanged' | 'spooled' | 'rejected' | 'conflict' | 'dropped' | 'aborted' | 'refused';
   /** What the live PUT did (`skipped`: not tried, the archive's queue was backing off; `cached`: not needed, see `unchanged`). */
   live: UploadOutcome['outcome'] | 'skipped' | 'cached';
   /** Status of the archive's answer to the live PUT, when there was one. */
@@ -93,13 +97,20 @@ export interface CaptureHeadFacts {
   bodyLength?: number;
 }
 
-/** `sha256:<hex>` of the body held after the record's head in `chunks` (one call for a body of one chunk). */
-function heldDigest(chunks: Buffer[]): string {
-  if (chunks.length === 2) return 'sha256:' + hash('sha256', chunks[1], 'hex');
+/** `sha256:<hex>` of the body `chunks` (one call for a body of one chunk). */
+function bodyDigest(chunks: Buffer[]): string {
+  if (chunks.length === 1) return 'sha256:' + hash('sha256', chunks[0], 'hex');
   const h = createHash('sha256');
-  for (let i = 1; i < chunks.length; i++) h.update(chunks[i]);
+  for (const c of chunks) h.update(c);
   return 'sha256:' + h.digest('hex');
 }
+
+/**
+ * The bytes of parts 1–6 of a capture record, or what makes them (or says
+ * why the archive would refuse the capture) once they are needed: a held
+ * capture that the cache finds unchanged needs none (see {@link startCapture}).
+ */
+export type RecordHead = Buffer | (() => Buffer | { refused: string });
 
 const DEFAULT_HELD_MAX_BYTES = 64 * 1024;
 
@@ -119,13 +130,16 @@ export class Capture {
   private tee: SpoolTee | undefined;
   /** When the capture started, ms since the epoch (the spool copy's `capturedAt`). */
   private readonly startedAt = Date.now();
-  /** The held record (heads and body), once the body ended within the bound: the spool copy of a failed PUT. */
-  private heldRecord: Buffer[] | undefined;
+  /** The held body, once it ended within the bound: with the heads, the spool copy of a failed PUT. */
+  private heldBody: Buffer[] | undefined;
   private readonly queue: ArchiveQueue | undefined;
-  private readonly head: Buffer;
+  /** The record's heads, or what makes them (and checks them against the archive's rules) when first needed. */
+  private head: RecordHead;
+  /** Why the archive would refuse the capture, found when its heads were made late: nothing is sent nor spooled. */
+  private refusedWhy: string | undefined;
   private readonly facts: CaptureHeadFacts | undefined;
   private readonly bound: number;
-  /** The record while it is held (the heads, then the body chunks as received); `undefined` once it streams or is complete. */
+  /** The body while it is held (the chunks as received); `undefined` once it streams or is complete. */
   private held: Buffer[] | undefined;
   private heldBytes = 0;
   /** The proxy's cache of the archive's answers this capture counts in (vhost `ArchiveUnchangedCache: On`). */
@@ -144,13 +158,14 @@ export class Capture {
   readonly settled: Promise<CaptureOutcome> = new Promise((resolve) => (this.resolveSettled = resolve));
 
   /**
-   * @param head bytes of parts 1–6 of the capture record
+   * @param head bytes of parts 1–6 of the capture record, or (for a capture
+   *   that will be held) a function that makes them when they are needed
    * @param facts status, media type and datetime of the heads (as the
    *   archive reads them): with them, the body is held while it is within
    *   `heldMaxBytes` (and, with the cache, its tag compared once it is
    *   complete); without them it streams
    */
-  constructor(vhost: Vhost, uriR: string, head: Buffer, options: CaptureOptions = {}, facts?: CaptureHeadFacts) {
+  constructor(vhost: Vhost, uriR: string, head: RecordHead, options: CaptureOptions = {}, facts?: CaptureHeadFacts) {
     this.vhost = vhost;
     this.uriR = uriR;
     this.options = options;
@@ -166,16 +181,27 @@ export class Capture {
       this.cache = options.unchangedCache;
       this.cache.begin(this.putUrl);
     }
-    if (facts && !((facts.bodyLength ?? 0) > this.bound)) this.held = [head];
-    else this.stream([head]);
+    if (facts && !((facts.bodyLength ?? 0) > this.bound)) this.held = [];
+    else this.stream([]);
   }
 
-  /** Starts the spool copy and the streamed PUT (unless the archive is backing off) with `chunks`, the record so far. */
-  private stream(chunks: Buffer[]): void {
-    this.openTee(chunks);
+  /** The record's heads, made now if they were left for later; `undefined` (and {@link refusedWhy} set) when the archive would refuse them. */
+  private recordHead(): Buffer | undefined {
+    if (Buffer.isBuffer(this.head)) return this.head;
+    const made = this.head();
+    if (Buffer.isBuffer(made)) return (this.head = made);
+    this.refusedWhy = made.refused;
+    return undefined;
+  }
+
+  /** Starts the spool copy and the streamed PUT (unless the archive is backing off) with the heads and `body`, the body so far. */
+  private stream(body: Buffer[]): void {
+    const head = this.recordHead();
+    if (!head) return; // refused: nothing is sent nor spooled
+    this.openTee([head, ...body]);
     if (this.queue?.down) return;
-    const live = CaptureUpload.streamed(this.vhost, this.uriR, chunks[0], this.options);
-    for (let i = 1; i < chunks.length; i++) live.write(chunks[i]);
+    const live = CaptureUpload.streamed(this.vhost, this.uriR, head, this.options);
+    for (const c of body) live.write(c);
     this.startLive(live);
   }
 
@@ -202,7 +228,7 @@ export class Capture {
 
   /** Body bytes, as received from the content server (transfer coding undone). Never waits. */
   write(chunk: Buffer): void {
-    if (this.body !== 'streaming') return;
+    if (this.body !== 'streaming' || this.refusedWhy !== undefined) return;
     this.bodyBytes += chunk.length;
     this.gc.add(chunk.length);
     const held = this.held;
@@ -227,10 +253,13 @@ export class Capture {
     const held = this.held;
     if (held && this.facts) {
       this.held = undefined;
-      this.heldRecord = held;
       const { status, mime, datetime } = this.facts;
-      if (this.cache?.unchanged(this.putUrl, captureEntityTag({ digest: heldDigest(held), status, mime }), datetime)) this.cached = true;
-      else if (!this.queue?.down) this.startLive(CaptureUpload.held(this.vhost, this.uriR, held, this.options));
+      if (this.cache?.unchanged(this.putUrl, captureEntityTag({ digest: bodyDigest(held), status, mime }), datetime)) this.cached = true;
+      else {
+        const head = this.recordHead();
+        if (head) this.heldBody = held;
+        if (head && !this.queue?.down) this.startLive(CaptureUpload.held(this.vhost, this.uriR, [head, ...held], this.options));
+      }
     } else this.live?.end();
     this.decide();
   }
@@ -271,7 +300,7 @@ export class Capture {
   }
 
   private decide(): void {
-    if (this.deciding || this.body === 'streaming' || (this.live && !this.liveResult)) return;
+    if (this.deciding || (this.body === 'streaming' && this.refusedWhy === undefined) || (this.live && !this.liveResult)) return;
     this.deciding = true;
     void this.conclude().then((o) => this.resolveSettled(o));
   }
@@ -294,7 +323,11 @@ export class Capture {
     if (live && live.outcome !== 'stored' && live.outcome !== 'aborted' && !conflict) metrics?.putFailures.inc({ via: 'live' });
     this.settleCache(live);
 
-    if (this.body === 'aborted') {
+    if (this.refusedWhy !== undefined) {
+      // Found when its heads were made, at the end of a held body or as it passed the bound: as if never started.
+      result.outcome = 'refused';
+      result.reason = this.refusedWhy;
+    } else if (this.body === 'aborted') {
       this.tee?.discard();
       result.outcome = 'aborted';
       result.reason = this.abortReason;
@@ -339,7 +372,7 @@ export class Capture {
     } else {
       // Failed, overflowed, cut at shutdown, or skipped: keep it for a re-send.
       if (live?.outcome === 'failed') this.queue?.noteFailure(live.reason ?? 'the live PUT failed');
-      if (this.heldRecord) this.openTee(this.heldRecord);
+      if (this.heldBody) this.openTee([this.head as Buffer, ...this.heldBody]);
       const spooled = this.tee && this.queue ? await this.tee.commit(this.queue) : { result: 'dropped' as const, reason: 'no spool' };
       if (spooled.result === 'spooled') {
         result.outcome = 'spooled';
@@ -391,7 +424,7 @@ export class Capture {
   /** The archive refused the live PUT for good: the record goes to `rejected/` (within the spool's bound), counted as lost. */
   private async keepRejected(result: CaptureOutcome): Promise<void> {
     const { log, metrics } = this.options;
-    if (this.heldRecord) this.openTee(this.heldRecord);
+    if (this.heldBody) this.openTee([this.head as Buffer, ...this.heldBody]);
     const kept = this.tee ? await this.tee.commit('rejected') : { result: 'dropped' as const, reason: 'no spool' };
     result.outcome = kept.result === 'spooled' ? 'rejected' : 'dropped';
     metrics?.dropped.inc({ reason: 'rejected' });
@@ -409,15 +442,19 @@ export class Capture {
 }
 
 /**
- * Starts the capture of one exchange: builds the record's heads and, unless
- * the archive would refuse them (shared/capture-rules.ts `inspectCaptureHeads`,
- * with the archive's default limits), holds the body while it is within
- * `held_max_bytes`, else opens the spool tee and the streamed PUT (unless
- * the archive's queue is backing off). The caller feeds it the body
- * ({@link Capture.write}) and ends or aborts it.
+ * Starts the capture of one exchange. A body that will be held (within
+ * `held_max_bytes`, or of unknown length) with the cache on
+ * (`ArchiveUnchangedCache`) is held with only its status, media type and
+ * datetime known: the record's heads are built, and checked against the
+ * archive's rules (shared/capture-rules.ts `inspectCaptureHeads`, with the
+ * archive's default limits), only when it must be sent, so a capture the
+ * cache finds unchanged costs no more than its digest. Otherwise the heads
+ * are built and checked now, and the capture held or streamed. The caller
+ * feeds it the body ({@link Capture.write}) and ends or aborts it.
  *
  * @returns the capture, or `{ refused }`: why the archive would refuse it
- *   (nothing was sent nor spooled)
+ *   (nothing was sent nor spooled; a held capture refused later ends
+ *   with the outcome `refused`)
  * @throws TypeError when a header holds CR or LF (cannot happen for headers
  *   Node parsed; the caller skips the capture).
  */
@@ -429,17 +466,53 @@ export function startCapture(
   scheme: 'http' | 'https',
   options: CaptureOptions = {},
 ): Capture | { refused: string } {
-  const { request, response } = captureHeads(req, proxyRes, vhost, scheme, address);
-  const inspected = inspectCaptureHeads(request, response, new Date());
-  if ('refusal' in inspected) return { refused: inspected.refusal.message };
-  // Status, media type and Memento-Datetime exactly as the archive will read them from these bytes.
-  const headers = inspected.head.response.headers;
-  const facts: CaptureHeadFacts = {
-    status: inspected.head.response.status,
-    mime: mediaType(getHeader(headers, 'content-type')),
-    datetime: inspected.accepted.datetime,
+  const facts = headFacts(proxyRes);
+  const inspect = (): { bytes: Buffer } | { refused: string } => {
+    const { request, response } = captureHeads(req, proxyRes, vhost, scheme, address);
+    const inspected = inspectCaptureHeads(request, response, new Date());
+    return 'refusal' in inspected ? { refused: inspected.refusal.message } : inspected;
   };
-  const length = getHeader(headers, 'content-length');
+  if (vhost.archiveUnchangedCache && options.unchangedCache && !((facts.bodyLength ?? 0) > (options.heldMaxBytes ?? DEFAULT_HELD_MAX_BYTES))) {
+    // Held, and perhaps never sent: its heads are made (and checked) only when it must be.
+    const later = () => {
+      try {
+        const made = inspect();
+        return 'bytes' in made ? made.bytes : made;
+      } catch (err) {
+        return { refused: `the capture's heads cannot be written: ${(err as Error).message}` };
+      }
+    };
+    return new Capture(vhost, address.uriR, later, options, facts);
+  }
+  const made = inspect();
+  if ('refused' in made) return made;
+  return new Capture(vhost, address.uriR, made.bytes, options, facts);
+}
+
+/**
+ * Status, media type, Memento-Datetime and body length of a response, as
+ * the archive will read them from the capture record's response head: the
+ * first `Content-Type` and `Date` fields (RFC 9110 §5.3), the Date when it
+ * is an HTTP-date, else now.
+ */
+function headFacts(proxyRes: IncomingMessage): CaptureHeadFacts {
+  let type: string | undefined;
+  let date: string | undefined;
+  let length: string | undefined;
+  const raw = proxyRes.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length !== 4 && name.length !== 12 && name.length !== 14) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'content-type') type ??= raw[i + 1];
+    else if (lower === 'date') date ??= raw[i + 1];
+    else if (lower === 'content-length') length ??= raw[i + 1];
+  }
+  const facts: CaptureHeadFacts = {
+    status: proxyRes.statusCode ?? 0,
+    mime: mediaType(type),
+    datetime: toEpochSeconds(parseHttpDate(date) ?? new Date()),
+  };
   if (length !== undefined) facts.bodyLength = Number(length.split(',')[0]);
-  return new Capture(vhost, address.uriR, inspected.bytes, options, facts);
+  return facts;
 }
