@@ -19,9 +19,9 @@
  * ArchiveUnchangedCache Off: every capture is PUT and the archive answers
  * 200), `sink.bench` (On, to the sink, which drains each PUT and answers
  * 201 without a tag: the proxy's own share of a PUT per capture),
- * `new.bench` (On, to the archive, requests under `/new/`: the archive
- * stores every capture). Requests cycle over 100 paths, keep-alive; every
- * answer must be a 200.
+ * `new.bench` (On, to the archive, requests under `/new/`, each path
+ * once: the archive stores every capture). Requests for unchanged pages
+ * cycle over 100 paths; keep-alive; every answer must be a 200.
  *
  * Arms, alternated in each round (order reversed every other round): the
  * content server directly; capture off, on, put and sink on unchanged
@@ -118,7 +118,8 @@ export async function run(): Promise<BenchRow[]> {
 
     let n = 0;
     const pages = () => `/page/${n++ % PATHS}.html`;
-    const newPages = () => `/new/${n++ % PATHS}.html`;
+    // A new URI-R each time: a page new at every request of one URI-R would meet the memento stored the same second (409).
+    const newPages = () => `/new/${n++}.html`;
     // CPU used per request by each server process, µs (user + system, from /proc).
     const procs = { proxy, archive, sink, content };
     const arm =
