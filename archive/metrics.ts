@@ -16,7 +16,6 @@ export type Resource =
   | 'timebundle'
   | 'host-meta'
   | 'put'
-  | 'questions'
   | 'health'
   | 'metrics'
   | 'static'
@@ -31,14 +30,8 @@ export class ArchiveMetrics {
   readonly registry = new Registry();
   readonly captures = new Counter({
     name: 'memento_archive_captures_total',
-    help: 'Capture PUTs by result: stored (201), duplicate (200), unchanged (412: a conditional PUT of a duplicate, body not sent), conflict (409: a different memento of the URI-R is stored at that second), refused (other 4xx)',
+    help: 'Capture PUTs by result: stored (201), duplicate (200: identical to the memento it follows, nothing stored), conflict (409: a different memento of the URI-R is stored at that second), refused (other 4xx)',
     labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
-  readonly questions = new Counter({
-    name: 'memento_archive_questions_total',
-    help: 'Questions of a capture proxy (POST <put_prefix>put/: would a conditional PUT of this capture be a duplicate?) by answer: unchanged (the capture is not sent), new; not captures',
-    labelNames: ['answer'] as const,
     registers: [this.registry],
   });
   readonly refused = new Counter({
@@ -100,8 +93,7 @@ export class ArchiveMetrics {
         this.set(await countRows());
       },
     });
-    for (const result of ['stored', 'duplicate', 'unchanged', 'conflict', 'refused']) this.captures.inc({ result }, 0);
-    for (const answer of ['unchanged', 'new']) this.questions.inc({ answer }, 0);
+    for (const result of ['stored', 'duplicate', 'conflict', 'refused']) this.captures.inc({ result }, 0);
     for (const outcome of ['end', 'stopped', 'limit', 'corrupt']) this.decodes.inc({ outcome }, 0);
     if (!caches) return;
     this.cacheLookups = new Counter({

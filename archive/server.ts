@@ -108,8 +108,8 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
 /**
  * While the server closes, closes each kept-alive connection as soon as it
  * is idle. Node's `server.close()` closes the idle ones once; a connection
- * whose request ends just after (a client ending a conditional PUT with its
- * last chunk after a 412) would otherwise stay open until
+ * whose request ends just after (a capture PUT still streaming in when the
+ * close began) would otherwise stay open until
  * `keep_alive_timeout`, and with it the daemon.
  */
 function closeIdleUntilClosed(app: FastifyInstance): void {
@@ -124,8 +124,7 @@ function countRequest(metrics: ArchiveMetrics, req: FastifyRequest, status: numb
   const resource = req.routeOptions.config?.resource ?? 'other';
   metrics.requests.inc({ resource, status: String(status) });
   if (resource !== 'put') return;
-  if (status === 412) metrics.captures.inc({ result: 'unchanged' });
-  else if (status === 409) metrics.captures.inc({ result: 'conflict' });
+  if (status === 409) metrics.captures.inc({ result: 'conflict' });
   else if (status >= 400) {
     metrics.captures.inc({ result: 'refused' });
     metrics.refused.inc({ status: String(status) });

@@ -275,8 +275,7 @@ export function page10k(seed = 0): Buffer {
  * into it (every answer a page the archive has not seen);
  * `'sink'` reads a request body to its end and answers 201 (an archive
  * that stores nothing, to tell the proxy's own capture cost from the
- * archive's), and a POST of capture questions (docs/capture-record.md)
- * with `unchanged` for each line.
+ * archive's).
  */
 export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
   const code = `
@@ -290,15 +289,6 @@ export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
         const body = loc + '\\n';
         res.writeHead(302, { location: loc, 'content-type': 'text/plain; charset=UTF-8', 'content-length': Buffer.byteLength(body) });
         res.end(body);
-      } else if (kind === 'sink' && req.method === 'POST') {
-        // A POST of capture questions (one a line): every capture is 'unchanged', so the proxy sends no PUT.
-        let lines = 0;
-        req.on('data', (c) => { for (const b of c) if (b === 10) lines++; });
-        req.on('end', () => {
-          const body = 'unchanged\\n'.repeat(lines);
-          res.writeHead(200, { 'content-type': 'text/plain; charset=UTF-8', 'content-length': body.length });
-          res.end(body);
-        });
       } else if (kind === 'sink') {
         req.resume();
         req.on('end', () => {

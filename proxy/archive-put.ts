@@ -10,6 +10,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import http from 'node:http';
+import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
 import { originOf } from '#shared/net.js';
 import type { Vhost } from './config/vhost-file.js';
 
@@ -65,6 +66,10 @@ export interface ArchiveAnswer {
   firstLine: string;
   /** False when the answer broke off before its end. */
   complete: boolean;
+  /** Its `ETag`: the capture tag of the memento the capture stored or matched (200, 201; shared/capture-tag.ts). */
+  etag?: string;
+  /** Its `Archive-Revisit-After`, epoch seconds (200, 201; archive/http/ingest.ts); absent or unparsable: `undefined`. */
+  revisitAfter?: number;
 }
 
 /** True for a 2xx answer: the archive has the capture. */
@@ -96,8 +101,9 @@ export function isPermanentRefusal(status: number): boolean {
 
 /**
  * Reads the archive's answer and calls `done` once, from the answer's
- * `'end'` (whole) or `'close'` (broken off) event. Reads at most about
- * 1 KiB of text; never throws.
+ * `'end'` (whole) or `'close'` (broken off) event: its status, first line
+ * of text (at most about 1 KiB is read), and for a capture the archive
+ * took, its `ETag` and `Archive-Revisit-After`. Never throws.
  */
 export function readArchiveAnswer(res: IncomingMessage, done: (answer: ArchiveAnswer) => void): void {
   const status = res.statusCode ?? 0;
@@ -106,7 +112,12 @@ export function readArchiveAnswer(res: IncomingMessage, done: (answer: ArchiveAn
   const finish = (complete: boolean) => {
     if (called) return;
     called = true;
-    done({ status, firstLine: text.split('\n')[0].slice(0, 300), complete });
+    const answer: ArchiveAnswer = { status, firstLine: text.split('\n')[0].slice(0, 300), complete };
+    const { etag } = res.headers;
+    if (etag !== undefined) answer.etag = etag;
+    const after = parseHttpDate(res.headers['archive-revisit-after'] as string | undefined);
+    if (after) answer.revisitAfter = toEpochSeconds(after);
+    done(answer);
   };
   res.setEncoding('utf8');
   res.on('data', (d: string) => {

@@ -84,7 +84,7 @@ export interface ExchangeContext {
   /** Emits `'capture'` when a capture ends. */
   events: EventEmitter;
   /** Settings of each live PUT. */
-  upload: Pick<CaptureOptions, 'maxBufferedBytes' | 'archiveTimeoutMs' | 'agent' | 'connections' | 'conditionalMaxBytes' | 'unchangedCache' | 'questions'>;
+  upload: Pick<CaptureOptions, 'maxBufferedBytes' | 'archiveTimeoutMs' | 'agent' | 'heldMaxBytes' | 'unchangedCache'>;
   logRequest: LogRequest;
 }
 
@@ -349,7 +349,14 @@ function onClosed(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage,
     if (ex.error) entry.error = ex.error;
     ctx.logRequest(entry, ex.error ? 'warn' : 'info');
   };
-  if (ex.capture) void ex.capture.settled.then((o) => write(o.outcome));
+  if (ex.capture)
+    void ex.capture.settled.then((o) => {
+      if (o.outcome !== 'refused') return write(o.outcome);
+      // Found when its heads were made late (a held capture): logged as one refused before it started.
+      ex.notCapturedWhy = o.reason;
+      ctx.metrics.refused.inc();
+      write('no: refused');
+    });
   else {
     if (ex.notCaptured === 'refused') ctx.metrics.refused.inc();
     write(`no: ${ex.notCaptured ?? (ex.status === undefined ? 'no-response' : 'status')}`);

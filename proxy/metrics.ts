@@ -24,7 +24,7 @@ export class ProxyMetrics {
   });
   readonly unchanged = new Counter({
     name: 'capture_proxy_captures_unchanged_total',
-    help: 'Captures not stored because they equal the memento they would follow: the archive answered 412 to the conditional PUT (via="archive"), or the local cache knew (via="cache", no PUT sent)',
+    help: 'Captures not stored because they equal the memento they would follow: the archive answered 200 to the PUT (via="archive"), or the cache of its answers knew (via="cache", no PUT sent)',
     labelNames: ['via'] as const,
     registers: [this.registry],
   });

@@ -17,9 +17,7 @@ import { createAdminServer } from './admin.js';
 import { clientErrorHandler } from './answers.js';
 import { archiveAgent } from './archive-put.js';
 import type { Capture } from './capture/capture.js';
-import { ArchiveConnections } from './capture/conditional-client.js';
-import { CaptureQuestions } from './capture/questions.js';
-import { UnchangedCache } from './capture/unchanged-cache.js';
+import { UnchangedCache } from './capture/is-it-new.js';
 import type { ProxyConfig } from './config/proxy-file.js';
 import type { Vhost } from './config/vhost-file.js';
 import { exchangeHandler, requestLogger } from './exchange.js';
@@ -57,12 +55,6 @@ export interface ProxyOptions {
   spool?: Partial<SpoolOptions>;
   /** Metrics to count into (default: a new {@link ProxyMetrics}). */
   metrics?: ProxyMetrics;
-  /**
-   * Ask the archive about the held captures that end together in one POST
-   * before their conditional PUTs (proxy/capture/questions.ts; default
-   * `true`); `false`: one conditional PUT per held capture.
-   */
-  captureQuestions?: boolean;
 }
 
 /** A running proxy. */
@@ -185,10 +177,8 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? config.upstreamTimeoutMs ?? 60_000;
   const requestTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs ?? 300_000;
 
-  // The connections to the archives, kept open between PUTs: node:http's for streamed PUTs and re-sends,
-  // a lean client's for conditional PUTs (proxy/capture/conditional-client.ts).
+  // The connections to the archives, kept open between PUTs: live PUTs and the spool's re-sends.
   const archives = archiveAgent(config.archiveConnections);
-  const conditional = new ArchiveConnections(config.archiveConnections);
   let spool: Spool;
   try {
     spool = await Spool.open(config.spoolDir, {
@@ -218,11 +208,8 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     maxBufferedBytes: options.maxCaptureBufferBytes,
     archiveTimeoutMs,
     agent: archives,
-    connections: conditional,
-    conditionalMaxBytes: config.conditionalMaxBytes,
+    heldMaxBytes: config.heldMaxBytes,
     unchangedCache: new UnchangedCache(),
-    // The conditions of the held captures that end together, asked in one exchange (proxy/capture/questions.ts).
-    questions: options.captureQuestions === false ? undefined : new CaptureQuestions(conditional, archiveTimeoutMs),
   };
   const exchanges = exchangeHandler({ vhosts, proxy, log, metrics, spool, captures, events, upload, logRequest });
   const upgrades = upgradeHandler({ vhosts, proxy, logRequest });
@@ -263,7 +250,6 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     await releaseVhosts();
     agent.destroy();
     archives.destroy();
-    conditional.destroy();
     throw err;
   }
   server.on('error', (err) => log({ level: 'error', msg: 'server error', error: err.message }));
@@ -284,7 +270,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     get capturesInFlight() {
       return captures.size;
     },
-    close: (graceMs = 5000) => (closing ??= drainAndClose({ server, admin, captures, spool, proxy, agent, archives, conditional, releaseVhosts }, graceMs)),
+    close: (graceMs = 5000) => (closing ??= drainAndClose({ server, admin, captures, spool, proxy, agent, archives, releaseVhosts }, graceMs)),
   };
   if (admin) running.adminUrl = originOf('http', addressOf(admin));
   return running;

@@ -20,9 +20,8 @@ export interface ShutdownParts {
   proxy: httpProxy;
   /** The connections to the content servers. */
   agent: http.Agent;
-  /** The connections to the archives: streamed PUTs and re-sends, conditional PUTs. */
+  /** The connections to the archives: live PUTs and re-sends. */
   archives: http.Agent;
-  conditional: { destroy(): void };
   /** Closes or detaches the vhost registry (the proxy closes only a registry it opened). */
   releaseVhosts(): Promise<void>;
 }
@@ -67,6 +66,5 @@ export async function drainAndClose(parts: ShutdownParts, graceMs: number): Prom
   parts.proxy.close();
   parts.agent.destroy();
   parts.archives.destroy();
-  parts.conditional.destroy();
   await parts.releaseVhosts();
 }

@@ -160,6 +160,7 @@ export class VhostRegistry extends EventEmitter {
       this.rebuild();
       event = { file: abs, ok: true, names: vhosts.flatMap((v) => [...v.names]) };
       if (!atStart) this.log({ msg: 'vhost file loaded', file: abs, names: event.names });
+      for (const line of vhosts.flatMap((v) => v.obsolete ?? [])) this.log({ level: 'warn', msg: 'obsolete setting ignored', file: abs, error: line });
     } catch (err) {
       // Anything else a hostile file provokes refuses that file too: it never stops the proxy.
       const error = err instanceof ConfigError ? err.message : `${abs}: cannot load: ${(err as Error)?.message ?? String(err)}`;

@@ -7,11 +7,10 @@
  * traffic is a request with `Authorization` or a session cookie
  * (`PrivateCookies`, RFC 6265 §5.4) or a response with
  * `Cache-Control: private` or `no-store` (RFC 9111 §5.2.2.7, §5.2.2.5);
- * `Excluded` paths match as prefixes on segment boundaries after the path
- * is normalised (RFC 3986 §6.2.2, §5.2.4).
+ * `Excluded` paths match as the setting says (proxy/config/excluded.ts).
  */
 import type http from 'node:http';
-import { canonicalEscapes, canonicalPath } from '#shared/uri.js';
+import { isExcludedPath } from '../config/excluded.js';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** Why an exchange is not captured (`null` in {@link requestVerdict} = it may be). */
@@ -29,60 +28,6 @@ export type NotCapturedReason =
   | 'unknown-port'
   /** The archive would refuse the capture (shared/capture-rules.ts). */
   | 'refused';
-
-/**
- * A request path as the Excluded rules see it, in the canonical form of the
- * archive's urlkey path (shared/uri.ts `canonicalPath`, docs/url-space.md):
- * query removed; percent-encoded unreserved characters decoded and other
- * escapes upper-cased (RFC 3986 §6.2.2.2: `%70rivate` = `private`);
- * dot segments resolved (RFC 3986 §5.2.4, `%2e` counted as a dot, WHATWG URL
- * rules); runs of `/` merged into one (as Apache's MergeSlashes does). So a
- * client cannot reach an excluded page under another spelling and have it
- * captured. Case is kept (paths are case-sensitive, RFC 3986 §6.2.2.1).
- *
- * @param target request target, origin-form `/a/b?q` or absolute-form `http://h/a/b?q`
- */
-export function normalizeMatchPath(target: string): string {
-  let p = target;
-  if (!p.startsWith('/')) {
-    try {
-      p = new URL(p).pathname;
-    } catch {
-      p = '/' + p;
-    }
-  }
-  const q = p.search(/[?#]/);
-  if (q >= 0) p = p.slice(0, q);
-  p = p.replace(/\/{2,}/g, '/');
-  p = canonicalEscapes(p);
-  try {
-    p = new URL(p, 'http://x').pathname;
-  } catch {
-    // keep p as it is
-  }
-  // The path of the archive's urlkey (shared/uri.ts): the same escapes and merged slashes.
-  return canonicalPath(p);
-}
-
-/**
- * True when `target`'s path is under one of the `excluded` prefixes, on a
- * segment boundary: `/search` excludes `/search`, `/search/x` and
- * `/search?q=1`, not `/searchx`. The path is compared after
- * {@link normalizeMatchPath} (so `/%73earch` and `/a/../search` are
- * excluded too); `excluded` entries are normalised the same way by the
- * config loader.
- *
- * @param excluded normalised prefixes (`Vhost.excluded`)
- * @param target request target, origin-form or absolute-form
- */
-export function isExcludedPath(excluded: readonly string[], target: string): boolean {
-  if (excluded.length === 0) return false;
-  const p = normalizeMatchPath(target);
-  for (const ex of excluded) {
-    if (ex === '/' || p === ex || p.startsWith(ex + '/')) return true;
-  }
-  return false;
-}
 
 /**
  * The part of the capture decision known from the request alone.

@@ -103,14 +103,20 @@ export const PROXY_FILE_SCHEMA = {
       check: 'proxy-count',
       default: 64,
       description:
-        "most connections to each archive (`ArchiveHost:ArchivePort`) for conditional PUTs, and as many for streamed PUTs and re-sends, kept open between PUTs (keep-alive); a capture that finds them all busy waits for one (a streamed one's bytes count in the 8 MiB a live PUT may hold), at most `archive_timeout`, then it is spooled",
+        "most connections to each archive (`ArchiveHost:ArchivePort`) for live PUTs and re-sends, kept open between PUTs (keep-alive); a capture that finds them all busy waits for one (a streamed one's bytes count in the 8 MiB a live PUT may hold), at most `archive_timeout`, then it is spooled",
       errorMessage: 'must be a whole number greater than 0',
+    },
+    held_max_bytes: {
+      check: 'proxy-bytes',
+      default: 65536,
+      docDefault: '`65536` (64 KiB)',
+      description:
+        'largest response body held in memory: a capture whose body is complete within this many bytes is sent as one PUT with `Content-Length` once the response has ended (or not at all when `ArchiveUnchangedCache` knows the archive has it); a larger one streams to the archive from the moment it passes the bound. Per capture in flight, so at most this × concurrent captures of memory',
+      errorMessage: 'must be a number of bytes greater than 0',
     },
     conditional_max_bytes: {
       check: 'proxy-bytes',
-      default: 65536,
-      description:
-        'largest response body held in memory for a conditional PUT (`ArchiveConditional`): a capture whose body is complete within this many bytes goes as one conditional PUT once the response has ended; a larger one starts streaming to the archive when it passes the bound (an unconditional PUT, as before). Per capture in flight, so at most this × concurrent captures of memory',
+      description: 'the former name of `held_max_bytes`, still read (`held_max_bytes` wins when both are set)',
       errorMessage: 'must be a number of bytes greater than 0',
     },
   },
@@ -155,8 +161,8 @@ export interface ProxyConfig {
   archiveTimeoutMs?: number;
   /** Most connections to each archive, kept open between PUTs (default 64). */
   archiveConnections?: number;
-  /** Largest body held for a conditional PUT, bytes (default 64 KiB). */
-  conditionalMaxBytes?: number;
+  /** Largest body held whole and sent with `Content-Length`, bytes (`held_max_bytes`, default 64 KiB). */
+  heldMaxBytes?: number;
 }
 
 /**
@@ -186,6 +192,7 @@ function exists(p: string, folder: boolean): boolean {
 function proxyConfigFrom(src: YamlSource): ProxyConfig {
   if (src.values.length > 1) throw new ConfigError(`${src.file}: proxy config must be one YAML document, found ${src.values.length}`);
   const raw = checkSettings(PROXY_FILE_SCHEMA, src, 0, [], src.values[0] ?? {});
+  const written = (src.values[0] ?? {}) as Record<string, unknown>;
   const vhostsDir = resolveConfigPath(src.file, raw.vhosts.trim());
   if (!exists(vhostsDir, true)) throw new ConfigError(`${src.where(0, ['vhosts'])}: vhosts folder ${vhostsDir} does not exist or is not a folder`);
   const ms = (key: 'spool_retry_min' | 'spool_retry_max' | 'request_timeout' | 'headers_timeout' | 'upstream_timeout' | 'archive_timeout') =>
@@ -208,7 +215,8 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
     upstreamTimeoutMs: ms('upstream_timeout'),
     archiveTimeoutMs: ms('archive_timeout'),
     archiveConnections: bytesOf(raw.archive_connections),
-    conditionalMaxBytes: bytesOf(raw.conditional_max_bytes),
+    // The former name counts when the new one is not written.
+    heldMaxBytes: bytesOf(written.held_max_bytes === undefined && raw.conditional_max_bytes !== undefined ? raw.conditional_max_bytes : raw.held_max_bytes),
   };
   const admin = adminListenOf(raw.admin_listen);
   if (admin && admin !== 'off') out.adminListen = admin;

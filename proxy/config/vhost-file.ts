@@ -14,7 +14,7 @@ import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, ty
 import type { ConfigSchema } from '#shared/config-schema.js';
 import { defineCheck } from '#shared/config-schema.js';
 import { BEARER_TOKEN, formatHostPort } from '#shared/net.js';
-import { normalizeMatchPath } from '../capture/verdict.js';
+import { excludedPrefix } from './excluded.js';
 import { checkSettings } from './settings.js';
 
 // A DNS name (labels of letters, digits, hyphens; `_` tolerated as legacy
@@ -184,14 +184,17 @@ export const VHOST_SCHEMA = {
         'TimeGate address without scheme, ending in `/`, for the `Link: <http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` added to every proxied response (after any `Link` the content server sent)',
       errorMessage: 'must be host[:port]/path/ ending in / (the URL is appended to it), like 127.0.0.1:8090/tg/',
     },
-    ArchiveConditional: onOff(
-      true,
-      '`On`: a capture whose body is complete within `conditional_max_bytes` (proxy.yaml) is sent as a conditional PUT: its payload digest, status and media type as `If-None-Match` with `Expect: 100-continue`, so that the archive answers **412** without the body being sent when the memento it would follow is the same (see Conditional captures); `Off`: every capture streams to the archive as its response streams (for an archive that does not understand conditional PUTs)',
-    ),
     ArchiveUnchangedCache: onOff(
-      false,
-      '`On`: remember the entity tag of the last capture of each URI-R the archive acknowledged, and send no PUT at all for a capture with the same tag. Safe only when this proxy is the only writer of these URI-Rs into that archive (see Conditional captures)',
+      true,
+      "`On`: remember the archive's last answer for each URI-R (the capture tag of its memento and `Archive-Revisit-After`), and send no PUT for a capture held whole (within `held_max_bytes`) that has the same tag and a Memento-Datetime before that instant: the archive would store nothing. Right while this proxy is the only writer of these URI-Rs into that archive; `Off` where several proxies (or other clients) PUT the same URI-Rs (see docs/capture-record.md)",
     ),
+    ArchiveConditional: {
+      check: 'proxy-on-off',
+      docDefault: '— (obsolete)',
+      description:
+        'obsolete, ignored (conditional PUTs are gone: every capture is a plain PUT and the archive decides whether it is new); a vhost file that still has it loads, with one warning line',
+      errorMessage: 'must be On or Off (or true/false); it is obsolete and ignored, so it can be removed',
+    },
     ArchiveToken: {
       check: 'proxy-bearer-token',
       description: "sent as `Authorization: Bearer <token>` on every PUT, live and re-sent (the archive's `put_tokens`)",
@@ -267,12 +270,12 @@ export interface Vhost {
   /** TimeGate address without scheme, ending in `/` (e.g. `127.0.0.1:8090/tg/`). */
   archiveTimeGate: string;
   enableIP: boolean;
-  /** Excluded path prefixes, normalised (`normalizeMatchPath`, proxy/capture/verdict.ts); no trailing `/` except for `/` itself. */
+  /** Excluded path prefixes, normalised (`excludedPrefix`, proxy/config/excluded.ts); no trailing `/` except for `/` itself. */
   excluded: readonly string[];
-  /** `ArchiveConditional On`: a capture held whole in memory goes as a conditional PUT (If-None-Match, Expect: 100-continue). */
-  archiveConditional: boolean;
-  /** `ArchiveUnchangedCache On`: no PUT for a capture whose tag is that of the URI-R's last acknowledged capture. */
+  /** `ArchiveUnchangedCache On`: no PUT for a capture the archive's last answer for its URI-R says it has (proxy/capture/is-it-new.ts). */
   archiveUnchangedCache: boolean;
+  /** One line per obsolete setting the vhost still has (`file:line: …`), for the registry to log as a warning; absent when none. */
+  obsolete?: readonly string[];
   /** `ArchiveToken`: sent as `Authorization: Bearer <token>` on each PUT; `undefined` = none. */
   archiveToken?: string;
   /** `ArchivePrivate On`: capture requests with Authorization or a private cookie, and responses marked private/no-store. */
@@ -385,12 +388,6 @@ function beforeSchema(src: YamlSource, doc: number, at: (string | number)[], val
   return out;
 }
 
-/** An `Excluded` entry as the matcher compares it: normalised, no trailing `/` (except `/` itself). */
-function excludedPrefix(entry: string): string {
-  const p = normalizeMatchPath(entry);
-  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
-}
-
 /** One vhost of a file (document `doc`, at `at` in it), checked and resolved. */
 function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value: unknown): Vhost {
   const raw = checkSettings(VHOST_SCHEMA, src, doc, at, beforeSchema(src, doc, at, value));
@@ -416,7 +413,6 @@ function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value:
     archivePort,
     archivePath: raw.ArchivePath,
     archiveTimeGate: raw.ArchiveTimeGate ?? `${formatHostPort(archiveHost, archivePort)}/tg/`,
-    archiveConditional: parseOnOff(raw.ArchiveConditional)!,
     archiveUnchangedCache: parseOnOff(raw.ArchiveUnchangedCache)!,
     enableIP: parseOnOff(raw.EnableIP)!,
     excluded: Object.freeze(raw.Excluded.map(excludedPrefix)),
@@ -425,5 +421,12 @@ function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value:
     privateCookies,
     ...(privateCookie ? { privateCookie } : {}),
     archiveCookies: parseOnOff(raw.ArchiveCookies)!,
+    ...(raw.ArchiveConditional !== undefined
+      ? {
+          obsolete: Object.freeze([
+            `${src.where(doc, [...at, 'ArchiveConditional'])}: ArchiveConditional is obsolete and ignored (every capture is a plain PUT; the archive decides whether it is new); remove it`,
+          ]),
+        }
+      : {}),
   });
 }

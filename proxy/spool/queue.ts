@@ -20,7 +20,7 @@ import path from 'node:path';
 import { ScavengeCounter } from '#shared/gc.js';
 import { answerFailure, archivePut, isConflict, isPermanentRefusal, isStored, readArchiveAnswer } from '../archive-put.js';
 import { readMeta, SpoolFileError, type SpoolMeta } from './file.js';
-import type { Spool } from './spool.js';
+import type { SpoolRoom } from './room.js';
 
 /** A capture waiting in a queue. */
 export interface QueuedFile {
@@ -57,12 +57,20 @@ export class ArchiveQueue {
   /** The queue's folder exists (made once, not on every commit). */
   dirReady: Promise<unknown> | undefined;
 
+  /** @param paused the sender starts only once {@link resume}d (the spool was opened paused) */
   constructor(
-    private readonly spool: Spool,
+    private readonly spool: SpoolRoom,
     readonly name: string,
+    private paused = false,
   ) {
     this.dir = path.join(spool.dir, name);
     this.delay = spool.retryMinMs;
+  }
+
+  /** Starts the sender of a queue made paused. */
+  resume(): void {
+    this.paused = false;
+    this.kick();
   }
 
   /** Captures waiting. */
@@ -131,11 +139,11 @@ export class ArchiveQueue {
 
   /** Starts the sender unless it runs, is paused, or the queue is empty. */
   kick(): void {
-    if (this.running || this.closed || this.spool.paused || this.files.length === 0) return;
+    if (this.running || this.closed || this.paused || this.files.length === 0) return;
     this.running = true;
     void this.run().finally(() => {
       this.running = false;
-      if (!this.closed && this.files.length > 0 && !this.spool.paused) this.kick();
+      if (!this.closed && this.files.length > 0 && !this.paused) this.kick();
     });
   }
 

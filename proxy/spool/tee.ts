@@ -14,7 +14,7 @@ import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { metaLine, type SpoolMeta, spoolFileName } from './file.js';
 import type { ArchiveQueue } from './queue.js';
-import type { Spool } from './spool.js';
+import type { SpoolRoom } from './room.js';
 
 /** How a commit ended: in the queue under `seq`, or not spooled and why (`spool-full`, `spool-slow`, `spool-error: …`). */
 export type CommitResult = { result: 'spooled'; seq: number } | { result: 'dropped'; reason: string };
@@ -43,9 +43,11 @@ export class SpoolTee {
   /** Why this capture cannot be spooled (`spool-full`, `spool-slow`, `spool-error: …`), once it cannot. */
   dropped: string | undefined;
 
+  /** @param done called once the tee is finished with the disk (discarded or committed) */
   constructor(
-    private readonly spool: Spool,
+    private readonly spool: SpoolRoom,
     meta: SpoolMeta,
+    private readonly done: (tee: SpoolTee) => void = () => {},
   ) {
     this.meta = meta;
     this.write(metaLine(meta));
@@ -103,7 +105,7 @@ export class SpoolTee {
     this.checkCaughtUp();
     this.spool.release(this.reserved);
     this.reserved = 0;
-    this.settledP = this.cleanup().finally(() => this.spool.teeDone(this));
+    this.settledP = this.cleanup().finally(() => this.done(this));
   }
 
   /**
@@ -156,7 +158,7 @@ export class SpoolTee {
       }
     })().finally(() => {
       this.state = 'done';
-      this.spool.teeDone(this);
+      this.done(this);
     });
     this.settledP = p.then(() => undefined);
     return p;

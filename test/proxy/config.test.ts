@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { isExcludedPath } from '../../proxy/capture/verdict.js';
+import { isExcludedPath } from '../../proxy/config/excluded.js';
 import { loadProxyConfig, PROXY_DEFAULTS } from '../../proxy/config/proxy-file.js';
 import { loadVhostFile, parseVhostText, VHOST_DEFAULTS } from '../../proxy/config/vhost-file.js';
 import { ConfigError } from '#shared/config.js';
@@ -41,8 +41,8 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
   t.equal(v.archiveCookies, false, 'ArchiveCookies Off');
   t.equal(v.useCanonicalName, false, 'UseCanonicalName Off');
   t.equal(v.proxyPassReverse, true, 'ProxyPassReverse On');
-  t.equal(v.archiveConditional, true, 'ArchiveConditional On');
-  t.equal(v.archiveUnchangedCache, false, 'ArchiveUnchangedCache Off');
+  t.equal(v.archiveUnchangedCache, true, 'ArchiveUnchangedCache On');
+  t.equal(v.obsolete, undefined, 'no obsolete setting');
   t.ok(v.privateCookies.includes('PHPSESSID') && v.privateCookies.includes('ASPSESSIONID*'), 'PrivateCookies: the common session cookies');
   t.same(VHOST_DEFAULTS, {
     UseCanonicalName: false,
@@ -52,8 +52,8 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     ArchivePort: 8090,
     ArchivePath: '/put/',
     ArchiveTimeGate: null,
-    ArchiveConditional: true,
-    ArchiveUnchangedCache: false,
+    ArchiveUnchangedCache: true,
+    ArchiveConditional: null,
     EnableIP: false,
     Excluded: [],
     ArchiveToken: null,
@@ -76,7 +76,7 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     upstream_timeout: 60,
     archive_timeout: 60,
     archive_connections: 64,
-    conditional_max_bytes: 65536,
+    held_max_bytes: 65536,
   });
 });
 
@@ -112,10 +112,11 @@ Excluded: /private /search/
   t.equal(w.enableArchiving, true, 'on (lower case) is On');
 });
 
-t.test('ArchiveConditional, ArchiveUnchangedCache', async (t) => {
-  const [v] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveConditional: Off\nArchiveUnchangedCache: true\n', 'v.yaml');
-  t.equal(v.archiveConditional, false);
-  t.equal(v.archiveUnchangedCache, true);
+t.test('ArchiveUnchangedCache; ArchiveConditional is obsolete: a vhost that has it loads, with one warning naming it', async (t) => {
+  const [v] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveConditional: Off\nArchiveUnchangedCache: false\n', 'v.yaml');
+  t.equal(v.archiveUnchangedCache, false);
+  t.equal(v.obsolete?.length, 1, 'one warning');
+  t.match(v.obsolete?.[0], /v\.yaml:3: ArchiveConditional is obsolete and ignored/);
   t.match(
     errorOf(() => parseVhostText('server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveConditional: maybe\n', 'v.yaml')),
     /v\.yaml:3: ArchiveConditional must be On or Off/,
@@ -313,7 +314,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
       upstreamTimeoutMs: 60000,
       archiveTimeoutMs: 60000,
       archiveConnections: 64,
-      conditionalMaxBytes: 65536,
+      heldMaxBytes: 65536,
     },
     'documented defaults',
   );
@@ -324,7 +325,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(path.join(dir, 'conf', 'key.pem'), 'x');
   await writeFile(
     file,
-    'spool_max_bytes: 1000\nspool_slow_disk: drop\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nheaders_timeout: 2\nmax_connections: 100\nupstream_timeout: 20\narchive_timeout: 2.5\narchive_connections: 8\nconditional_max_bytes: 1024\n',
+    'spool_max_bytes: 1000\nspool_slow_disk: drop\nspool_retry_min: 0.5\nspool_retry_max: 30\nadmin_listen: 127.0.0.1:9180\ntls_cert: cert.pem\ntls_key: key.pem\nrequest_timeout: 10\nheaders_timeout: 2\nmax_connections: 100\nupstream_timeout: 20\narchive_timeout: 2.5\narchive_connections: 8\nheld_max_bytes: 1024\n',
   );
   t.match(loadProxyConfig(file), {
     spoolMaxBytes: 1000,
@@ -339,8 +340,12 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
     upstreamTimeoutMs: 20000,
     archiveTimeoutMs: 2500,
     archiveConnections: 8,
-    conditionalMaxBytes: 1024,
+    heldMaxBytes: 1024,
   });
+  await writeFile(file, 'conditional_max_bytes: 2048\n');
+  t.equal(loadProxyConfig(file).heldMaxBytes, 2048, 'conditional_max_bytes, the former name, is still read');
+  await writeFile(file, 'conditional_max_bytes: 2048\nheld_max_bytes: 4096\n');
+  t.equal(loadProxyConfig(file).heldMaxBytes, 4096, 'held_max_bytes wins over the former name');
   const bad: [string, RegExp][] = [
     ['spool_max_bytes: lots\n', /proxy\.yaml:1: spool_max_bytes must be a number of bytes greater than 0, not "lots"/],
     ['max_connections: 0\n', /proxy\.yaml:1: max_connections must be a whole number greater than 0, not 0/],
@@ -354,6 +359,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
     ['upstream_timeout: -1\n', /proxy\.yaml:1: upstream_timeout must be a number of seconds greater than 0/],
     ['archive_connections: 0\n', /proxy\.yaml:1: archive_connections must be a whole number greater than 0/],
     ['archive_connections: 2.5\n', /proxy\.yaml:1: archive_connections must be a whole number greater than 0/],
+    ['held_max_bytes: none\n', /proxy\.yaml:1: held_max_bytes must be a number of bytes greater than 0/],
     ['conditional_max_bytes: none\n', /proxy\.yaml:1: conditional_max_bytes must be a number of bytes greater than 0/],
   ];
   for (const [text, re] of bad) {
@@ -383,7 +389,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(file, 'listen: 127.0.0.1:8080\nsites: vhosts/\n');
   t.equal(
     errorOf(() => loadProxyConfig(file)),
-    `${file}:2: unknown setting "sites"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, headers_timeout, max_connections, upstream_timeout, archive_timeout, archive_connections, conditional_max_bytes`,
+    `${file}:2: unknown setting "sites"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, headers_timeout, max_connections, upstream_timeout, archive_timeout, archive_connections, held_max_bytes, conditional_max_bytes`,
   );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
   t.match(

@@ -171,9 +171,7 @@ export async function startTestProxy(
     spoolDir: path.join(dir, 'spool'),
     ...configExtra,
   };
-  // One conditional PUT per held capture unless a test asks for questions (`captureQuestions: true`): the archive
-  // stand-ins of most tests answer PUTs only; the POST of questions is tested in conditional.test.ts and questions.test.ts.
-  const proxy = await startProxy(config, { watch: false, log: (e) => logs.push(e), captureQuestions: false, ...options });
+  const proxy = await startProxy(config, { watch: false, log: (e) => logs.push(e), ...options });
   t.teardown(() => proxy.close(1000));
   return { proxy, dir: vhostsDir, logs };
 }

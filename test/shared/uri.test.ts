@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { isExcludedPath, normalizeMatchPath } from '../../proxy/capture/verdict.js';
+import { isExcludedPath, normalizeMatchPath } from '../../proxy/config/excluded.js';
 import { canonicalEscapes, checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '#shared/uri.js';
 
 /** Asserts that `fn` throws a UriError whose one-line message matches `message`. */
