@@ -34,5 +34,9 @@ export function isProxyOwned(name: string): boolean {
  * `-Proto`, `-Port`).
  */
 export function dropProxyOwned(headers: http.IncomingHttpHeaders): void {
-  for (const name of Object.keys(headers)) if (isProxyOwned(name)) delete headers[name];
+  for (const name in headers) {
+    // Every such name starts with `x` or `f` (any case): the others (Host, Accept, …) need no closer look.
+    const c = name.charCodeAt(0) | 0x20;
+    if ((c === 0x78 || c === 0x66) && isProxyOwned(name)) delete headers[name];
+  }
 }

@@ -27,8 +27,10 @@ export type Logger = ((entry: LogEntry) => void) & { flush?: () => void };
 export function pinoLogger(fd = 1): Logger {
   const { logger: p, flush } = jsonLinesLogger(fd);
   const log: Logger = (entry) => {
-    const { level = 'info', msg, ...rest } = entry;
-    p[level](rest, msg);
+    if (entry.level === undefined) return void p.info(entry);
+    // pino writes `level` itself: the entry goes without it (`msg` stays a field of the entry, in its place).
+    const { level, ...rest } = entry;
+    p[level](rest);
   };
   log.flush = flush;
   return log;

@@ -5,11 +5,29 @@
  */
 import pino from 'pino';
 
+let isoMs = -1;
+let isoField = '';
+
+/**
+ * pino's `timestamp`: `,"time":"<ISO 8601 UTC, milliseconds>"`, formatted
+ * once per millisecond (the proxy writes a line per request, several in the
+ * same millisecond under load; `Date.prototype.toISOString` was a
+ * measurable share of its time per request).
+ */
+export function isoTimeField(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoField = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return isoField;
+}
+
 /** pino's settings for that format. */
 export const LOG_FORMAT: pino.LoggerOptions = {
   base: undefined,
   messageKey: 'msg',
-  timestamp: pino.stdTimeFunctions.isoTime,
+  timestamp: isoTimeField,
   formatters: { level: (label) => ({ level: label }) },
 };
 
