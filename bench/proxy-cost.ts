@@ -14,14 +14,16 @@
  * time each proxy process used per request (/proc/<pid>/stat: less
  * disturbed by the other processes on the machine than req/s).
  *
- * `PROXY_COST_AB=<path of another checkout>` adds a third arm: the capture
- * proxy of that checkout (same config), for a same-run A/B of a change.
+ * `PROXY_COST_AB=<path of another checkout>[,<another>…]` adds an arm for
+ * each: the capture proxy of that checkout (same config), for a same-run
+ * A/B of a change.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { alternate, type BenchRow, bareServer, type Child, cpuSecondsOf, dataRoot, fmt, load, median, note, repo, spawnServer } from './lib.js';
 
-const ROUNDS = 5;
+/** Rounds (`PROXY_COST_ROUNDS` to change: the ratio of a small change needs more than the table's 5 on a busy machine). */
+const ROUNDS = Number(process.env.PROXY_COST_ROUNDS) || 5;
 const SECONDS = 3;
 const CONNECTIONS = 50;
 const PATHS = 100;
@@ -63,9 +65,12 @@ export async function run(): Promise<BenchRow[]> {
     started.push(bare);
     const proxy = await captureProxy('capture-proxy', repo, dir);
     started.push(proxy);
-    const other = process.env.PROXY_COST_AB;
-    const ab = other ? await captureProxy('capture-proxy-ab', path.resolve(other), dir) : undefined;
-    if (ab) started.push(ab);
+    const others = (process.env.PROXY_COST_AB ?? '').split(',').filter(Boolean);
+    const abs: Child[] = [];
+    for (const [i, other] of others.entries()) {
+      abs.push(await captureProxy(`capture-proxy-ab${i}`, path.resolve(other), dir));
+      started.push(abs[i]);
+    }
 
     let n = 0;
     const pages = () => `/page/${n++ % PATHS}.html`;
@@ -77,10 +82,10 @@ export async function run(): Promise<BenchRow[]> {
         return { ...r, cpuUs: ((cpuSecondsOf(server.pid) - before) / r.total) * 1e6 };
       };
     note('proxy-cost: warm-up');
-    for (const s of [bare, proxy, ...(ab ? [ab] : [])]) await arm(s, 2)();
-    note(`proxy-cost: ${ROUNDS} rounds × ${ab ? 3 : 2} arms × ${SECONDS} s`);
+    for (const s of [bare, proxy, ...abs]) await arm(s, 2)();
+    note(`proxy-cost: ${ROUNDS} rounds × ${2 + abs.length} arms × ${SECONDS} s`);
     const arms: Record<string, ReturnType<typeof arm>> = { bare: arm(bare), off: arm(proxy) };
-    if (ab) arms.ab = arm(ab);
+    for (const [i, ab] of abs.entries()) arms[`ab${i}`] = arm(ab);
     const res = await alternate(ROUNDS, arms);
     const rps = (k: string) => median(res[k].map((r) => r.rps));
     const cpu = (k: string) => median(res[k].map((r) => r.cpuUs));
@@ -95,12 +100,13 @@ export async function run(): Promise<BenchRow[]> {
         target: '≥ 0.9×',
       },
     ];
-    if (ab) {
+    for (const [i, other] of others.entries()) {
+      const k = `ab${i}`;
       rows.push({
         name: `proxy, capture Off, this checkout / ${other}`,
         figure: `${fmt(rps('off'))} req/s, ${us(cpu('off'))}`,
-        baseline: `${fmt(rps('ab'))} req/s, ${us(cpu('ab'))}`,
-        ratio: median(res.off.map((r, i) => r.rps / res.ab[i].rps)),
+        baseline: `${fmt(rps(k))} req/s, ${us(cpu(k))}`,
+        ratio: median(res.off.map((r, j) => r.rps / res[k][j].rps)),
         target: 'report',
       });
     }

@@ -16,7 +16,7 @@ import { parse as parseUrl, type Url } from 'node:url';
 import type httpProxy from 'http-proxy';
 import { formatLink } from '#shared/link.js';
 import { sendError } from './answers.js';
-import { type CaptureAddress, captureAddress, upstreamTarget } from './capture/address.js';
+import { type CaptureAddress, captureAddress, type NoAddress, upstreamTarget } from './capture/address.js';
 import { type Capture, type CaptureOptions, startCapture } from './capture/capture.js';
 import { type NotCapturedReason, requestVerdict, responseVerdict } from './capture/verdict.js';
 import type { Vhost } from './config/vhost-file.js';
@@ -39,6 +39,8 @@ interface Exchange {
   scheme: 'http' | 'https';
   /** Where it is filed (the URI-R); `undefined` when the request has none (not announced, not captured). */
   address?: CaptureAddress;
+  /** The `Link` announcing the TimeGate of {@link address}. */
+  timegateLink?: string;
   /** The target the content server is asked for: the client's, exactly. */
   upstreamTarget: string;
   /** The target the content server was asked for, once the request to it is made. */
@@ -129,6 +131,41 @@ function timegateLink(vhost: Vhost, uriR: string): string {
   return formatLink({ uri: `http://${vhost.archiveTimeGate}${uriR}`, rel: 'timegate' });
 }
 
+/** What a request's `Host`, target, scheme and port give on a vhost, whatever else the request says. */
+interface Routing {
+  /** The target the content server is asked for (proxy/capture/address.ts `upstreamTarget`). */
+  upstreamTarget: string;
+  /** Where it would be filed, or why it has no URI-R (proxy/capture/address.ts `captureAddress`). */
+  address: CaptureAddress | NoAddress;
+  /** The TimeGate's `Link`, when it has a URI-R. */
+  timegateLink?: string;
+}
+
+/** How many {@link Routing}s each vhost keeps (the most recent; a site's pages come back again and again). */
+const RECENT_ROUTINGS = 512;
+/** The recent routings of each vhost (vhosts are frozen, and a reload makes new ones, so a kept answer is never stale). */
+const routings = new WeakMap<Vhost, Map<string, Routing>>();
+
+/**
+ * The {@link Routing} of a request, from the vhost's recent ones when it is
+ * there: worked out anew, it was a tenth of the proxy's own time per
+ * request (the URI-R built, normalised and checked, the Link formatted).
+ */
+function routingOf(vhost: Vhost, host: string | undefined, target: string, scheme: 'http' | 'https', localPort: number | undefined): Routing {
+  let recent = routings.get(vhost);
+  if (!recent) routings.set(vhost, (recent = new Map()));
+  // (The host's length first: no two requests share a key.)
+  const key = `${scheme} ${localPort} ${host?.length ?? -1} ${host ?? ''}${target}`;
+  let r = recent.get(key);
+  if (r) return r;
+  const address = captureAddress(vhost, host, target, scheme, localPort);
+  r = { upstreamTarget: upstreamTarget(target), address: Object.freeze(address) };
+  if ('uriR' in address) r.timegateLink = timegateLink(vhost, address.uriR);
+  if (recent.size >= RECENT_ROUTINGS) recent.delete(recent.keys().next().value!);
+  recent.set(key, Object.freeze(r));
+  return r;
+}
+
 /**
  * Where a request's {@link Exchange} is kept: a property of the request
  * itself, not a WeakMap keyed by it. The exchange refers to the request to
@@ -184,7 +221,7 @@ export function exchangeHandler(ctx: ExchangeContext): {
     if (!proxyReq.headersSent) proxyReq.path = ex.upstreamTarget;
     ex.askedTarget = proxyReq.path;
   });
-  ctx.proxy.on('proxyRes', (proxyRes, req, res) => {
+  ctx.proxy.on('proxyRes', (proxyRes, req) => {
     const ex = exchangeOf(req);
     if (ex) onResponse(ex, proxyRes);
   });
@@ -242,6 +279,7 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
   }
   const scheme: 'http' | 'https' = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   const target = req.url ?? '/';
+  const { upstreamTarget, address, timegateLink } = routingOf(vhost, req.headers.host, target, scheme, req.socket.localPort);
   const ex: Exchange = {
     ctx,
     req,
@@ -249,13 +287,14 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
     vhost,
     started,
     scheme,
-    upstreamTarget: upstreamTarget(target),
+    upstreamTarget,
     notCaptured: requestVerdict(vhost, req.method ?? '', target, req.headers),
     bodyBytes: 0,
   };
-  const address = captureAddress(vhost, req.headers.host, target, scheme, req.socket.localPort);
-  if ('uriR' in address) ex.address = address;
-  else if (ex.notCaptured === null) {
+  if ('uriR' in address) {
+    ex.address = address;
+    ex.timegateLink = timegateLink;
+  } else if (ex.notCaptured === null) {
     // Not the site's own name or port, a target the archive would refuse, no URI-R at all: proxied, not announced, not captured.
     ex.notCaptured = address.reason;
     if ('why' in address) ex.notCapturedWhy = address.why;
@@ -272,7 +311,7 @@ function onResponse(ex: Exchange, proxyRes: http.IncomingMessage): void {
   const { ctx, req } = ex;
   ex.status = proxyRes.statusCode;
   reverseUpstreamUrls(proxyRes, ex.vhost, req.headers.host, ex.scheme, req.socket.localPort);
-  if (ex.address) announceTimeGate(proxyRes, timegateLink(ex.vhost, ex.address.uriR));
+  if (ex.timegateLink) announceTimeGate(proxyRes, ex.timegateLink);
   if (ex.notCaptured === null) ex.notCaptured = responseVerdict(ex.vhost, proxyRes.statusCode ?? 0, proxyRes.headers);
   if (ex.notCaptured === null && ex.address) {
     if (ex.askedTarget === ex.address.target) ex.capture = startExchangeCapture(ctx, ex, req, proxyRes, ex.address);
