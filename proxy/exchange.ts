@@ -20,7 +20,7 @@ import { type CaptureAddress, captureAddress, type NoAddress, upstreamTarget } f
 import { type Capture, type CaptureOptions, startCapture } from './capture/capture.js';
 import { type NotCapturedReason, requestVerdict, responseVerdict } from './capture/verdict.js';
 import type { Vhost } from './config/vhost-file.js';
-import { dropProxyOwned } from './forwarding.js';
+import { dropProxyOwned, setForwarded } from './forwarding.js';
 import type { Logger } from './log.js';
 import type { ProxyMetrics } from './metrics.js';
 import { reverseUpstreamUrls } from './reverse.js';
@@ -301,6 +301,7 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
   }
   // No spoofing: the content server must not trust a client-sent X-Client-IP or X-Forwarded-Host (any spelling).
   dropProxyOwned(req.headers);
+  setForwarded(req, scheme === 'https');
   setExchange(res, ex);
   res.on('close', onClientClosed);
   return ex;

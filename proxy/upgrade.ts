@@ -86,7 +86,7 @@ export function upgradeHandler(ctx: UpgradeContext): {
           'info',
         );
       });
-      ctx.proxy.ws(req, socket, head, { target: vhost.upstream });
+      ctx.proxy.ws(req, socket, head, { target: vhost.upstream, xfwd: true });
     },
     onError(_err, req, socket) {
       const up = upgrades.get(req);
