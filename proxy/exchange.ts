@@ -12,22 +12,26 @@
  */
 import type { EventEmitter } from 'node:events';
 import type http from 'node:http';
+import { parse as parseUrl, type Url } from 'node:url';
 import type httpProxy from 'http-proxy';
 import { formatLink } from '#shared/link.js';
 import { sendError } from './answers.js';
-import { type CaptureAddress, captureAddress, upstreamTarget } from './capture/address.js';
+import { type CaptureAddress, captureAddress, type NoAddress, upstreamTarget } from './capture/address.js';
 import { type Capture, type CaptureOptions, startCapture } from './capture/capture.js';
 import { type NotCapturedReason, requestVerdict, responseVerdict } from './capture/verdict.js';
 import type { Vhost } from './config/vhost-file.js';
-import { dropProxyOwned } from './forwarding.js';
+import { dropProxyOwned, setForwarded } from './forwarding.js';
 import type { Logger } from './log.js';
 import type { ProxyMetrics } from './metrics.js';
-import { publicOriginOf, reverseUpstreamUrls } from './reverse.js';
+import { reverseUpstreamUrls } from './reverse.js';
 import type { Spool } from './spool/spool.js';
 import type { VhostRegistry } from './vhosts.js';
 
 /** What one exchange knows of itself, from the request head to the request's log line. */
 interface Exchange {
+  ctx: ExchangeContext;
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
   vhost: Vhost;
   /** `performance.now()` when the request arrived. */
   started: number;
@@ -35,12 +39,12 @@ interface Exchange {
   scheme: 'http' | 'https';
   /** Where it is filed (the URI-R); `undefined` when the request has none (not announced, not captured). */
   address?: CaptureAddress;
+  /** The `Link` announcing the TimeGate of {@link address}. */
+  timegateLink?: string;
   /** The target the content server is asked for: the client's, exactly. */
   upstreamTarget: string;
   /** The target the content server was asked for, once the request to it is made. */
   askedTarget?: string;
-  /** `scheme://host[:port]` of the site as the client sees it (ProxyPassReverse). */
-  publicOrigin: string;
   /** Why not captured; `null` while it still may be. */
   notCaptured: NotCapturedReason | null;
   /** One line on {@link notCaptured} (why the archive would refuse it, …). */
@@ -54,22 +58,51 @@ interface Exchange {
   status?: number;
   /** Response body bytes from the content server. */
   bodyBytes: number;
+  /** The content server's response body ended. */
+  bodyEnded?: boolean;
+  /** The response body is held (unpiped, paused) until the capture catches up with the spool's disk. */
+  held?: boolean;
   /** One line: what went wrong. */
   error?: string;
   /** The content server stayed silent for `upstream_timeout` (http-proxy aborts without saying why). */
   timedOut?: boolean;
 }
 
-/** Writes one request's log line (`type: "request"`), counts it, and emits it as the proxy's `'request'` event. */
-export type LogRequest = (entry: Record<string, unknown>, level: 'info' | 'warn') => void;
+/** One request's log line: `msg` and `type` are `"request"`; `vhost` (absent: none served it) and `status` are counted. */
+export interface RequestLogEntry {
+  msg: 'request';
+  type: 'request';
+  vhost?: string;
+  status?: number;
+  [key: string]: unknown;
+}
 
-/** A {@link LogRequest} writing to `log`, counting into `metrics.requests` (by vhost and status), emitting on `events`. */
+/** Writes one request's log line, counts it, and emits it as the proxy's `'request'` event. */
+export type LogRequest = (entry: RequestLogEntry, level: 'info' | 'warn') => void;
+
+/**
+ * A {@link LogRequest} writing to `log`, counting into
+ * `capture_proxy_requests_total` (by vhost and status), and emitting the
+ * entry (without `level`) on `events` when anything listens.
+ */
 export function requestLogger(log: Logger, metrics: ProxyMetrics, events: EventEmitter): LogRequest {
   return (entry, level) => {
-    metrics.requests.inc({ vhost: String(entry.vhost ?? '-'), status: String(entry.status ?? 0) });
-    log({ level, msg: 'request', type: 'request', ...entry });
-    events.emit('request', { msg: 'request', type: 'request', ...entry });
+    metrics.countRequest(entry.vhost ?? '-', entry.status ?? 0);
+    log(level === 'info' ? entry : { level, ...entry });
+    if (events.listenerCount('request') > 0) events.emit('request', entry);
   };
+}
+
+/**
+ * The content server's address as http-proxy takes it (`url.parse`'s
+ * shape), parsed once per vhost: given as a string, http-proxy parses it
+ * again for every request.
+ */
+const upstreamTargets = new WeakMap<Vhost, Url>();
+function upstreamOf(vhost: Vhost): Url {
+  let u = upstreamTargets.get(vhost);
+  if (!u) upstreamTargets.set(vhost, (u = parseUrl(vhost.upstream)));
+  return u;
 }
 
 /** What the exchanges of one proxy share. */
@@ -98,6 +131,41 @@ function timegateLink(vhost: Vhost, uriR: string): string {
   return formatLink({ uri: `http://${vhost.archiveTimeGate}${uriR}`, rel: 'timegate' });
 }
 
+/** What a request's `Host`, target, scheme and port give on a vhost, whatever else the request says. */
+interface Routing {
+  /** The target the content server is asked for (proxy/capture/address.ts `upstreamTarget`). */
+  upstreamTarget: string;
+  /** Where it would be filed, or why it has no URI-R (proxy/capture/address.ts `captureAddress`). */
+  address: CaptureAddress | NoAddress;
+  /** The TimeGate's `Link`, when it has a URI-R. */
+  timegateLink?: string;
+}
+
+/** How many {@link Routing}s each vhost keeps (the most recent; a site's pages come back again and again). */
+const RECENT_ROUTINGS = 512;
+/** The recent routings of each vhost (vhosts are frozen, and a reload makes new ones, so a kept answer is never stale). */
+const routings = new WeakMap<Vhost, Map<string, Routing>>();
+
+/**
+ * The {@link Routing} of a request, from the vhost's recent ones when it is
+ * there: worked out anew, it was a tenth of the proxy's own time per
+ * request (the URI-R built, normalised and checked, the Link formatted).
+ */
+function routingOf(vhost: Vhost, host: string | undefined, target: string, scheme: 'http' | 'https', localPort: number | undefined): Routing {
+  let recent = routings.get(vhost);
+  if (!recent) routings.set(vhost, (recent = new Map()));
+  // (The host's length first: no two requests share a key.)
+  const key = `${scheme} ${localPort} ${host?.length ?? -1} ${host ?? ''}${target}`;
+  let r = recent.get(key);
+  if (r) return r;
+  const address = captureAddress(vhost, host, target, scheme, localPort);
+  r = { upstreamTarget: upstreamTarget(target), address: Object.freeze(address) };
+  if ('uriR' in address) r.timegateLink = timegateLink(vhost, address.uriR);
+  if (recent.size >= RECENT_ROUTINGS) recent.delete(recent.keys().next().value!);
+  recent.set(key, Object.freeze(r));
+  return r;
+}
+
 /**
  * Where a request's {@link Exchange} is kept: a property of the request
  * itself, not a WeakMap keyed by it. The exchange refers to the request to
@@ -109,11 +177,27 @@ function timegateLink(vhost: Vhost, uriR: string): string {
  * nothing).
  */
 const EXCHANGE = Symbol('exchange');
-type RequestWithExchange = http.IncomingMessage & { [EXCHANGE]?: Exchange };
+type WithExchange = { [EXCHANGE]?: Exchange };
 
-/** The exchange of `req`, once {@link exchangeHandler} made one. */
-function exchangeOf(req: http.IncomingMessage): Exchange | undefined {
-  return (req as RequestWithExchange)[EXCHANGE];
+/**
+ * The exchange of `req` (and of its response, of the request to the
+ * content server and of that one's response), once
+ * {@link exchangeHandler} made one. The listeners of an exchange are the
+ * module's own functions, which find their exchange on the emitter (`this`)
+ * instead of closing over it: no function made per request.
+ */
+function exchangeOf(emitter: object): Exchange | undefined {
+  return (emitter as WithExchange)[EXCHANGE];
+}
+
+function setExchange(emitter: object, ex: Exchange): void {
+  (emitter as WithExchange)[EXCHANGE] = ex;
+}
+
+/** http-proxy aborts on proxyTimeout without saying why; remember it to answer 504. */
+function onUpstreamTimeout(this: http.ClientRequest): void {
+  const ex = exchangeOf(this);
+  if (ex) ex.timedOut = true;
 }
 
 /**
@@ -130,23 +214,23 @@ export function exchangeHandler(ctx: ExchangeContext): {
     const ex = exchangeOf(req);
     if (!ex) return;
     ex.proxyReq = proxyReq;
-    // http-proxy aborts on proxyTimeout without saying why; remember it to answer 504.
-    proxyReq.on('timeout', () => (ex.timedOut = true));
+    setExchange(proxyReq, ex);
+    proxyReq.on('timeout', onUpstreamTimeout);
     if (ex.clientGone) return void proxyReq.destroy();
     // http-proxy's path went through url.parse (`\` → `/`) and a `//` merge: ask for the target as sent.
     if (!proxyReq.headersSent) proxyReq.path = ex.upstreamTarget;
     ex.askedTarget = proxyReq.path;
   });
-  ctx.proxy.on('proxyRes', (proxyRes, req, res) => {
+  ctx.proxy.on('proxyRes', (proxyRes, req) => {
     const ex = exchangeOf(req);
-    if (ex) onResponse(ctx, ex, req, proxyRes, res);
+    if (ex) onResponse(ex, proxyRes);
   });
   return {
     handle(req, res) {
       const ex = startExchange(ctx, req, res);
       if (!ex) return;
-      (req as RequestWithExchange)[EXCHANGE] = ex;
-      ctx.proxy.web(req, res, { target: ex.vhost.upstream });
+      setExchange(req, ex);
+      ctx.proxy.web(req, res, { target: upstreamOf(ex.vhost) });
     },
     onError(err, req, res) {
       const ex = exchangeOf(req);
@@ -179,6 +263,8 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
     res.on('close', () => {
       ctx.logRequest(
         {
+          msg: 'request',
+          type: 'request',
           method: req.method,
           host: req.headers.host,
           target: req.url,
@@ -193,33 +279,40 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
   }
   const scheme: 'http' | 'https' = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   const target = req.url ?? '/';
+  const { upstreamTarget, address, timegateLink } = routingOf(vhost, req.headers.host, target, scheme, req.socket.localPort);
   const ex: Exchange = {
+    ctx,
+    req,
+    res,
     vhost,
     started,
     scheme,
-    upstreamTarget: upstreamTarget(target),
-    publicOrigin: publicOriginOf(vhost, req.headers.host, scheme, req.socket.localPort),
+    upstreamTarget,
     notCaptured: requestVerdict(vhost, req.method ?? '', target, req.headers),
     bodyBytes: 0,
   };
-  const address = captureAddress(vhost, req.headers.host, target, scheme, req.socket.localPort);
-  if ('uriR' in address) ex.address = address;
-  else if (ex.notCaptured === null) {
+  if ('uriR' in address) {
+    ex.address = address;
+    ex.timegateLink = timegateLink;
+  } else if (ex.notCaptured === null) {
     // Not the site's own name or port, a target the archive would refuse, no URI-R at all: proxied, not announced, not captured.
     ex.notCaptured = address.reason;
     if ('why' in address) ex.notCapturedWhy = address.why;
   }
   // No spoofing: the content server must not trust a client-sent X-Client-IP or X-Forwarded-Host (any spelling).
   dropProxyOwned(req.headers);
-  res.on('close', () => onClosed(ctx, ex, req, res));
+  setForwarded(req, scheme === 'https');
+  setExchange(res, ex);
+  res.on('close', onClientClosed);
   return ex;
 }
 
 /** The response head arrived: announce the TimeGate, decide on the capture, tee the body. */
-function onResponse(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage, proxyRes: http.IncomingMessage, res: http.ServerResponse): void {
+function onResponse(ex: Exchange, proxyRes: http.IncomingMessage): void {
+  const { ctx, req } = ex;
   ex.status = proxyRes.statusCode;
-  reverseUpstreamUrls(proxyRes, ex.vhost, ex.publicOrigin);
-  if (ex.address) announceTimeGate(proxyRes, timegateLink(ex.vhost, ex.address.uriR));
+  reverseUpstreamUrls(proxyRes, ex.vhost, req.headers.host, ex.scheme, req.socket.localPort);
+  if (ex.timegateLink) announceTimeGate(proxyRes, ex.timegateLink);
   if (ex.notCaptured === null) ex.notCaptured = responseVerdict(ex.vhost, proxyRes.statusCode ?? 0, proxyRes.headers);
   if (ex.notCaptured === null && ex.address) {
     if (ex.askedTarget === ex.address.target) ex.capture = startExchangeCapture(ctx, ex, req, proxyRes, ex.address);
@@ -229,7 +322,7 @@ function onResponse(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessag
       ex.notCapturedWhy = `the content server was asked for ${JSON.stringify(ex.askedTarget ?? '?')}, not the target as sent`;
     }
   }
-  teeBody(ex, proxyRes, res);
+  teeBody(ex, proxyRes);
 }
 
 /** Adds the TimeGate `link` after any `Link` the content server sent. */
@@ -279,38 +372,49 @@ function startExchangeCapture(
  * the capture is behind; cuts the client's connection when the content
  * server breaks off (the client must not take a cut body for a whole one).
  */
-function teeBody(ex: Exchange, proxyRes: http.IncomingMessage, res: http.ServerResponse): void {
+function teeBody(ex: Exchange, proxyRes: http.IncomingMessage): void {
+  setExchange(proxyRes, ex);
+  proxyRes.on('data', onBodyData);
+  proxyRes.on('end', onBodyEnd);
+  proxyRes.on('error', ignore); // 'close' below handles it
+  proxyRes.on('close', onBodyClosed);
+}
+
+function ignore(): void {}
+
+function onBodyData(this: http.IncomingMessage, chunk: Buffer): void {
+  const ex = exchangeOf(this)!;
+  ex.bodyBytes += chunk.length;
   const capture = ex.capture;
-  let ended = false;
-  let held = false;
-  proxyRes.on('data', (chunk: Buffer) => {
-    ex.bodyBytes += chunk.length;
-    if (!capture) return;
-    capture.write(chunk);
-    if (capture.behind && !held) {
-      // The spool disk is slower than the content server: read no faster than it writes.
-      // Unpiped while held, so that the client's 'drain' cannot resume the response behind our back.
-      held = true;
-      proxyRes.unpipe(res);
-      proxyRes.pause();
-      void capture.whenCaughtUp().then(() => {
-        held = false;
-        if (!res.destroyed && !res.writableEnded) proxyRes.pipe(res);
-        else proxyRes.destroy();
-      });
-    }
-  });
-  proxyRes.on('end', () => {
-    ended = true;
-    capture?.end();
-  });
-  proxyRes.on('error', () => {}); // 'close' below handles it
-  proxyRes.on('close', () => {
-    if (ended || ex.clientGone) return; // (the proxy cut it: the client went away, see onClosed)
-    ex.error ??= 'the content server broke off its response';
-    capture?.abort('the content server broke off its response mid-body');
-    if (!res.writableEnded) res.destroy();
-  });
+  if (!capture) return;
+  capture.write(chunk);
+  if (capture.behind && !ex.held) {
+    // The spool disk is slower than the content server: read no faster than it writes.
+    // Unpiped while held, so that the client's 'drain' cannot resume the response behind our back.
+    ex.held = true;
+    const { res } = ex;
+    this.unpipe(res);
+    this.pause();
+    void capture.whenCaughtUp().then(() => {
+      ex.held = false;
+      if (!res.destroyed && !res.writableEnded) this.pipe(res);
+      else this.destroy();
+    });
+  }
+}
+
+function onBodyEnd(this: http.IncomingMessage): void {
+  const ex = exchangeOf(this)!;
+  ex.bodyEnded = true;
+  ex.capture?.end();
+}
+
+function onBodyClosed(this: http.IncomingMessage): void {
+  const ex = exchangeOf(this)!;
+  if (ex.bodyEnded || ex.clientGone) return; // (the proxy cut it: the client went away, see onClosed)
+  ex.error ??= 'the content server broke off its response';
+  ex.capture?.abort('the content server broke off its response mid-body');
+  if (!ex.res.writableEnded) ex.res.destroy();
 }
 
 /**
@@ -319,9 +423,10 @@ function teeBody(ex: Exchange, proxyRes: http.IncomingMessage, res: http.ServerR
  * open until `upstream_timeout`) and a capture left mid-body; then log the
  * request once its capture settled.
  */
-function onClosed(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage, res: http.ServerResponse): void {
+function onClientClosed(this: http.ServerResponse): void {
+  const ex = exchangeOf(this)!;
   const ms = Math.round(performance.now() - ex.started);
-  const finished = res.writableFinished;
+  const finished = this.writableFinished;
   if (!finished) {
     ex.clientGone = true;
     ex.proxyReq?.destroy();
@@ -331,34 +436,39 @@ function onClosed(ctx: ExchangeContext, ex: Exchange, req: http.IncomingMessage,
     // (Once the whole body was captured, the capture is a true one and goes on.)
     ex.capture.abort('the client closed the connection mid-body');
   }
-  const write = (capture: string) => {
-    const entry: Record<string, unknown> = {
-      method: req.method,
-      host: req.headers.host,
-      target: req.url,
-      status: ex.status ?? res.statusCode,
-      bytes: ex.bodyBytes,
-      ms,
-      client: req.socket.remoteAddress,
-      vhost: ex.vhost.serverName,
-      upstream: ex.vhost.upstream,
-      capture,
-    };
-    if (ex.notCapturedWhy && capture.startsWith('no: ')) entry.reason = ex.notCapturedWhy;
-    if (!finished) entry.aborted = true;
-    if (ex.error) entry.error = ex.error;
-    ctx.logRequest(entry, ex.error ? 'warn' : 'info');
-  };
   if (ex.capture)
     void ex.capture.settled.then((o) => {
-      if (o.outcome !== 'refused') return write(o.outcome);
+      if (o.outcome !== 'refused') return logExchange(ex, o.outcome, ms, finished);
       // Found when its heads were made late (a held capture): logged as one refused before it started.
       ex.notCapturedWhy = o.reason;
-      ctx.metrics.refused.inc();
-      write('no: refused');
+      ex.ctx.metrics.refused.inc();
+      logExchange(ex, 'no: refused', ms, finished);
     });
   else {
-    if (ex.notCaptured === 'refused') ctx.metrics.refused.inc();
-    write(`no: ${ex.notCaptured ?? (ex.status === undefined ? 'no-response' : 'status')}`);
+    if (ex.notCaptured === 'refused') ex.ctx.metrics.refused.inc();
+    logExchange(ex, `no: ${ex.notCaptured ?? (ex.status === undefined ? 'no-response' : 'status')}`, ms, finished);
   }
+}
+
+/** Writes the request's log line: `capture` its outcome, `ms` its time, `finished` whether the client got all of its response. */
+function logExchange(ex: Exchange, capture: string, ms: number, finished: boolean): void {
+  const { req, res, vhost } = ex;
+  const entry: RequestLogEntry = {
+    msg: 'request',
+    type: 'request',
+    method: req.method,
+    host: req.headers.host,
+    target: req.url,
+    status: ex.status ?? res.statusCode,
+    bytes: ex.bodyBytes,
+    ms,
+    client: req.socket.remoteAddress,
+    vhost: vhost.serverName,
+    upstream: vhost.upstream,
+    capture,
+  };
+  if (ex.notCapturedWhy && capture.startsWith('no: ')) entry.reason = ex.notCapturedWhy;
+  if (!finished) entry.aborted = true;
+  if (ex.error) entry.error = ex.error;
+  ex.ctx.logRequest(entry, ex.error ? 'warn' : 'info');
 }

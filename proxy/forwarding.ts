@@ -34,5 +34,34 @@ export function isProxyOwned(name: string): boolean {
  * `-Proto`, `-Port`).
  */
 export function dropProxyOwned(headers: http.IncomingHttpHeaders): void {
-  for (const name of Object.keys(headers)) if (isProxyOwned(name)) delete headers[name];
+  for (const name in headers) {
+    // Every such name starts with `x` or `f` (any case): the others (Host, Accept, …) need no closer look.
+    const c = name.charCodeAt(0) | 0x20;
+    if ((c === 0x78 || c === 0x66) && isProxyOwned(name)) delete headers[name];
+  }
+}
+
+/** `a` when the client sent none, else its list and `a` (`1.2.3.4,127.0.0.1`). */
+function appended(prior: string | string[] | undefined, value: string): string {
+  return prior ? `${prior},${value}` : value;
+}
+
+/**
+ * Sets the `X-Forwarded-*` fields of a request to the content server, as
+ * http-proxy's `xfwd` does, without its closures per request: the client's
+ * address appended to `X-Forwarded-For`, `X-Forwarded-Port` (the `Host`'s
+ * port, else the scheme's default) and `-Proto` (`http`, `https`) appended
+ * to what is left of the client's, `X-Forwarded-Host` the `Host` unless one
+ * is left. Called after {@link dropProxyOwned}, so only `X-Forwarded-For`
+ * keeps the client's values.
+ *
+ * @param encrypted the client's connection is TLS
+ */
+export function setForwarded(req: http.IncomingMessage, encrypted: boolean): void {
+  const h = req.headers;
+  const port = h.host ? /:(\d+)/.exec(h.host)?.[1] : undefined;
+  h['x-forwarded-for'] = appended(h['x-forwarded-for'], `${req.socket.remoteAddress}`);
+  h['x-forwarded-port'] = appended(h['x-forwarded-port'], port ?? (encrypted ? '443' : '80'));
+  h['x-forwarded-proto'] = appended(h['x-forwarded-proto'], encrypted ? 'https' : 'http');
+  h['x-forwarded-host'] ||= h.host || '';
 }

@@ -6,7 +6,8 @@
  * and `msg`; the rest depends on the entry (`type: "request"` is the one
  * line per proxied request, see proxy/exchange.ts).
  */
-import { jsonLinesLogger } from '#shared/log.js';
+import pino from 'pino';
+import { jsonLine } from '#shared/log.js';
 
 /** One log entry; `level` defaults to `info`. */
 export interface LogEntry {
@@ -20,17 +21,41 @@ export type Logger = ((entry: LogEntry) => void) & { flush?: () => void };
 
 /**
  * A logger writing JSON lines (`{"level":"info","time":"…","msg":"…",…}`,
- * the format of shared/log.ts) to file descriptor `fd` (default 1,
- * stdout), asynchronously; `flush()` writes out what is buffered (call it
- * before `process.exit`).
+ * the format of shared/log.ts `jsonLine`) to file descriptor `fd`
+ * (default 1, stdout), asynchronously (sonic-boom, as pino does): the lines
+ * of one turn of the event loop go out together, at its end, in one write;
+ * `flush()` writes out what is waiting (call it before `process.exit`).
  */
 export function pinoLogger(fd = 1): Logger {
-  const { logger: p, flush } = jsonLinesLogger(fd);
-  const log: Logger = (entry) => {
-    const { level = 'info', msg, ...rest } = entry;
-    p[level](rest, msg);
+  const dest = pino.destination({ dest: fd, sync: false, minLength: 0 });
+  let waiting = '';
+  let scheduled = false;
+  const writeOut = () => {
+    scheduled = false;
+    const lines = waiting;
+    waiting = '';
+    if (lines) dest.write(lines);
   };
-  log.flush = flush;
+  const log: Logger = (entry) => {
+    if (entry.level === undefined) waiting += jsonLine('info', entry);
+    else {
+      // The line's `level` comes first: the entry goes without it.
+      const { level, ...rest } = entry;
+      waiting += jsonLine(level, rest);
+    }
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(writeOut);
+    }
+  };
+  log.flush = () => {
+    writeOut();
+    try {
+      dest.flushSync();
+    } catch {
+      // not ready yet, or closed: nothing to flush
+    }
+  };
   return log;
 }
 

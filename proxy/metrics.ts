@@ -10,11 +10,22 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 /** The counters and gauges of one proxy, in their own registry. */
 export class ProxyMetrics {
   readonly registry = new Registry();
+  /**
+   * Requests answered so far, by `<vhost> <status>`; {@link requests}
+   * takes them over when it is read (a scrape). Counted here because
+   * prom-client's `inc` with labels (it hashes the label set on every
+   * call) was a measurable share of the proxy's own time per request.
+   */
+  private readonly requestCounts = new Map<string, { vhost: string; status: string; n: number }>();
   readonly requests = new Counter({
     name: 'capture_proxy_requests_total',
     help: 'Requests answered, by vhost and status',
     labelNames: ['vhost', 'status'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const c of this.requestCounts.values()) if (c.n) this.requests.inc({ vhost: c.vhost, status: c.status }, c.n);
+      for (const c of this.requestCounts.values()) c.n = 0;
+    },
   });
   readonly capturesSent = new Counter({
     name: 'capture_proxy_captures_sent_total',
@@ -82,6 +93,14 @@ export class ProxyMetrics {
     this.reloads.inc({ result: 'rejected' }, 0);
     this.spooled.inc(0);
     this.refused.inc(0);
+  }
+
+  /** Counts one request answered for `vhost` (`-`: none) with `status` into `capture_proxy_requests_total`. */
+  countRequest(vhost: string, status: number): void {
+    const key = `${vhost} ${status}`;
+    const c = this.requestCounts.get(key);
+    if (c) c.n++;
+    else this.requestCounts.set(key, { vhost, status: String(status), n: 1 });
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -11,8 +11,12 @@ import { parseHost } from './capture/address.js';
 import type { Vhost } from './config/vhost-file.js';
 
 const URL_FIELDS = new Set(['location', 'content-location']);
+const FIELDS = [...URL_FIELDS, 'refresh'];
 // `Refresh: 5; url=http://…` (also `,` and quotes; the form browsers accept).
 const REFRESH = /^(\s*\d+(?:\.\d*)?\s*[;,]\s*url\s*=\s*['"]?)(.*)$/is;
+
+/** {@link upstreamOrigins} of each vhost, worked out once (vhosts are frozen; a reload makes new ones). */
+const originsOf = new WeakMap<Vhost, readonly string[]>();
 
 /**
  * The origins (`http://host:port`, and `http://host` when the port is the
@@ -59,19 +63,31 @@ function reverseValue(name: string, value: string, origins: readonly string[], p
  * Rewrites, in the content server's response head (`headers`, which the
  * client gets, and `rawHeaders`, which the capture records), the
  * `Location`, `Content-Location` and `Refresh` values that name the
- * vhost's `upstream` to `publicOrigin` (`scheme://host[:port]`), unless the
- * vhost says `ProxyPassReverse: Off`.
+ * vhost's `upstream` to the site's public origin ({@link publicOriginOf}
+ * of `hostHeader`, `scheme` and `localPort`, worked out only when the
+ * response has one of those fields), unless the vhost says
+ * `ProxyPassReverse: Off`.
  */
-export function reverseUpstreamUrls(proxyRes: http.IncomingMessage, vhost: Vhost, publicOrigin: string): void {
+export function reverseUpstreamUrls(
+  proxyRes: http.IncomingMessage,
+  vhost: Vhost,
+  hostHeader: string | undefined,
+  scheme: 'http' | 'https',
+  localPort: number | undefined,
+): void {
   if (!vhost.proxyPassReverse) return;
-  const origins = upstreamOrigins(vhost.upstream);
+  const headers = proxyRes.headers;
+  if (headers.location === undefined && headers['content-location'] === undefined && headers.refresh === undefined) return;
+  let origins = originsOf.get(vhost);
+  if (!origins) originsOf.set(vhost, (origins = upstreamOrigins(vhost.upstream)));
+  const publicOrigin = publicOriginOf(vhost, hostHeader, scheme, localPort);
   const raw = proxyRes.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
     if (URL_FIELDS.has(name) || name === 'refresh') raw[i + 1] = reverseValue(name, raw[i + 1], origins, publicOrigin);
   }
-  for (const name of [...URL_FIELDS, 'refresh']) {
-    const v = proxyRes.headers[name];
-    if (typeof v === 'string') proxyRes.headers[name] = reverseValue(name, v, origins, publicOrigin);
+  for (const name of FIELDS) {
+    const v = headers[name];
+    if (typeof v === 'string') headers[name] = reverseValue(name, v, origins, publicOrigin);
   }
 }

@@ -201,7 +201,8 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
 
   const events = new EventEmitter();
   const agent = new http.Agent({ keepAlive: true });
-  const proxy = httpProxy.createProxyServer({ agent, xfwd: true, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs });
+  // X-Forwarded-* are set by the exchanges themselves (proxy/forwarding.ts `setForwarded`), and by http-proxy's `xfwd` for upgrades.
+  const proxy = httpProxy.createProxyServer({ agent, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs });
   const captures = new Set<Capture>();
   const logRequest = requestLogger(log, metrics, events);
   const upload = {

@@ -44,7 +44,17 @@ export function upgradeHandler(ctx: UpgradeContext): {
       if (!vhost) {
         refuseSocket(socket, socketAnswer(421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`));
         ctx.logRequest(
-          { method: req.method, host: req.headers.host, target: req.url, status: 421, client: req.socket.remoteAddress, ms: 0, upgrade: req.headers.upgrade },
+          {
+            msg: 'request',
+            type: 'request',
+            method: req.method,
+            host: req.headers.host,
+            target: req.url,
+            status: 421,
+            client: req.socket.remoteAddress,
+            ms: 0,
+            upgrade: req.headers.upgrade,
+          },
           'info',
         );
         return;
@@ -60,6 +70,8 @@ export function upgradeHandler(ctx: UpgradeContext): {
         const { serverName, upstream } = vhost;
         ctx.logRequest(
           {
+            msg: 'request',
+            type: 'request',
             method,
             host: headers.host,
             target,
@@ -74,7 +86,7 @@ export function upgradeHandler(ctx: UpgradeContext): {
           'info',
         );
       });
-      ctx.proxy.ws(req, socket, head, { target: vhost.upstream });
+      ctx.proxy.ws(req, socket, head, { target: vhost.upstream, xfwd: true });
     },
     onError(_err, req, socket) {
       const up = upgrades.get(req);

@@ -5,11 +5,48 @@
  */
 import pino from 'pino';
 
+let isoMs = -1;
+let isoField = '';
+
+/**
+ * pino's `timestamp`: `,"time":"<ISO 8601 UTC, milliseconds>"`, formatted
+ * once per millisecond (the proxy writes a line per request, several in the
+ * same millisecond under load; `Date.prototype.toISOString` was a
+ * measurable share of its time per request).
+ */
+export function isoTimeField(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoField = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return isoField;
+}
+
+/**
+ * One line of that format, without pino: `{"level":"<level>","time":"…"`,
+ * then the fields of `entry` in their order (JSON.stringify's rules:
+ * `undefined` left out, a number that is not finite written `null`), then
+ * `}` and a newline. An entry JSON cannot write (a cycle, a BigInt) gives
+ * a line with its `msg` and an `error` saying so. For a daemon that writes
+ * a line per request: V8's JSON.stringify does it in one pass, pino's
+ * serialiser field by field.
+ */
+export function jsonLine(level: string, entry: object): string {
+  let body: string;
+  try {
+    body = JSON.stringify(entry);
+  } catch (err) {
+    body = JSON.stringify({ msg: String((entry as { msg?: unknown }).msg), error: `log entry not serialisable: ${(err as Error).message}` });
+  }
+  return `{"level":"${level}"${isoTimeField()}${body.length > 2 ? ',' + body.slice(1) : '}'}\n`;
+}
+
 /** pino's settings for that format. */
 export const LOG_FORMAT: pino.LoggerOptions = {
   base: undefined,
   messageKey: 'msg',
-  timestamp: pino.stdTimeFunctions.isoTime,
+  timestamp: isoTimeField,
   formatters: { level: (label) => ({ level: label }) },
 };
 

@@ -6,7 +6,7 @@
 
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -72,6 +72,27 @@ t.test('proxies to the vhost upstream and appends the TimeGate Link', async (t) 
   t.equal(h.status, 200);
   t.equal(h.body.length, 0);
   t.match(h.headers.link, /rel="timegate"/, 'HEAD answers carry the Link too');
+});
+
+t.test('a URL asked again gets the Link of its own Host name and port, and of the vhost as reloaded', async (t) => {
+  // The proxy keeps the routing (URI-R, Link) of the recent targets of each vhost: what it keeps must be keyed by all
+  // that makes the URI-R, and a reloaded vhost must not answer with the old one's.
+  const site = await startUpstream(t, (_req, res) => res.end('ok'));
+  const yaml = (tg: string) =>
+    vhostYaml({ server_name: 'a.example', server_aliases: '[b.example]', upstream: site.url, UseCanonicalName: 'Off', ArchiveTimeGate: tg, ...noArchive });
+  const { proxy, dir } = await startTestProxy(t, { 'a.yaml': yaml('old.example/tg/') });
+  const port = proxy.address.port;
+  const link = async (host: string, target = '/same?q=1') => (await get(proxy.url, target, host)).headers.link;
+  for (let i = 0; i < 2; i++) {
+    t.equal(await link('a.example'), '<http://old.example/tg/http://a.example/same?q=1>; rel="timegate"', `a.example, time ${i + 1}`);
+    t.equal(await link('B.example'), '<http://old.example/tg/http://b.example/same?q=1>; rel="timegate"', `b.example, time ${i + 1}`);
+    t.equal(await link(`a.example:${port}`), `<http://old.example/tg/http://a.example:${port}/same?q=1>; rel="timegate"`, `with the port, time ${i + 1}`);
+    t.equal(await link(`a.example:${port + 1}`), undefined, `another port: not announced, time ${i + 1}`);
+  }
+  t.equal(await link('a.example', '/same?q=2'), '<http://old.example/tg/http://a.example/same?q=2>; rel="timegate"', 'another query');
+  await writeFile(path.join(dir, 'a.yaml'), yaml('new.example/tg/'));
+  t.match(proxy.vhosts.reload(), [{ ok: true }]);
+  t.equal(await link('a.example'), '<http://new.example/tg/http://a.example/same?q=1>; rel="timegate"', 'the reloaded vhost’s TimeGate');
 });
 
 t.test('sends X-Forwarded-For, -Proto and -Host to the content server, Host kept', async (t) => {
