@@ -190,7 +190,7 @@ const ARCHIVE_SCHEMA = {
   },
 } as const satisfies ConfigSchema;
 
-/** One entry of `access:` (archive/access.ts; README "Access rules"). */
+/** One entry of `access:` (archive/access.ts; docs/operations.md "Access rules and takedown"). */
 const ACCESS_RULE_SCHEMA = {
   type: 'object',
   additionalProperties: false,

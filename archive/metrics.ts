@@ -1,7 +1,7 @@
 /**
  * The archive daemon's metrics (prom-client), served as Prometheus text at
  * `GET /metrics`; each daemon has its own registry. The table of metrics is
- * in the README ("The archive's health and metrics").
+ * in docs/operations.md ("The archive's log, health and metrics").
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 

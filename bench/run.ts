@@ -7,7 +7,7 @@
  * saying so and the others still run; the exit status is 1 then.
  *
  * The table also goes to `bench/.data/last-table.md` with the date and
- * machine, ready for the README. `BENCH_CPU_PROF=1 npm run bench -- NAME`
+ * machine, ready for docs/benchmarks.md. `BENCH_CPU_PROF=1 npm run bench -- NAME`
  * runs the servers under test with `node --cpu-prof` and prints where each
  * spent its CPU (profiles in `bench/.data/profiles/`).
  */

@@ -30,7 +30,8 @@ options:
                       headers_timeout, upstream_timeout, archive_timeout
                       (seconds), max_connections. A bad vhost file is
                       logged and serves nothing; the others serve.
-                      Every key and its default: README.md.
+                      Every key and its default:
+                      docs/configuration.md.
   -h, --help          show this text
 
 signals:

@@ -4,8 +4,8 @@
  * answer of any size takes constant memory), and their text — one CDX line
  * per memento, space-separated fields or one JSON object per line, made by
  * SQLite as it reads the rows ({@link lineSql}) — with the resume key after
- * the last line when the answer was cut short. The contract: README "CDX
- * server API".
+ * the last line when the answer was cut short. The contract:
+ * docs/http-api.md "CDX server API".
  */
 import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/cdx-walk.js';
 import type { IndexDb } from '../store/index-db.js';

@@ -4,7 +4,7 @@
  * into what the index walk needs (urlkey ranges, a time window, an order,
  * where to resume) and what the answer shows (fields, form, limit). No I/O.
  * Every refusal is an HttpError 400 with a one-line reason. The contract:
- * README "CDX server API", docs/url-space.md.
+ * docs/http-api.md "CDX server API", docs/url-space.md.
  */
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';

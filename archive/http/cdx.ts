@@ -2,7 +2,7 @@
  * `GET/HEAD /cdx?url=…`: the CDX server API over every local archive, as
  * pywb, OutbackCDX and the Wayback CDX server answer it (the request:
  * archive/cdx/query.ts; the answer: archive/cdx/answer.ts), streamed from
- * the index. README "CDX server API".
+ * the index. The contract: docs/http-api.md "CDX server API".
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
