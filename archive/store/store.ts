@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { LRUCache } from 'lru-cache';
 import { type CaptureHead, CaptureRecordError, CaptureRecordParser } from '#shared/capture-record.js';
 import { type AcceptedCapture, acceptCapture } from '#shared/capture-rules.js';
 import { ScavengeCounter } from '#shared/gc.js';
@@ -17,14 +16,15 @@ import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { type AtOrBefore, IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { CaptureIsNew } from './capture-is-new.js';
+import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import { checkNoPurgePending } from './purge.js';
 import type { RecordCache } from './record-cache.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
-import { WarcWriter } from './warc-writer.js';
+import { type EncodedPair, encodePair, WarcWriter } from './warc-writer.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
 function refuse(status: number, reason: string): HttpError {
@@ -55,6 +55,8 @@ interface PendingCapture {
   body: BodySpill;
   /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
   blockDigest: string;
+  /** Its WARC records, built and gzipped as soon as its body arrived (a body held in memory); else streamed in the batch. */
+  encoded: EncodedPair | null;
   resolve: (r: Omit<IngestResult, 'bytes'>) => void;
   reject: (e: unknown) => void;
 }
@@ -146,18 +148,8 @@ export class ArchiveStore {
   /** Reads response records, with a cached read-only descriptor per WARC file. */
   private readonly reader: WarcReader;
 
-  /**
-   * The newest memento of recently seen urlkeys (`null`: the urlkey has
-   * none), so that the dedup of a capture newer than it — and the question
-   * of a conditional PUT — needs no index query: the common case of a busy
-   * page that has not changed. Filled from lookups that found the newest,
-   * kept current by every commit; right because this daemon is the only
-   * writer of its index while it runs (the data folder's lock).
-   */
-  private readonly newest = new LRUCache<string, MementoRow | NewMementoRow | { none: true }>({
-    maxSize: 16 * 1024 * 1024,
-    sizeCalculation: (v, k) => 2 * k.length + ('uri_r' in v ? 2 * v.uri_r.length + 400 : 64),
-  });
+  /** Is a capture new? (dedup and same-second conflicts, capture-is-new.ts) */
+  private readonly isNew: CaptureIsNew;
 
   private constructor(
     readonly config: ArchiveConfig,
@@ -167,6 +159,7 @@ export class ArchiveStore {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
     this.reader = new WarcReader(this.warcsDir, 64, config.recordCacheBytes);
+    this.isNew = new CaptureIsNew(index, () => this.hidden);
   }
 
   /**
@@ -268,10 +261,17 @@ export class ArchiveStore {
       throw refuse(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
     }
     row.digest = 'sha256:' + hash.digest('hex');
+    const blockDigest = 'sha256:' + blockHash.digest('hex');
+    // A body in memory is made into its gzipped records now, while the batch before it is being stored.
+    const whole = spill.inMemory();
+    const encoded = whole
+      ? await encodePair({ ...this.recordOf(row, head, blockDigest), body: () => spill.read(), bodyBuffer: whole, blockDigest }, this.config.warcGzipLevel)
+      : null;
+    if (encoded) await spill.dispose();
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest: 'sha256:' + blockHash.digest('hex'), resolve: done, reject });
+      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest, encoded, resolve: done, reject });
       void this.drain();
     });
   }
@@ -361,19 +361,32 @@ export class ArchiveStore {
     }
   }
 
-  /** One batch of {@link drain}: dedup lookups in one query, appends, one fsync per file, one transaction, then the answers. */
+  /** What the WARC writer needs of a capture besides its body. */
+  private recordOf(row: NewMementoRow, head: CaptureHead, blockDigest: string) {
+    return {
+      uriR: row.uri_r,
+      datetime: new Date(row.datetime * 1000),
+      requestHead: head.requestBytes,
+      responseHead: head.responseBytes,
+      payloadDigest: row.digest,
+      blockDigest,
+    };
+  }
+
+  /**
+   * One batch of {@link drain}: the decisions (capture-is-new.ts: one index
+   * query for the batch), the appends, one fsync per WARC file written, the
+   * index commit ({@link commit}), then the answers.
+   */
   private async writeBatch(batch: Pending[]): Promise<void> {
     const written: PendingCapture[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
     const answers: [PendingCheck, NewMementoRow | MementoRow | undefined][] = [];
-    // The captures written in this batch, per urlkey, in the order written.
-    const latest = new Map<string, NewMementoRow[]>();
     let captures = 0;
-    // The dedup lookups of the whole batch: from the cache of newest mementos, the rest in one query.
     let t = performance.now();
-    let fromDb: (MementoRow | NewMementoRow | undefined)[];
+    let decide;
     try {
-      fromDb = await this.lookup(batch.map((p) => p.row));
+      decide = await this.isNew.batch(batch.map((p) => p.row));
     } catch (err) {
       for (const p of batch) {
         if (p.kind === 'check') {
@@ -389,44 +402,35 @@ export class ArchiveStore {
     t = performance.now();
     for (const [i, p] of batch.entries()) {
       if (p.kind === 'check') {
-        answers.push([p, this.previous(p.row, fromDb[i], latest)]);
+        answers.push([p, decide.predecessor(i, p.row)]);
         continue;
       }
       captures++;
       try {
-        const prev = this.previous(p.row, fromDb[i], latest);
-        if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime && !this.hidden?.(prev.urlkey, prev.datetime)) {
-          done.push([p, { created: false, conflict: false, row: prev }]);
+        const v = decide.verdict(i, p.row);
+        if (v.kind === 'duplicate') {
+          done.push([p, { created: false, conflict: false, row: v.of }]);
           this.stats.duplicates++;
           continue;
         }
-        if (prev && prev.datetime === p.row.datetime) {
-          // Same urlkey, same second, not identical: the stored memento stays; nothing is written.
-          done.push([p, { created: false, conflict: true, row: prev }]);
+        if (v.kind === 'conflict') {
+          done.push([p, { created: false, conflict: true, row: v.with }]);
           this.stats.conflicts++;
           continue;
         }
-        const rec = await this.writer(p.archive.id).append({
-          uriR: p.row.uri_r,
-          datetime: new Date(p.row.datetime * 1000),
-          requestHead: p.head.requestBytes,
-          responseHead: p.head.responseBytes,
-          body: () => p.body.read(),
-          bodyBuffer: p.body.inMemory(),
-          bodyLength: p.body.length,
-          payloadDigest: p.row.digest,
-          blockDigest: p.blockDigest,
-        });
+        const w = this.writer(p.archive.id);
+        const rec = p.encoded
+          ? await w.appendEncoded(p.encoded)
+          : await w.append({ ...this.recordOf(p.row, p.head, p.blockDigest), body: () => p.body.read(), bodyLength: p.body.length });
         p.row.warc_file = rec.file;
         p.row.warc_offset = rec.offset;
         p.row.warc_length = rec.length;
-        const mine = latest.get(p.row.urlkey);
-        if (mine) mine.push(p.row);
-        else latest.set(p.row.urlkey, [p.row]);
+        decide.wrote(p.row);
         written.push(p);
       } catch (err) {
         p.reject(err);
       } finally {
+        p.encoded = null;
         await p.body.dispose();
       }
     }
@@ -439,11 +443,9 @@ export class ArchiveStore {
       this.stats.ms.sync += syncMs;
       if (captures) this.onBatch?.(captures, written.length, syncMs / 1000);
       if (written.length) {
-        this.stats.transactions++;
         t = performance.now();
-        await this.index.insertMany(written.map((p) => p.row));
+        await this.commit(written.map((p) => p.row));
         this.stats.ms.commit += performance.now() - t;
-        for (const p of written) this.noteCommitted(p.row);
       }
       for (const p of written) done.push([p, { created: true, conflict: false, row: p.row }]);
       this.stats.written += written.length;
@@ -473,51 +475,15 @@ export class ArchiveStore {
   }
 
   /**
-   * For each capture (or question) of a batch, the latest memento of its
-   * urlkey at or before its datetime in the index: from the cache of
-   * newest mementos when that one is not after the datetime, the others in
-   * one index query (whose answers fill the cache where they are the newest).
+   * The commit point of the write path: `rows` (whose WARC records are
+   * fsynced) go into the index in one transaction, and then everything that
+   * keeps index rows in memory learns of them. Throws the index's error
+   * (nothing committed then).
    */
-  private async lookup(rows: { urlkey: string; datetime: number }[]): Promise<(MementoRow | NewMementoRow | undefined)[]> {
-    const out: (MementoRow | NewMementoRow | undefined)[] = new Array(rows.length).fill(undefined);
-    const ask: number[] = [];
-    for (const [i, r] of rows.entries()) {
-      const known = this.newest.get(r.urlkey);
-      if (known && 'none' in known) continue;
-      if (known && known.datetime <= r.datetime) out[i] = known;
-      else ask.push(i);
-    }
-    if (!ask.length) return out;
-    const found: AtOrBefore[] = await this.index.atOrBeforeMany(ask.map((i) => ({ urlkey: rows[i].urlkey, t: rows[i].datetime })));
-    for (const [j, i] of ask.entries()) {
-      const { row, isNewest } = found[j];
-      out[i] = row;
-      if (isNewest) this.newest.set(rows[i].urlkey, row ?? { none: true });
-    }
-    return out;
-  }
-
-  /** A row is in the index now: it is the newest of its urlkey if the cache knew the newest and it is not older. */
-  private noteCommitted(row: NewMementoRow): void {
-    const known = this.newest.get(row.urlkey);
-    if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);
-  }
-
-  /**
-   * The memento a new capture follows in time: the latest at or before its
-   * datetime, from this batch (`batch`: the rows written so far, per
-   * urlkey, in order) or the index, whichever is later.
-   */
-  private previous(
-    row: { urlkey: string; datetime: number },
-    fromDb: MementoRow | NewMementoRow | undefined,
-    batch: Map<string, NewMementoRow[]>,
-  ): NewMementoRow | MementoRow | undefined {
-    let b: NewMementoRow | undefined;
-    // Not only the last one: the captures of a batch need not be in time order (a PUT's Memento-Datetime).
-    for (const r of batch.get(row.urlkey) ?? []) if (r.datetime <= row.datetime && (!b || r.datetime >= b.datetime)) b = r;
-    if (b && (!fromDb || b.datetime >= fromDb.datetime)) return b;
-    return fromDb;
+  private async commit(rows: NewMementoRow[]): Promise<void> {
+    this.stats.transactions++;
+    await this.index.insertMany(rows);
+    this.isNew.committed(rows);
   }
 
   /**
