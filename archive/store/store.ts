@@ -265,7 +265,7 @@ export class ArchiveStore {
     // A body in memory is made into its gzipped records now, while the batch before it is being stored.
     const whole = spill.inMemory();
     const encoded = whole
-      ? await encodePair({ ...this.recordOf(row, head, blockDigest), body: () => spill.read(), bodyBuffer: whole, blockDigest }, this.config.warcGzipLevel)
+      ? encodePair({ ...this.recordOf(row, head, blockDigest), body: () => spill.read(), bodyBuffer: whole, blockDigest }, this.config.warcGzipLevel)
       : null;
     if (encoded) await spill.dispose();
     return new Promise<IngestResult>((resolve, reject) => {

@@ -58,18 +58,8 @@ const ONE_SHOT = 1024 * 1024;
  * ~256 KiB to set up, which dominates the cost for a 10 KB capture).
  */
 function gzipRecord(buf: Buffer, level: number): Buffer {
-  return zlib.gzipSync(buf, gzipOptions(buf.length, level));
-}
-
-/** zlib options for one record of `bytes` (see {@link gzipRecord}). */
-function gzipOptions(bytes: number, level: number): zlib.ZlibOptions {
-  const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(bytes + 262))));
-  return { level, windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 7)) };
-}
-
-/** {@link gzipRecord} on libuv's thread pool: the compression leaves the event loop free for the requests. */
-function gzipRecordAsync(buf: Buffer, level: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => zlib.gzip(buf, gzipOptions(buf.length, level), (err, out) => (err ? reject(err) : resolve(out))));
+  const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(buf.length + 262))));
+  return zlib.gzipSync(buf, { level, windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 7)) });
 }
 
 /** The header block of a WARC 1.1 record (WARC 1.1 §4): version line, named fields, blank line. */
@@ -136,16 +126,18 @@ function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string)
  * with `WARC-Concurrent-To`) and gzips each into its own member, all in
  * memory: for a body whole in memory (at most 1 MiB). Needs no WARC file,
  * so the store does it as soon as a capture's body has arrived, before the
- * write queue. The response record is compressed on libuv's thread pool,
- * so the event loop goes on with other requests meanwhile.
+ * write queue. Compressed on the event loop: zlib's asynchronous call
+ * (libuv's thread pool) costs 2–3× the CPU for a record of 10 KB, which
+ * the machine's other cores would pay.
  *
  * @param level zlib level, 1 (fastest) … 9 (smallest)
  */
-export async function encodePair(pair: CapturePair & { bodyBuffer: Buffer; blockDigest: string }, level: number): Promise<EncodedPair> {
+export function encodePair(pair: CapturePair & { bodyBuffer: Buffer; blockDigest: string }, level: number): EncodedPair {
   const h = pairHeaders(pair, pair.bodyBuffer.length, pair.blockDigest);
-  // The request record is a few hundred bytes: compressed here, cheaper than a trip to the thread pool.
-  const request = gzipRecord(h.request, level);
-  return { response: await gzipRecordAsync(Buffer.concat([h.response, pair.responseHead, pair.bodyBuffer, RECORD_END]), level), request };
+  return {
+    response: gzipRecord(Buffer.concat([h.response, pair.responseHead, pair.bodyBuffer, RECORD_END]), level),
+    request: gzipRecord(h.request, level),
+  };
 }
 
 /** One open WARC file being appended to. */
@@ -265,7 +257,7 @@ export class WarcWriter {
     const whole = pair.bodyBuffer;
     if (whole && whole.length <= ONE_SHOT) {
       const blockDigest = pair.blockDigest ?? sha256(pair.responseHead, whole);
-      return this.appendEncoded(await encodePair({ ...pair, bodyBuffer: whole, blockDigest }, this.gzipLevel));
+      return this.appendEncoded(encodePair({ ...pair, bodyBuffer: whole, blockDigest }, this.gzipLevel));
     }
     const w = await this.file();
     const start = w.size;
