@@ -18,8 +18,7 @@ import { type NeighbourRow, type NeighbourTuple, neighbourhoodSql, type Ranges, 
 export { neighbourhoodSql, rangeSql, StaleIndexError };
 import { IndexCache, type Spans } from './index-cache.js';
 
-/** Rows of one multi-row INSERT statement (11 parameters each). */
-const ROWS_PER_INSERT = 80;
+const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (11 parameters each)
 /** One memento as the index holds it. `datetime` is epoch seconds (UTC). */
 export interface MementoRow {
   id: number;
@@ -215,9 +214,8 @@ export class IndexDb {
   /**
    * Inserts rows in one transaction. A row whose (urlkey, archive_id, datetime) exists
    * replaces it (for recovery and reindex of old WARC files, see the module comment).
-   * Up to {@link ROWS_PER_INSERT} rows (a write batch of the daemon) are one
-   * statement, its own transaction: one round trip to SQLite's thread;
-   * more are several statements between `BEGIN IMMEDIATE` and `COMMIT`.
+   * Up to {@link ROWS_PER_INSERT} rows (a write batch) are one statement, its own transaction
+   * (one round trip to SQLite's thread); more are several between `BEGIN IMMEDIATE` and `COMMIT`.
    */
   async insertMany(rows: NewMementoRow[]): Promise<void> {
     if (!rows.length) return;
