@@ -87,7 +87,7 @@ export interface StoreStats {
   conflicts: number;
   /** Conditional PUTs' questions answered ({@link ArchiveStore.predecessor}). */
   checks: number;
-  /** Milliseconds spent in each step of the batches, summed: dedup lookups, compressing/appending, fdatasync, index commit. */
+  /** Milliseconds spent in each step of the batches, summed: dedup lookups, appending (and compressing a body too large to be held in memory), fdatasync, index commit. */
   ms: { lookup: number; append: number; sync: number; commit: number };
 }
 
