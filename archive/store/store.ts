@@ -16,7 +16,7 @@ import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { CaptureIsNew } from './capture-is-new.js';
+import { CaptureIsNew, type DedupBatch } from './capture-is-new.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
@@ -264,10 +264,13 @@ export class ArchiveStore {
     const blockDigest = 'sha256:' + blockHash.digest('hex');
     // A body in memory is made into its gzipped records now, while the batch before it is being stored.
     const whole = spill.inMemory();
-    const encoded = whole
-      ? encodePair({ ...this.recordOf(row, head, blockDigest), body: () => spill.read(), bodyBuffer: whole, blockDigest }, this.config.warcGzipLevel)
-      : null;
-    if (encoded) await spill.dispose();
+    let encoded: EncodedPair | null = null;
+    try {
+      if (whole)
+        encoded = encodePair({ ...this.recordOf(row, head, blockDigest), body: () => spill.read(), bodyBuffer: whole, blockDigest }, this.config.warcGzipLevel);
+    } finally {
+      if (whole) await spill.dispose();
+    }
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
@@ -384,7 +387,7 @@ export class ArchiveStore {
     const answers: [PendingCheck, NewMementoRow | MementoRow | undefined][] = [];
     let captures = 0;
     let t = performance.now();
-    let decide;
+    let decide: DedupBatch;
     try {
       decide = await this.isNew.batch(batch.map((p) => p.row));
     } catch (err) {
