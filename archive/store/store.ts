@@ -24,7 +24,7 @@ import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import { checkNoPurgePending } from './purge.js';
 import type { RecordCache } from './record-cache.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
-import { type EncodedPair, encodePair, WarcWriter } from './warc-writer.js';
+import { WarcWriter } from './warc-writer.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
 function refuse(status: number, reason: string): HttpError {
@@ -55,8 +55,6 @@ interface PendingCapture {
   body: BodySpill;
   /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
   blockDigest: string;
-  /** Its WARC records, built and gzipped as soon as its body arrived (a body held in memory); else streamed in the batch. */
-  encoded: EncodedPair | null;
   resolve: (r: Omit<IngestResult, 'bytes'>) => void;
   reject: (e: unknown) => void;
 }
@@ -87,7 +85,7 @@ export interface StoreStats {
   conflicts: number;
   /** Conditional PUTs' questions answered ({@link ArchiveStore.predecessor}). */
   checks: number;
-  /** Milliseconds spent in each step of the batches, summed: dedup lookups, appending (and compressing a body too large to be held in memory), fdatasync, index commit. */
+  /** Milliseconds spent in each step of the batches, summed: dedup lookups, compressing/appending, fdatasync, index commit. */
   ms: { lookup: number; append: number; sync: number; commit: number };
 }
 
@@ -262,19 +260,10 @@ export class ArchiveStore {
     }
     row.digest = 'sha256:' + hash.digest('hex');
     const blockDigest = 'sha256:' + blockHash.digest('hex');
-    // A body in memory is made into its gzipped records now, while the batch before it is being stored.
-    const whole = spill.inMemory();
-    let encoded: EncodedPair | null = null;
-    try {
-      if (whole)
-        encoded = encodePair({ ...this.recordOf(row, head, blockDigest), body: () => spill.read(), bodyBuffer: whole, blockDigest }, this.config.warcGzipLevel);
-    } finally {
-      if (whole) await spill.dispose();
-    }
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest, encoded, resolve: done, reject });
+      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest, resolve: done, reject });
       void this.drain();
     });
   }
@@ -421,10 +410,12 @@ export class ArchiveStore {
           this.stats.conflicts++;
           continue;
         }
-        const w = this.writer(p.archive.id);
-        const rec = p.encoded
-          ? await w.appendEncoded(p.encoded)
-          : await w.append({ ...this.recordOf(p.row, p.head, p.blockDigest), body: () => p.body.read(), bodyLength: p.body.length });
+        const rec = await this.writer(p.archive.id).append({
+          ...this.recordOf(p.row, p.head, p.blockDigest),
+          body: () => p.body.read(),
+          bodyBuffer: p.body.inMemory(),
+          bodyLength: p.body.length,
+        });
         p.row.warc_file = rec.file;
         p.row.warc_offset = rec.offset;
         p.row.warc_length = rec.length;
@@ -433,7 +424,6 @@ export class ArchiveStore {
       } catch (err) {
         p.reject(err);
       } finally {
-        p.encoded = null;
         await p.body.dispose();
       }
     }

@@ -124,11 +124,11 @@ function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string)
 /**
  * Builds a capture's two records (WARC 1.1 §5.7: response, then request
  * with `WARC-Concurrent-To`) and gzips each into its own member, all in
- * memory: for a body whole in memory (at most 1 MiB). Needs no WARC file,
- * so the store does it as soon as a capture's body has arrived, before the
- * write queue. Compressed on the event loop: zlib's asynchronous call
- * (libuv's thread pool) costs 2–3× the CPU for a record of 10 KB, which
- * the machine's other cores would pay.
+ * memory: for a body whole in memory (at most 1 MiB). Compressed on the
+ * event loop: zlib's asynchronous call (libuv's thread pool) costs 2–3×
+ * the CPU for a record of 10 KB. (Doing this before the write queue, as
+ * each body arrives, was measured slower than in the batch: see
+ * docs/benchmarks.md.)
  *
  * @param level zlib level, 1 (fastest) … 9 (smallest)
  */
