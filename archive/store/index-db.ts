@@ -20,6 +20,8 @@ import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read
 export { rangeSql, StaleIndexError };
 export type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans };
 
+const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (11 parameters each)
+
 /** One answer of {@link IndexDb.atOrBeforeMany}. */
 export interface AtOrBefore {
   /** The latest memento at or before the instant asked; `undefined` when there is none. */
@@ -173,39 +175,47 @@ export class IndexDb {
   /**
    * Inserts rows in one transaction. A row whose (urlkey, archive_id, datetime) exists
    * replaces it (for recovery and reindex of old WARC files, see the module comment).
+   * Up to {@link ROWS_PER_INSERT} rows (a write batch) are one statement, its own transaction
+   * (one round trip to SQLite's thread); more are several between `BEGIN IMMEDIATE` and `COMMIT`.
    */
   async insertMany(rows: NewMementoRow[]): Promise<void> {
-    await run(this.db, 'BEGIN IMMEDIATE');
-    try {
-      // Multi-row upserts (rows apply in order, so of two rows with one key the later
-      // wins): one statement per 80 rows, not one per row.
-      for (let from = 0; from < rows.length; from += 80) {
-        const part = rows.slice(from, from + 80);
-        const stmt = this.cached(
-          `insert${part.length}`,
-          () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
-        );
-        const params = part.flatMap((r) => [
-          r.archive_id,
-          r.urlkey,
-          r.uri_r,
-          r.datetime,
-          r.status,
-          r.mime,
-          r.digest,
-          r.warc_file,
-          r.warc_offset,
-          r.warc_length,
-          r.client_ip,
-        ]);
-        await new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
+    if (!rows.length) return;
+    if (rows.length <= ROWS_PER_INSERT) {
+      await this.insertPart(rows);
+    } else {
+      await run(this.db, 'BEGIN IMMEDIATE');
+      try {
+        // Rows apply in order, so of two rows with one key the later wins.
+        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT));
+        await run(this.db, 'COMMIT');
+      } catch (err) {
+        await run(this.db, 'ROLLBACK').catch(() => undefined);
+        throw err;
       }
-      await run(this.db, 'COMMIT');
-      this.commits++;
-    } catch (err) {
-      await run(this.db, 'ROLLBACK').catch(() => undefined);
-      throw err;
     }
+    this.commits++;
+  }
+
+  /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows. */
+  private insertPart(part: NewMementoRow[]): Promise<void> {
+    const stmt = this.cached(
+      `insert${part.length}`,
+      () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
+    );
+    const params = part.flatMap((r) => [
+      r.archive_id,
+      r.urlkey,
+      r.uri_r,
+      r.datetime,
+      r.status,
+      r.mime,
+      r.digest,
+      r.warc_file,
+      r.warc_offset,
+      r.warc_length,
+      r.client_ip,
+    ]);
+    return new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
   }
 
   /** Prepared statements of the batch queries, one per batch size (at most 80 + 300 of them). */

@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { LRUCache } from 'lru-cache';
 import { type CaptureHead, CaptureRecordError, CaptureRecordParser } from '#shared/capture-record.js';
 import { type AcceptedCapture, acceptCapture } from '#shared/capture-rules.js';
 import { ScavengeCounter } from '#shared/gc.js';
@@ -17,7 +16,8 @@ import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { type AtOrBefore, IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { CaptureIsNew, type DedupBatch } from './capture-is-new.js';
+import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
@@ -59,14 +59,7 @@ interface PendingCapture {
   reject: (e: unknown) => void;
 }
 
-/** A conditional PUT's question, asked in the write queue's order (see {@link ArchiveStore.predecessor}). */
-interface PendingCheck {
-  kind: 'check';
-  row: { urlkey: string; datetime: number };
-  resolve: (prev: MementoRow | NewMementoRow | undefined) => void;
-}
-
-type Pending = PendingCapture | PendingCheck;
+type Pending = PendingCapture;
 
 /**
  * Counters of the write queue since the store opened: how many batches
@@ -83,8 +76,6 @@ export interface StoreStats {
   duplicates: number;
   /** Captures refused because a different memento of their urlkey is stored at the same second (409, nothing written). */
   conflicts: number;
-  /** Conditional PUTs' questions answered ({@link ArchiveStore.predecessor}). */
-  checks: number;
   /** Milliseconds spent in each step of the batches, summed: dedup lookups, compressing/appending, fdatasync, index commit. */
   ms: { lookup: number; append: number; sync: number; commit: number };
 }
@@ -117,7 +108,6 @@ export class ArchiveStore {
     written: 0,
     duplicates: 0,
     conflicts: 0,
-    checks: 0,
     ms: { lookup: 0, append: 0, sync: 0, commit: 0 },
   };
   /**
@@ -146,18 +136,8 @@ export class ArchiveStore {
   /** Reads response records, with a cached read-only descriptor per WARC file. */
   private readonly reader: WarcReader;
 
-  /**
-   * The newest memento of recently seen urlkeys (`null`: the urlkey has
-   * none), so that the dedup of a capture newer than it — and the question
-   * of a conditional PUT — needs no index query: the common case of a busy
-   * page that has not changed. Filled from lookups that found the newest,
-   * kept current by every commit; right because this daemon is the only
-   * writer of its index while it runs (the data folder's lock).
-   */
-  private readonly newest = new LRUCache<string, MementoRow | NewMementoRow | { none: true }>({
-    maxSize: 16 * 1024 * 1024,
-    sizeCalculation: (v, k) => 2 * k.length + ('uri_r' in v ? 2 * v.uri_r.length + 400 : 64),
-  });
+  /** Is a capture new? (dedup and same-second conflicts, capture-is-new.ts) */
+  private readonly isNew: CaptureIsNew;
 
   private constructor(
     readonly config: ArchiveConfig,
@@ -167,6 +147,7 @@ export class ArchiveStore {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
     this.reader = new WarcReader(this.warcsDir, 64, config.recordCacheBytes);
+    this.isNew = new CaptureIsNew(index, () => this.hidden);
   }
 
   /**
@@ -268,10 +249,11 @@ export class ArchiveStore {
       throw refuse(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
     }
     row.digest = 'sha256:' + hash.digest('hex');
+    const blockDigest = 'sha256:' + blockHash.digest('hex');
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest: 'sha256:' + blockHash.digest('hex'), resolve: done, reject });
+      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest, resolve: done, reject });
       void this.drain();
     });
   }
@@ -320,29 +302,10 @@ export class ArchiveStore {
   }
 
   /**
-   * The memento a capture of `urlkey` filed at `datetime` (epoch s) would
-   * be compared with by the dedup of {@link ingest} (the latest at or
-   * before `datetime`, in any local archive), asked in the write queue's
-   * order: captures queued before the question count, even those not yet
-   * in the index, so the answer is the one an ingest of that capture
-   * arriving now would get. `undefined` when there is none (or when the
-   * one it would have been was not committed after all). For conditional
-   * PUTs (archive/http/ingest.ts).
-   */
-  predecessor(urlkey: string, datetime: number): Promise<MementoRow | NewMementoRow | undefined> {
-    return new Promise((resolve) => {
-      this.queue.push({ kind: 'check', row: { urlkey, datetime }, resolve });
-      void this.drain();
-    });
-  }
-
-  /**
    * The write queue: one batch at a time. Each capture of the batch is
    * checked for dedup and appended to its archive's WARC file; then the
    * files are fsynced once and the rows committed in one transaction (group
-   * commit); only then are the PUTs answered. The questions of conditional
-   * PUTs ({@link predecessor}) are answered in the same order, after the
-   * commit of the captures before them.
+   * commit); only then are the PUTs answered.
    */
   private async drain(): Promise<void> {
     if (this.writing) return;
@@ -361,25 +324,33 @@ export class ArchiveStore {
     }
   }
 
-  /** One batch of {@link drain}: dedup lookups in one query, appends, one fsync per file, one transaction, then the answers. */
+  /** What the WARC writer needs of a capture besides its body. */
+  private recordOf(row: NewMementoRow, head: CaptureHead, blockDigest: string) {
+    return {
+      uriR: row.uri_r,
+      datetime: new Date(row.datetime * 1000),
+      requestHead: head.requestBytes,
+      responseHead: head.responseBytes,
+      payloadDigest: row.digest,
+      blockDigest,
+    };
+  }
+
+  /**
+   * One batch of {@link drain}: the decisions (capture-is-new.ts: one index
+   * query for the batch), the appends, one fsync per WARC file written, the
+   * index commit ({@link commit}), then the answers.
+   */
   private async writeBatch(batch: Pending[]): Promise<void> {
     const written: PendingCapture[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
-    const answers: [PendingCheck, NewMementoRow | MementoRow | undefined][] = [];
-    // The captures written in this batch, per urlkey, in the order written.
-    const latest = new Map<string, NewMementoRow[]>();
     let captures = 0;
-    // The dedup lookups of the whole batch: from the cache of newest mementos, the rest in one query.
     let t = performance.now();
-    let fromDb: (MementoRow | NewMementoRow | undefined)[];
+    let decide: DedupBatch;
     try {
-      fromDb = await this.lookup(batch.map((p) => p.row));
+      decide = await this.isNew.batch(batch.map((p) => p.row));
     } catch (err) {
       for (const p of batch) {
-        if (p.kind === 'check') {
-          p.resolve(undefined); // no answer: the PUT goes on unconditionally, and its ingest meets the error
-          continue;
-        }
         p.reject(err);
         await p.body.dispose();
       }
@@ -388,41 +359,29 @@ export class ArchiveStore {
     this.stats.ms.lookup += performance.now() - t;
     t = performance.now();
     for (const [i, p] of batch.entries()) {
-      if (p.kind === 'check') {
-        answers.push([p, this.previous(p.row, fromDb[i], latest)]);
-        continue;
-      }
       captures++;
       try {
-        const prev = this.previous(p.row, fromDb[i], latest);
-        if (prev && prev.digest === p.row.digest && prev.status === p.row.status && prev.mime === p.row.mime && !this.hidden?.(prev.urlkey, prev.datetime)) {
-          done.push([p, { created: false, conflict: false, row: prev }]);
+        const v = decide.verdict(i, p.row);
+        if (v.kind === 'duplicate') {
+          done.push([p, { created: false, conflict: false, row: v.of }]);
           this.stats.duplicates++;
           continue;
         }
-        if (prev && prev.datetime === p.row.datetime) {
-          // Same urlkey, same second, not identical: the stored memento stays; nothing is written.
-          done.push([p, { created: false, conflict: true, row: prev }]);
+        if (v.kind === 'conflict') {
+          done.push([p, { created: false, conflict: true, row: v.with }]);
           this.stats.conflicts++;
           continue;
         }
         const rec = await this.writer(p.archive.id).append({
-          uriR: p.row.uri_r,
-          datetime: new Date(p.row.datetime * 1000),
-          requestHead: p.head.requestBytes,
-          responseHead: p.head.responseBytes,
+          ...this.recordOf(p.row, p.head, p.blockDigest),
           body: () => p.body.read(),
           bodyBuffer: p.body.inMemory(),
           bodyLength: p.body.length,
-          payloadDigest: p.row.digest,
-          blockDigest: p.blockDigest,
         });
         p.row.warc_file = rec.file;
         p.row.warc_offset = rec.offset;
         p.row.warc_length = rec.length;
-        const mine = latest.get(p.row.urlkey);
-        if (mine) mine.push(p.row);
-        else latest.set(p.row.urlkey, [p.row]);
+        decide.wrote(p.row);
         written.push(p);
       } catch (err) {
         p.reject(err);
@@ -439,13 +398,9 @@ export class ArchiveStore {
       this.stats.ms.sync += syncMs;
       if (captures) this.onBatch?.(captures, written.length, syncMs / 1000);
       if (written.length) {
-        this.stats.transactions++;
         t = performance.now();
-        await this.index.insertMany(written.map((p) => p.row));
-        // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
-        this.index.cache.written(written.map((p) => p.row.urlkey));
+        await this.commit(written.map((p) => p.row));
         this.stats.ms.commit += performance.now() - t;
-        for (const p of written) this.noteCommitted(p.row);
       }
       for (const p of written) done.push([p, { created: true, conflict: false, row: p.row }]);
       this.stats.written += written.length;
@@ -465,61 +420,23 @@ export class ArchiveStore {
           done.splice(i, 1);
         }
       }
-      // A question answered by a capture that is not stored after all has no answer.
-      for (const a of answers) if (a[1] && lost.has(a[1])) a[1] = undefined;
     }
     this.stats.fsyncs = [...this.writers.values()].reduce((n, w) => n + w.fsyncs, 0);
     for (const [p, r] of done) p.resolve(r);
-    this.stats.checks += answers.length;
-    for (const [p, prev] of answers) p.resolve(prev);
   }
 
   /**
-   * For each capture (or question) of a batch, the latest memento of its
-   * urlkey at or before its datetime in the index: from the cache of
-   * newest mementos when that one is not after the datetime, the others in
-   * one index query (whose answers fill the cache where they are the newest).
+   * The commit point of the write path: `rows` (whose WARC records are
+   * fsynced) go into the index in one transaction, and then everything that
+   * keeps index rows in memory learns of them. Throws the index's error
+   * (nothing committed then).
    */
-  private async lookup(rows: { urlkey: string; datetime: number }[]): Promise<(MementoRow | NewMementoRow | undefined)[]> {
-    const out: (MementoRow | NewMementoRow | undefined)[] = new Array(rows.length).fill(undefined);
-    const ask: number[] = [];
-    for (const [i, r] of rows.entries()) {
-      const known = this.newest.get(r.urlkey);
-      if (known && 'none' in known) continue;
-      if (known && known.datetime <= r.datetime) out[i] = known;
-      else ask.push(i);
-    }
-    if (!ask.length) return out;
-    const found: AtOrBefore[] = await this.index.atOrBeforeMany(ask.map((i) => ({ urlkey: rows[i].urlkey, t: rows[i].datetime })));
-    for (const [j, i] of ask.entries()) {
-      const { row, isNewest } = found[j];
-      out[i] = row;
-      if (isNewest) this.newest.set(rows[i].urlkey, row ?? { none: true });
-    }
-    return out;
-  }
-
-  /** A row is in the index now: it is the newest of its urlkey if the cache knew the newest and it is not older. */
-  private noteCommitted(row: NewMementoRow): void {
-    const known = this.newest.get(row.urlkey);
-    if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);
-  }
-
-  /**
-   * The memento a new capture follows in time: the latest at or before its
-   * datetime, from this batch (`batch`: the rows written so far, per
-   * urlkey, in order) or the index, whichever is later.
-   */
-  private previous(
-    row: { urlkey: string; datetime: number },
-    fromDb: MementoRow | NewMementoRow | undefined,
-    batch: Map<string, NewMementoRow[]>,
-  ): NewMementoRow | MementoRow | undefined {
-    let b: NewMementoRow | undefined;
-    // Not only the last one: the captures of a batch need not be in time order (a PUT's Memento-Datetime).
-    for (const r of batch.get(row.urlkey) ?? []) if (r.datetime <= row.datetime && (!b || r.datetime >= b.datetime)) b = r;
-    if (b && (!fromDb || b.datetime >= fromDb.datetime)) return b;
-    return fromDb;
+  private async commit(rows: NewMementoRow[]): Promise<void> {
+    this.stats.transactions++;
+    await this.index.insertMany(rows);
+    // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
+    this.index.cache.written(rows.map((r) => r.urlkey));
+    this.isNew.committed(rows);
   }
 
   /**

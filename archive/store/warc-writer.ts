@@ -84,6 +84,62 @@ async function writeAll(fh: FileHandle, buf: Uint8Array, pos: number): Promise<v
   }
 }
 
+/** A capture's record pair, each record its own gzip member, ready to append ({@link WarcWriter.appendEncoded}). */
+export interface EncodedPair {
+  /** The response record's gzip member (the index row points at it). */
+  response: Buffer;
+  /** The request record's gzip member. */
+  request: Buffer;
+}
+
+/** The WARC headers of a capture's response record and the whole request record (header, block, end), uncompressed. */
+function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string): { response: Buffer; request: Buffer } {
+  const date = formatIsoSeconds(pair.datetime);
+  const responseId = `<urn:uuid:${randomUUID()}>`;
+  const response = warcHeader([
+    ['WARC-Type', 'response'],
+    ['WARC-Record-ID', responseId],
+    ['WARC-Date', date],
+    ['WARC-Target-URI', pair.uriR],
+    ['Content-Type', 'application/http; msgtype=response'],
+    ['WARC-Payload-Digest', pair.payloadDigest],
+    ['WARC-Block-Digest', blockDigest],
+    ['Content-Length', String(pair.responseHead.length + bodyLength)],
+  ]);
+  // The request record's payload (the request body) is empty: captures are GETs.
+  const requestHeader = warcHeader([
+    ['WARC-Type', 'request'],
+    ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
+    ['WARC-Date', date],
+    ['WARC-Target-URI', pair.uriR],
+    ['WARC-Concurrent-To', responseId],
+    ['Content-Type', 'application/http; msgtype=request'],
+    ['WARC-Payload-Digest', EMPTY_DIGEST],
+    ['WARC-Block-Digest', sha256(pair.requestHead)],
+    ['Content-Length', String(pair.requestHead.length)],
+  ]);
+  return { response, request: Buffer.concat([requestHeader, pair.requestHead, RECORD_END]) };
+}
+
+/**
+ * Builds a capture's two records (WARC 1.1 §5.7: response, then request
+ * with `WARC-Concurrent-To`) and gzips each into its own member, all in
+ * memory: for a body whole in memory (at most 1 MiB). Compressed on the
+ * event loop: zlib's asynchronous call (libuv's thread pool) costs 2–3×
+ * the CPU for a record of 10 KB. (Doing this before the write queue, as
+ * each body arrives, was measured slower than in the batch: see
+ * docs/benchmarks.md.)
+ *
+ * @param level zlib level, 1 (fastest) … 9 (smallest)
+ */
+export function encodePair(pair: CapturePair & { bodyBuffer: Buffer; blockDigest: string }, level: number): EncodedPair {
+  const h = pairHeaders(pair, pair.bodyBuffer.length, pair.blockDigest);
+  return {
+    response: gzipRecord(Buffer.concat([h.response, pair.responseHead, pair.bodyBuffer, RECORD_END]), level),
+    request: gzipRecord(h.request, level),
+  };
+}
+
 /** One open WARC file being appended to. */
 class OpenWarc {
   dirty = false;
@@ -188,7 +244,9 @@ export class WarcWriter {
   }
 
   /**
-   * Appends the response and request records of one capture.
+   * Appends the response and request records of one capture: built here
+   * ({@link encodePair}) when its body is whole in memory, else streamed
+   * through zlib into the file.
    *
    * @returns the file (relative to `warcs/`), offset and length of the
    *   response record's gzip member.
@@ -196,9 +254,15 @@ export class WarcWriter {
    *   pair began (no partial record is left behind).
    */
   async append(pair: CapturePair): Promise<WrittenRecord> {
+    const whole = pair.bodyBuffer;
+    if (whole && whole.length <= ONE_SHOT) {
+      const blockDigest = pair.blockDigest ?? sha256(pair.responseHead, whole);
+      return this.appendEncoded(encodePair({ ...pair, bodyBuffer: whole, blockDigest }, this.gzipLevel));
+    }
     const w = await this.file();
     const start = w.size;
     try {
+      await w.flush();
       let { bodyLength, blockDigest } = pair;
       if (bodyLength === undefined || blockDigest === undefined) {
         const h = createHash('sha256').update(pair.responseHead);
@@ -209,68 +273,33 @@ export class WarcWriter {
         }
         blockDigest = 'sha256:' + h.digest('hex');
       }
-      const date = formatIsoSeconds(pair.datetime);
-      const responseId = `<urn:uuid:${randomUUID()}>`;
-      const resHeader = warcHeader([
-        ['WARC-Type', 'response'],
-        ['WARC-Record-ID', responseId],
-        ['WARC-Date', date],
-        ['WARC-Target-URI', pair.uriR],
-        ['Content-Type', 'application/http; msgtype=response'],
-        ['WARC-Payload-Digest', pair.payloadDigest],
-        ['WARC-Block-Digest', blockDigest],
-        ['Content-Length', String(pair.responseHead.length + bodyLength)],
-      ]);
-      // The request record's payload (the request body) is empty: captures are GETs.
-      const reqHeader = warcHeader([
-        ['WARC-Type', 'request'],
-        ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
-        ['WARC-Date', date],
-        ['WARC-Target-URI', pair.uriR],
-        ['WARC-Concurrent-To', responseId],
-        ['Content-Type', 'application/http; msgtype=request'],
-        ['WARC-Payload-Digest', EMPTY_DIGEST],
-        ['WARC-Block-Digest', sha256(pair.requestHead)],
-        ['Content-Length', String(pair.requestHead.length)],
-      ]);
-      const requestMember = gzipRecord(Buffer.concat([reqHeader, pair.requestHead, RECORD_END]), this.gzipLevel);
-      let length: number;
-      if (pair.bodyBuffer && bodyLength <= ONE_SHOT) {
-        const responseMember = gzipRecord(Buffer.concat([resHeader, pair.responseHead, pair.bodyBuffer, RECORD_END]), this.gzipLevel);
-        length = responseMember.length;
-        // Written with the rest of the batch, before its fsync.
-        w.pending.push(responseMember, requestMember);
-        w.pendingBytes += length + requestMember.length;
-        if (w.pendingBytes > MAX_PENDING) await w.flush();
-      } else {
-        await w.flush();
-        let pos = start;
-        const fh = w.fh;
-        const sink = new Writable({
-          highWaterMark: 128 * 1024,
-          write(chunk: Buffer, _enc, cb) {
-            writeAll(fh, chunk, pos).then(() => {
-              pos += chunk.length;
-              cb();
-            }, cb);
-          },
-        });
-        const gc = new ScavengeCounter();
-        const parts = async function* () {
-          yield resHeader;
-          yield pair.responseHead;
-          for await (const c of pair.body()) {
-            gc.add(c.length);
-            yield c;
-          }
-          yield RECORD_END;
-        };
-        await pipeline(Readable.from(parts()), zlib.createGzip({ level: this.gzipLevel, chunkSize: 64 * 1024 }), sink);
-        length = pos - start;
-        await writeAll(w.fh, requestMember, pos);
-      }
-      w.size = start + length + requestMember.length;
-      if (!w.pending.length) w.flushed = w.size;
+      const { response: resHeader, request } = pairHeaders(pair, bodyLength, blockDigest);
+      const requestMember = gzipRecord(request, this.gzipLevel);
+      let pos = start;
+      const fh = w.fh;
+      const sink = new Writable({
+        highWaterMark: 128 * 1024,
+        write(chunk: Buffer, _enc, cb) {
+          writeAll(fh, chunk, pos).then(() => {
+            pos += chunk.length;
+            cb();
+          }, cb);
+        },
+      });
+      const gc = new ScavengeCounter();
+      const parts = async function* () {
+        yield resHeader;
+        yield pair.responseHead;
+        for await (const c of pair.body()) {
+          gc.add(c.length);
+          yield c;
+        }
+        yield RECORD_END;
+      };
+      await pipeline(Readable.from(parts()), zlib.createGzip({ level: this.gzipLevel, chunkSize: 64 * 1024 }), sink);
+      const length = pos - start;
+      await writeAll(w.fh, requestMember, pos);
+      w.size = w.flushed = start + length + requestMember.length;
       w.dirty = true;
       return { file: path.posix.join(this.archiveId, w.name), offset: start, length };
     } catch (err) {
@@ -282,6 +311,22 @@ export class WarcWriter {
       }
       throw err;
     }
+  }
+
+  /**
+   * Appends a record pair built by {@link encodePair}: kept in memory and
+   * written with the rest of the batch before its fsync ({@link sync}), or
+   * at once past 8 MiB pending.
+   */
+  async appendEncoded(e: EncodedPair): Promise<WrittenRecord> {
+    const w = await this.file();
+    const start = w.size;
+    w.pending.push(e.response, e.request);
+    w.pendingBytes += e.response.length + e.request.length;
+    w.size = start + e.response.length + e.request.length;
+    w.dirty = true;
+    if (w.pendingBytes > MAX_PENDING) await w.flush();
+    return { file: path.posix.join(this.archiveId, w.name), offset: start, length: e.response.length };
   }
 
   /** fsyncs the current file if anything was written since the last sync. */

@@ -1,0 +1,144 @@
+/**
+ * Is this capture new? The archive's one answer (docs/storage.md
+ * "Deduplication", "Same-second captures"), asked by the store's write
+ * queue for each capture in queue order, against the index and the
+ * captures of the same batch written before it:
+ *
+ * - `duplicate`: payload digest, status and media type equal those of the
+ *   memento it follows in time (the latest of its urlkey at or before its
+ *   datetime, in any archive, not hidden by the access rules): nothing is
+ *   stored, the PUT names that memento (200).
+ * - `conflict`: not identical, but a memento of its urlkey is stored at the
+ *   same second (one URI-M for both): nothing is stored, 409.
+ * - `new`: store it (201).
+ *
+ * A later kind of answer (a revisit record for an identical capture once
+ * per interval) goes in {@link DedupBatch.verdict}, the one place that
+ * compares a capture with the memento it follows.
+ *
+ * The newest memento of recently seen urlkeys is kept in memory, so that
+ * most captures of a busy page need no index query; it is right because
+ * the daemon is the only writer of its index (the data folder's lock) and
+ * the store tells this module of every commit ({@link CaptureIsNew.committed}).
+ */
+import { LRUCache } from 'lru-cache';
+import type { AtOrBefore, IndexDb, MementoRow, NewMementoRow } from './index-db.js';
+
+/** A memento row, stored (with id) or written in the batch being stored. */
+export type AnyRow = MementoRow | NewMementoRow;
+
+/** A capture as the decision sees it: its urlkey and Memento-Datetime (epoch s). */
+export interface CaptureKey {
+  urlkey: string;
+  datetime: number;
+}
+
+/** What the archive does with a capture (see the module comment). */
+export type Verdict = { kind: 'new' } | { kind: 'duplicate'; of: AnyRow } | { kind: 'conflict'; with: AnyRow };
+
+/** True for a memento the access rules hide (archive/access.ts): it is never taken for the one a capture duplicates. */
+export type HiddenFn = (urlkey: string, datetime: number) => boolean;
+
+/** The store's decision of whether a capture is new: the cache of newest mementos and the batch lookups. */
+export class CaptureIsNew {
+  /** The newest memento of recently seen urlkeys (`{none}`: the urlkey has none); ~16 MiB. */
+  private readonly newest = new LRUCache<string, AnyRow | { none: true }>({
+    maxSize: 16 * 1024 * 1024,
+    sizeCalculation: (v, k) => 2 * k.length + ('uri_r' in v ? 2 * v.uri_r.length + 400 : 64),
+  });
+
+  /**
+   * @param index the index the captures are committed to
+   * @param hidden asked at decision time (the daemon sets the access rules after the store opens)
+   */
+  constructor(
+    private readonly index: IndexDb,
+    private readonly hidden: () => HiddenFn | undefined,
+  ) {}
+
+  /**
+   * Starts the decisions of one batch of the write queue: for each key, the
+   * latest memento at or before its datetime in the index — from the cache
+   * of newest mementos where that one is not after it, the rest in one
+   * index query (one round trip to SQLite).
+   *
+   * @throws the index's error; nothing is decided then.
+   */
+  async batch(keys: CaptureKey[]): Promise<DedupBatch> {
+    const found: (AnyRow | undefined)[] = new Array(keys.length).fill(undefined);
+    const ask: number[] = [];
+    for (const [i, k] of keys.entries()) {
+      const known = this.newest.get(k.urlkey);
+      if (known && 'none' in known) continue;
+      if (known && known.datetime <= k.datetime) found[i] = known;
+      else ask.push(i);
+    }
+    if (ask.length) {
+      const rows: AtOrBefore[] = await this.index.atOrBeforeMany(ask.map((i) => ({ urlkey: keys[i].urlkey, t: keys[i].datetime })));
+      for (const [j, i] of ask.entries()) {
+        const { row, isNewest } = rows[j];
+        found[i] = row;
+        if (isNewest) this.newest.set(keys[i].urlkey, row ?? { none: true });
+      }
+    }
+    return new DedupBatch(found, this.hidden());
+  }
+
+  /** `rows` are committed to the index: each is the newest of its urlkey where the cache knew the newest and it is not older. */
+  committed(rows: NewMementoRow[]): void {
+    for (const row of rows) {
+      const known = this.newest.get(row.urlkey);
+      if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);
+    }
+  }
+}
+
+/**
+ * The decisions of one batch, taken in queue order: each capture is
+ * compared with the later of the index's memento ({@link CaptureIsNew.batch})
+ * and the captures of this batch written before it ({@link wrote}).
+ */
+export class DedupBatch {
+  /** The rows written in this batch, per urlkey, in the order written (not necessarily time order: a PUT's Memento-Datetime). */
+  private readonly written = new Map<string, NewMementoRow[]>();
+
+  constructor(
+    private readonly fromIndex: (AnyRow | undefined)[],
+    private readonly hidden: HiddenFn | undefined,
+  ) {}
+
+  /**
+   * The memento the `i`-th key of the batch follows in time: the latest
+   * at or before its datetime, from the index or written earlier in this
+   * batch, whichever is later; `undefined` when there is none.
+   */
+  predecessor(i: number, key: CaptureKey): AnyRow | undefined {
+    const fromDb = this.fromIndex[i];
+    let b: NewMementoRow | undefined;
+    for (const r of this.written.get(key.urlkey) ?? []) if (r.datetime <= key.datetime && (!b || r.datetime >= b.datetime)) b = r;
+    if (b && (!fromDb || b.datetime >= fromDb.datetime)) return b;
+    return fromDb;
+  }
+
+  /**
+   * Is the `i`-th capture of the batch new? (See the module comment.) A
+   * `new` capture counts for the later ones only once the store has
+   * written it ({@link wrote}).
+   */
+  verdict(i: number, row: NewMementoRow): Verdict {
+    const prev = this.predecessor(i, row);
+    if (!prev) return { kind: 'new' };
+    if (prev.digest === row.digest && prev.status === row.status && prev.mime === row.mime && !this.hidden?.(prev.urlkey, prev.datetime))
+      return { kind: 'duplicate', of: prev };
+    // Same urlkey, same second, not identical: the stored memento stays.
+    if (prev.datetime === row.datetime) return { kind: 'conflict', with: prev };
+    return { kind: 'new' };
+  }
+
+  /** A capture found new was written (its WARC records appended): later captures of the batch follow it. */
+  wrote(row: NewMementoRow): void {
+    const mine = this.written.get(row.urlkey);
+    if (mine) mine.push(row);
+    else this.written.set(row.urlkey, [row]);
+  }
+}
