@@ -2,7 +2,7 @@
  * Capture ingest: `PUT <put_prefix>put/<anything>` with a capture record
  * body (docs/capture-record.md). The URI-R comes from the embedded request,
  * never from the PUT address. The archive alone decides whether a capture
- * is new (the store's dedup, archive/store/store.ts): it answers
+ * is new (archive/store/capture-is-new.ts, in the write queue): it answers
  *
  * - **201** (a new memento was stored) or **200** (the capture is
  *   identical — payload digest, status, media type — to the memento it
