@@ -28,7 +28,8 @@ options:
                       spool_retry_min, spool_retry_max, admin_listen
                       (/metrics), tls_cert, tls_key, request_timeout,
                       headers_timeout, upstream_timeout, archive_timeout
-                      (seconds), max_connections. A bad vhost file is
+                      (seconds), max_connections, archive_connections,
+                      held_max_bytes. A bad vhost file is
                       logged and serves nothing; the others serve.
                       Every key and its default:
                       docs/configuration.md.
