@@ -169,11 +169,7 @@ export class IndexDb {
     };
     const cache = new ReadCache(opts.cacheBytes ?? 0);
     // Every URL's mementos into the read cache's table, when they fit its share of index_cache_bytes.
-    // A count first (an index scan, no rows made): an index that cannot fit (9 bytes a memento at least) is not read.
-    if (cache.tableBudget > 0 && !opts.anyUrlkeys) {
-      const n = (await get<{ n: number }>(stmts.count, {}))?.n ?? 0;
-      if (9 * n <= cache.tableBudget) cache.preload(await ViewTable.load(tableRows(reader), cache.tableBudget));
-    }
+    if (cache.tableBudget > 0 && !opts.anyUrlkeys) cache.preload(await ViewTable.load(tableRows(reader), cache.tableBudget));
     return new IndexDb(db, reader, pager, stmts, cache);
   }
 

@@ -367,12 +367,10 @@ export class ReadCache {
     }
     const rows = this.table?.rows(urlkey);
     if (rows) {
-      // From the table: no index query, no wait (so no write can come between). Kept among the views the second
-      // time it is asked lately, not the first: under a load spread over the whole archive, keeping every view made
-      // from the table churned the views (old objects for the garbage collector) and cost more than it saved.
+      // From the table: no index query, no wait (so no write can come between).
       this.stats.hits++;
       const v = UrlView.of(urlkey, rows);
-      if (this.askedBefore(urlkey, '')) this.lru?.set(urlkey, v);
+      this.lru?.set(urlkey, v);
       return v;
     }
     this.stats.misses++;
