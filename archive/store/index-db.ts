@@ -15,7 +15,7 @@ import { all, first, get, readAll, run } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
 import { type NeighbourRow, type Ranges, rangeSql, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
-import { MAX_VIEW_MEMENTOS, ReadCache, type TableRow, type UrlView, type ViewRow, ViewTable } from './read-cache.js';
+import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
 export { rangeSql, StaleIndexError };
 export type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans };
@@ -167,10 +167,7 @@ export class IndexDb {
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
       everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
     };
-    const cache = new ReadCache(opts.cacheBytes ?? 0);
-    // Every URL's mementos into the read cache's table, when they fit its share of index_cache_bytes.
-    if (cache.tableBudget > 0 && !opts.anyUrlkeys) cache.preload(await ViewTable.load(tableRows(reader), cache.tableBudget));
-    return new IndexDb(db, reader, pager, stmts, cache);
+    return new IndexDb(db, reader, pager, stmts, new ReadCache(opts.cacheBytes ?? 0));
   }
 
   /**
@@ -520,38 +517,5 @@ export class IndexDb {
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
-  }
-}
-
-/** Rows read per query by {@link tableRows}: more than a view holds ({@link MAX_VIEW_MEMENTOS}). */
-const TABLE_PAGE = 8192;
-
-/**
- * Every memento of the index in urlkey order (then datetime), a page at a
- * time, each URL's rows in one page: keyset paging on urlkey over the
- * `(urlkey, datetime)` index. A URL with a page or more of rows is left out
- * (more than a view holds).
- */
-async function* tableRows(db: sqlite3.Database): AsyncGenerator<TableRow[]> {
-  const stmt = db.prepare('SELECT urlkey, archive_id, id, datetime, uri_r FROM memento WHERE urlkey > $after ORDER BY urlkey, datetime LIMIT $limit');
-  try {
-    let after = '';
-    for (;;) {
-      const rows = await all<TableRow>(stmt, { $after: after, $limit: TABLE_PAGE });
-      if (rows.length < TABLE_PAGE) {
-        if (rows.length) yield rows;
-        return;
-      }
-      const last = rows[rows.length - 1].urlkey;
-      let end = rows.length;
-      while (end > 0 && rows[end - 1].urlkey === last) end--;
-      if (end > 0) {
-        rows.length = end;
-        yield rows;
-      }
-      after = end > 0 ? rows[end - 1].urlkey : last;
-    }
-  } finally {
-    stmt.finalize();
   }
 }

@@ -165,141 +165,6 @@ export class UrlView {
   }
 }
 
-/** One memento as the index lists it for {@link ViewTable.load}: a {@link ViewRow} with its urlkey. */
-export interface TableRow extends ViewRow {
-  urlkey: string;
-}
-
-/**
- * Every URL's mementos as the index held them when the daemon started,
- * packed in typed arrays and buffers (outside the JS heap: 9 bytes a
- * memento, plus each URL's urlkey and URI-R and 12 bytes), so that a URL
- * not in the views of recently asked ones is still answered without asking
- * SQLite. A write of a URL drops its entry for good (the index answers it
- * from then on). Left out (asked of the index): a URL whose mementos have
- * more than one URI-R as captured, more than {@link MAX_VIEW_MEMENTOS}, a
- * row id of 2^32 or more, or a Memento-Datetime before 1970 or after 2105.
- */
-export class ViewTable {
-  private readonly stale: Uint8Array;
-
-  private constructor(
-    private readonly keys: Buffer,
-    private readonly keyEnd: Uint32Array,
-    private readonly uris: Buffer,
-    private readonly uriEnd: Uint32Array,
-    private readonly rowEnd: Uint32Array,
-    private readonly dt: Uint32Array,
-    private readonly ids: Uint32Array,
-    private readonly arch: Uint8Array,
-    private readonly archives: readonly string[],
-  ) {
-    this.stale = new Uint8Array(keyEnd.length);
-  }
-
-  /** Bytes it holds. */
-  get bytes(): number {
-    return this.keys.length + this.uris.length + 9 * this.dt.length + 12 * this.keyEnd.length + 64 * this.archives.length;
-  }
-
-  /** URLs it holds. */
-  get urls(): number {
-    return this.keyEnd.length;
-  }
-
-  /** The position of `urlkey`, by binary search over the urlkeys' UTF-8 bytes; -1 when absent or dropped. */
-  private find(urlkey: string): number {
-    const q = Buffer.from(urlkey);
-    let lo = 0;
-    let hi = this.keyEnd.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const c = this.keys.compare(q, 0, q.length, mid ? this.keyEnd[mid - 1] : 0, this.keyEnd[mid]);
-      if (c === 0) return this.stale[mid] ? -1 : mid;
-      if (c < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return -1;
-  }
-
-  /** The mementos of `urlkey` (any order), `undefined` when the table does not hold it. */
-  rows(urlkey: string): ViewRow[] | undefined {
-    const i = this.find(urlkey);
-    if (i < 0) return undefined;
-    const uri_r = this.uris.toString('utf8', i ? this.uriEnd[i - 1] : 0, this.uriEnd[i]);
-    const out: ViewRow[] = [];
-    for (let r = i ? this.rowEnd[i - 1] : 0; r < this.rowEnd[i]; r++) out.push({ archive_id: this.archives[this.arch[r]], id: this.ids[r], datetime: this.dt[r], uri_r });
-    return out;
-  }
-
-  /** Drops `urlkey` (a write of it committed). */
-  drop(urlkey: string): void {
-    const i = this.find(urlkey);
-    if (i >= 0) this.stale[i] = 1;
-  }
-
-  /**
-   * Builds a table from the rows of `pages`, which must come in urlkey
-   * order (their UTF-8 bytes, as SQLite's BINARY collation sorts them), a
-   * URL's rows together.
-   *
-   * @param maxBytes the most the table may hold (bytes)
-   * @returns `undefined` when it would hold more, when there are more than 256 archives, or the rows are out of order
-   */
-  static async load(pages: AsyncIterable<readonly TableRow[]>, maxBytes: number): Promise<ViewTable | undefined> {
-    const keys: string[] = [];
-    const uris: string[] = [];
-    const rowEnd: number[] = [];
-    const dt: number[] = [];
-    const ids: number[] = [];
-    const arch: number[] = [];
-    const archives = new Map<string, number>();
-    let group: TableRow[] = [];
-    let bytes = 0;
-    const fits = (x: number) => Number.isInteger(x) && x >= 0 && x < 2 ** 32;
-    const flush = () => {
-      if (!group.length) return;
-      const uri = group[0].uri_r;
-      if (group.length <= MAX_VIEW_MEMENTOS && group.every((r) => r.uri_r === uri && fits(r.id) && fits(r.datetime))) {
-        for (const r of group) {
-          let a = archives.get(r.archive_id);
-          if (a === undefined) archives.set(r.archive_id, (a = archives.size));
-          dt.push(r.datetime);
-          ids.push(r.id);
-          arch.push(a);
-        }
-        keys.push(group[0].urlkey);
-        uris.push(uri);
-        rowEnd.push(dt.length);
-        bytes += Buffer.byteLength(group[0].urlkey) + Buffer.byteLength(uri) + 12 + 9 * group.length;
-      }
-      group = [];
-    };
-    for await (const page of pages) {
-      for (const r of page) {
-        if (group.length && r.urlkey !== group[0].urlkey) {
-          if (Buffer.compare(Buffer.from(r.urlkey), Buffer.from(group[0].urlkey)) < 0) return undefined;
-          flush();
-          if (bytes > maxBytes || archives.size > 256) return undefined;
-        }
-        group.push(r);
-      }
-    }
-    flush();
-    if (bytes > maxBytes || archives.size > 256) return undefined;
-    const packed = (xs: string[]) => {
-      const ends = new Uint32Array(xs.length);
-      const parts = xs.map((x) => Buffer.from(x));
-      let at = 0;
-      parts.forEach((b, i) => (ends[i] = at += b.length));
-      return [Buffer.concat(parts), ends] as const;
-    };
-    const [k, kEnd] = packed(keys);
-    const [u, uEnd] = packed(uris);
-    return new ViewTable(k, kEnd, u, uEnd, Uint32Array.from(rowEnd), Uint32Array.from(dt), Uint32Array.from(ids), Uint8Array.from(arch), [...archives.keys()]);
-  }
-}
-
 /** Counters since the cache was made. */
 export interface ReadCacheStats {
   /** Views answered from memory. */
@@ -324,34 +189,14 @@ interface Generation {
  * every read loads its view from the index.
  */
 export class ReadCache {
-  private lru: LRUCache<string, UrlView> | null;
-  private table: ViewTable | undefined;
+  private readonly lru: LRUCache<string, UrlView> | null;
   private readonly generations = new Map<string, Generation>();
   /** Hits, misses, discarded loads, invalidated views. */
   readonly stats: ReadCacheStats = { hits: 0, misses: 0, discarded: 0, invalidated: 0 };
 
   /** @param maxBytes an estimate of the heap bytes kept at most (`index_cache_bytes`); 0 keeps none */
-  constructor(private readonly maxBytes: number) {
+  constructor(maxBytes: number) {
     this.lru = maxBytes <= 0 ? null : new LRUCache<string, UrlView>({ maxSize: maxBytes, sizeCalculation: (v) => v.bytes });
-  }
-
-  /**
-   * Adds the table of every URL's mementos (made at start, before any
-   * read), when it holds at most three quarters of `maxBytes`; the views
-   * of recently asked URLs and their answers keep the rest.
-   *
-   * @returns whether it was taken
-   */
-  preload(table: ViewTable | undefined): boolean {
-    if (!table || !this.lru || table.bytes > (this.maxBytes * 3) / 4) return false;
-    this.table = table;
-    this.lru = new LRUCache<string, UrlView>({ maxSize: this.maxBytes - table.bytes, sizeCalculation: (v) => v.bytes });
-    return true;
-  }
-
-  /** The most a table given to {@link preload} may hold (bytes). */
-  get tableBudget(): number {
-    return (this.maxBytes * 3) / 4;
   }
 
   /**
@@ -364,14 +209,6 @@ export class ReadCache {
     if (hit) {
       this.stats.hits++;
       return hit;
-    }
-    const rows = this.table?.rows(urlkey);
-    if (rows) {
-      // From the table: no index query, no wait (so no write can come between).
-      this.stats.hits++;
-      const v = UrlView.of(urlkey, rows);
-      this.lru?.set(urlkey, v);
-      return v;
     }
     this.stats.misses++;
     let g = this.generations.get(urlkey);
@@ -427,7 +264,6 @@ export class ReadCache {
   written(urlkeys: Iterable<string>): void {
     for (const k of urlkeys) {
       if (this.lru?.delete(k)) this.stats.invalidated++;
-      this.table?.drop(k);
       const g = this.generations.get(k);
       if (g) g.gen++;
     }
@@ -436,7 +272,6 @@ export class ReadCache {
   /** Drops every view, and makes every load in flight unfit to keep. */
   clear(): void {
     this.lru?.clear();
-    this.table = undefined;
     for (const g of this.generations.values()) g.gen++;
   }
 
@@ -469,7 +304,7 @@ export class ReadCache {
 
   /** Estimated bytes held. */
   get bytes(): number {
-    return (this.lru?.calculatedSize ?? 0) + (this.table?.bytes ?? 0);
+    return this.lru?.calculatedSize ?? 0;
   }
 
   /** URLs held. */
