@@ -75,6 +75,8 @@ export class ArchiveMetrics {
     registers: [this.registry],
   });
   readonly indexRows: Gauge;
+  /** {@link requests}' counter of each resource and status, looked up once (prom-client hashes the labels on each `inc`). */
+  private readonly requestCounters = new Map<string, Map<number, { inc(): void }>>();
   readonly cacheLookups?: Counter<'cache' | 'result'>;
   readonly cacheBytes?: Gauge<'cache'>;
 
@@ -118,6 +120,15 @@ export class ArchiveMetrics {
         for (const [cache, s] of Object.entries(caches())) this.set({ cache }, s.bytes);
       },
     });
+  }
+
+  /** Counts one answered request in {@link requests}: its resource, and its HTTP status code. */
+  countRequest(resource: string, status: number): void {
+    let byStatus = this.requestCounters.get(resource);
+    if (!byStatus) this.requestCounters.set(resource, (byStatus = new Map()));
+    let c = byStatus.get(status);
+    if (!c) byStatus.set(status, (c = this.requests.labels(resource, String(status))));
+    c.inc();
   }
 
   /** The Prometheus text exposition of every metric. */

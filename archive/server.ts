@@ -95,7 +95,11 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     metrics.batchSize.observe(captures);
     metrics.fsyncSeconds.observe(syncSeconds);
   };
-  app.addHook('onResponse', async (req, reply) => countRequest(metrics, req, reply.statusCode));
+  // A plain callback, not an async function: no promise per request.
+  app.addHook('onResponse', (req, reply, done) => {
+    countRequest(metrics, req, reply.statusCode);
+    done();
+  });
   if (opts.log && !opts.quiet) app.addHook('onResponse', logRequest);
   app.addHook('preClose', async () => closeIdleUntilClosed(app));
   app.setErrorHandler(answerError);
@@ -122,7 +126,7 @@ function closeIdleUntilClosed(app: FastifyInstance): void {
 /** Counts an answered request by resource and status, and a capture PUT by its result. */
 function countRequest(metrics: ArchiveMetrics, req: FastifyRequest, status: number): void {
   const resource = req.routeOptions.config?.resource ?? 'other';
-  metrics.requests.inc({ resource, status: String(status) });
+  metrics.countRequest(resource, status);
   if (resource !== 'put') return;
   if (status === 409) metrics.captures.inc({ result: 'conflict' });
   else if (status >= 400) {

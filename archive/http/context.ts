@@ -49,8 +49,8 @@ const READ_METHODS = 'GET, HEAD';
 
 /**
  * Decorates `app` with the config, the store, and the request's `uriR`,
- * `urlkey` and `base`; the `uriR` hook runs on routes that ask for it
- * (it parses the request target anew for each request).
+ * `urlkey` and `base` (`uriR` and `urlkey` are read by the `onRequest`
+ * hook of the routes that ask for them: {@link readRoute}).
  */
 export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, store: ArchiveStore): void {
   app.decorate('config', config);
@@ -62,14 +62,6 @@ export function decorateArchive(app: FastifyInstance, config: ArchiveConfig, sto
       const { localAddress, localPort } = this.socket;
       return baseOf(config, this.headers.host, localAddress && localPort ? { host: localAddress, port: localPort } : undefined);
     },
-  });
-  // Parsed for each request: kept parses of recent targets (an LRU of 4 MiB) cost more than they saved under a
-  // load spread over many URLs (bench/timegate.ts), for ~1 µs saved on a hot one.
-  app.addHook('onRequest', async (req) => {
-    if (!req.routeOptions.config.uriR) return;
-    const r = uriRAfter(req.raw.url ?? '/', req.routeOptions.url ?? '', config.maxUrlLength);
-    req.uriR = r.uriR;
-    req.urlkey = r.urlkey;
   });
 }
 
@@ -246,7 +238,23 @@ export type ReadHandler = (req: FastifyRequest<{ Params: Record<string, string> 
  * @param opts.resource what it serves, for the metrics
  */
 export function readRoute(app: FastifyInstance, url: string, handler: ReadHandler, opts: { uriR?: boolean; resource?: Resource } = {}): void {
-  app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, config: { uriR: opts.uriR ?? false, resource: opts.resource }, handler });
+  // The URI-R is parsed for each request by a hook of this route alone (a hook on every route costs every request a
+  // call and a promise), a plain callback: no promise. Kept parses of recent targets (an LRU of 4 MiB) cost more than
+  // they saved under a load spread over many URLs (bench/timegate.ts), for ~1 µs saved on a hot one.
+  const maxLength = app.config.maxUrlLength;
+  const onRequest = opts.uriR
+    ? (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+        try {
+          const r = uriRAfter(req.raw.url ?? '/', url, maxLength);
+          req.uriR = r.uriR;
+          req.urlkey = r.urlkey;
+        } catch (err) {
+          return done(err as Error);
+        }
+        done();
+      }
+    : undefined;
+  app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, config: { uriR: opts.uriR ?? false, resource: opts.resource }, onRequest, handler });
   const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', READ_METHODS);
     if (req.method === 'OPTIONS') {
