@@ -80,6 +80,27 @@ export interface RequestLogEntry {
 /** Writes one request's log line, counts it, and emits it as the proxy's `'request'` event. */
 export type LogRequest = (entry: RequestLogEntry, level: 'info' | 'warn') => void;
 
+/** The one-line reason of a 421: no vhost serves the request's `Host`. */
+export function noVhostReason(req: http.IncomingMessage): string {
+  return `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`;
+}
+
+/** Logs a request answered 421 (no vhost serves its `Host`) after `ms` ms; an upgrade request's log line names its `Upgrade`. */
+export function logNoVhost(logRequest: LogRequest, req: http.IncomingMessage, ms: number, upgrade?: string): void {
+  const entry: RequestLogEntry = {
+    msg: 'request',
+    type: 'request',
+    method: req.method,
+    host: req.headers.host,
+    target: req.url,
+    status: 421,
+    client: req.socket.remoteAddress,
+    ms,
+  };
+  if (upgrade !== undefined) entry.upgrade = upgrade;
+  logRequest(entry, 'info');
+}
+
 /**
  * A {@link LogRequest} writing to `log`, counting into
  * `capture_proxy_requests_total` (by vhost and status), and emitting the
@@ -259,22 +280,8 @@ function startExchange(ctx: ExchangeContext, req: http.IncomingMessage, res: htt
   const started = performance.now();
   const vhost = ctx.vhosts.lookup(req.headers.host);
   if (!vhost) {
-    sendError(res, 421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`);
-    res.on('close', () => {
-      ctx.logRequest(
-        {
-          msg: 'request',
-          type: 'request',
-          method: req.method,
-          host: req.headers.host,
-          target: req.url,
-          status: 421,
-          client: req.socket.remoteAddress,
-          ms: Math.round(performance.now() - started),
-        },
-        'info',
-      );
-    });
+    sendError(res, 421, noVhostReason(req));
+    res.on('close', () => logNoVhost(ctx.logRequest, req, Math.round(performance.now() - started)));
     return undefined;
   }
   const scheme: 'http' | 'https' = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';

@@ -8,7 +8,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type httpProxy from 'http-proxy';
 import { refuseSocket, socketAnswer } from './answers.js';
-import type { LogRequest } from './exchange.js';
+import { type LogRequest, logNoVhost, noVhostReason } from './exchange.js';
 import { dropProxyOwned } from './forwarding.js';
 import type { VhostRegistry } from './vhosts.js';
 
@@ -42,21 +42,8 @@ export function upgradeHandler(ctx: UpgradeContext): {
       const vhost = ctx.vhosts.lookup(req.headers.host);
       socket.on('error', () => {});
       if (!vhost) {
-        refuseSocket(socket, socketAnswer(421, `no virtual host here serves ${JSON.stringify(req.headers.host ?? '')}`));
-        ctx.logRequest(
-          {
-            msg: 'request',
-            type: 'request',
-            method: req.method,
-            host: req.headers.host,
-            target: req.url,
-            status: 421,
-            client: req.socket.remoteAddress,
-            ms: 0,
-            upgrade: req.headers.upgrade,
-          },
-          'info',
-        );
+        refuseSocket(socket, socketAnswer(421, noVhostReason(req)));
+        logNoVhost(ctx.logRequest, req, 0, req.headers.upgrade);
         return;
       }
       const up: { status?: number } = {};
