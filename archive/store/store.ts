@@ -48,7 +48,6 @@ export interface IngestResult {
 }
 
 interface PendingCapture {
-  kind: 'capture';
   archive: ArchiveSpan;
   row: NewMementoRow;
   head: CaptureHead;
@@ -253,7 +252,7 @@ export class ArchiveStore {
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ kind: 'capture', archive, row, head, body: spill, blockDigest, resolve: done, reject });
+      this.queue.push({ archive, row, head, body: spill, blockDigest, resolve: done, reject });
       void this.drain();
     });
   }
