@@ -222,7 +222,7 @@ t.test('verify finds a damaged record and an index row that points nowhere; the 
   t.match(bad.stdout, new RegExp(`problem: current/\\S+: corrupt record at offset ${row.warc_offset}: `), 'the damaged record is named');
   t.match(
     bad.stdout,
-    /problem: .*index row \d+ \(http:\/\/www\.example\.org\/v2\) points at no complete response record/,
+    /problem: .*index row \d+ \(http:\/\/www\.example\.org\/v2\) points at no complete response or revisit record/,
     'the row that points nowhere is named',
   );
 });
