@@ -339,16 +339,31 @@ async function shownUrl(app: FastifyInstance, r: UrlUnderPrefix): Promise<UrlUnd
   return n ? { ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) } : undefined;
 }
 
-/** The banner's view of the capture nearest to `<ts>`, and the address of its frame (under `frameBase`, where mementos are served). */
-function bannerData(req: FastifyRequest, frameBase: string, uriR: string, asked: number, n: NonNullable<Awaited<ReturnType<typeof nearestCapture>>>) {
+/**
+ * The instant (14 digits) the banner page's frame replays at: the reader's, when the address names one (14
+ * digits, or digits beyond the present: now); for a period (`2024`), whose shown capture is its last, that
+ * capture's own.
+ */
+export function frameInstant(p: Period, chosen: number): string {
+  return toTimestamp14(p.start === p.end ? p.end : chosen);
+}
+
+/**
+ * The banner's view of the capture nearest to `<ts>`, and the address of its frame (under `frameBase`, where
+ * mementos are served): `<T>if_`, the replay at the reader's time T (archive/http/memento.ts), so that the
+ * page's embedded resources come as they were at T.
+ */
+function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period: Period, n: Nearest) {
   const m = n.memento;
+  const at = frameInstant(period, m.datetime);
   const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}` : undefined);
   return {
     uriR: m.uri_r,
-    asked,
+    asked: askedInstant(period),
     memento: m,
     ts: toTimestamp14(m.datetime),
-    frame: uris.memento(frameBase, m.archive_id, m),
+    at,
+    frame: `${frameBase}/${m.archive_id}/memento/${at}if_/${m.uri_r}`,
     frameBase,
     nav: { first: web(n.first), prev: web(n.prev), next: web(n.next), last: web(n.last) },
     calendar: `${req.base}/web/${toTimestamp14(m.datetime).slice(0, 8)}*/${uriR}`,
@@ -366,7 +381,7 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
   const found = await nearestAsked(app, req, reply, ts, url, max);
   if (!('n' in found)) return found;
   const { period, uriR, n } = found;
-  const banner = bannerData(req, mementoBase(app, req), uriR, askedInstant(period), n);
+  const banner = bannerData(req, mementoBase(app, req), uriR, period, n);
   return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
 
