@@ -107,7 +107,8 @@ async function memento(app: FastifyInstance, req: Req, reply: FastifyReply): Pro
   const policy = app.access.policy(urlkey);
   const n = await visibleNeighbourhood(store.index, policy, archive.id, t);
   const s = n && select(n, t);
-  if (n && n.atOrBefore[0] && s && s.memento.datetime === t && ts.length === 14) return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
+  if (n && n.atOrBefore[0] && s && s.memento.datetime === t && ts.length === 14)
+    return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
   const atT = modifier === 'if_' && ts.length === 14 && formFor(parsePrefer(req.headers.prefer), addressForm) === 'replay';
   // At the reader's time: an answer kept with the URL's view was made when `s` was the nearest in every archive (a write
   // of the URL, in any archive, drops the view with its answers).

@@ -8,12 +8,14 @@
  *
  * The resources are found in the page's stored HTML (decoded, its first
  * {@link PANEL_TEXT_LIMIT} bytes, at most {@link MAX_EMBEDDED} resources:
- * archive/replay/embedded.ts); for each, one index statement finds the
- * capture nearest to T among those the access rules show (a hidden
- * resource reads as "not archived", as one never captured), and whether
- * another capture of it with a different payload digest lies between it
- * and the page's Memento-Datetime. The cost of a replay page is so bounded
- * by one read of the page's record and {@link MAX_EMBEDDED} index seeks.
+ * archive/replay/embedded.ts); for each, the index gives the capture
+ * nearest to T among those the access rules show (a hidden resource reads
+ * as "not archived", as one never captured), and whether another capture
+ * of it with a different payload digest lies between it and the page's
+ * Memento-Datetime: one SQLite statement for every resource whose rules
+ * hide nothing (a few seeks of the `(urlkey, datetime)` index each), one
+ * of its own for each other. The cost of a replay page is so bounded by
+ * one read of the page's record and {@link MAX_EMBEDDED} resources' seeks.
  * Everything here is text from a stored page: the template escapes it.
  */
 import type { FastifyInstance } from 'fastify';
@@ -98,33 +100,74 @@ async function pageText(stored: StoredResponse, limit: number): Promise<{ text: 
   return { text: text + (decoder?.decode() ?? ''), cut };
 }
 
+/** A resource's capture found, with whether it changed in between. */
+type Found = { capture: ResourceCapture; changed: boolean };
+
+/** A row of the panel's statements: the resource's place in the list, its capture, and whether it changed in between. */
+type FoundRow = { i: number; archive_id: string; uri_r: string; datetime: number; changed: number };
+
 /**
- * The capture of `url` the replay shows at `t` (the nearest, a tie to the
- * earlier, in any archive, among those the access rules show), and whether
- * another shown capture with another digest lies strictly between it and
- * `pageTime`. One statement over the `(urlkey, datetime)` index.
+ * The captures the replay shows at `t` of the resources `urlkeys` (each the
+ * nearest, a tie to the earlier, in any archive), and whether another
+ * capture with another digest lies strictly between each and `pageTime`:
+ * one statement for all (a JSON array of urlkeys, two seeks of the
+ * `(urlkey, datetime)` index per key, then the row and an `EXISTS` range
+ * scan), among the captures `cond` shows.
  */
-async function captureAt(app: FastifyInstance, url: string, t: number, pageTime: number): Promise<{ capture: ResourceCapture; changed: boolean } | undefined> {
-  let urlkey: string;
-  try {
-    urlkey = parseUriR(url, app.config.maxUrlLength).urlkey;
-  } catch {
-    return undefined;
-  }
-  const policy = app.access.policy(urlkey);
-  const cond = policy.open ? '' : ` AND (${rangeSql(policy.ranges('allow'))})`;
-  const cols = 'archive_id, uri_r, datetime, digest';
-  const rows = await app.store.index.browse<{ archive_id: string; uri_r: string; datetime: number; changed: number }>(
-    policy.open ? 'web.panel' : null,
-    `WITH b AS (SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND datetime <= $t${cond} ORDER BY datetime DESC LIMIT 1),
-          a AS (SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND datetime > $t${cond} ORDER BY datetime ASC LIMIT 1),
-          c AS (SELECT * FROM (SELECT * FROM b UNION ALL SELECT * FROM a) ORDER BY abs(datetime - $t), datetime LIMIT 1)
-     SELECT c.archive_id, c.uri_r, c.datetime, EXISTS (SELECT 1 FROM memento WHERE urlkey = $urlkey
-       AND datetime > min(c.datetime, $page) AND datetime < max(c.datetime, $page) AND digest != c.digest${cond}) AS changed FROM c`,
-    { $urlkey: urlkey, $t: t, $page: pageTime },
+async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pageTime: number, cond = ''): Promise<Map<number, Found>> {
+  const rows = await app.store.index.browse<FoundRow>(
+    cond ? null : 'web.panel',
+    `WITH k AS (SELECT key AS i, value AS urlkey FROM json_each($keys)),
+          n AS MATERIALIZED (SELECT i, urlkey,
+            (SELECT datetime FROM memento WHERE urlkey = k.urlkey AND datetime <= $t${cond} ORDER BY datetime DESC LIMIT 1) AS b,
+            (SELECT datetime FROM memento WHERE urlkey = k.urlkey AND datetime > $t${cond} ORDER BY datetime ASC LIMIT 1) AS a FROM k),
+          c AS (SELECT i, urlkey, CASE WHEN b IS NULL THEN a WHEN a IS NULL THEN b WHEN a - $t < $t - b THEN a ELSE b END AS dt
+            FROM n WHERE a IS NOT NULL OR b IS NOT NULL)
+     SELECT c.i, m.archive_id, m.uri_r, m.datetime,
+       EXISTS (SELECT 1 FROM memento WHERE urlkey = c.urlkey AND datetime > min(c.dt, $page) AND datetime < max(c.dt, $page)
+         AND digest != m.digest${cond}) AS changed
+     FROM c JOIN memento m ON m.id = (SELECT id FROM memento WHERE urlkey = c.urlkey AND datetime = c.dt${cond} ORDER BY id LIMIT 1)`,
+    { $keys: JSON.stringify(urlkeys), $t: t, $page: pageTime },
   );
-  const r = rows[0];
-  return r && { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed: r.changed === 1 };
+  const out = new Map<number, Found>();
+  for (const r of rows) out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed: r.changed === 1 });
+  return out;
+}
+
+/**
+ * The captures of the resources `urls` the replay shows at `t` ({@link capturesAt}), by place in `urls`: those
+ * whose access rules hide nothing in one statement, each of the others in one of its own (its rules' condition).
+ * A resource the rules hide, or whose URL the archive does not take, is absent.
+ */
+async function capturesOf(app: FastifyInstance, urls: readonly string[], t: number, pageTime: number): Promise<Map<number, Found>> {
+  const open: { i: number; urlkey: string }[] = [];
+  const ruled: { i: number; urlkey: string; cond: string }[] = [];
+  urls.forEach((url, i) => {
+    let urlkey: string;
+    try {
+      urlkey = parseUriR(url, app.config.maxUrlLength).urlkey;
+    } catch {
+      return;
+    }
+    const policy = app.access.policy(urlkey);
+    if (policy.open) open.push({ i, urlkey });
+    else ruled.push({ i, urlkey, cond: ` AND (${rangeSql(policy.ranges('allow'))})` });
+  });
+  const out = new Map<number, Found>();
+  if (open.length) {
+    const found = await capturesAt(
+      app,
+      open.map((o) => o.urlkey),
+      t,
+      pageTime,
+    );
+    for (const [j, f] of found) out.set(open[j].i, f);
+  }
+  for (const r of ruled) {
+    const f = (await capturesAt(app, [r.urlkey], t, pageTime, r.cond)).get(0);
+    if (f) out.set(r.i, f);
+  }
+  return out;
 }
 
 /**
@@ -146,13 +189,16 @@ export async function coherencePanel(app: FastifyInstance, page: Capture, t: num
   }
   const { text, cut } = await pageText(stored, PANEL_TEXT_LIMIT);
   const { resources, more } = embeddedResources(text, page.uri_r, MAX_EMBEDDED);
-  const entries = await Promise.all(
-    resources.map(async (r): Promise<PanelEntry> => {
-      const found = await captureAt(app, r.url, t, page.datetime);
-      if (!found) return { ...r, changed: false };
-      return { ...r, capture: found.capture, delta: found.capture.datetime - page.datetime, changed: found.changed };
-    }),
+  const found = await capturesOf(
+    app,
+    resources.map((r) => r.url),
+    t,
+    page.datetime,
   );
+  const entries = resources.map((r, i): PanelEntry => {
+    const f = found.get(i);
+    return f ? { ...r, capture: f.capture, delta: f.capture.datetime - page.datetime, changed: f.changed } : { ...r, changed: false };
+  });
   return { entries, more: more || cut, summary: panelSummary(entries, more || cut) };
 }
 

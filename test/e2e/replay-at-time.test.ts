@@ -27,7 +27,8 @@ import { request, startArchive } from '../helpers/archive.js';
 import { launchBrowser, SCREENSHOT_DIR } from '../helpers/browser.js';
 import { type Daemon, startDaemon } from '../helpers/daemons.js';
 
-const H = '<!DOCTYPE html><html><head><title>Page</title><link rel="stylesheet" href="/style.css"></head><body><h1>The page</h1><p>Same words every month.</p></body></html>';
+const H =
+  '<!DOCTYPE html><html><head><title>Page</title><link rel="stylesheet" href="/style.css"></head><body><h1>The page</h1><p>Same words every month.</p></body></html>';
 const C1 = 'body { color: rgb(255, 0, 0); }\n';
 const C2 = 'body { color: rgb(0, 0, 255); }\n';
 const RED = 'rgb(255, 0, 0)';
@@ -41,7 +42,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(404, { date: origin.date, 'content-type': 'text/plain' }).end('no\n');
     return;
   }
-  res.writeHead(200, { date: origin.date, 'content-type': req.url === '/page.html' ? 'text/html; charset=utf-8' : 'text/css'});
+  res.writeHead(200, { date: origin.date, 'content-type': req.url === '/page.html' ? 'text/html; charset=utf-8' : 'text/css' });
   res.end(body);
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -25,13 +25,16 @@ const PAGE_HTML = `<!DOCTYPE html><html><head><title>PWNED</title>
 <script src="/app.js"></script>
 <div style="background:url(/bg.png)">x</div>
 <img src="/never.png"><img src="/hidden.png">
-<img src="/q.png?a=1&amp;b=<i>x</i>">
+<img src="/q.png?a=1&amp;b=<i>x</i>"><img src="/dated.png">
 <a href="/link.html">a link, not embedded</a>
 </body></html>`;
 
 const a = await startArchive(`${TWO_ARCHIVES}access:
   - url: ${SITE}/hidden.png
     action: exclude
+  - url: ${SITE}/dated.png
+    action: exclude
+    before: 2025-06-11
 `);
 t.teardown(() => a.close());
 
@@ -46,6 +49,8 @@ await put('/app.js', 'Sat, 31 May 2025 12:00:00 GMT', 'var v = 1;', 'text/javasc
 await put('/app.js', 'Sun, 08 Jun 2025 12:00:00 GMT', 'var v = 2;', 'text/javascript');
 await put('/bg.png', D0, 'PNG', 'image/png');
 await put('/hidden.png', D0, 'PNG', 'image/png');
+await put('/dated.png', D0, 'PNG', 'image/png');
+await put('/dated.png', 'Sun, 15 Jun 2025 12:00:00 GMT', 'PNG 2', 'image/png');
 await put('/big.html', D0, `<html><body>${Array.from({ length: 150 }, (_, i) => `<img src="/i${i}.png">`).join('')}</body></html>`, 'text/html');
 await put('/photo.png', D0, 'PNG', 'image/png');
 
@@ -55,7 +60,12 @@ function rows(html: string): { cls: string; cells: string[]; raw: string }[] {
   return [...table.matchAll(/<tr class="([^"]*)">([\s\S]*?)<\/tr>/g)].map((m) => ({
     cls: m[1],
     raw: m[2],
-    cells: [...m[2].matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((c) => c[1].replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim()),
+    cells: [...m[2].matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((c) =>
+      c[1]
+        .replace(/<[^>]+>/g, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    ),
   }));
 }
 
@@ -67,7 +77,7 @@ t.test('the panel at the reader’s time: each resource’s capture, its distanc
   const summary = /<span class="summary">([^<]*)<\/span>/.exec(res.text)?.[1];
   t.equal(
     summary,
-    '10 resources: 2 within a day of the page, 1 captured 10 days before, 1 captured 3 days after, 6 not archived; 1 changed between its capture and the page’s',
+    '11 resources: 2 within a day of the page, 1 captured 10 days before, 2 captured up to 5 days after, 6 not archived; 1 changed between its capture and the page’s',
   );
   const r = rows(res.text);
   t.same(
@@ -83,6 +93,7 @@ t.test('the panel at the reader’s time: each resource’s capture, its distanc
       [`${SITE}/never.png`, 'img'],
       [`${SITE}/hidden.png`, 'img'],
       [`${SITE}/q.png?a=1&amp;b=%3Ci%3Ex%3C/i%3E`, 'img'],
+      [`${SITE}/dated.png`, 'img'],
     ],
     'every embedded resource, in page order, links and inline scripts left out',
   );
@@ -102,6 +113,8 @@ t.test('the panel at the reader’s time: each resource’s capture, its distanc
   t.same(hidden.cells.slice(1), never.cells.slice(1), 'an excluded resource reads as one never captured');
   t.equal(hidden.raw.replaceAll('hidden', 'never'), never.raw, 'the same markup');
   t.equal(hidden.cls, 'missing');
+  const dated = byUrl.get(`${SITE}/dated.png`)!;
+  t.same(dated.cells.slice(2), ['2025-06-15 12:00', '5 days after captured after the page'], 'a capture the rules hide is passed over for a shown one');
 
   // At the page's own time, app.js is the 8 June capture: nothing changed in between.
   const own = await request(`${a.url}/web/20250610120000/${PAGE}`, { headers: HTML });

@@ -23,7 +23,11 @@ const a = await startArchive(`${TWO_ARCHIVES}access:
 t.teardown(() => a.close());
 
 async function put(uriR: string, date: string, body: string, type = 'text/html; charset=utf-8'): Promise<void> {
-  const r = await putCapture(a, uriR, captureRecord({ host: 'www.example.org', target: new URL(uriR).pathname, date, body, responseHeaders: [['Content-Type', type]] }));
+  const r = await putCapture(
+    a,
+    uriR,
+    captureRecord({ host: 'www.example.org', target: new URL(uriR).pathname, date, body, responseHeaders: [['Content-Type', type]] }),
+  );
   if (r.status !== 201) throw new Error(`PUT ${uriR}: ${r.status} ${r.text}`);
 }
 await put(PAGE, 'Sun, 01 Jun 2025 00:00:00 GMT', PAGE_HTML);
