@@ -14,7 +14,7 @@
  * the page's computed body colour, read inside the frame, is C1's, C2's,
  * C2's; the banner page stays where it is (the frame at `<T>if_` is the
  * page already shown); its "About this capture" panel lists style.css
- * with the capture the frame shows. Screenshots:
+ * with the capture the frame shows. Screenshots (closed and open panel):
  * test-output/screenshots/reader-time-*.png (gitignored).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -132,6 +132,10 @@ t.test('15 January → H with C1, 15 February → H with C2, 15 March → H with
     t.same(row, [[CSS, 'stylesheet', cssTime, 'same second']], `${label}: the panel lists style.css with its capture time`);
     t.same(outside, [], `${label}: nothing left the archive`);
     await tab.screenshot({ path: path.join(SCREENSHOT_DIR, `reader-time-${label}.png`) });
+    // The panel opened (a <details>: no script), for a person to look at.
+    await tab.click('#coherence summary');
+    t.ok(await tab.$eval('#coherence', (d) => (d as HTMLDetailsElement).open), `${label}: the panel opens`);
+    await tab.screenshot({ path: path.join(SCREENSHOT_DIR, `reader-time-${label}-panel.png`) });
     await tab.close();
   }
 });
