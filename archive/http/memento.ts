@@ -10,8 +10,12 @@
  * replayed page's embedded resources come from the archive at the nearest
  * time. So does a timestamp of 1-13 digits (the last memento of the period
  * it names, else the nearest), and one beyond the present
- * (`99999999999999`: the newest). A URI-R never captured is 404 — for a
- * browser's navigation a small page saying so, with a link to the live URL.
+ * (`99999999999999`: the newest). One exception, the reader's time: at
+ * `<T>if_` (the `/web/` banner page's frame) a 14-digit T that is not
+ * stored is answered with the nearest memento's archival replay itself,
+ * its URLs rewritten at T, so that the page's embedded resources come as
+ * they were at T. A URI-R never captured is 404 — for a browser's
+ * navigation a small page saying so, with a link to the live URL.
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -21,7 +25,7 @@ import { blockedError, type UrlPolicy, visibleNeighbourhood, whyHidden } from '.
 import type { DecodeOptions } from '../memento/content-coding.js';
 import { localHoldings } from '../memento/holdings.js';
 import { nearerToPeriod, type Period, type Selection, select, timestampPeriod, uris } from '../memento/navigation.js';
-import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
+import { formFor, formOfModifier, type MementoForm, parsePrefer, type PreferRequest } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { Neighbourhood } from '../store/index-db.js';
@@ -71,8 +75,15 @@ function parseTs(segment: string): { ts: string; period: Period; form: MementoFo
 type Req = FastifyRequest<{ Params: Record<string, string> }>;
 
 /** The key of a kept Memento answer (kept-answer.ts): everything the answer depends on besides the URL's view. */
-function keptKey(req: FastifyRequest, id: number, rewriteAt: string, addressForm: MementoForm, form: MementoForm, archiveId: string): string {
-  const prefer = parsePrefer(req.headers.prefer);
+function keptKey(
+  req: FastifyRequest,
+  prefer: PreferRequest,
+  id: number,
+  rewriteAt: string,
+  addressForm: MementoForm,
+  form: MementoForm,
+  archiveId: string,
+): string {
   return `memento ${id} ${rewriteAt} ${addressForm} ${form} ${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''} ${archiveId} ${req.base} ${req.uriR}`;
 }
 
@@ -109,11 +120,12 @@ async function memento(app: FastifyInstance, req: Req, reply: FastifyReply): Pro
   const s = n && select(n, t);
   if (n && n.atOrBefore[0] && s && s.memento.datetime === t && ts.length === 14)
     return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
-  const atT = modifier === 'if_' && ts.length === 14 && formFor(parsePrefer(req.headers.prefer), addressForm) === 'replay';
+  const prefer = parsePrefer(req.headers.prefer);
+  const atT = modifier === 'if_' && ts.length === 14 && formFor(prefer, addressForm) === 'replay';
   // At the reader's time: an answer kept with the URL's view was made when `s` was the nearest in every archive (a write
   // of the URL, in any archive, drops the view with its answers).
   if (atT && n && s) {
-    const kept = store.index.cache.answer<KeptAnswer>(n.view, keptKey(req, s.memento.id, ts, addressForm, 'replay', archive.id));
+    const kept = store.index.cache.answer<KeptAnswer>(n.view, keptKey(req, prefer, s.memento.id, ts, addressForm, 'replay', archive.id));
     if (kept && sendKept(req, reply, kept)) return;
   }
   // A memento stored at exactly this datetime that the access rules block.
@@ -147,7 +159,7 @@ async function serve(
   const prefer = parsePrefer(req.headers.prefer);
   const form = formFor(prefer, addressForm);
   // The whole answer, kept with the URL's view in the read cache (kept-answer.ts): its key names what else it depends on.
-  const key = keptKey(req, s.memento.id, rewriteAt, addressForm, form, at.archive);
+  const key = keptKey(req, prefer, s.memento.id, rewriteAt, addressForm, form, at.archive);
   const kept = store.index.cache.answer<KeptAnswer>(n.view, key);
   if (kept && sendKept(req, reply, kept)) return;
   // Rows are never changed while the daemon runs (purge and reindex run without it): a memento the index named is there.

@@ -345,7 +345,7 @@ async function shownUrl(app: FastifyInstance, r: UrlUnderPrefix): Promise<UrlUnd
  * digits, or digits beyond the present: now); for a period (`2024`), whose shown capture is its last, that
  * capture's own.
  */
-export function frameTime(p: Period, chosen: number): number {
+function frameTime(p: Period, chosen: number): number {
   return p.start === p.end ? p.end : chosen;
 }
 
