@@ -13,8 +13,9 @@
  * (archive/access.ts `visibleNeighbourhood`, asked per request, so a
  * SIGHUP that changes the rules applies to the next request). What else
  * the answer depends on (the memento chosen, the form, Prefer, the base
- * URL from Host, the URI-R as the request spelt it) is in its key; HEAD
- * and GET share an answer, HEAD sends no body.
+ * URL from Host, the URI-R as the request spelt it, the time a replay's
+ * URLs are rewritten at: its own or the reader's, archive/http/memento.ts)
+ * is in its key; HEAD and GET share an answer, HEAD sends no body.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fieldName } from './field-names.js';

@@ -10,19 +10,25 @@
  * replayed page's embedded resources come from the archive at the nearest
  * time. So does a timestamp of 1-13 digits (the last memento of the period
  * it names, else the nearest), and one beyond the present
- * (`99999999999999`: the newest). A URI-R never captured is 404 — for a
- * browser's navigation a small page saying so, with a link to the live URL.
+ * (`99999999999999`: the newest). One exception, the reader's time: at
+ * `<T>if_` (the `/web/` banner page's frame) a 14-digit T that is not
+ * stored is answered with the nearest memento's archival replay itself,
+ * its URLs rewritten at T, so that the page's embedded resources come as
+ * they were at T. A URI-R never captured is 404 — for a browser's
+ * navigation a small page saying so, with a link to the live URL.
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { blockedError, type UrlPolicy, visibleNeighbourhood, whyHidden } from '../access.js';
 import type { DecodeOptions } from '../memento/content-coding.js';
 import { localHoldings } from '../memento/holdings.js';
 import { nearerToPeriod, type Period, type Selection, select, timestampPeriod, uris } from '../memento/navigation.js';
-import { formFor, formOfModifier, type MementoForm, parsePrefer } from '../memento/prefer.js';
+import { formFor, formOfModifier, type MementoForm, parsePrefer, type PreferRequest } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
+import type { Neighbourhood } from '../store/index-db.js';
 import { notArchivedData } from '../web/not-archived.js';
 import { errorPage } from '../web/page.js';
 import { localArchive, pagesOrigin, readRoute, redirect, TEXT, wantsPage } from './context.js';
@@ -58,12 +64,27 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
  * The timestamp segment: 14 digits, or 1-13 digits naming a period (navigation.ts `timestampPeriod`), and a
  * form modifier (`id_`, `ol_`, or one of the replay's context modifiers `im_`, `js_`…). @throws HttpError 400
  */
-function parseTs(segment: string): { ts: string; period: Period; form: MementoForm } {
+function parseTs(segment: string): { ts: string; period: Period; form: MementoForm; modifier: string } {
   const m = /^(\d*)([a-z]{2}_)?$/.exec(segment);
   const form = m ? formOfModifier(m[2] ?? '') : undefined;
   const period = m && form ? timestampPeriod(m[1]) : undefined;
   if (!m || !form || !period) throw httpError(400, `malformed Memento timestamp ${JSON.stringify(segment.slice(0, 40))}; it is 14 digits YYYYMMDDhhmmss (UTC)`);
-  return { ts: m[1], period, form };
+  return { ts: m[1], period, form, modifier: m[2] ?? '' };
+}
+
+type Req = FastifyRequest<{ Params: Record<string, string> }>;
+
+/** The key of a kept Memento answer (kept-answer.ts): everything the answer depends on besides the URL's view. */
+function keptKey(
+  req: FastifyRequest,
+  prefer: PreferRequest,
+  id: number,
+  rewriteAt: string,
+  addressForm: MementoForm,
+  form: MementoForm,
+  archiveId: string,
+): string {
+  return `memento ${id} ${rewriteAt} ${addressForm} ${form} ${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''} ${archiveId} ${req.base} ${req.uriR}`;
 }
 
 /**
@@ -77,11 +98,19 @@ function parseTs(segment: string): { ts: string; period: Period; form: MementoFo
  * HEAD computes the same headers and sends no body. An answer whose body
  * is in memory is kept with the read cache's view of the URL it was made from and
  * written whole to the next request that asks the same (kept-answer.ts).
+ *
+ * The reader's time: at `<T>if_` (the banner page's frame, Wayback's
+ * "iframe content"), a 14-digit T that is not stored serves the archival
+ * replay of the nearest memento itself, its URLs rewritten at T (so its
+ * embedded resources come as they were at T), with that memento's
+ * Memento-Datetime and Content-Location; a nearest memento in another
+ * archive is a 302 to `/<other>/memento/<T>if_/<URI-R>`. A Prefer for a
+ * stored form there gets the 302 to the nearest, as every other address.
  */
-async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
+async function memento(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
   const { store } = app;
   const archive = localArchive(app.config, req.params.archive);
-  const { ts, period, form: addressForm } = parseTs(req.params.ts);
+  const { ts, period, form: addressForm, modifier } = parseTs(req.params.ts);
   const t = period.end;
   const { uriR, urlkey, base } = req;
   // The navigation links (id, datetime, URI-R of first/last/prev/next) and the memento at or before `t`
@@ -89,28 +118,55 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   const policy = app.access.policy(urlkey);
   const n = await visibleNeighbourhood(store.index, policy, archive.id, t);
   const s = n && select(n, t);
-  if (!n || !n.atOrBefore[0] || !s || s.memento.datetime !== t || ts.length !== 14) {
-    // A memento stored at exactly this datetime that the access rules block.
-    if (ts.length === 14 && policy.verdict(t) === 'block' && (await store.index.neighbourhood(archive.id, urlkey, t))?.atOrBefore[0]?.datetime === t)
-      throw blockedError(uriR, base);
-    // Not a stored (shown) datetime here, or a timestamp prefix: the nearest URI-M in any archive.
-    const nearest = await nearestMemento(app, policy, period);
-    if (!nearest && (await whyHidden(store.index, policy)) === 'block') throw blockedError(uriR, base);
-    if (!nearest) return notArchived(app, req, reply, uriR);
-    reply.header('access-control-allow-origin', '*');
-    return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.memento, addressForm));
+  if (n && n.atOrBefore[0] && s && s.memento.datetime === t && ts.length === 14)
+    return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
+  const prefer = parsePrefer(req.headers.prefer);
+  const atT = modifier === 'if_' && ts.length === 14 && formFor(prefer, addressForm) === 'replay';
+  // At the reader's time: an answer kept with the URL's view was made when `s` was the nearest in every archive (a write
+  // of the URL, in any archive, drops the view with its answers).
+  if (atT && n && s) {
+    const kept = store.index.cache.answer<KeptAnswer>(n.view, keptKey(req, prefer, s.memento.id, ts, addressForm, 'replay', archive.id));
+    if (kept && sendKept(req, reply, kept)) return;
   }
+  // A memento stored at exactly this datetime that the access rules block.
+  if (ts.length === 14 && policy.verdict(t) === 'block' && (await store.index.neighbourhood(archive.id, urlkey, t))?.atOrBefore[0]?.datetime === t)
+    throw blockedError(uriR, base);
+  // Not a stored (shown) datetime here, or a timestamp prefix: the nearest URI-M in any archive.
+  const nearest = await nearestMemento(app, policy, period);
+  if (!nearest && (await whyHidden(store.index, policy)) === 'block') throw blockedError(uriR, base);
+  if (!nearest) return notArchived(app, req, reply, uriR);
+  if (atT && nearest.archiveId === archive.id && n && s?.memento.id === nearest.memento.id)
+    return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
+  reply.header('access-control-allow-origin', '*');
+  if (atT) return redirect(reply, 302, `${base}/${nearest.archiveId}/memento/${ts}${modifier}/${uriR}`);
+  return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.memento, addressForm));
+}
+
+/**
+ * Sends memento `s.memento` of `archive` in the form asked for (Prefer, else the address's), the replay form's
+ * URLs rewritten at `rewriteAt` (14 digits: its own timestamp, or the reader's time); kept with the URL's view
+ * when its body is in memory (kept-answer.ts).
+ */
+async function serve(
+  app: FastifyInstance,
+  req: Req,
+  reply: FastifyReply,
+  at: { archive: string; n: Neighbourhood; s: Selection; addressForm: MementoForm; rewriteAt: string },
+): Promise<unknown> {
+  const { store } = app;
+  const { uriR, base } = req;
+  const { n, s, addressForm, rewriteAt } = at;
   const prefer = parsePrefer(req.headers.prefer);
   const form = formFor(prefer, addressForm);
   // The whole answer, kept with the URL's view in the read cache (kept-answer.ts): its key names what else it depends on.
-  const key = `memento ${s.memento.id} ${addressForm} ${form} ${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''} ${archive.id} ${base} ${uriR}`;
+  const key = keptKey(req, prefer, s.memento.id, rewriteAt, addressForm, form, at.archive);
   const kept = store.index.cache.answer<KeptAnswer>(n.view, key);
   if (kept && sendKept(req, reply, kept)) return;
   // Rows are never changed while the daemon runs (purge and reindex run without it): a memento the index named is there.
   const row = await store.index.byId(s.memento.id);
-  if (!row) throw httpError(404, `the memento of ${uriR} at ${ts} is gone from the index`);
+  if (!row) throw httpError(404, `the memento of ${uriR} at ${toTimestamp14(s.memento.datetime)} is gone from the index`);
   const answer = await assembleMemento(
-    { base, archiveId: archive.id, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: pagesOrigin(app.config, base) },
+    { base, archiveId: at.archive, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: pagesOrigin(app.config, base), rewriteAt },
     (r) => store.readResponse(r),
     app.replayCache,
     app.decodeOptions,
@@ -119,11 +175,12 @@ async function memento(app: FastifyInstance, req: FastifyRequest<{ Params: Recor
   if (plan.bodyless || plan.bodyBuffer) {
     const body = plan.bodyless ? null : plan.bodyBuffer;
     // A body the replay cache or the record cache holds is found there again (and counted there), not kept twice.
-    const fromReplay = () => app.replayCache.get(cacheKey(row, base))?.body;
+    const replayKey = cacheKey(row, base, rewriteAt);
+    const fromReplay = () => app.replayCache.get(replayKey)?.body;
     const fromRecord = () => store.recordCache.body(row.warc_file, row.warc_offset, row.warc_length);
     const source = !body
       ? undefined
-      : form === 'replay' && app.replayCache.peek(cacheKey(row, base))?.body === body
+      : form === 'replay' && app.replayCache.peek(replayKey)?.body === body
         ? fromReplay
         : store.recordCache.peek(row.warc_file, row.warc_offset, row.warc_length) === body
           ? fromRecord

@@ -5,6 +5,7 @@
  * (archive/replay/replay.ts). With what the form changed, for
  * Preference-Applied.
  */
+import { toTimestamp14 } from '#shared/http-date.js';
 import type { ReplayTarget } from '../replay/urls.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
@@ -105,7 +106,7 @@ async function linksBody(
 /**
  * The body of a Memento in `form` (see the module comment).
  *
- * @param target where the replay form's URLs point (the archive and the memento's timestamp)
+ * @param target where the replay form's URLs point (the archive, and the time they are rewritten at: the memento's timestamp or the reader's)
  * @param contentType the stored Content-Type (the replay reads URLs in its charset)
  * @param decode the bound of a streamed decoding, and who hears how it ended (content-coding.ts)
  */
@@ -134,7 +135,8 @@ export async function planBody(
   if (form === 'links') return linksBody(row, stored, enc, asStored, read, decode);
   // The rewriters (an HTML tokenizer, a CSS tokenizer, entity tables: some 15 MiB) load with the first replay, not with the daemon.
   const { replayBody } = await import('../replay/replay.js');
-  const r = replayBody(stored, { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc }, decode);
+  const page = { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc, clock: toTimestamp14(row.datetime) };
+  const r = replayBody(stored, page, decode);
   return { ...asStored, body: r.body, bodyBuffer: r.bodyBuffer, length: r.length, changes: { content: r.changed, links: r.changed }, decoded: r.decoded };
 }
 

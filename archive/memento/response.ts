@@ -89,6 +89,14 @@ export interface MementoRequest {
   prefer: PreferRequest;
   /** The origin of the archive's pages for people (`frame-ancestors`); default: `base`'s. */
   pagesOrigin?: string;
+  /**
+   * The instant (14 digits, UTC) the replay form's URLs are rewritten at:
+   * the reader's time in the banner page's frame (an `if_` address at a
+   * timestamp that is not stored, archive/http/memento.ts), so that the
+   * page's embedded resources come at that time; default the memento's
+   * own Memento-Datetime.
+   */
+  rewriteAt?: string;
 }
 
 /**
@@ -144,7 +152,8 @@ export interface MementoAnswer {
  * prefer; the sandbox (and, replay form, the fetch policy); nosniff;
  * `Access-Control-Allow-Origin: *` (the replayed page's origin is opaque,
  * its fonts and other CORS fetches come from the archive);
- * Preference-Applied; Content-Location (the URI-M of the form served).
+ * Preference-Applied; Content-Location (the URI-M of the form served; at
+ * the reader's time, `rewriteAt`, the memento's own URI-M all the same).
  * The head stays within head-budget.ts's budget: navigation links and then
  * echoed headers are left out when they do not fit
  * (`X-Archive-Headers-Omitted: <count>` says how many headers).
@@ -154,8 +163,8 @@ export interface MementoAnswer {
  * @throws when the stored record is missing or damaged
  */
 export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache?: ReplayCache, decode: DecodeOptions = {}): Promise<MementoAnswer> {
-  const target = { base: m.base, archiveId: m.archiveId, ts: toTimestamp14(m.row.datetime) };
-  const key = m.form === 'replay' && cache ? cacheKey(m.row, m.base) : undefined;
+  const target = { base: m.base, archiveId: m.archiveId, ts: m.rewriteAt ?? toTimestamp14(m.row.datetime) };
+  const key = m.form === 'replay' && cache ? cacheKey(m.row, m.base, target.ts) : undefined;
   const hit = key ? cache!.get(key) : undefined;
   const stored = hit ? cachedRecord(hit) : await read(m.row);
   const orig = originalHeaders(stored);

@@ -2,8 +2,11 @@
  * Replayed bodies kept in memory (lru-cache), so that a page asked for
  * again is not read, inflated and rewritten again. A replayed body depends
  * only on the WARC record (file and offset: a memento replaced by a later
- * capture of the same second has another record) and on the archive's base
- * URL (its rewritten URLs point there), so an entry never goes stale.
+ * capture of the same second has another record), on the archive's base
+ * URL (its rewritten URLs point there) and on the time its URLs are
+ * rewritten at (its own Memento-Datetime, or the reader's time in the
+ * banner page's frame: archive/http/memento.ts), so an entry never goes
+ * stale.
  * Bounded by bytes; bodies over {@link MAX_ENTRY} are not kept, nor are
  * bodies the replay did not change (reading those again costs little).
  */
@@ -24,9 +27,12 @@ export interface CachedReplay {
   decoded: boolean;
 }
 
-/** The key of a memento's replay for a base URL. */
-export function cacheKey(row: Pick<MementoRow, 'warc_file' | 'warc_offset'>, base: string): string {
-  return `${row.warc_file}\n${row.warc_offset}\n${base}`;
+/**
+ * The key of a memento's replay for a base URL, its URLs rewritten at `ts`
+ * (14 digits: the memento's own timestamp, or the reader's time).
+ */
+export function cacheKey(row: Pick<MementoRow, 'warc_file' | 'warc_offset'>, base: string, ts: string): string {
+  return `${row.warc_file}\n${row.warc_offset}\n${base}\n${ts}`;
 }
 
 /** Replayed bodies, most recently used kept, at most `maxBytes` of them. */

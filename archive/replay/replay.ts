@@ -32,6 +32,12 @@ export interface ReplayPage extends ReplayTarget {
   contentType?: string;
   /** The stored Content-Encoding, lower case; `undefined` for none. */
   contentEncoding?: string;
+  /**
+   * The page's own Memento-Datetime, 14 digits: the clock of the replay
+   * shim (its `data-memento-datetime`); default `ts` (the time URLs are
+   * rewritten at, which is the reader's in the banner page's frame).
+   */
+  clock?: string;
 }
 
 /** A replay body. */
@@ -65,7 +71,7 @@ function isUtf8Page(contentType: string | undefined, head: Buffer): boolean {
 
 /** The script element injected into replayed HTML; it reads the page's Memento-Datetime from its attribute. */
 function replayScript(page: ReplayPage): string {
-  return `<script src="${page.base}${REPLAY_SCRIPT_PATH}" data-memento-datetime="${page.ts}"></script>`;
+  return `<script src="${page.base}${REPLAY_SCRIPT_PATH}" data-memento-datetime="${page.clock ?? page.ts}"></script>`;
 }
 
 /** Rewrites a whole page or stylesheet held in memory. */

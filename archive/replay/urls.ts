@@ -21,7 +21,7 @@ export interface ReplayTarget {
   base: string;
   /** The archive the page is in. */
   archiveId: string;
-  /** The page's Memento-Datetime, 14 digits. */
+  /** The time its URLs are rewritten at, 14 digits: the page's Memento-Datetime, or the reader's time (the banner page's frame). */
   ts: string;
 }
 

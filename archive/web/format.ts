@@ -51,16 +51,14 @@ const UNITS: [number, string][] = [
 ];
 
 /**
- * How far a capture is from the instant asked for, in words: `exactly the
- * time asked for`, `3 days after the time asked for`, `1 hour before …`
- * (the largest unit, rounded down; at most two units: `1 year 2 months`).
+ * A length of time in words: `3 days`, `1 year 2 months`, `0 seconds` (the
+ * largest unit, rounded down; at most two units).
  *
- * @param capture the capture's Memento-Datetime (epoch s)
- * @param asked the instant asked for (epoch s)
+ * @param seconds a length of time (its sign is ignored)
  */
-export function distance(capture: number, asked: number): string {
-  let d = Math.abs(capture - asked);
-  if (d === 0) return 'exactly the time asked for';
+export function span(seconds: number): string {
+  let d = Math.abs(seconds);
+  if (d === 0) return '0 seconds';
   const parts: string[] = [];
   for (const [size, unit] of UNITS) {
     if (d >= size && parts.length < 2) {
@@ -69,7 +67,20 @@ export function distance(capture: number, asked: number): string {
       d -= n * size;
     } else if (parts.length) break;
   }
-  return `${parts.join(' ')} ${capture > asked ? 'after' : 'before'} the time asked for`;
+  return parts.join(' ');
+}
+
+/**
+ * How far a capture is from the instant asked for, in words: `exactly the
+ * time asked for`, `3 days after the time asked for`, `1 hour before …`
+ * ({@link span}).
+ *
+ * @param capture the capture's Memento-Datetime (epoch s)
+ * @param asked the instant asked for (epoch s)
+ */
+export function distance(capture: number, asked: number): string {
+  if (capture === asked) return 'exactly the time asked for';
+  return `${span(capture - asked)} ${capture > asked ? 'after' : 'before'} the time asked for`;
 }
 
 // Characters a decoded path never shows: controls, format characters (bidi overrides, zero-width), separators

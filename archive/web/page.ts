@@ -20,14 +20,14 @@ import { toTimestamp14 } from '#shared/http-date.js';
 import type { ArchiveConfig } from '../config.js';
 import { baseOf, onReplayHost, pagesOrigin } from '../http/context.js';
 import { REPLAY_SCRIPT_PATH } from '../replay/urls.js';
-import { count, displayHost, distance, displayUrl, isoDate, longDate, monthName, plural, shortDate } from './format.js';
+import { count, displayHost, distance, displayUrl, isoDate, longDate, monthName, plural, shortDate, span } from './format.js';
 
 const VIEWS = fileURLToPath(new URL('./views/', import.meta.url));
 const HTML = 'text/html; charset=utf-8';
 const eta = new Eta({ views: VIEWS, autoEscape: true, autoTrim: false, cache: true });
 
 /** The formatting helpers the templates call (`it.fmt.longDate(t)`…). */
-const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDate, ts14: toTimestamp14, url: displayUrl, host: displayHost };
+const FORMAT = { count, distance, isoDate, longDate, monthName, plural, shortDate, span, ts14: toTimestamp14, url: displayUrl, host: displayHost };
 
 /**
  * The Content-Security-Policy of every page: its stylesheet and script by

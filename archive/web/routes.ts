@@ -33,8 +33,8 @@ import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { type Period, timestampPeriod, uris } from '../memento/navigation.js';
 import { formOfModifier, type MementoForm } from '../memento/prefer.js';
 import { timestampBound } from '../cdx/query.js';
-import type { MementoRow } from '../store/index-db.js';
 import { parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
+import { type CoherencePanel, coherencePanel } from './coherence.js';
 import { displayUrl, longDate, monthName } from './format.js';
 import { type SameMachine, notArchivedData, sameMachineCaptures, sameMachineNames } from './not-archived.js';
 import { errorTitle, sendPage } from './page.js';
@@ -42,6 +42,7 @@ import {
   calendarSummary,
   type Capture,
   captureCount,
+  captureRow,
   capturesBetween,
   DAY_LIMIT,
   daysOfYear,
@@ -339,34 +340,52 @@ async function shownUrl(app: FastifyInstance, r: UrlUnderPrefix): Promise<UrlUnd
   return n ? { ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) } : undefined;
 }
 
-/** The banner's view of the capture nearest to `<ts>`, and the address of its frame (under `frameBase`, where mementos are served). */
-function bannerData(req: FastifyRequest, frameBase: string, uriR: string, asked: number, n: NonNullable<Awaited<ReturnType<typeof nearestCapture>>>) {
+/**
+ * The instant (14 digits) the banner page's frame replays at: the reader's, when the address names one (14
+ * digits, or digits beyond the present: now); for a period (`2024`), whose shown capture is its last, that
+ * capture's own.
+ */
+function frameTime(p: Period, chosen: number): number {
+  return p.start === p.end ? p.end : chosen;
+}
+
+/**
+ * The banner's view of the capture nearest to `<ts>`, and the address of its frame (under `frameBase`, where
+ * mementos are served): `<T>if_`, the replay at the reader's time T (archive/http/memento.ts), so that the
+ * page's embedded resources come as they were at T.
+ */
+function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period: Period, n: Nearest, panel: CoherencePanel | undefined) {
   const m = n.memento;
+  const at = toTimestamp14(frameTime(period, m.datetime));
   const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}` : undefined);
   return {
     uriR: m.uri_r,
-    asked,
+    asked: askedInstant(period),
     memento: m,
     ts: toTimestamp14(m.datetime),
-    frame: uris.memento(frameBase, m.archive_id, m),
+    at,
+    atTime: frameTime(period, m.datetime),
+    frame: `${frameBase}/${m.archive_id}/memento/${at}if_/${m.uri_r}`,
     frameBase,
     nav: { first: web(n.first), prev: web(n.prev), next: web(n.next), last: web(n.last) },
     calendar: `${req.base}/web/${toTimestamp14(m.datetime).slice(0, 8)}*/${uriR}`,
     raw: uris.memento(req.base, m.archive_id, m, 'raw'),
     timemap: uris.indexTimemap(req.base, uriR),
+    panel,
     diffPrev: n.prev ? `${req.base}/web/diff/${toTimestamp14(n.prev.datetime)}/${toTimestamp14(m.datetime)}/${uriR}` : undefined,
   };
 }
 
 /**
- * `GET /web/<ts>/<url>`: the banner and, in a sandboxed frame, the archival
- * replay of the capture nearest to `<ts>` in any archive.
+ * `GET /web/<ts>/<url>`: the banner (with its "About this capture" panel, coherence.ts) and, in a sandboxed
+ * frame, the archival replay of the capture nearest to `<ts>` in any archive, at the reader's time.
  */
 async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, ts: string, url: string, max: number): Promise<FastifyReply> {
   const found = await nearestAsked(app, req, reply, ts, url, max);
   if (!('n' in found)) return found;
   const { period, uriR, n } = found;
-  const banner = bannerData(req, mementoBase(app, req), uriR, askedInstant(period), n);
+  const panel = await coherencePanel(app, n.memento, frameTime(period, n.memento.datetime));
+  const banner = bannerData(req, mementoBase(app, req), uriR, period, n, panel);
   return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
 
@@ -493,7 +512,7 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   if (!found[0] || !found[1]) return hidden(app, req, reply, policy, uriR);
   // The older capture on the left whichever order the address names them in (`/web/diff/<newer>/<older>/…` too).
   const [n1, n2] = found[0].memento.datetime <= found[1].memento.datetime ? [found[0], found[1]] : [found[1], found[0]];
-  const [a, b] = await Promise.all([readText(app, urlkey, n1.memento), readText(app, urlkey, n2.memento)]);
+  const [a, b] = await Promise.all([readText(app, n1.memento), readText(app, n2.memento)]);
   const version = (c: Capture, text: CaptureText) => ({
     capture: c,
     page: `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}`,
@@ -517,12 +536,8 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
 }
 
 /** The text of one capture (text.ts), read from its WARC record. */
-async function readText(app: FastifyInstance, urlkey: string, c: Capture): Promise<CaptureText> {
-  const rows = await app.store.index.browse<MementoRow>(
-    'web.row',
-    'SELECT * FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND datetime = $datetime',
-    { $urlkey: urlkey, $archive: c.archive_id, $datetime: c.datetime },
-  );
-  if (!rows[0]) return { kind: 'none', lines: [], truncated: false };
-  return captureText(await app.store.readResponse(rows[0]), c.mime);
+async function readText(app: FastifyInstance, c: Capture): Promise<CaptureText> {
+  const row = await captureRow(app.store.index, c);
+  if (!row) return { kind: 'none', lines: [], truncated: false };
+  return captureText(await app.store.readResponse(row), c.mime);
 }

@@ -34,7 +34,7 @@ const BLOCK = new Set([
 ]); // prettier-ignore
 
 /** A decoder for the body's charset (its Content-Type, else UTF-8 when the first bytes are UTF-8, else windows-1252). */
-function decoderFor(contentType: string | undefined, head: Buffer): TextDecoder {
+export function decoderFor(contentType: string | undefined, head: Buffer): TextDecoder {
   const label = charsetOf(contentType) ?? (isUtf8(head.subarray(0, Math.min(head.length, 64 * 1024 - 4))) ? 'utf-8' : 'windows-1252');
   try {
     return new TextDecoder(label);

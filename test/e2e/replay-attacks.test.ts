@@ -302,7 +302,7 @@ t.test('replay_origin: mementos framed from a second host name, which serves non
   t.match(page.headers['content-security-policy'], new RegExp(`frame-src ${replay};`), "the page frames only the replay origin's mementos");
   t.match(
     page.text,
-    new RegExp(`<iframe id="memento-frame" name="memento" src="${replay}/${ID}/memento/${ts}/${EVIL}/news.html"`),
+    new RegExp(`<iframe id="memento-frame" name="memento" src="${replay}/${ID}/memento/${ts}if_/${EVIL}/news.html"`),
     'its frame is on the replay origin',
   );
   for (const path of ['/', '/web/', `/web/${ts}/${EVIL}/news.html`, '/_static/web.js', '/_static/web.css']) {
@@ -322,9 +322,9 @@ t.test('replay_origin: mementos framed from a second host name, which serves non
   // In Chromium.
   const { tab, requests } = await watchedTab(t, a);
   await tab.goto(`${main}/web/${ts}/${EVIL}/news.html`, { waitUntil: 'networkidle0' });
-  const frame = await tab.waitForFrame((f) => f.url() === `${replay}/${ID}/memento/${ts}/${EVIL}/news.html`);
+  const frame = await tab.waitForFrame((f) => f.url() === `${replay}/${ID}/memento/${ts}if_/${EVIL}/news.html`);
   await frame.waitForSelector('#about');
-  t.equal(await frame.evaluate(() => location.href), `${replay}/${ID}/memento/${ts}/${EVIL}/news.html`, 'the frame is on the replay origin');
+  t.equal(await frame.evaluate(() => location.href), `${replay}/${ID}/memento/${ts}if_/${EVIL}/news.html`, 'the frame is on the replay origin');
   t.equal(await frame.$eval('h1', (e) => getComputedStyle(e).color), 'rgb(1, 2, 3)', 'with its stylesheet, from there');
   t.equal(await frame.evaluate(() => self.origin), 'null', 'and sandboxed there too');
   // A link in the frame: the banner page follows it.

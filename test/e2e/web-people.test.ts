@@ -242,7 +242,7 @@ t.test('with replay_origin: the frame, on the second host name, leads the banner
     }
   });
   await page.goto(`${main}/web/20260106090000/${SITE}/news.html`, { waitUntil: 'networkidle0' });
-  const frame = await page.waitForFrame((f) => f.url().startsWith(`${replay}/current/memento/20260106090000/`));
+  const frame = await page.waitForFrame((f) => f.url().startsWith(`${replay}/current/memento/20260106090000if_/`));
   await frame.waitForSelector('#never');
   await frame.click('#never');
   await page.waitForFunction(() => location.pathname.endsWith('/never.html'), { timeout: 10_000 });
@@ -282,8 +282,8 @@ t.test('international URLs read as Unicode; links keep the stored address', asyn
   t.match(await page.title(), /^http:\/\/bücher\.example\/bücher\/日本 — 6 January 2026/, 'the tab title reads as Unicode');
   t.match(
     await page.$eval('#memento-frame', (e) => e.getAttribute('src')),
-    new RegExp(`/memento/20260106090000/${IDN_URL.replace(/[.%]/g, '\\$&')}$`),
-    'the frame is the stored address',
+    new RegExp(`/memento/20260106090000if_/${IDN_URL.replace(/[.%]/g, '\\$&')}$`),
+    'the frame is the stored address (at the time asked for)',
   );
   await shot(page, 'idn-replay-1024');
   await page.goto(`${a.url}/web/*/${IDN_URL}`, { waitUntil: 'networkidle0' });

@@ -166,8 +166,8 @@ t.test('replay page: the capture nearest to <ts> in any archive, its neighbours,
   t.equal(r.status, 200);
   t.match(
     r.text,
-    new RegExp(`<iframe id="memento-frame" name="memento" src="${a.url}/current/memento/20260102120000/${uriR}"`),
-    'the frame holds the archival replay',
+    new RegExp(`<iframe id="memento-frame" name="memento" src="${a.url}/current/memento/20260102120000if_/${uriR}"`),
+    'the frame holds the archival replay (a day asked for: at the capture shown)',
   );
   t.match(r.text, /1 day 12 hours after the time asked for/, 'the distance from the first second of the day asked for');
   t.match(r.text, new RegExp(`href="${a.url}/web/20251201120000/${uriR}"[^>]*data-nav="first"`));
@@ -200,13 +200,16 @@ t.test('Wayback addresses: partial timestamps name a period, digits beyond now t
     return /<iframe id="memento-frame" name="memento" src="([^"]*)"/.exec(r.text)?.[1];
   };
   const newest = `${a.url}/current/memento/20260102120000/${uriR}`;
-  t.equal(await frameOf('99999999999999'), newest, '99999999999999: the newest');
-  t.equal(await frameOf('2'), newest, '2 (2000-2999): the newest');
-  t.equal(await frameOf('2999'), newest);
-  t.equal(await frameOf('2025'), `${a.url}/2025/memento/20251220120000/${uriR}`, '2025: its last capture, though 2 January 2026 is nearer to its end');
-  t.equal(await frameOf('202512'), `${a.url}/2025/memento/20251220120000/${uriR}`);
-  t.equal(await frameOf('2025120'), `${a.url}/2025/memento/20251201120000/${uriR}`, '1 to 9 December');
-  t.equal(await frameOf('2024'), `${a.url}/2025/memento/20251201120000/${uriR}`, 'no capture in 2024: the nearest');
+  const framed = (archive: string, ts: string) => `${a.url}/${archive}/memento/${ts}if_/${uriR}`;
+  const atNow = new RegExp(`^${a.url}/current/memento/\\d{14}if_/${uriR}$`);
+  t.match(await frameOf('99999999999999'), atNow, '99999999999999: at now (the newest)');
+  t.equal(await frameOf('2'), framed('current', '20260102120000'), '2 (2000-2999): the newest');
+  t.match(await frameOf('2999'), atNow, '2999 (beyond now): at now');
+  t.equal(await frameOf('2025'), framed('2025', '20251220120000'), '2025: its last capture, though 2 January 2026 is nearer to its end');
+  t.equal(await frameOf('202512'), framed('2025', '20251220120000'));
+  t.equal(await frameOf('2025120'), framed('2025', '20251201120000'), '1 to 9 December');
+  t.equal(await frameOf('2024'), framed('2025', '20251201120000'), 'no capture in 2024: the nearest');
+  t.equal(await frameOf('20251221000000'), framed('2025', '20251221000000'), 'an instant: the frame replays at that instant');
   const newestPage = await request(`${a.url}/web/99999999999999/${uriR}`, { headers: HTML });
   t.match(newestPage.text, /before the time asked for/, 'the newest capture, before now');
   for (const mod of ['im_', 'js_', 'cs_', 'oe_', 'if_', 'fw_']) {
@@ -439,7 +442,7 @@ access:
   t.match(news.text, /<strong>1 capture<\/strong>/, 'the calendar counts only the shown capture');
   t.same(labels(news.text, /<td class="has[^"]*"><a [^>]*aria-label="([^"]+)"/g), [], 'no day of 2025 has a shown capture');
   const asked2025 = await request(`${a.url}/web/20251201/http://www.example.org/news.html`, { headers: HTML });
-  t.match(asked2025.text, /\/current\/memento\/20260105120000\//, 'the banner frames the nearest shown capture');
+  t.match(asked2025.text, /\/current\/memento\/20260105120000if_\//, 'the banner frames the nearest shown capture');
   t.notMatch(asked2025.text, /20251201120000/, 'the hidden capture is named nowhere, not even in first/prev');
 
   const court = await request(`${a.url}/web/*/http://www.example.org/court.html`, { headers: HTML });

@@ -18,6 +18,12 @@
  *    itself in the history) to `/web/<ts>/<URL>`, which the archive
  *    renders from its own index, with a fresh frame of that memento: what
  *    the banner shows is always what the archive chose for the frame.
+ *    The frame starts at `<id>/memento/<T>if_/<URL>`, the reader's time T
+ *    (which need not be a stored timestamp: the archive serves the nearest
+ *    memento there, rewritten at T, without a redirect): a message naming
+ *    that T and URL (in whichever archive) is the page already shown, and
+ *    the banner stays; a link followed in the frame reaches a stored
+ *    timestamp, and the banner follows it.
  */
 (function () {
   'use strict';
