@@ -36,11 +36,16 @@ export interface ImportCounts {
   files: number;
   /** WARC records read (every type). */
   records: number;
-  /** New mementos. */
+  /** New mementos with a body of their own (a WARC response record written). */
   imported: number;
-  /** Captures identical to the memento they follow (dedup): nothing written. */
+  /**
+   * New mementos identical to the memento they follow, past the archive's
+   * `revisit_interval`: a WARC revisit record and an index row written.
+   */
+  revisits: number;
+  /** Captures identical to the memento they follow, within the revisit interval (dedup): nothing written. */
   duplicates: number;
-  /** Revisit records resolved to a memento and imported (counted in `imported` or `duplicates` too). */
+  /** Revisit records resolved to a memento and imported (counted in `imported`, `revisits` or `duplicates` too). */
   revisitsResolved: number;
   /** Revisit records whose memento was found nowhere: skipped. */
   revisitsUnresolved: number;
@@ -115,6 +120,7 @@ export class Importer {
     files: 0,
     records: 0,
     imported: 0,
+    revisits: 0,
     duplicates: 0,
     revisitsResolved: 0,
     revisitsUnresolved: 0,
@@ -325,6 +331,7 @@ export class Importer {
   private settle(item: WarcItem, uri: URL, r: SinkResult): void {
     if (r.kind === 'refused') return this.refuse(item, uri.href, `${r.status} ${r.reason}`);
     if (r.kind === 'new') this.counts.imported++;
+    else if (r.kind === 'revisit') this.counts.revisits++;
     else this.counts.duplicates++;
     const ref = { urlkey: this.urlkey(uri.href), datetime: r.datetime };
     if (item.id) this.byId.set(item.id, ref);
