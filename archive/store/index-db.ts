@@ -87,6 +87,11 @@ async function addRefersTo(db: sqlite3.Database): Promise<void> {
   if (!cols.some((c) => c.name === 'refers_to')) await run(db, 'ALTER TABLE memento ADD COLUMN refers_to INTEGER');
 }
 
+/** The unique key of a row (urlkey, archive id, Memento-Datetime) as one string. */
+function rowKey(r: Pick<MementoRow, 'archive_id' | 'urlkey' | 'datetime'>): string {
+  return `${r.archive_id}\0${r.urlkey}\0${r.datetime}`;
+}
+
 /** A row as {@link IndexDb.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
 export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
 
@@ -181,6 +186,10 @@ export class IndexDb {
       fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
       ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
+      originalAt: prep('SELECT id FROM memento WHERE urlkey = $urlkey AND datetime = $datetime AND refers_to IS NULL ORDER BY id DESC LIMIT 1'),
+      originalByDigest: prep(
+        'SELECT id FROM memento WHERE urlkey = $urlkey AND datetime <= $datetime AND digest = $digest AND refers_to IS NULL ORDER BY datetime DESC, id DESC LIMIT 1',
+      ),
       everything: prep(
         `SELECT m.*, o.archive_id || ' ' || o.datetime || ' ' || o.uri_r AS original FROM memento m LEFT JOIN memento o ON o.id = m.refers_to
           ORDER BY m.archive_id, m.urlkey, m.datetime`,
@@ -194,16 +203,19 @@ export class IndexDb {
    * replaces it (for recovery and reindex of old WARC files, see the module comment).
    * Up to {@link ROWS_PER_INSERT} rows (a write batch) are one statement, its own transaction
    * (one round trip to SQLite's thread); more are several between `BEGIN IMMEDIATE` and `COMMIT`.
+   *
+   * @returns the row id of each row, in order (two rows of one key: the id of the row that stays, for both)
    */
-  async insertMany(rows: NewMementoRow[]): Promise<void> {
-    if (!rows.length) return;
+  async insertMany(rows: NewMementoRow[]): Promise<number[]> {
+    if (!rows.length) return [];
+    const ids = new Map<string, number>();
     if (rows.length <= ROWS_PER_INSERT) {
-      await this.insertPart(rows);
+      await this.insertPart(rows, ids);
     } else {
       await run(this.db, 'BEGIN IMMEDIATE');
       try {
         // Rows apply in order, so of two rows with one key the later wins.
-        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT));
+        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT), ids);
         await run(this.db, 'COMMIT');
       } catch (err) {
         await run(this.db, 'ROLLBACK').catch(() => undefined);
@@ -211,13 +223,15 @@ export class IndexDb {
       }
     }
     this.commits++;
+    return rows.map((r) => ids.get(rowKey(r))!);
   }
 
-  /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows. */
-  private insertPart(part: NewMementoRow[]): Promise<void> {
+  /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows; the id of each row's key goes into `ids`. */
+  private async insertPart(part: NewMementoRow[], ids: Map<string, number>): Promise<void> {
     const stmt = this.cached(
       `insert${part.length}`,
-      () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
+      () =>
+        `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT} RETURNING id, archive_id, urlkey, datetime`,
     );
     const params = part.flatMap((r) => [
       r.archive_id,
@@ -233,7 +247,10 @@ export class IndexDb {
       r.client_ip,
       r.refers_to,
     ]);
-    return new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
+    // RETURNING gives the rows in no set order: matched by key.
+    type Got = Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'datetime'>;
+    const got = await new Promise<Got[]>((resolve, reject) => stmt.all(params, (err: Error | null, r: Got[]) => (err ? reject(err) : resolve(r))));
+    for (const g of got) ids.set(rowKey(g), g.id);
   }
 
   /** Prepared statements of the batch queries, one per batch size (at most 80 + 300 of them). */
@@ -503,6 +520,26 @@ export class IndexDb {
   /** The rows that point into `file` (relative to `warcs/`), by offset. For `verify`. */
   rowsOfFile(file: string): Promise<MementoRow[]> {
     return all<MementoRow>(this.stmts.ofFile, { $file: file });
+  }
+
+  /**
+   * The row id of the memento whose `response` record holds a revisit
+   * record's payload, for recovery and `reindex` (which read revisit
+   * records back): the response row (any archive) of the urlkey and
+   * datetime the record names (`WARC-Refers-To-Target-URI`,
+   * `WARC-Refers-To-Date`), else the latest response row of the revisit's
+   * own urlkey at or before its datetime with its payload digest;
+   * `undefined` when there is none. Asked on the write connection, so that
+   * rows inserted just before are seen.
+   */
+  async revisitOriginal(
+    named: { urlkey: string; datetime: number } | null,
+    own: Pick<MementoRow, 'urlkey' | 'datetime' | 'digest'>,
+  ): Promise<number | undefined> {
+    const at = named && (await first<{ id: number }>(this.stmts.originalAt, { $urlkey: named.urlkey, $datetime: named.datetime }));
+    if (at) return at.id;
+    const same = await first<{ id: number }>(this.stmts.originalByDigest, { $urlkey: own.urlkey, $datetime: own.datetime, $digest: own.digest });
+    return same?.id;
   }
 
   /** Every WARC file the index points into, with its row count. For `verify`. */
