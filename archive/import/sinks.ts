@@ -68,7 +68,7 @@ export class StoreSink implements CaptureSink {
         const stored = `${r.row.archive_id}/memento/${toTimestamp14(r.row.datetime)}/${r.row.uri_r}`;
         return { kind: 'refused', status: 409, reason: `conflict: a different capture of this URI-R is stored at the same second, ${stored}; nothing stored` };
       }
-      return { kind: r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
+      return { kind: r.kind === 'revisit' ? 'revisit' : r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
     } catch (err) {
       if (isHttpError(err) && err.status < 500) return { kind: 'refused', status: err.status, reason: err.message };
       throw err;
@@ -194,9 +194,19 @@ export class DaemonSink implements CaptureSink {
     });
   }
 
-  /** The memento's stored response, read from the daemon's WARC file (read only). */
-  readResponse(row: MementoRow): Promise<StoredResponse> {
-    return this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+  /**
+   * The memento's stored response, read from the daemon's WARC files (read
+   * only), as the store reads it: a revisit's own head with its original's
+   * body.
+   * @throws when a record is missing or damaged, or a revisit's original row is gone
+   */
+  async readResponse(row: MementoRow): Promise<StoredResponse> {
+    const own = await this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+    if (row.refers_to === null) return own;
+    const original = await this.index.byId(row.refers_to);
+    if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
+    const payload = await this.reader.read(original.warc_file, original.warc_offset, original.warc_length);
+    return { ...own, body: payload.body, bodyBuffer: payload.bodyBuffer, bodyLength: payload.bodyLength, close: payload.close };
   }
 
   /** Closes the kept-alive connections, the WARC files and the index. */

@@ -163,7 +163,14 @@ async function planFile(
       );
     const r = item.record;
     const h = r.headers;
-    const rec: ReadRecord = { offset: r.offset, length: r.length, type: r.type, drop: false, id: h.get('warc-record-id'), concurrentTo: h.get('warc-concurrent-to') };
+    const rec: ReadRecord = {
+      offset: r.offset,
+      length: r.length,
+      type: r.type,
+      drop: false,
+      id: h.get('warc-record-id'),
+      concurrentTo: h.get('warc-concurrent-to'),
+    };
     out.push(rec);
     if (r.type === 'warcinfo') continue;
     const refs = [rec.concurrentTo, h.get('warc-refers-to')];

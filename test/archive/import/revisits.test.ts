@@ -42,7 +42,15 @@ async function crawlerWarc(url: string, page: string): Promise<Buffer> {
   const u = new URL(url);
   const request = (date: string, to: string) =>
     WARCRecord.create(
-      { url, date, type: 'request', warcVersion: 'WARC/1.1', statusline: `GET ${u.pathname} HTTP/1.1`, httpHeaders: { Host: u.host }, warcHeaders: { 'WARC-Concurrent-To': to } },
+      {
+        url,
+        date,
+        type: 'request',
+        warcVersion: 'WARC/1.1',
+        statusline: `GET ${u.pathname} HTTP/1.1`,
+        httpHeaders: { Host: u.host },
+        warcHeaders: { 'WARC-Concurrent-To': to },
+      },
       once(),
     );
   const response = WARCRecord.create(
@@ -74,43 +82,46 @@ async function crawlerWarc(url: string, page: string): Promise<Buffer> {
   ]);
 }
 
-t.test("a crawler's revisit record (Heritrix, browsertrix) is imported as a revisit memento: 2 mementos, the revisit replays the original's body", async (t) => {
-  const c = writeConfig();
-  t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
-  const url = 'http://example.org/page';
-  const page = '<html><body>the page</body></html>';
-  const file = path.join(c.dir, 'crawl.warc.gz');
-  writeFileSync(file, await crawlerWarc(url, page));
-  const r = await runCli(['import', '--config', c.config, file]);
-  t.equal(r.code, 0, r.stderr);
-  t.match(
-    r.stdout,
-    /^import: 1 file, 4 WARC records \([\d.]+ MiB, [\d.]+ s\): 1 new memento, 1 revisit memento, 0 duplicates, 1 revisit record resolved, 0 revisit records unresolved \(skipped\), 0 refused; /m,
-    'the summary counts the revisit memento',
-  );
+t.test(
+  "a crawler's revisit record (Heritrix, browsertrix) is imported as a revisit memento: 2 mementos, the revisit replays the original's body",
+  async (t) => {
+    const c = writeConfig();
+    t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+    const url = 'http://example.org/page';
+    const page = '<html><body>the page</body></html>';
+    const file = path.join(c.dir, 'crawl.warc.gz');
+    writeFileSync(file, await crawlerWarc(url, page));
+    const r = await runCli(['import', '--config', c.config, file]);
+    t.equal(r.code, 0, r.stderr);
+    t.match(
+      r.stdout,
+      /^import: 1 file, 4 WARC records \([\d.]+ MiB, [\d.]+ s\): 1 new memento, 1 revisit memento, 0 duplicates, 1 revisit record resolved, 0 revisit records unresolved \(skipped\), 0 refused; /m,
+      'the summary counts the revisit memento',
+    );
 
-  const a = await startArchive(TWO_ARCHIVES, { dataDir: c.dataDir });
-  t.teardown(() => a.close());
-  const tm = await request(`${a.url}/current/timemap/link/${url}`);
-  t.equal(tm.status, 200);
-  t.same(
-    tm.text.match(/\/memento\/(\d{14})\//g),
-    ['/memento/20260101100000/', '/memento/20260103100000/'],
-    'the TimeMap lists 2 mementos: the response and the revisit',
-  );
-  const revisit = await request(`${a.url}/current/memento/20260103100000id_/${url}`);
-  t.equal(revisit.status, 200);
-  t.equal(revisit.text, page, "the revisit replays the original's body");
-  t.equal(revisit.headers['memento-datetime'], 'Sat, 03 Jan 2026 10:00:00 GMT', 'at its own datetime');
-  t.equal(revisit.headers.date, 'Sat, 03 Jan 2026 10:00:00 GMT', 'with its own HTTP head');
+    const a = await startArchive(TWO_ARCHIVES, { dataDir: c.dataDir });
+    t.teardown(() => a.close());
+    const tm = await request(`${a.url}/current/timemap/link/${url}`);
+    t.equal(tm.status, 200);
+    t.same(
+      tm.text.match(/\/memento\/(\d{14})\//g),
+      ['/memento/20260101100000/', '/memento/20260103100000/'],
+      'the TimeMap lists 2 mementos: the response and the revisit',
+    );
+    const revisit = await request(`${a.url}/current/memento/20260103100000id_/${url}`);
+    t.equal(revisit.status, 200);
+    t.equal(revisit.text, page, "the revisit replays the original's body");
+    t.equal(revisit.headers['memento-datetime'], 'Sat, 03 Jan 2026 10:00:00 GMT', 'at its own datetime');
+    t.equal(revisit.headers['x-archive-orig-date'], 'Sat, 03 Jan 2026 10:00:00 GMT', 'with its own HTTP head (its Date)');
 
-  const ours = await warcRecordsOf(c.dataDir);
-  const written = ours.filter((x) => x.type === 'revisit');
-  t.equal(written.length, 1, 'the archive wrote one revisit record of its own');
-  t.equal(written[0].headers.get('warc-refers-to-target-uri'), url);
-  t.equal(written[0].headers.get('warc-refers-to-date'), '2026-01-01T10:00:00Z');
-  t.equal(written[0].headers.get('warc-payload-digest'), sha256(page), "the original's payload digest, as the archive writes it (SHA-256)");
-});
+    const ours = await warcRecordsOf(c.dataDir);
+    const written = ours.filter((x) => x.type === 'revisit');
+    t.equal(written.length, 1, 'the archive wrote one revisit record of its own');
+    t.equal(written[0].headers.get('warc-refers-to-target-uri'), url);
+    t.equal(written[0].headers.get('warc-refers-to-date'), '2026-01-01T10:00:00Z');
+    t.equal(written[0].headers.get('warc-payload-digest'), sha256(page), "the original's payload digest, as the archive writes it (SHA-256)");
+  },
+);
 
 /** Every record of every WARC file of a data folder (each archive's in writing order), read with warcio: type, target, WARC headers (lower-case names), the status of the HTTP head its block starts with, the block bytes. */
 async function warcRecordsOf(dataDir: string) {
@@ -135,6 +146,9 @@ async function warcPaths(dataDir: string): Promise<string[]> {
   return [...(await listWarcFiles(warcs)).values()].flat().map((f) => path.join(warcs, f));
 }
 
+/** The stored response's headers as a memento answers with them (`X-Archive-Orig-<name>`). */
+const archived = (h: Record<string, unknown>) => Object.entries(h).filter(([k]) => k.startsWith('x-archive-orig-'));
+
 /** What a reader sees of `url` in an archive, its base address written `BASE`: the link and JSON TimeMaps, and at each memento the replay and the raw (`id_`) answer. */
 async function seen(a: TestArchive, url: string) {
   const norm = (s: string) => s.split(a.url).join('BASE');
@@ -148,7 +162,13 @@ async function seen(a: TestArchive, url: string) {
     mementos.push({
       datetime: m.datetime,
       replay: { status: replay.status, type: replay.headers['content-type'], mementoDatetime: replay.headers['memento-datetime'], body: norm(replay.text) },
-      raw: { status: raw.status, date: raw.headers.date, type: raw.headers['content-type'], body: raw.body.toString('base64') },
+      raw: {
+        status: raw.status,
+        orig: archived(raw.headers),
+        type: raw.headers['content-type'],
+        link: norm(String(raw.headers.link)),
+        body: raw.body.toString('base64'),
+      },
     });
   }
   return { link: { status: linkTm.status, text: norm(linkTm.text) }, json: { status: jsonTm.status, text: norm(jsonTm.text) }, mementos };
@@ -225,6 +245,7 @@ t.test(
     for (const url of [page, style]) {
       const [was, is] = [await seen(a, url), await seen(b, url)];
       t.equal(was.mementos.length, 3, `${url}: three mementos`);
+      for (const m of was.mementos) t.same([m.replay.status, m.raw.status], [200, 200], `${url} at ${m.datetime}: replayed`);
       t.same(is.link, was.link, `${url}: the same link TimeMap`);
       t.same(is.json, was.json, `${url}: the same JSON TimeMap`);
       t.same(is.mementos, was.mementos, `${url}: the same replay and raw answer at each memento`);

@@ -199,7 +199,7 @@ t.test(
 );
 
 t.test(
-  'cdxj lists a revisit as pywb\'s cdxj-indexer and warcio\'s CDX indexer list a WARC revisit record: mime "warc/revisit", its own status, offset and length, the payload\'s digest',
+  "cdxj lists a revisit as pywb's cdxj-indexer and warcio's CDX indexer list a WARC revisit record: mime \"warc/revisit\", its own status, offset and length, the payload's digest",
   async (t) => {
     const c = writeConfig();
     t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
@@ -228,7 +228,9 @@ t.test(
 
     const indexer = new CDXIndexer({ format: 'cdxj' });
     const theirs: string[] = [];
-    for await (const e of indexer.iterIndex([{ filename: revisit.json.filename, reader: createReadStream(path.join(c.dataDir, 'warcs', revisit.json.filename)) }]))
+    for await (const e of indexer.iterIndex([
+      { filename: revisit.json.filename, reader: createReadStream(path.join(c.dataDir, 'warcs', revisit.json.filename)) },
+    ]))
       theirs.push(`${e.url} ${e.timestamp} ${e.mime} ${e.status} ${e.offset} ${e.length} ${e.filename}`);
     t.same(
       lines.map(({ ts, json }) => `${json.url} ${ts} ${json.mime} ${json.status} ${json.offset} ${json.length} ${json.filename}`),
