@@ -11,13 +11,12 @@
  * pages and its WAL would otherwise keep the deleted rows' bytes).
  *
  * What goes with a selected record: every record that names it in
- * `WARC-Concurrent-To` (its request record), or that it names there, and
- * every record naming it in `WARC-Refers-To` (a revisit of it in another
- * tool's terms). A `revisit` record whose original is selected — its
- * `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date` are selected,
- * which is how this archive's revisit records name the response record
- * holding their payload — goes too, with its request record, even when
- * the revisit itself is outside the URL or dates given: without its
+ * `WARC-Concurrent-To` (its request record) or `WARC-Refers-To` (a revisit
+ * of it in another tool's terms). A `revisit` record whose original is
+ * selected — its `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date`
+ * are, which is how this archive's revisit records name the response
+ * record holding their payload — goes too, with its request record, even
+ * when the revisit itself is outside the URL or dates given: without its
  * original it has no body. A selected revisit leaves its original. A file
  * left with nothing but its `warcinfo` record is removed.
  *
@@ -128,20 +127,11 @@ interface PlannedRecord {
   drop: boolean;
 }
 
-/** A record being planned: its place, its id and the ids it names in `WARC-Concurrent-To`, and the capture it is (response, revisit, resource). */
-interface ReadRecord extends PlannedRecord {
-  id?: string;
-  concurrentTo?: string;
-  capture?: PurgedCapture;
-}
-
-const CAPTURE_TYPES = new Set(['response', 'revisit', 'resource']);
-
 /**
  * Reads one WARC file and decides which records go (module comment): the
- * selected ones, revisits of a selected original, those naming an erased
- * record (`erasedIds`, added to as it goes), and the records an erased one
- * names in `WARC-Concurrent-To` (a request written before its response).
+ * selected ones, revisits of a selected original, and those naming an
+ * erased record (`erasedIds`, added to as it goes: this archive writes a
+ * record's request record after it).
  *
  * @throws Error on a damaged record: a file that cannot be read whole is not rewritten (run verify)
  */
@@ -153,7 +143,7 @@ async function planFile(
   report: PurgeReport,
   appending: boolean,
 ): Promise<PlannedRecord[]> {
-  const out: ReadRecord[] = [];
+  const out: PlannedRecord[] = [];
   for await (const item of scanWarcFile(abs)) {
     // A partial record where a running daemon appends: a write in progress, not damage.
     if (item.kind === 'partial' && appending) break;
@@ -163,37 +153,23 @@ async function planFile(
       );
     const r = item.record;
     const h = r.headers;
-    const rec: ReadRecord = {
-      offset: r.offset,
-      length: r.length,
-      type: r.type,
-      drop: false,
-      id: h.get('warc-record-id'),
-      concurrentTo: h.get('warc-concurrent-to'),
-    };
-    out.push(rec);
-    if (r.type === 'warcinfo') continue;
-    const refs = [rec.concurrentTo, h.get('warc-refers-to')];
-    const own = selected(sel, h.get('warc-target-uri'), h.get('warc-date'));
+    const refs = [h.get('warc-concurrent-to'), h.get('warc-refers-to')];
+    const own = r.type !== 'warcinfo' && selected(sel, h.get('warc-target-uri'), h.get('warc-date'));
     const original = { uriR: bareUri(h.get('warc-refers-to-target-uri')), date: h.get('warc-refers-to-date') };
     const ofErased = !own && r.type === 'revisit' && selected(sel, original.uriR, original.date);
-    if (!own && !ofErased && !refs.some((x) => x !== undefined && erasedIds.has(x))) continue;
-    rec.drop = true;
-    if (rec.id) erasedIds.add(rec.id);
-    if (!CAPTURE_TYPES.has(r.type)) continue;
-    rec.capture = { file, uriR: h.get('warc-target-uri') ?? '', datetime: Math.floor(Date.parse(h.get('warc-date') ?? '') / 1000) };
-    if (ofErased) rec.capture.revisitOf = { uriR: original.uriR!, datetime: Math.floor(Date.parse(original.date!) / 1000) };
+    const drop = own || ofErased || (r.type !== 'warcinfo' && refs.some((x) => x !== undefined && erasedIds.has(x)));
+    if (drop) {
+      const id = h.get('warc-record-id');
+      if (id) erasedIds.add(id);
+      if (r.type === 'response' || r.type === 'revisit' || r.type === 'resource') {
+        const capture: PurgedCapture = { file, uriR: h.get('warc-target-uri') ?? '', datetime: Math.floor(Date.parse(h.get('warc-date') ?? '') / 1000) };
+        if (ofErased) capture.revisitOf = { uriR: original.uriR!, datetime: Math.floor(Date.parse(original.date!) / 1000) };
+        report.captures.push(capture);
+      }
+    }
+    out.push({ offset: r.offset, length: r.length, type: r.type, drop });
   }
-  // The other side of a WARC-Concurrent-To link read before the record that went (a request written before its response).
-  const gone = new Set(out.filter((r) => r.drop && r.id).map((r) => r.id));
-  const named = new Set(out.filter((r) => r.drop && r.concurrentTo).map((r) => r.concurrentTo));
-  for (const r of out) {
-    if (r.drop || r.type === 'warcinfo' || !((r.id && named.has(r.id)) || (r.concurrentTo && gone.has(r.concurrentTo)))) continue;
-    r.drop = true;
-    if (r.id) erasedIds.add(r.id);
-  }
-  for (const r of out) if (r.capture) report.captures.push(r.capture);
-  return out.map(({ offset, length, type, drop }) => ({ offset, length, type, drop }));
+  return out;
 }
 
 /** fsyncs a folder, so that a rename or removal in it is durable. */
@@ -291,15 +267,6 @@ function deleteLeftRows(db: sqlite3.Database, sel: PurgeSelection): Promise<numb
   return run(db, sql, params);
 }
 
-/**
- * Deletes the revisit rows whose original's row is gone (`refers_to`
- * naming no row): their records went with the original's (planFile), and
- * without it they have no body. @returns how many
- */
-function deleteOrphanRevisits(db: sqlite3.Database): Promise<number> {
-  return run(db, 'DELETE FROM memento WHERE refers_to IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memento o WHERE o.id = memento.refers_to)');
-}
-
 /** Opens the index for purge's writes: deleted content overwritten (`secure_delete`). */
 async function openIndex(file: string): Promise<sqlite3.Database> {
   const db = await new Promise<sqlite3.Database>((resolve, reject) => {
@@ -389,8 +356,8 @@ export async function purge(
   }
   const plans = await planAll(warcsDir, sel, report, opts.progress, opts.daemonRuns);
   if (opts.dryRun) return report;
-  // Opened once as the daemon opens it: an index of an older version gets its columns (refers_to); none yet (a data folder of WARC files alone): an empty one, which the daemon fills on start.
-  await (await IndexDb.open(indexFile)).close();
+  // No index yet (a data folder of WARC files alone): an empty one, which the daemon fills on start.
+  if (!existsSync(indexFile)) await (await IndexDb.open(indexFile)).close();
   const db = await openIndex(indexFile);
   try {
     for (const { file, size, records, empty } of plans) {
@@ -409,7 +376,6 @@ export async function purge(
       log(`purge: ${file}: ${erased} record(s) erased, ${size} → ${after} bytes${empty ? ' (nothing but warcinfo left: removed)' : ''}`);
     }
     report.rows += await deleteLeftRows(db, sel);
-    report.rows += await deleteOrphanRevisits(db);
     // The deleted rows' bytes must not stay in free pages or the WAL.
     await run(db, 'VACUUM');
     await run(db, 'PRAGMA wal_checkpoint(TRUNCATE)');

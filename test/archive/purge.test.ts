@@ -334,6 +334,9 @@ t.test(
     const v = await runCli(['verify', '--config', config]);
     t.equal(v.code, 0, v.stdout);
     t.match(v.stdout, /^verify: OK: 1 index rows/m);
+    const rows = await dump(dataDir);
+    t.equal((await runCli(['reindex', '--config', config])).code, 0);
+    t.same(await dump(dataDir), rows, 'the index is the one reindex builds from the new files');
 
     a = await startArchive(TWO_ARCHIVES, { dataDir });
     t.teardown(() => a.close());
