@@ -16,7 +16,7 @@ import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { type AnyRow, CaptureIsNew, type DedupBatch, originalId } from './capture-is-new.js';
+import { type AnyRow, CaptureIsNew, type DedupBatch } from './capture-is-new.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
@@ -377,7 +377,7 @@ export class ArchiveStore {
     t = performance.now();
     for (const [i, p] of batch.entries()) {
       const v = decide.verdict(i, p.row);
-      if (v.kind === 'revisit' && originalId(v.of) === undefined) {
+      if (v.kind === 'revisit' && v.of.refers_to === null && decide.inBatch(v.of)) {
         this.queue.unshift(...batch.slice(i));
         break;
       }
@@ -456,13 +456,16 @@ export class ArchiveStore {
 
   /**
    * The memento whose `response` record holds the payload of a revisit
-   * whose predecessor is `prev` (with a row id: {@link originalId}):
-   * `prev` itself, or the row its `refers_to` names. `undefined` when that
-   * row is gone (purged): the capture is then stored whole, as a new memento.
+   * whose predecessor is `prev` (committed): the row its `refers_to` names,
+   * else `prev` itself — with its row id, which a row the store committed
+   * earlier and kept in memory does not carry (one lookup by its key, once
+   * per revisit). `undefined` when that row is gone (purged): the capture
+   * is then stored whole, as a new memento.
    */
   private async originalOf(prev: AnyRow): Promise<MementoRow | undefined> {
-    if (prev.refers_to === null) return prev as MementoRow;
-    return this.index.byId(prev.refers_to);
+    if (prev.refers_to !== null) return this.index.byId(prev.refers_to);
+    if ('id' in prev) return prev;
+    return this.index.rowAt(prev.archive_id, prev.urlkey, prev.datetime);
   }
 
   /**
@@ -473,12 +476,10 @@ export class ArchiveStore {
    */
   private async commit(rows: NewMementoRow[]): Promise<void> {
     this.stats.transactions++;
-    const ids = await this.index.insertMany(rows);
-    // Each row gets its id: the PUT's answer and the newest-memento cache hold whole rows (a revisit names its original by id).
-    const stored = rows.map((r, i) => Object.assign(r, { id: ids[i] }));
+    await this.index.insertMany(rows);
     // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
     this.index.cache.written(rows.map((r) => r.urlkey));
-    this.isNew.committed(stored);
+    this.isNew.committed(rows);
   }
 
   /**
