@@ -16,6 +16,7 @@ import { IndexDb } from '../../../archive/store/index-db.js';
 import { verify } from '../../../archive/store/maintenance.js';
 import { listWarcFiles } from '../../../archive/store/warc-files.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
+import { startDaemon } from '../../helpers/daemons.js';
 import { runCli, writeConfig } from '../helpers.js';
 
 const PROFILE = 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest';
@@ -120,6 +121,44 @@ t.test(
     t.equal(written[0].headers.get('warc-refers-to-target-uri'), url);
     t.equal(written[0].headers.get('warc-refers-to-date'), '2026-01-01T10:00:00Z');
     t.equal(written[0].headers.get('warc-payload-digest'), sha256(page), "the original's payload digest, as the archive writes it (SHA-256)");
+  },
+);
+
+t.test(
+  "through the running daemon: a revisit record that resolves to a revisit memento is imported with its original's body, and counted as a revisit memento",
+  async (t) => {
+    const c = writeConfig();
+    t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+    const d = await startDaemon('memento-archive.js', ['serve', '--config', c.config, '--quiet']);
+    t.teardown(() => d.stop());
+    const url = 'http://example.org/kept';
+    const page = '<html><body>kept as it was</body></html>';
+    const capture = (date: string) =>
+      captureRecord({ target: '/kept', host: 'example.org', date, body: page, responseHeaders: [['Content-Type', 'text/html']] });
+    t.equal((await putCapture(d, '', capture('Thu, 01 Jan 2026 10:00:00 GMT'))).status, 201, 'the original');
+    t.equal((await putCapture(d, '', capture('Fri, 02 Jan 2026 10:00:00 GMT'))).status, 201, 'a revisit');
+    // Another crawler's revisit a day later, naming nothing but the payload digest: the newest memento with it is the revisit of 2 January.
+    const day3 = '2026-01-03T10:00:00Z';
+    const revisit = WARCRecord.create(
+      {
+        url,
+        date: day3,
+        type: 'revisit',
+        warcVersion: 'WARC/1.1',
+        statusline: 'HTTP/1.1 200 OK',
+        httpHeaders: { 'Content-Type': 'text/html', Date: new Date(day3).toUTCString() },
+        warcHeaders: { 'WARC-Payload-Digest': sha256(page) },
+      },
+      once(),
+    );
+    const file = path.join(c.dir, 'later.warc.gz');
+    writeFileSync(file, await gz(revisit));
+    const r = await runCli(['import', '--config', c.config, '--daemon', d.url, file]);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /: 0 new mementos, 1 revisit memento, 0 duplicates, 1 revisit record resolved, .*; through the running daemon at /m);
+    const m = await request(`${d.url}/current/memento/20260103100000id_/${url}`);
+    t.equal(m.status, 200);
+    t.equal(m.text, page, "its body is the original's");
   },
 );
 
