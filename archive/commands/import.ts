@@ -129,6 +129,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
       }
       before += w.size;
     }
+    await withoutWarcioWarnings(() => importer.finish());
   } catch (err) {
     stopped = (err as Error).message;
     importer.counts.errors++;
