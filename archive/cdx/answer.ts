@@ -31,13 +31,18 @@ export interface PlacedRow {
  * Each field's text as SQL over a memento's columns: as the index holds
  * it; `-` for an empty media type, digest or file name (the CDX sign for
  * "none") and for `redirect` and `robotflags`, which the index does not
- * keep; numbers as text (pywb's JSON has strings only).
+ * keep; numbers as text (pywb's JSON has strings only). A revisit (a row
+ * with `refers_to`) is listed as CDX indexers list a WARC `revisit`
+ * record: `mime` is `warc/revisit`, `length`/`offset`/`filename` are
+ * those of the revisit record, `status` that of its own HTTP head (the
+ * original's, as pywb's cdxj-indexer reads it from the head), `digest`
+ * the payload's.
  */
 const FIELD_SQL: Readonly<Record<CdxField, string>> = {
   urlkey: 'urlkey',
   timestamp: "strftime('%Y%m%d%H%M%S', datetime, 'unixepoch')",
   url: 'uri_r',
-  mime: "COALESCE(NULLIF(mime, ''), '-')",
+  mime: "CASE WHEN refers_to IS NULL THEN COALESCE(NULLIF(mime, ''), '-') ELSE 'warc/revisit' END",
   status: 'CAST(status AS TEXT)',
   digest: "COALESCE(NULLIF(digest, ''), '-')",
   length: 'CAST(warc_length AS TEXT)',

@@ -112,7 +112,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
     note: (line) => process.stdout.write(line + '\n'),
     progress: () => {
       const c = importer.counts;
-      bar.update(before + (current?.bytesRead ?? 0), total, `${c.imported} new, ${c.duplicates} duplicates`);
+      bar.update(before + (current?.bytesRead ?? 0), total, `${c.imported} new, ${c.revisits} revisits, ${c.duplicates} duplicates`);
     },
   });
   const started = performance.now();
@@ -129,6 +129,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
       }
       before += w.size;
     }
+    await withoutWarcioWarnings(() => importer.finish());
   } catch (err) {
     stopped = (err as Error).message;
     importer.counts.errors++;
@@ -141,8 +142,8 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(
     `import: ${count(c.files, 'file')}, ${count(c.records, 'WARC record')} (${mib(total)} MiB, ${seconds.toFixed(1)} s): ` +
-      `${count(c.imported, 'new memento')}, ${count(c.duplicates, 'duplicate')}, ${count(c.revisitsResolved, 'revisit')} resolved, ` +
-      `${count(c.revisitsUnresolved, 'revisit')} unresolved (skipped), ${c.refused} refused; ` +
+      `${count(c.imported, 'new memento')}, ${count(c.revisits, 'revisit memento')}, ${count(c.duplicates, 'duplicate')}, ` +
+      `${count(c.revisitsResolved, 'revisit record')} resolved, ${count(c.revisitsUnresolved, 'revisit record')} unresolved (skipped), ${c.refused} refused; ` +
       `skipped ${c.skipped.resource} resource, ${c.skipped.metadata} metadata, ${c.skipped.other} other; ` +
       `${count(c.errors, 'error')}; ${sink.via}\n`,
   );

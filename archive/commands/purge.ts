@@ -2,7 +2,7 @@
  * `memento-archive purge`: its options checked, the data folder's lock taken (refused while a daemon runs; a
  * `--dry-run` only reads and runs beside it, saying so), the
  * erasure itself (archive/store/purge.ts), and what it prints: one line per
- * capture erased and a summary.
+ * capture erased (a revisit erased with its original says so) and a summary.
  *
  *   memento-archive purge [--config F] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
  */
@@ -95,7 +95,10 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
   try {
     const r = await purge(config.dataDir, sel, { dryRun, daemonRuns: !lock, log: out, progress: bar.update });
     bar.stop();
-    for (const c of r.captures) out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file})`);
+    for (const c of r.captures) {
+      const of = c.revisitOf ? `, a revisit of ${toTimestamp14(c.revisitOf.datetime)} ${c.revisitOf.uriR}` : '';
+      out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file}${of})`);
+    }
     out(summary(r, dryRun));
     return 0;
   } catch (err) {

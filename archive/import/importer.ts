@@ -13,7 +13,11 @@
  *   else the latest memento of its own URI whose SHA-256 payload digest is
  *   the one it states — and imported as a capture with that memento's
  *   body (and its own HTTP head, unless that is a 304: then the
- *   memento's). One that resolves to nothing is skipped and counted.
+ *   memento's). One that resolves to nothing when read is read again at
+ *   the end of the run ({@link Importer.finish}: its memento may be in a
+ *   file given after it, as another archive's folder of this archive's
+ *   `warcs/` may be); one that still resolves to nothing is skipped and
+ *   counted.
  * - `resource`, `metadata`, and any other type: skipped and counted;
  *   `warcinfo` and `request` records are read and not counted.
  *
@@ -36,11 +40,16 @@ export interface ImportCounts {
   files: number;
   /** WARC records read (every type). */
   records: number;
-  /** New mementos. */
+  /** New mementos with a body of their own (a WARC response record written). */
   imported: number;
-  /** Captures identical to the memento they follow (dedup): nothing written. */
+  /**
+   * New mementos identical to the memento they follow, past the archive's
+   * `revisit_interval`: a WARC revisit record and an index row written.
+   */
+  revisits: number;
+  /** Captures identical to the memento they follow, within the revisit interval (dedup): nothing written. */
   duplicates: number;
-  /** Revisit records resolved to a memento and imported (counted in `imported` or `duplicates` too). */
+  /** Revisit records resolved to a memento and imported (counted in `imported`, `revisits` or `duplicates` too). */
   revisitsResolved: number;
   /** Revisit records whose memento was found nowhere: skipped. */
   revisitsUnresolved: number;
@@ -67,6 +76,21 @@ export interface ImportOptions {
 interface Ref {
   urlkey: string;
   datetime: number;
+}
+
+/**
+ * Most revisit records kept to be tried again at the end of a run (a few
+ * hundred bytes each: the file, the offset, the request head); past it, one
+ * not resolved when read is skipped at once.
+ */
+const MAX_LATER = 100_000;
+
+/** A revisit record not resolved when read: where it is, its WARC-Date (epoch ms) and its request record's HTTP head. */
+interface Later {
+  file: WarcFile;
+  offset: number;
+  date: number;
+  request: Buffer | null;
 }
 
 /** The request record just read, for the response that follows it. */
@@ -115,6 +139,7 @@ export class Importer {
     files: 0,
     records: 0,
     imported: 0,
+    revisits: 0,
     duplicates: 0,
     revisitsResolved: 0,
     revisitsUnresolved: 0,
@@ -127,6 +152,8 @@ export class Importer {
   /** Mementos of the records imported so far, by WARC-Record-ID and by stated payload digest: what revisit records point at. */
   private readonly byId = new Map<string, Ref>();
   private readonly byDigest = new Map<string, Ref>();
+  /** Revisit records not resolved when read, to be tried again by {@link finish}. */
+  private readonly later: Later[] = [];
   /** A failure that is no record's fault (the daemon gone, a disk error): the import stops. */
   private fatal: unknown = null;
 
@@ -222,7 +249,7 @@ export class Importer {
     await this.submit(item, uri, Buffer.concat([requestHeadFor(uri, reqHead), head]), body, item.date);
   }
 
-  private async importRevisit(file: WarcFile, item: WarcItem, request: Promise<Buffer | null>): Promise<void> {
+  private async importRevisit(file: WarcFile, item: WarcItem, request: Promise<Buffer | null>, last = false): Promise<void> {
     const uri = this.target(item);
     if (!uri) return void this.counts.skipped.other++;
     const reqHead = await request;
@@ -230,6 +257,11 @@ export class Importer {
     const own = await readHead(item.block, this.opts.maxHeadBytes);
     await this.flush();
     const row = await this.resolve(item, uri, item.date);
+    if (!row && !last && this.later.length < MAX_LATER) {
+      // Its memento may be in a file read after this one (another archive's folder of this archive's warcs/): tried again at the end.
+      this.later.push({ file, offset: item.offset, date: item.date.getTime(), request: reqHead });
+      return;
+    }
     if (!row) {
       this.counts.revisitsUnresolved++;
       const of = item.field('warc-refers-to-target-uri') ?? item.field('warc-refers-to') ?? item.field('warc-payload-digest') ?? '(nothing named)';
@@ -251,6 +283,41 @@ export class Importer {
       }
     };
     await this.submit(item, uri, Buffer.concat([requestHeadFor(uri, reqHead), head]), body(), item.date);
+  }
+
+  /**
+   * Once every file is read: the revisit records whose memento was found
+   * nowhere when they were read, read again at their offsets, oldest first,
+   * and resolved now that every file's captures are stored; those still
+   * unresolved are skipped and counted.
+   *
+   * @throws the first failure that is no record's fault
+   */
+  async finish(): Promise<void> {
+    const later = this.later.splice(0).sort((a, b) => a.date - b.date);
+    try {
+      for (const r of later) {
+        let read = false;
+        try {
+          for await (const item of r.file.records({ start: r.offset })) {
+            read = true;
+            await this.importRevisit(r.file, item, Promise.resolve(r.request), true);
+            break;
+          }
+        } catch (err) {
+          if (!(err instanceof WarcDamage) && !(err instanceof RecordDigestError)) throw err;
+        }
+        if (!read) {
+          this.counts.revisitsUnresolved++;
+          this.opts.note(
+            `unresolved: ${r.file.file}:${r.offset}: a revisit record that cannot be read again at its offset (a file gzipped as one whole); skipped`,
+          );
+        }
+      }
+    } finally {
+      await this.flush();
+    }
+    if (this.fatal) throw this.fatal;
   }
 
   /** The memento a revisit record repeats (module comment), or `null`. */
@@ -325,6 +392,7 @@ export class Importer {
   private settle(item: WarcItem, uri: URL, r: SinkResult): void {
     if (r.kind === 'refused') return this.refuse(item, uri.href, `${r.status} ${r.reason}`);
     if (r.kind === 'new') this.counts.imported++;
+    else if (r.kind === 'revisit') this.counts.revisits++;
     else this.counts.duplicates++;
     const ref = { urlkey: this.urlkey(uri.href), datetime: r.datetime };
     if (item.id) this.byId.set(item.id, ref);

@@ -12,6 +12,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { formatHttpDate, parseTimestamp14, toTimestamp14 } from '#shared/http-date.js';
 import { isHttpError } from '#shared/http-error.js';
+import { exactUrlkey } from '#shared/uri.js';
 import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
 import { IndexDb, type MementoRow } from '../store/index-db.js';
@@ -20,8 +21,14 @@ import { type StoredResponse, WarcReader } from '../store/warc-reader.js';
 
 /** What the archive did with one capture. */
 export type SinkResult =
-  /** Stored as a new memento, or identical to the memento it follows (dedup): that memento's archive and datetime (epoch s). */
-  | { kind: 'new' | 'duplicate'; archiveId: string; datetime: number }
+  /**
+   * Stored as a new memento (`new`), as a revisit of the memento it is
+   * identical to (`revisit`: a new memento whose record is a WARC revisit
+   * record), or identical to the memento it follows within the revisit
+   * interval (`duplicate`: nothing stored): the answered memento's archive
+   * and datetime (epoch s).
+   */
+  | { kind: 'new' | 'revisit' | 'duplicate'; archiveId: string; datetime: number }
   /** Refused by the archive's rules, with the status a PUT would get and its one-line reason. */
   | { kind: 'refused'; status: number; reason: string };
 
@@ -61,7 +68,7 @@ export class StoreSink implements CaptureSink {
         const stored = `${r.row.archive_id}/memento/${toTimestamp14(r.row.datetime)}/${r.row.uri_r}`;
         return { kind: 'refused', status: 409, reason: `conflict: a different capture of this URI-R is stored at the same second, ${stored}; nothing stored` };
       }
-      return { kind: r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
+      return { kind: r.kind === 'revisit' ? 'revisit' : r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
     } catch (err) {
       if (isHttpError(err) && err.status < 500) return { kind: 'refused', status: err.status, reason: err.message };
       throw err;
@@ -115,14 +122,38 @@ export class DaemonSink implements CaptureSink {
 
   /**
    * `PUT <put_prefix>put/<uriR>` with `capture` as the chunked body: 201 is
-   * new, 200 a duplicate (the memento is read from `Location`), another 4xx
-   * a refusal with the answer's first line. See {@link CaptureSink.put}.
+   * new, or a revisit when the index row of the memento it names in
+   * `Location` refers to another ({@link revisitOrNew}), 200 a duplicate,
+   * another 4xx a refusal with the answer's first line. See
+   * {@link CaptureSink.put}.
    */
-  put(capture: Readable, datetime: Date, uriR: string): Promise<SinkResult> {
+  async put(capture: Readable, datetime: Date, uriR: string): Promise<SinkResult> {
+    const r = await this.send(capture, datetime, uriR);
+    return r.kind === 'new' ? this.revisitOrNew(r, r.uriR) : r;
+  }
+
+  /**
+   * A 201's memento is a revisit when its index row refers to its original
+   * (`refers_to`): read on this process's own connection to the daemon's
+   * index, where the row is by the time the PUT is answered.
+   */
+  private async revisitOrNew(r: { archiveId: string; datetime: number }, uriR: string): Promise<SinkResult> {
+    let urlkey: string;
+    try {
+      urlkey = exactUrlkey(uriR);
+    } catch {
+      return { kind: 'new', ...r };
+    }
+    const [row] = await this.index.page(r.archiveId, urlkey, r.datetime - 1, 1);
+    return { kind: row?.datetime === r.datetime && row.refers_to !== null ? 'revisit' : 'new', archiveId: r.archiveId, datetime: r.datetime };
+  }
+
+  /** The PUT itself; a 201 or 200 with the URI-R its `Location` names. */
+  private send(capture: Readable, datetime: Date, uriR: string): Promise<SinkResult & { uriR: string }> {
     const headers: Record<string, string> = { 'Transfer-Encoding': 'chunked', 'Memento-Datetime': formatHttpDate(datetime) };
     if (this.config.putTokens.length) headers.Authorization = `Bearer ${this.config.putTokens[0]}`;
     const { hostname, port, origin } = this.base;
-    return new Promise<SinkResult>((resolve, reject) => {
+    return new Promise<SinkResult & { uriR: string }>((resolve, reject) => {
       let answered = false;
       const req = http.request({
         host: hostname.replace(/^\[|\]$/g, ''),
@@ -142,11 +173,11 @@ export class DaemonSink implements CaptureSink {
       });
       const resolveAnswer = (status: number, location: string, line: string) => {
         if (status === 200 || status === 201) {
-          const m = /\/([^/]+)\/memento\/(\d{14})\//.exec(location);
+          const m = /\/([^/]+)\/memento\/(\d{14})\/(.*)$/.exec(location);
           const t = m && parseTimestamp14(m[2]);
           if (!m || !t) return reject(new Error(`the daemon at ${origin} answered ${status} without a memento Location`));
-          resolve({ kind: status === 201 ? 'new' : 'duplicate', archiveId: decodeURIComponent(m[1]), datetime: t.getTime() / 1000 });
-        } else if (status >= 400 && status < 500) resolve({ kind: 'refused', status, reason: line });
+          resolve({ kind: status === 201 ? 'new' : 'duplicate', archiveId: decodeURIComponent(m[1]), datetime: t.getTime() / 1000, uriR: m[3] });
+        } else if (status >= 400 && status < 500) resolve({ kind: 'refused', status, reason: line, uriR });
         else reject(new Error(`the daemon at ${origin} answered ${status}: ${line}`));
       };
       req.on('error', (err: NodeJS.ErrnoException) => {
@@ -163,9 +194,21 @@ export class DaemonSink implements CaptureSink {
     });
   }
 
-  /** The memento's stored response, read from the daemon's WARC file (read only). */
-  readResponse(row: MementoRow): Promise<StoredResponse> {
-    return this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+  /**
+   * The memento's stored response, read from the daemon's WARC files (read
+   * only), as the store reads it: a revisit's own head with its original's
+   * body.
+   * @throws when a record is missing or damaged, or a revisit's original row is gone
+   */
+  async readResponse(row: MementoRow): Promise<StoredResponse> {
+    const own = await this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+    if (row.refers_to === null) return own;
+    // Its head is read whole; release its file (a record read as a stream holds it open).
+    own.close();
+    const original = await this.index.byId(row.refers_to);
+    if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
+    const payload = await this.reader.read(original.warc_file, original.warc_offset, original.warc_length);
+    return { ...own, body: payload.body, bodyBuffer: payload.bodyBuffer, bodyLength: payload.bodyLength, close: payload.close };
   }
 
   /** Closes the kept-alive connections, the WARC files and the index. */

@@ -8,8 +8,11 @@
  *     "digest":"<base32>","length":"1234","offset":"5678","filename":"current/current-…-00001-ab12cd.warc.gz"}
  *
  * The urlkey is pywb's canonical SURT (shared/surt.ts), not the archive's
- * exact key; `length` and `offset` are those of the response record's gzip
- * member; `filename` is relative to `<data_dir>/warcs/`.
+ * exact key; `length` and `offset` are those of the memento's record's
+ * gzip member (its response record, or its revisit record); `filename` is
+ * relative to `<data_dir>/warcs/`. A revisit is listed as pywb's
+ * cdxj-indexer lists a WARC `revisit` record: `"mime":"warc/revisit"`,
+ * the status of its HTTP head, the payload's digest.
  */
 import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
@@ -43,15 +46,16 @@ function asciiJson(value: unknown): string {
 /**
  * The CDXJ line of an index row (no newline): `urlkey timestamp {json}`
  * with the fields of pywb's CDXJ, in its order: `url` (the URI-R), `mime`
- * (`unk` when none, as pywb), `status`, `digest` ({@link cdxDigest}),
- * `length`, `offset` (of the response record's gzip member, bytes) and
- * `filename` (relative to `<data_dir>/warcs/`). Numbers are strings, as
- * pywb writes them.
+ * (`unk` when none, as pywb; `warc/revisit` for a revisit, a row with
+ * `refers_to`), `status`, `digest` ({@link cdxDigest}: the payload's, a
+ * revisit's too), `length`, `offset` (of the memento's record's gzip
+ * member — response or revisit —, bytes) and `filename` (relative to
+ * `<data_dir>/warcs/`). Numbers are strings, as pywb writes them.
  */
 export function cdxjLine(row: NewMementoRow): string {
   const json = {
     url: row.uri_r,
-    mime: row.mime || 'unk',
+    mime: row.refers_to !== null ? 'warc/revisit' : row.mime || 'unk',
     status: String(row.status),
     digest: cdxDigest(row.digest),
     length: String(row.warc_length),

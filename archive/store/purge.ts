@@ -12,11 +12,13 @@
  *
  * What goes with a selected record: every record that names it in
  * `WARC-Concurrent-To` (its request record) or `WARC-Refers-To` (a revisit
- * of it, from an imported WARC file; this archive itself writes none:
- * deduplication stores nothing for a capture identical to the memento
- * before it, so that memento stood for the later hit too and nothing else
- * refers to it). A file left with nothing but its `warcinfo` record is
- * removed.
+ * of it in another tool's terms). A `revisit` record whose original is
+ * selected — its `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date`
+ * are, which is how this archive's revisit records name the response
+ * record holding their payload — goes too, with its request record, even
+ * when the revisit itself is outside the URL or dates given: without its
+ * original it has no body. A selected revisit leaves its original. A file
+ * left with nothing but its `warcinfo` record is removed.
  *
  * The caller holds the data folder's lock (lock.ts), except for a dry run
  * beside a running daemon (it only reads: a record the daemon is still
@@ -72,12 +74,14 @@ export interface PurgeSelection {
   after?: number;
 }
 
-/** One capture erased (or, in a dry run, to be erased): its response record. */
+/** One capture erased (or, in a dry run, to be erased): its response (or revisit) record. */
 export interface PurgedCapture {
   file: string;
   uriR: string;
   /** WARC-Date, epoch seconds. */
   datetime: number;
+  /** A revisit erased because its original was: the original's URI-R and datetime (epoch s). */
+  revisitOf?: { uriR: string; datetime: number };
 }
 
 /** What a purge did (or, in a dry run, would do). */
@@ -97,6 +101,9 @@ export interface PurgeReport {
   /** A previous purge had not finished: the index was rebuilt first. */
   reindexed: boolean;
 }
+
+/** A URI field's value without the `<…>` WARC 1.0 writers put around it. */
+const bareUri = (v: string | undefined) => v?.trim().replace(/^<(.*)>$/, '$1');
 
 /** True when a record's target URI and date are selected. */
 function selected(sel: PurgeSelection, target: string | undefined, date: string | undefined): boolean {
@@ -121,8 +128,10 @@ interface PlannedRecord {
 }
 
 /**
- * Reads one WARC file and decides which records go: the selected ones and
- * those naming an erased record (`erasedIds`, added to as it goes).
+ * Reads one WARC file and decides which records go (module comment): the
+ * selected ones, revisits of a selected original, and those naming an
+ * erased record (`erasedIds`, added to as it goes: this archive writes a
+ * record's request record after it).
  *
  * @throws Error on a damaged record: a file that cannot be read whole is not rewritten (run verify)
  */
@@ -145,13 +154,18 @@ async function planFile(
     const r = item.record;
     const h = r.headers;
     const refs = [h.get('warc-concurrent-to'), h.get('warc-refers-to')];
-    const drop =
-      r.type !== 'warcinfo' && (selected(sel, h.get('warc-target-uri'), h.get('warc-date')) || refs.some((x) => x !== undefined && erasedIds.has(x)));
+    const own = r.type !== 'warcinfo' && selected(sel, h.get('warc-target-uri'), h.get('warc-date'));
+    const original = { uriR: bareUri(h.get('warc-refers-to-target-uri')), date: h.get('warc-refers-to-date') };
+    const ofErased = !own && r.type === 'revisit' && selected(sel, original.uriR, original.date);
+    const drop = own || ofErased || (r.type !== 'warcinfo' && refs.some((x) => x !== undefined && erasedIds.has(x)));
     if (drop) {
       const id = h.get('warc-record-id');
       if (id) erasedIds.add(id);
-      if (r.type === 'response' || r.type === 'revisit' || r.type === 'resource')
-        report.captures.push({ file, uriR: h.get('warc-target-uri') ?? '', datetime: Math.floor(Date.parse(h.get('warc-date') ?? '') / 1000) });
+      if (r.type === 'response' || r.type === 'revisit' || r.type === 'resource') {
+        const capture: PurgedCapture = { file, uriR: h.get('warc-target-uri') ?? '', datetime: Math.floor(Date.parse(h.get('warc-date') ?? '') / 1000) };
+        if (ofErased) capture.revisitOf = { uriR: original.uriR!, datetime: Math.floor(Date.parse(original.date!) / 1000) };
+        report.captures.push(capture);
+      }
     }
     out.push({ offset: r.offset, length: r.length, type: r.type, drop });
   }

@@ -16,9 +16,9 @@ import t from 'tap';
 import { purgeSelection } from '../../archive/commands/purge.js';
 import { IndexDb } from '../../archive/store/index-db.js';
 import { PurgeInterruptedError } from '../../archive/store/purge.js';
-import { partsOf, ts14 } from '../conformance/helpers.js';
+import { epoch, partsOf, ts14 } from '../conformance/helpers.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
-import { runCli, warcBytes, writeConfig } from './helpers.js';
+import { runCli, warcBytes, warcRecords, writeConfig } from './helpers.js';
 
 const JAN = 'Mon, 01 Jan 2001 00:00:00 GMT';
 const JUN = 'Fri, 01 Jun 2001 12:00:00 GMT';
@@ -281,3 +281,69 @@ t.test('purge --url erases every spelling of the URL (one urlkey): /%65xcluded/p
     'the index holds the other URL only',
   );
 });
+
+t.test(
+  'revisits: purging an original takes its revisits (and their request records) with it, in any archive and outside the dates given; a purged revisit leaves its original',
+  async (t) => {
+    const { dir, config, dataDir } = writeConfig();
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const x = 'http://www.example.org/x';
+    const y = 'http://www.example.org/y';
+    const mark = randomBytes(6).toString('hex');
+    let a = await startArchive(TWO_ARCHIVES, { dataDir });
+    // The same body again a day or more later: a revisit (201), a memento whose record is a WARC revisit record.
+    for (const d of [JAN, JUN, DEC, OCT26]) t.equal(await put(a, x, d, `X-${mark}`), 201, `x at ${d}`);
+    for (const d of [JAN, JUN]) t.equal(await put(a, y, d, `Y-${mark}`), 201, `y at ${d}`);
+    await a.close();
+    const revisitsOf = async (uri: string) => {
+      const all = [...(await warcRecords(dataDir, '2025')), ...(await warcRecords(dataDir, 'current'))];
+      return all.filter((r) => r.type === 'revisit' && r.target === uri).map((r) => r.headers.get('warc-date'));
+    };
+    t.same(await revisitsOf(x), ['2001-06-01T12:00:00Z', '2001-12-01T00:00:00Z', '2026-10-01T00:00:00Z'], 'x: three revisit records, one in the other archive');
+    t.same(await revisitsOf(y), ['2001-06-01T12:00:00Z'], 'y: one');
+
+    // A revisit purged: its original stays, and serves.
+    const r1 = await runCli(['purge', '--config', config, '--url', y, '--after', '2001-05-01']);
+    t.equal(r1.code, 0, r1.stderr);
+    t.match(r1.stdout, new RegExp(`^erased: ${ts14(JUN)} ${y} \\(2025/\\S+\\.warc\\.gz\\)$`, 'm'));
+    t.match(r1.stdout, /^purge: erased 1 capture\(s\) \(2 WARC record\(s\), 1 index row\(s\)\)/m, 'the revisit record and its request record');
+    t.same(await revisitsOf(y), [], 'no revisit record of y is left');
+    t.same(
+      (await dump(dataDir)).filter((row) => row.uri_r === y).map((row) => row.datetime),
+      [epoch(JAN)],
+      "y's original is left",
+    );
+
+    // The original purged (only January is selected): its three revisits go too, and say why.
+    const r2 = await runCli(['purge', '--config', config, '--url', x, '--before', '2001-02-01']);
+    t.equal(r2.code, 0, r2.stderr);
+    t.match(r2.stdout, new RegExp(`^erased: ${ts14(JAN)} ${x} \\(2025/\\S+\\.warc\\.gz\\)$`, 'm'));
+    for (const d of [JUN, DEC, OCT26])
+      t.match(r2.stdout, new RegExp(`^erased: ${ts14(d)} ${x} \\(\\S+\\.warc\\.gz, a revisit of ${ts14(JAN)} ${x}\\)$`, 'm'), `the revisit at ${d}`);
+    t.match(r2.stdout, /^purge: erased 4 capture\(s\) \(8 WARC record\(s\), 4 index row\(s\)\) from 2 WARC file\(s\)/m);
+    const text = warcText(dataDir);
+    t.notOk(text.includes(`X-${mark}`), "no WARC file holds x's body");
+    t.notOk(text.includes(x), 'no record names x (WARC-Target-URI, WARC-Refers-To-Target-URI): its revisit records went too');
+    t.notOk(text.includes('GET /x '), 'and their request records');
+    t.ok(text.includes(`Y-${mark}`), "y's original stays");
+    t.same(
+      (await dump(dataDir)).map((row) => row.uri_r),
+      [y],
+      'the index holds y alone',
+    );
+    const v = await runCli(['verify', '--config', config]);
+    t.equal(v.code, 0, v.stdout);
+    t.match(v.stdout, /^verify: OK: 1 index rows/m);
+    const rows = await dump(dataDir);
+    t.equal((await runCli(['reindex', '--config', config])).code, 0);
+    t.same(await dump(dataDir), rows, 'the index is the one reindex builds from the new files');
+
+    a = await startArchive(TWO_ARCHIVES, { dataDir });
+    t.teardown(() => a.close());
+    t.equal((await request(`${a.url}/tg/timemap/${x}`)).status, 404, 'x: as if never captured');
+    t.equal((await request(idUriM(a, 'current', OCT26, x))).status, 404, 'its revisit in the other archive too');
+    const yJan = await request(idUriM(a, '2025', JAN, y));
+    t.equal(yJan.status, 200);
+    t.equal(yJan.text, `Y-${mark}`, "y's original serves its body");
+  },
+);

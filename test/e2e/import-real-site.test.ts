@@ -49,14 +49,14 @@ async function get(url: string): Promise<{ status: number; location: string; bod
   return { status: res.status, location: res.headers.get('location') ?? '', body: Buffer.from(await res.arrayBuffer()) };
 }
 
-/** The import's summary line, parsed: MiB, seconds, new mementos, duplicates. */
+/** The import's summary line, parsed: MiB, seconds, new mementos, revisit mementos, duplicates. */
 function summary(stdout: string) {
   const m =
-    /^import: 1 file, (\d+) WARC records \(([\d.]+) MiB, ([\d.]+) s\): (\d+) new mementos?, (\d+) duplicates?, .*; through the running daemon at /m.exec(
+    /^import: 1 file, (\d+) WARC records \(([\d.]+) MiB, ([\d.]+) s\): (\d+) new mementos?, (\d+) revisit mementos?, (\d+) duplicates?, .*; through the running daemon at /m.exec(
       stdout,
     );
   if (!m) throw new Error('no summary line in:\n' + stdout);
-  return { records: +m[1], mib: +m[2], seconds: +m[3], created: +m[4], duplicates: +m[5] };
+  return { records: +m[1], mib: +m[2], seconds: +m[3], created: +m[4], revisits: +m[5], duplicates: +m[6] };
 }
 
 t.test(
@@ -117,8 +117,8 @@ t.test(
     t.equal(second.code, 0, second.stderr);
     const s2 = summary(second.stdout);
     t.same(
-      { created: s2.created, duplicates: s2.duplicates },
-      { created: 0, duplicates: sent.length },
+      { created: s2.created, revisits: s2.revisits, duplicates: s2.duplicates },
+      { created: 0, revisits: 0, duplicates: sent.length },
       'the same site again, uncompressed WARC: all duplicates',
     );
     t.comment(`second import (uncompressed, duplicates): ${s2.mib} MiB in ${s2.seconds} s = ${(s2.mib / s2.seconds).toFixed(1)} MiB/s`);

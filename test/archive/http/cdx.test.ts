@@ -13,8 +13,8 @@ import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { timestampBound } from '../../../archive/cdx/query.js';
 import { indexRow } from '../../../archive/store/index-row.js';
-import { type CaptureParts, request, startArchive } from '../../helpers/archive.js';
-import { epoch, headMatchesGet, seed, ts14 } from '../../conformance/helpers.js';
+import { type CaptureParts, captureRecord, putCapture, request, startArchive } from '../../helpers/archive.js';
+import { epoch, headMatchesGet, partsOf, seed, ts14 } from '../../conformance/helpers.js';
 
 const a = await startArchive();
 t.teardown(() => a.close());
@@ -448,3 +448,33 @@ t.test('RFC 9110 §9.3.2: HEAD answers as GET without the body; other methods 40
   const options = await request(`${a.url}/cdx?url=example.com`, { method: 'OPTIONS' });
   t.equal(options.status, 204);
 });
+
+t.test(
+  'docs/http-api.md "CDX server API": a revisit is a line of its own as pywb lists one: mime warc/revisit, its own status, the payload\'s digest, the revisit record\'s filename/offset/length',
+  async (t) => {
+    const r = await startArchive();
+    t.teardown(() => r.close());
+    const uri = 'http://example.com/revisited';
+    const body = '<html><body>unchanged</body></html>';
+    for (const d of [JAN07, JAN08]) t.equal((await putCapture(r, uri, captureRecord({ ...partsOf(uri), date: d, body }))).status, 201, `${d}: stored`);
+    t.equal(
+      (await putCapture(r, uri, captureRecord({ ...partsOf(uri), date: 'Thu, 08 Jan 2026 12:00:00 GMT', body }))).status,
+      200,
+      'within the revisit interval: no memento, no line',
+    );
+    const res = await request(`${r.url}/cdx?url=${uri}&output=json&fl=timestamp,mime,status,digest,filename,offset,length`);
+    t.equal(res.status, 200);
+    const [first, second, ...more] = linesOf(res.text).map((l) => JSON.parse(l) as Record<string, string>);
+    t.same(more, [], 'two lines');
+    t.match(first, { timestamp: ts14(JAN07), mime: 'text/html', status: '200', digest: sha256(body) });
+    t.match(second, { timestamp: ts14(JAN08), mime: 'warc/revisit', status: '200', digest: sha256(body) }, 'the revisit');
+    const record = gunzipSync(
+      readFileSync(path.join(r.dataDir, 'warcs', second.filename)).subarray(Number(second.offset), Number(second.offset) + Number(second.length)),
+    ).toString('latin1');
+    t.match(record, /^WARC\/1\.1\r\nWARC-Type: revisit\r\n/, 'filename, offset and length: the revisit record');
+    t.ok(record.includes(`\r\nWARC-Refers-To-Target-URI: ${uri}\r\n`), 'which names its original');
+    t.ok(record.includes(`\r\nWARC-Payload-Digest: ${sha256(body)}\r\n`));
+    const text = linesOf((await request(`${r.url}/cdx?url=${uri}`)).text);
+    t.match(text[1], new RegExp(`^com,example\\)/revisited ${ts14(JAN08)} ${uri} warc/revisit 200 sha256:[0-9a-f]{64} ${second.length}$`), 'the 7-field line');
+  },
+);

@@ -68,7 +68,8 @@ t.test('round trip: the WARC files of an archive, imported into a fresh one, giv
     ['/a', captureRecord({ target: '/a', date: day(21), body: 'version 2' }), 201],
     ['/a', captureRecord({ target: '/a', date: day(22), body: 'version 1' }), 201],
     ['/a same second', captureRecord({ target: '/a', date: day(22), body: 'version 3' }), 409],
-    ['/a again', captureRecord({ target: '/a', date: day(23), body: 'version 1' }), 200],
+    ['/a again, a day later: a revisit', captureRecord({ target: '/a', date: day(23), body: 'version 1' }), 201],
+    ['/a again, within the revisit interval', captureRecord({ target: '/a', date: day(23, 30), body: 'version 1' }), 200],
     ['https', captureRecord({ target: '/s', requestHeaders: [['X-Forwarded-Proto', 'https']], date: 'Sun, 01 Feb 2026 10:00:00 GMT' }), 201],
     ['client ip', captureRecord({ target: '/ip', requestHeaders: [['X-Client-IP', '192.0.2.7']], date: 'Mon, 02 Feb 2026 10:00:00 GMT' }), 201],
     [
@@ -109,12 +110,12 @@ t.test('round trip: the WARC files of an archive, imported into a fresh one, giv
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^import: 2 files, 22 WARC records \([\d.]+ MiB, [\d.]+ s\): 10 new mementos, 0 duplicates, 0 revisits resolved, 0 revisits unresolved \(skipped\), 0 refused; skipped 0 resource, 0 metadata, 0 other; 0 errors; with the data folder locked \(no daemon running\)$/m,
+    /^import: 2 files, 24 WARC records \([\d.]+ MiB, [\d.]+ s\): 10 new mementos, 1 revisit memento, 0 duplicates, 1 revisit record resolved, 0 revisit records unresolved \(skipped\), 0 refused; skipped 0 resource, 0 metadata, 0 other; 0 errors; with the data folder locked \(no daemon running\)$/m,
   );
   t.equal(r.stdout.trim().split('\n').length, 1, 'nothing else printed');
 
   const before = await mementos(a.dataDir);
-  t.equal(before.length, 10, 'ten mementos (one same-second capture refused, one duplicate)');
+  t.equal(before.length, 11, 'eleven mementos, one a revisit (one same-second capture refused, one duplicate)');
   t.same(await mementos(b.dataDir), before, 'the same mementos: URI-R, Memento-Datetime, archive, status, media type, digest, client address');
   t.same(await storedResponses(b.dataDir), await storedResponses(a.dataDir), 'the same status lines, headers and body bytes');
 
@@ -125,7 +126,7 @@ t.test('round trip: the WARC files of an archive, imported into a fresh one, giv
   t.equal(v.unindexed, 0, 'every response record is indexed');
 
   const again = await runCli(['import', '--config', b.config, ...files]);
-  t.match(again.stdout, /: 0 new mementos, 10 duplicates,/, 'imported twice: duplicates');
+  t.match(again.stdout, /: 0 new mementos, 0 revisit mementos, 11 duplicates,/, 'imported twice: duplicates');
   t.same(await mementos(b.dataDir), before, 'and the same mementos still');
 });
 
@@ -182,7 +183,7 @@ function crawlerWarc(): { file: Buffer; responseId: string } {
       'software: test\r\n',
     ),
     ...alpha.records,
-    // The same payload a day later: resolved by WARC-Refers-To-Target-URI/Date; a duplicate.
+    // The same payload a day later: resolved by WARC-Refers-To-Target-URI/Date; a revisit memento (a day is the revisit interval).
     revisit(
       'http://example.org/a',
       '2026-02-02T00:00:00Z',
@@ -253,7 +254,7 @@ t.test('revisit records resolve to the memento they repeat; resource and metadat
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^import: 1 file, 16 WARC records \([\d.]+ MiB, [\d.]+ s\): 4 new mementos, 1 duplicate, 3 revisits resolved, 1 revisit unresolved \(skipped\), 2 refused; skipped 1 resource, 1 metadata, 1 other; 0 errors; /m,
+    /^import: 1 file, 16 WARC records \([\d.]+ MiB, [\d.]+ s\): 4 new mementos, 1 revisit memento, 0 duplicates, 3 revisit records resolved, 1 revisit record unresolved \(skipped\), 2 refused; skipped 1 resource, 1 metadata, 1 other; 0 errors; /m,
   );
   t.match(
     r.stdout,
@@ -284,7 +285,9 @@ t.test('revisit records resolve to the memento they repeat; resource and metadat
     t.equal(m.headers['content-type'], 'text/html');
   }
   const tm = await request(`${a.url}/current/timemap/link/http://example.org/a`);
-  t.equal(tm.text.match(/rel="[^"]*memento"/g)?.length, 1, 'the revisit of /a made no second memento (dedup)');
+  t.equal(tm.text.match(/rel="[^"]*memento"/g)?.length, 2, 'the revisit of /a a day later is a memento of its own (a revisit)');
+  const again = await raw('20260202000000', 'http://example.org/a');
+  t.equal(again.text, 'alpha', "the revisit replays the original's body");
   const ch = await raw('20260201000002', 'http://example.org/chunked');
   t.equal(ch.text, 'hello world', 'a chunked body is stored without its transfer coding');
   t.equal(ch.headers['transfer-encoding'], undefined);
@@ -318,7 +321,7 @@ t.test('two different records of one URI-R in the same second: the first is impo
   );
   const r = await runCli(['import', '--config', c.config, file]);
   t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /: 1 new memento, 1 duplicate, 0 revisits resolved, 0 revisits unresolved \(skipped\), 1 refused;/);
+  t.match(r.stdout, /: 1 new memento, 0 revisit mementos, 1 duplicate, 0 revisit records resolved, 0 revisit records unresolved \(skipped\), 1 refused;/);
   t.match(
     r.stdout,
     new RegExp(
@@ -381,7 +384,7 @@ t.test('a damaged file: one line naming the file and the offset, exit status 1; 
     r2.stderr,
     new RegExp(`^memento-archive: ${cut}: damaged at offset ${fourthResponse}: 5 bytes at the end of the file are not a complete WARC record`),
   );
-  t.match(r2.stdout, /: 0 new mementos, 3 duplicates, .* 1 error; /);
+  t.match(r2.stdout, /: 0 new mementos, 0 revisit mementos, 3 duplicates, .* 1 error; /);
 
   // Not a WARC file at all.
   const html = path.join(c.dir, 'page.warc');
@@ -389,7 +392,7 @@ t.test('a damaged file: one line naming the file and the offset, exit status 1; 
   const h = await runCli(['import', '--config', c.config, html]);
   t.equal(h.code, 1);
   t.match(h.stderr, new RegExp(`^memento-archive: ${html}: damaged at offset 0: not a WARC record \\(it begins "<html><body>not a WARC f"\\)`));
-  t.match(h.stdout, /: 0 new mementos, 0 duplicates,/);
+  t.match(h.stdout, /: 0 new mementos, 0 revisit mementos, 0 duplicates,/);
 
   // A block that does not match its WARC-Block-Digest: that record is left out, the others are imported.
   const good = exchange('http://example.org/good', '2026-03-10T00:00:00Z', httpResponse('200 OK', [['Content-Length', '4']], 'good'));
@@ -481,7 +484,7 @@ t.test('a WARC header line without end (200 MiB): damaged at the offset of that 
   const p = await runCliPeak(['import', '--config', c.config, plain]);
   t.equal(p.code, 1, 'plain file: exit status 1');
   after(p, plain, before.length);
-  t.match(p.stdout, /: 0 new mementos, 1 duplicate, .* 1 error; /, 'the records before it are read');
+  t.match(p.stdout, /: 0 new mementos, 0 revisit mementos, 1 duplicate, .* 1 error; /, 'the records before it are read');
   t.ok(p.peak - base.peak < 64 * MiB, `plain file: peak memory ${((p.peak - base.peak) / MiB).toFixed(1)} MiB above a small import's`);
 
   const gz = path.join(c.dir, 'line.warc.gz');
@@ -507,7 +510,7 @@ t.test('a WARC header line without end (200 MiB): damaged at the offset of that 
     /^refused: .*http:\/\/example\.org\/head: the response record has no HTTP head \(status line, headers, blank line\) within 65536 bytes/m,
     'the record with an endless HTTP head: refused',
   );
-  t.match(h.stdout, /: 0 new mementos, 1 duplicate, /, 'the record after it is read');
+  t.match(h.stdout, /: 0 new mementos, 0 revisit mementos, 1 duplicate, /, 'the record after it is read');
   t.ok(h.peak - base.peak < 64 * MiB, `endless HTTP head: peak memory ${((h.peak - base.peak) / MiB).toFixed(1)} MiB above a small import's`);
 });
 
@@ -543,7 +546,7 @@ t.test('while the daemon runs, import PUTs the captures to it (with the put_toke
   t.match(
     r.stdout,
     new RegExp(
-      `: 4 new mementos, 1 duplicate, 3 revisits resolved, 1 revisit unresolved \\(skipped\\), 2 refused; .*; through the running daemon at ${d.url}$`,
+      `: 4 new mementos, 1 revisit memento, 0 duplicates, 3 revisit records resolved, 1 revisit record unresolved \\(skipped\\), 2 refused; .*; through the running daemon at ${d.url}$`,
       'm',
     ),
   );

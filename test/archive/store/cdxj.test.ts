@@ -197,3 +197,45 @@ t.test(
     t.equal(r.stderr, 'cdxj: 5 lines; 6 mementos the access rules hide left out\n');
   },
 );
+
+t.test(
+  "cdxj lists a revisit as pywb's cdxj-indexer and warcio's CDX indexer list a WARC revisit record: mime \"warc/revisit\", its own status, offset and length, the payload's digest",
+  async (t) => {
+    const c = writeConfig();
+    t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+    const a = await startArchive(TWO_ARCHIVES, { dataDir: c.dataDir });
+    const at = (date: string, body: string) => captureRecord({ target: '/r', host: 'example.org', body, date });
+    t.equal((await putCapture(a, '', at('Sun, 01 Feb 2026 00:00:00 GMT', 'same'))).status, 201, 'the original');
+    t.equal((await putCapture(a, '', at('Sun, 01 Mar 2026 00:00:00 GMT', 'same'))).status, 201, 'a month later, the same: a revisit');
+    t.equal((await putCapture(a, '', at('Wed, 01 Apr 2026 00:00:00 GMT', 'changed'))).status, 201, 'changed');
+    await a.close(true);
+    const r = await runCli(['cdxj', '--config', c.config]);
+    t.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n').map(parse);
+    t.same(
+      lines.map((l) => `${l.ts} ${l.json.mime} ${l.json.status}`),
+      ['20260201000000 text/html 200', '20260301000000 warc/revisit 200', '20260401000000 text/html 200'],
+      'the revisit is a line of its own, mime warc/revisit',
+    );
+    const [original, revisit] = lines;
+    t.equal(revisit.json.digest, original.json.digest, "the revisit's digest is the payload's: the original's");
+    t.not(revisit.json.offset, original.json.offset);
+    const rec = await recordAt(path.join(c.dataDir, 'warcs', revisit.json.filename), Number(revisit.json.offset), Number(revisit.json.length));
+    t.equal(rec.warcType, 'revisit', 'filename, offset and length lead to the revisit record');
+    t.equal(rec.warcTargetURI, 'http://example.org/r');
+    t.equal(rec.warcDate, '2026-03-01T00:00:00Z');
+    t.equal(rec.warcRefersToDate, '2026-02-01T00:00:00Z');
+
+    const indexer = new CDXIndexer({ format: 'cdxj' });
+    const theirs: string[] = [];
+    for await (const e of indexer.iterIndex([
+      { filename: revisit.json.filename, reader: createReadStream(path.join(c.dataDir, 'warcs', revisit.json.filename)) },
+    ]))
+      theirs.push(`${e.url} ${e.timestamp} ${e.mime} ${e.status} ${e.offset} ${e.length} ${e.filename}`);
+    t.same(
+      lines.map(({ ts, json }) => `${json.url} ${ts} ${json.mime} ${json.status} ${json.offset} ${json.length} ${json.filename}`),
+      theirs,
+      "warcio's CDX indexer indexes the file the same way, the revisit record included",
+    );
+  },
+);
