@@ -17,6 +17,7 @@ import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
 import { IndexDb, type MementoRow } from '../store/index-db.js';
 import type { ArchiveStore } from '../store/store.js';
+import { readMementoResponse } from '../store/stored-response.js';
 import { type StoredResponse, WarcReader } from '../store/warc-reader.js';
 
 /** What the archive did with one capture. */
@@ -200,15 +201,12 @@ export class DaemonSink implements CaptureSink {
    * body.
    * @throws when a record is missing or damaged, or a revisit's original row is gone
    */
-  async readResponse(row: MementoRow): Promise<StoredResponse> {
-    const own = await this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
-    if (row.refers_to === null) return own;
-    // Its head is read whole; release its file (a record read as a stream holds it open).
-    own.close();
-    const original = await this.index.byId(row.refers_to);
-    if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
-    const payload = await this.reader.read(original.warc_file, original.warc_offset, original.warc_length);
-    return { ...own, body: payload.body, bodyBuffer: payload.bodyBuffer, bodyLength: payload.bodyLength, close: payload.close };
+  readResponse(row: MementoRow): Promise<StoredResponse> {
+    return readMementoResponse(
+      (f, o, n) => this.reader.read(f, o, n),
+      (id) => this.index.byId(id),
+      row,
+    );
   }
 
   /** Closes the kept-alive connections, the WARC files and the index. */

@@ -23,6 +23,7 @@ import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import { checkNoPurgePending } from './purge.js';
 import type { RecordCache } from './record-cache.js';
+import { readMementoResponse } from './stored-response.js';
 import { type StoredResponse, WarcReader } from './warc-reader.js';
 import { WarcWriter } from './warc-writer.js';
 
@@ -490,16 +491,12 @@ export class ArchiveStore {
    * body of the response record of the memento it refers to.
    * @throws when a WARC record is missing or damaged, or a revisit's original row is gone.
    */
-  async readResponse(row: MementoRow): Promise<StoredResponse> {
-    const own = await this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
-    if (row.refers_to === null) return own;
-    // A revisit: its own status and headers (its revisit record's HTTP head), the payload of its original's response record.
-    // Its head is read whole; release its file (a record read as a stream holds it open).
-    own.close();
-    const original = await this.index.byId(row.refers_to);
-    if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
-    const payload = await this.reader.read(original.warc_file, original.warc_offset, original.warc_length);
-    return { ...own, body: payload.body, bodyBuffer: payload.bodyBuffer, bodyLength: payload.bodyLength, close: payload.close };
+  readResponse(row: MementoRow): Promise<StoredResponse> {
+    return readMementoResponse(
+      (f, o, n) => this.reader.read(f, o, n),
+      (id) => this.index.byId(id),
+      row,
+    );
   }
 
   /** Hot small response records kept in memory (record-cache.ts): their count, bytes, hits and misses. */

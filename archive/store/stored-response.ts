@@ -23,3 +23,37 @@ export interface StoredResponse {
   /** Releases the file when the body is not read to its end. */
   close(): void;
 }
+
+/** Reads a record by its place: WARC file (relative to `warcs/`), offset and length of its gzip member (warc-reader.ts `WarcReader.read`). */
+export type ReadRecord = (file: string, offset: number, length: number) => Promise<StoredResponse>;
+
+/**
+ * The stored response of a memento (docs/storage.md "Reading a revisit"):
+ * its own `response` record; for a revisit (`refers_to` set), the status
+ * and headers of its own `revisit` record (WARC 1.1 §6.7.2: the HTTP head
+ * of the revisit) with the payload of its original's `response` record.
+ *
+ * @param byId the index's row of a memento id (the revisit's original)
+ * @throws when a record is missing or damaged, or a revisit's original row is gone
+ */
+export async function readMementoResponse(
+  read: ReadRecord,
+  byId: (id: number) => Promise<MementoPlace | undefined>,
+  row: MementoPlace & { refers_to: number | null },
+): Promise<StoredResponse> {
+  const own = await read(row.warc_file, row.warc_offset, row.warc_length);
+  if (row.refers_to === null) return own;
+  // Its head is read whole; release its file (a record read as a stream holds it open).
+  own.close();
+  const original = await byId(row.refers_to);
+  if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
+  const payload = await read(original.warc_file, original.warc_offset, original.warc_length);
+  return { ...own, body: payload.body, bodyBuffer: payload.bodyBuffer, bodyLength: payload.bodyLength, close: payload.close };
+}
+
+/** Where a memento's record is: WARC file relative to `warcs/`, offset and length of its gzip member. */
+export interface MementoPlace {
+  warc_file: string;
+  warc_offset: number;
+  warc_length: number;
+}
