@@ -20,7 +20,7 @@ import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read
 export { rangeSql, StaleIndexError };
 export type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans };
 
-const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (11 parameters each)
+const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (12 parameters each)
 
 /** One answer of {@link IndexDb.atOrBeforeMany}. */
 export interface AtOrBefore {
@@ -44,17 +44,18 @@ CREATE TABLE IF NOT EXISTS memento (
   warc_offset INTEGER NOT NULL,
   warc_length INTEGER NOT NULL,
   client_ip TEXT,
+  refers_to INTEGER,
   UNIQUE (urlkey, archive_id, datetime)
 );
 CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime);
 `;
 
-const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
-const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
+const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip, refers_to';
+const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip, refers_to';
 // Of two rows of one key the later wins: only recovery/reindex of older WARC files meet one (see the module comment).
 const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r = excluded.uri_r, status = excluded.status, mime = excluded.mime,
   digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
-  client_ip = excluded.client_ip`;
+  client_ip = excluded.client_ip, refers_to = excluded.refers_to`;
 const BY = 'urlkey = $urlkey AND archive_id = $archive';
 
 /** A waiting {@link IndexDb.view} load. */
@@ -76,6 +77,18 @@ export async function ownerOnly(file: string): Promise<void> {
   await (await open(file, 'a', 0o600)).close();
   await chmod(file, 0o600).catch(() => undefined);
 }
+
+/**
+ * Gives an index made before revisits were recorded its `refers_to`
+ * column (NULL in every existing row: each is a `response` record's).
+ */
+async function addRefersTo(db: sqlite3.Database): Promise<void> {
+  const cols = await readAll<{ name: string }>(db, 'PRAGMA table_info(memento)', {});
+  if (!cols.some((c) => c.name === 'refers_to')) await run(db, 'ALTER TABLE memento ADD COLUMN refers_to INTEGER');
+}
+
+/** A row as {@link IndexDb.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
+export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
 
 /** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
 export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
@@ -137,6 +150,7 @@ export class IndexDb {
     await run(db, 'PRAGMA journal_mode = WAL');
     await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
     await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
+    await addRefersTo(db);
     if (!opts.anyUrlkeys) {
       try {
         await checkUrlkeys(db, file);
@@ -167,7 +181,10 @@ export class IndexDb {
       fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
       ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
-      everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
+      everything: prep(
+        `SELECT m.*, o.archive_id || ' ' || o.datetime || ' ' || o.uri_r AS original FROM memento m LEFT JOIN memento o ON o.id = m.refers_to
+          ORDER BY m.archive_id, m.urlkey, m.datetime`,
+      ),
     };
     return new IndexDb(db, reader, pager, stmts, new ReadCache(opts.cacheBytes ?? 0));
   }
@@ -200,7 +217,7 @@ export class IndexDb {
   private insertPart(part: NewMementoRow[]): Promise<void> {
     const stmt = this.cached(
       `insert${part.length}`,
-      () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
+      () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
     );
     const params = part.flatMap((r) => [
       r.archive_id,
@@ -214,6 +231,7 @@ export class IndexDb {
       r.warc_offset,
       r.warc_length,
       r.client_ip,
+      r.refers_to,
     ]);
     return new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
   }
@@ -495,10 +513,12 @@ export class IndexDb {
   /**
    * Every row, ordered by archive, urlkey, datetime, without `id`: what the
    * index answers, for comparing an index with its rebuild (`reindex`).
+   * Row ids differ between the two, so a revisit's `refers_to` is given as
+   * its original's `<archive_id> <datetime> <uri_r>` instead.
    */
-  async dump(): Promise<NewMementoRow[]> {
-    const rows = await all<MementoRow>(this.stmts.everything, {});
-    return rows.map(({ id: _id, ...r }) => r);
+  async dump(): Promise<DumpRow[]> {
+    const rows = await all<MementoRow & { original: string | null }>(this.stmts.everything, {});
+    return rows.map(({ id: _id, refers_to: _r, original, ...r }) => ({ ...r, refers_to: original }));
   }
 
   /**

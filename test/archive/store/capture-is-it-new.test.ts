@@ -126,6 +126,7 @@ function row(datetime: number, digest: string, urlkey = 'org,example)/p'): NewMe
     warc_offset: 0,
     warc_length: 0,
     client_ip: null,
+    refers_to: null,
   };
 }
 
