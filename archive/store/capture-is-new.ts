@@ -22,7 +22,8 @@
  * the store tells this module of every commit ({@link CaptureIsNew.committed}).
  */
 import { LRUCache } from 'lru-cache';
-import type { AtOrBefore, IndexDb, MementoRow, NewMementoRow } from './index-db.js';
+import type { AtOrBefore, MementoRow, NewMementoRow } from './index-db.js';
+import type { MementoIndex } from './memento-index.js';
 
 /** A memento row, stored (with id) or written in the batch being stored. */
 export type AnyRow = MementoRow | NewMementoRow;
@@ -52,7 +53,7 @@ export class CaptureIsNew {
    * @param hidden asked at decision time (the daemon sets the access rules after the store opens)
    */
   constructor(
-    private readonly index: IndexDb,
+    private readonly index: MementoIndex,
     private readonly hidden: () => HiddenFn | undefined,
   ) {}
 

@@ -13,6 +13,7 @@ import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import type { MementoIndex } from './memento-index.js';
 import { indexRow } from './index-row.js';
 import { listWarcFiles } from './warc-files.js';
 import { type ScanItem, type ScannedRecord, scanWarcFile } from './warc-scan.js';
@@ -91,7 +92,7 @@ export interface RecoveryReport {
  * its `warcinfo` record is removed. Leftover body
  * spill files in `tmp/` are deleted. Each action is logged.
  */
-export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, log: Log): Promise<RecoveryReport> {
+export async function recover(index: MementoIndex, warcsDir: string, tmpDir: string, log: Log): Promise<RecoveryReport> {
   const report: RecoveryReport = { indexed: 0, truncatedBytes: 0, removedFiles: [], removedTmp: 0 };
   for (const f of await readdir(tmpDir).catch(() => [] as string[])) {
     if (!/^body-.*\.tmp$/.test(f)) continue;
