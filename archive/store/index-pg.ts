@@ -127,6 +127,20 @@ function values(names: readonly string[], params: Record<string, string | number
   });
 }
 
+/** The PostgreSQL index could not be opened: the database (its URL without a password) and why, in one line. */
+export class PgIndexError extends Error {}
+
+/** `url` without its password, for messages. */
+function shown(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.href;
+  } catch {
+    return 'postgres://…';
+  }
+}
+
 /** A waiting view load ({@link PgIndex.view}). */
 interface ViewLoad {
   urlkey: string;
@@ -151,7 +165,7 @@ export class PgIndex implements MementoIndex {
    * and its indexes when missing.
    * @param opts.cacheBytes bytes of the read cache (read-cache.ts; default 0: none)
    * @param opts.connections most connections of the pool (default 10)
-   * @throws pg's error when the database cannot be reached or the schema made (the pool is closed then)
+   * @throws PgIndexError when the database cannot be reached or the schema made (the pool is closed then)
    */
   static async open(url: string, opts: { cacheBytes?: number; connections?: number } = {}): Promise<PgIndex> {
     const pool = new pg.Pool({ connectionString: url, max: opts.connections ?? 10, types: TYPES });
@@ -173,7 +187,7 @@ export class PgIndex implements MementoIndex {
       }
     } catch (err) {
       await pool.end();
-      throw err;
+      throw new PgIndexError(`the index database ${shown(url)}: ${(err as Error).message}`, { cause: err });
     }
     return new PgIndex(pool, new ReadCache(opts.cacheBytes ?? 0));
   }

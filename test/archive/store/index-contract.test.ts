@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { AccessRules } from '../../../archive/access.js';
 import { cdxBody, cdxRows } from '../../../archive/cdx/answer.js';
 import { parseCdxQuery } from '../../../archive/cdx/query.js';
@@ -68,8 +68,8 @@ const ROWS: NewMementoRow[] = [
 /** An index opened and closed by each case. */
 type Open = () => Promise<MementoIndex>;
 
-function contract(t: Tap.Test, open: Open): void {
-  const withIndex = (name: string, fn: (t: Tap.Test, index: MementoIndex) => Promise<void>) =>
+function contract(t: Test, open: Open): void {
+  const withIndex = (name: string, fn: (t: Test, index: MementoIndex) => Promise<void>) =>
     t.test(name, async (t) => {
       const index = await open();
       t.teardown(() => index.close());

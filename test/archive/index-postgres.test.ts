@@ -1,0 +1,109 @@
+/**
+ * A daemon whose index is in PostgreSQL (`storage.index`, on a throwaway
+ * server: test/helpers/postgres.ts) takes captures by PUT and answers
+ * TimeGates, TimeMaps, Mementos, the CDX API and the calendar exactly as a
+ * daemon on the SQLite index does, byte for byte but for its own address;
+ * and it reads what it wrote after a restart. Without the PostgreSQL
+ * server binaries this test fails, saying what to install.
+ */
+import net from 'node:net';
+import t from 'tap';
+import { formatHttpDate, replayScript, ts14 } from '../conformance/helpers.js';
+import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { startPostgres } from '../helpers/postgres.js';
+
+const URI = 'http://www.example.org/page?q=1';
+const DATES = ['Mon, 01 Jan 2001 00:00:00 GMT', 'Fri, 01 Jun 2001 12:00:00 GMT', 'Thu, 01 Jan 2026 10:00:00 GMT'];
+
+/** The captures every daemon takes: three of one page (one per archive span), a same-second duplicate, another page. */
+async function feed(a: TestArchive): Promise<number[]> {
+  const statuses: number[] = [];
+  const put = async (target: string, date: string, body: string) =>
+    statuses.push((await putCapture(a, `http://www.example.org${target}`, captureRecord({ target, date, body: `<html><head><title>${date}</title></head><body>${body}</body></html>` }))).status);
+  for (const d of DATES) await put('/page?q=1', d, `page at ${d}`);
+  await put('/page?q=1', DATES[1], `page at ${DATES[1]}`);
+  await put('/other', DATES[0], 'other');
+  return statuses;
+}
+
+/** What a client asks of the daemon, and the answers with the daemon's own address taken out. */
+async function answers(a: TestArchive): Promise<string[]> {
+  const asks: [string, Record<string, string>?][] = [
+    [`/2025/timegate/${URI}`],
+    [`/2025/timegate/${URI}`, { 'accept-datetime': 'Sat, 02 Jun 2001 00:00:00 GMT' }],
+    [`/current/timegate/${URI}`],
+    [`/tg/${URI}`, { 'accept-datetime': 'Mon, 01 Jan 1990 00:00:00 GMT' }],
+    [`/2025/timemap/link/${URI}`],
+    [`/2025/timemap/json/${URI}`],
+    [`/tm/link/${URI}`],
+    [`/2025/memento/${ts14(DATES[1])}/${URI}`],
+    [`/2025/memento/${ts14(DATES[0])}/http://www.example.org/other`],
+    [`/2025/memento/20010301000000/${URI}`],
+    [`/2025/timegate/http://nowhere.example.org/`],
+    ['/cdx?url=www.example.org/&matchType=prefix&output=json&fl=urlkey,timestamp,url,mime,status,digest,archive'],
+    ['/cdx?url=www.example.org/page?q=1&sort=closest&closest=20010301000000&fl=timestamp,status'],
+    [`/web/*/${URI}`],
+  ];
+  const out: string[] = [];
+  for (const [target, headers] of asks) {
+    const res = await request(a.url + target, { headers });
+    const keep = ['location', 'link', 'memento-datetime', 'content-type', 'vary'].map((h) => `${h}: ${String(res.headers[h] ?? '')}`);
+    // A page's script nonce is new on every answer.
+    const text = res.text.replace(/nonce="[^"]*"/g, 'nonce="…"');
+    out.push([`${target} → ${res.status}`, ...keep, text].join('\n').split(a.url).join('<archive>'));
+  }
+  return out;
+}
+
+t.test('a daemon on a PostgreSQL index answers as one on SQLite, and again after a restart', async (t) => {
+  let pg: Awaited<ReturnType<typeof startPostgres>>;
+  try {
+    pg = await startPostgres();
+  } catch (err) {
+    t.fail((err as Error).message);
+    return;
+  }
+  t.teardown(() => pg.stop());
+  const url = await pg.database('archive');
+  const lite = await startArchive();
+  t.teardown(() => lite.close());
+  const onPg = await startArchive(`storage:\n  index: ${url}\n${TWO_ARCHIVES}`);
+  let onPgOpen = true;
+  t.teardown(() => (onPgOpen ? onPg.close() : undefined));
+  t.equal(onPg.config.indexPostgres, url);
+
+  t.same(await feed(lite), [201, 201, 201, 200, 201], 'SQLite: new, new, new, duplicate, new');
+  t.same(await feed(onPg), [201, 201, 201, 200, 201], 'PostgreSQL: the same');
+  t.equal(await onPg.store.index.count(), 4, 'four rows in PostgreSQL');
+
+  const want = await answers(lite);
+  const got = await answers(onPg);
+  for (const [i, w] of want.entries()) t.equal(got[i], w, w.split('\n')[0]);
+  // The answers themselves, not only their likeness: the Memento of the middle capture.
+  const memento = await request(`${onPg.url}/2025/memento/${ts14(DATES[1])}/${URI}`);
+  t.equal(memento.status, 200);
+  t.equal(memento.headers['memento-datetime'], DATES[1]);
+  t.equal(memento.text, `<html><head>${replayScript(onPg.url, DATES[1])}<title>${DATES[1]}</title></head><body>page at ${DATES[1]}</body></html>`);
+  const gate = await request(`${onPg.url}/2025/timegate/${URI}`, { headers: { 'accept-datetime': formatHttpDate(new Date('2001-06-02T00:00:00Z')) } });
+  t.equal(gate.status, 302);
+  t.equal(gate.headers.location, `${onPg.url}/2025/memento/${ts14(DATES[1])}/${URI}`);
+
+  // A new daemon on the same database (a fresh data folder: the index is not in it) reads the rows; its WARC files are the first one's.
+  await onPg.close(true);
+  onPgOpen = false;
+  const again = await startArchive(`storage:\n  index: ${url}\n${TWO_ARCHIVES}`, { dataDir: onPg.dataDir });
+  t.teardown(() => again.close());
+  t.equal((await request(`${again.url}/2025/timemap/link/${URI}`)).text, (await request(`${lite.url}/2025/timemap/link/${URI}`)).text.split(lite.url).join(again.url));
+});
+
+t.test('a PostgreSQL index that cannot be reached: the store does not open, the message names the database without its password', async (t) => {
+  // A port nothing listens on: taken, then let go.
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  await t.rejects(startArchive(`storage:\n  index: postgres://postgres:secret@127.0.0.1:${port}/archive\n${TWO_ARCHIVES}`), {
+    name: 'Error',
+    message: new RegExp(`^the index database postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${port}/archive: .*ECONNREFUSED`),
+  });
+});
