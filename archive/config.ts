@@ -371,7 +371,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       default: '1d',
       description:
         'a capture identical to the memento it follows (payload digest, status, media type) stores no second copy of the body; once this long has passed since that memento it is recorded as a WARC `revisit` record and a memento of its own (the page was served then), else it stores nothing. An age (`1d`, `12h`, `30m`), `0` (a revisit at every new second) or `off` (identical captures never store anything)',
-      errorMessage: 'must be an age like 1d, 12h or 30m (units s, m, h, d, w, y), 0 or off, not {value}',
+      errorMessage: '{key} must be an age like 1d, 12h or 30m (units s, m, h, d, w, y), 0 or off, not {value}',
     },
     put_tokens: {
       type: 'array',

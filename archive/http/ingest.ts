@@ -47,6 +47,9 @@ export function revisitAfter(row: Pick<MementoRow, 'datetime'>, intervalS: numbe
   return formatHttpDate(row.datetime + (intervalS ?? 86_400));
 }
 
+/** The PUTs answered with a revisit (their raw requests), for the daemon's capture metrics (server.ts). */
+export const revisitPuts = new WeakSet<object>();
+
 /** The capture PUT plugin: the access hook, a body left unparsed for the store to stream, the route. */
 export async function ingestRoutes(app: FastifyInstance): Promise<void> {
   const { config, store } = app;
@@ -73,6 +76,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
         throw httpError(409, 'conflict: another capture of this URI-R is stored at the same second; nothing stored');
       throw httpError(409, `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored`);
     }
+    if (result.kind === 'revisit') revisitPuts.add(req.raw);
     return reply
       .code(result.created ? 201 : 200)
       .header('location', uriM)

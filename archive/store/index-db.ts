@@ -176,6 +176,7 @@ export class IndexDb implements MementoIndex {
     const read = (sql: string) => reader.prepare(sql);
     const stmts = {
       byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
+      at: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $datetime`),
       page: pager.prepare(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       timemapPage: pager.prepare(`SELECT datetime, uri_r FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       spans: pager.prepare(
@@ -185,6 +186,10 @@ export class IndexDb implements MementoIndex {
       fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
       ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
+      originalAt: prep('SELECT id FROM memento WHERE urlkey = $urlkey AND datetime = $datetime AND refers_to IS NULL ORDER BY id DESC LIMIT 1'),
+      originalByDigest: prep(
+        'SELECT id FROM memento WHERE urlkey = $urlkey AND datetime <= $datetime AND digest = $digest AND refers_to IS NULL ORDER BY datetime DESC, id DESC LIMIT 1',
+      ),
       everything: prep(
         `SELECT m.*, o.archive_id || ' ' || o.datetime || ' ' || o.uri_r AS original FROM memento m LEFT JOIN memento o ON o.id = m.refers_to
           ORDER BY m.archive_id, m.urlkey, m.datetime`,
@@ -284,6 +289,11 @@ export class IndexDb implements MementoIndex {
       }
     }
     return out;
+  }
+
+  /** The memento of `urlkey` in `archive` at `datetime` (epoch s; the row's unique key), whole; `undefined` when there is none. */
+  rowAt(archive: string, urlkey: string, datetime: number): Promise<MementoRow | undefined> {
+    return first<MementoRow>(this.stmts.at, { $urlkey: urlkey, $archive: archive, $datetime: datetime });
   }
 
   /** The memento with row id `id` (a {@link MementoRef}'s), whole; `undefined` when gone. */
@@ -508,6 +518,26 @@ export class IndexDb implements MementoIndex {
   /** The rows that point into `file` (relative to `warcs/`), by offset. For `verify`. */
   rowsOfFile(file: string): Promise<MementoRow[]> {
     return all<MementoRow>(this.stmts.ofFile, { $file: file });
+  }
+
+  /**
+   * The row id of the memento whose `response` record holds a revisit
+   * record's payload, for recovery and `reindex` (which read revisit
+   * records back): the response row (any archive) of the urlkey and
+   * datetime the record names (`WARC-Refers-To-Target-URI`,
+   * `WARC-Refers-To-Date`), else the latest response row of the revisit's
+   * own urlkey at or before its datetime with its payload digest;
+   * `undefined` when there is none. Asked on the write connection, so that
+   * rows inserted just before are seen.
+   */
+  async revisitOriginal(
+    named: { urlkey: string; datetime: number } | null,
+    own: Pick<MementoRow, 'urlkey' | 'datetime' | 'digest'>,
+  ): Promise<number | undefined> {
+    const at = named && (await first<{ id: number }>(this.stmts.originalAt, { $urlkey: named.urlkey, $datetime: named.datetime }));
+    if (at) return at.id;
+    const same = await first<{ id: number }>(this.stmts.originalByDigest, { $urlkey: own.urlkey, $datetime: own.datetime, $digest: own.digest });
+    return same?.id;
   }
 
   /** Every WARC file the index points into, with its row count. For `verify`. */

@@ -256,6 +256,11 @@ export class PgIndex implements MementoIndex {
     return out;
   }
 
+  async rowAt(archive: string, urlkey: string, datetime: number): Promise<MementoRow | undefined> {
+    const at = { $urlkey: urlkey, $archive: archive, $datetime: datetime };
+    return (await this.q<MementoRow>('at', `SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND datetime = $datetime`, at))[0];
+  }
+
   async byId(id: number): Promise<MementoRow | undefined> {
     return (await this.q<MementoRow>('byId', `SELECT ${COLS} FROM memento WHERE id = $id`, { $id: id }))[0];
   }
@@ -422,6 +427,26 @@ export class PgIndex implements MementoIndex {
 
   rowsOfFile(file: string): Promise<MementoRow[]> {
     return this.q('ofFile', `SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`, { $file: file });
+  }
+
+  async revisitOriginal(
+    named: { urlkey: string; datetime: number } | null,
+    own: Pick<MementoRow, 'urlkey' | 'datetime' | 'digest'>,
+  ): Promise<number | undefined> {
+    if (named) {
+      const [at] = await this.q<{ id: number }>(
+        'originalAt',
+        'SELECT id FROM memento WHERE urlkey = $urlkey AND datetime = $datetime AND refers_to IS NULL ORDER BY id DESC LIMIT 1',
+        { $urlkey: named.urlkey, $datetime: named.datetime },
+      );
+      if (at) return at.id;
+    }
+    const [same] = await this.q<{ id: number }>(
+      'originalByDigest',
+      'SELECT id FROM memento WHERE urlkey = $urlkey AND datetime <= $datetime AND digest = $digest AND refers_to IS NULL ORDER BY datetime DESC, id DESC LIMIT 1',
+      { $urlkey: own.urlkey, $datetime: own.datetime, $digest: own.digest },
+    );
+    return same?.id;
   }
 
   files(): Promise<{ warc_file: string; n: number }[]> {

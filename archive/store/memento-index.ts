@@ -79,6 +79,9 @@ export interface MementoIndex {
    */
   atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<AtOrBefore[]>;
 
+  /** The memento of `urlkey` in `archive` at `datetime` (epoch s: the row's unique key), whole; `undefined` when there is none (a revisit's original known without its id). */
+  rowAt(archive: string, urlkey: string, datetime: number): Promise<MementoRow | undefined>;
+
   // The Memento read path (archive/http/, archive/access.ts, archive/memento/).
 
   /** The memento with row id `id`, whole; `undefined` when there is none. */
@@ -144,6 +147,17 @@ export interface MementoIndex {
 
   /** The rows that point into WARC file `file` (relative to `warcs/`), by offset. */
   rowsOfFile(file: string): Promise<MementoRow[]>;
+
+  /**
+   * The row id of the memento whose `response` record holds a revisit
+   * record's payload (recovery and `reindex` reading revisit records): the
+   * response row (any archive) of `named`'s urlkey and datetime (the
+   * record's `WARC-Refers-To-Target-URI` and `-Date`; of several, the
+   * highest id), else the latest response row of the revisit's own urlkey
+   * at or before its datetime with its digest; `undefined` when none.
+   * Sees every row committed before it is asked.
+   */
+  revisitOriginal(named: { urlkey: string; datetime: number } | null, own: Pick<MementoRow, 'urlkey' | 'datetime' | 'digest'>): Promise<number | undefined>;
 
   /** Every WARC file the index points into, with its row count. */
   files(): Promise<{ warc_file: string; n: number }[]>;

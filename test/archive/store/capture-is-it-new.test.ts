@@ -13,6 +13,7 @@ import { validateArchiveConfig } from '../../../archive/config.js';
 import { type AnyRow, CaptureIsNew } from '../../../archive/store/capture-is-new.js';
 import type { AtOrBefore, IndexDb, NewMementoRow } from '../../../archive/store/index-db.js';
 import { ArchiveStore } from '../../../archive/store/store.js';
+import { WarcWriter } from '../../../archive/store/warc-writer.js';
 import { parseYamlText } from '#shared/config.js';
 import { captureRecord } from '../../helpers/archive.js';
 
@@ -183,4 +184,87 @@ t.test('capture is new when the memento it would duplicate is hidden by the acce
   hide = true;
   const b = await isNew.batch([row(20, 'A')]);
   t.equal(b.verdict(0, row(20, 'A')).kind, 'new');
+});
+
+/** An index whose one memento of `org,example)/p` is `known` (with an id). */
+function indexHolding(known: AnyRow & { id: number }) {
+  const index = {
+    atOrBeforeMany: async (pairs: { urlkey: string; t: number }[]): Promise<AtOrBefore[]> =>
+      pairs.map((p) => ({ row: p.urlkey === known.urlkey && known.datetime <= p.t ? known : undefined, isNewest: true })),
+  };
+  return index as unknown as IndexDb;
+}
+
+t.test('capture is a revisit: identical, and revisit_interval or more after the memento it follows; else a duplicate', async (t) => {
+  const original = { ...row(0, 'A'), id: 7 };
+  const day = 86_400;
+  const rows = [row(day - 1, 'A'), row(day, 'A'), row(day, 'B')];
+  const b = await new CaptureIsNew(indexHolding(original), () => undefined, day).batch(rows);
+  t.same(
+    rows.map((r, i) => b.verdict(i, r)),
+    [{ kind: 'duplicate', of: original }, { kind: 'revisit', of: original }, { kind: 'new' }],
+  );
+  b.wrote(rows[1]);
+  t.equal(b.inBatch(rows[1]), true, 'a revisit written in this batch is not committed yet');
+  t.equal(b.inBatch(original), false);
+  const off = await new CaptureIsNew(indexHolding(original), () => undefined, null).batch([row(10 * day, 'A')]);
+  t.equal(off.verdict(0, row(10 * day, 'A')).kind, 'duplicate', 'off: never a revisit');
+  const zero = await new CaptureIsNew(indexHolding(original), () => undefined, 0).batch([row(0, 'A'), row(1, 'A')]);
+  t.same([zero.verdict(0, row(0, 'A')).kind, zero.verdict(1, row(1, 'A')).kind], ['duplicate', 'revisit'], '0: a revisit at every new second');
+});
+
+t.test('capture is a revisit of a memento written in the same batch: the batch ends before it, and it refers to that row once committed', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'is-new-'));
+  const config = validateArchiveConfig(
+    parseYamlText(`listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(dataDir)}\narchives:\n  - id: a\n`, path.join(dataDir, 'archive.yaml')),
+  );
+  const store = await ArchiveStore.open(config);
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  // Hold the first batch in its fsync, so that the next two captures queue up behind it and form one batch.
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let held = false;
+  const realSync = WarcWriter.prototype.sync;
+  WarcWriter.prototype.sync = async function (this: WarcWriter) {
+    if (!held) {
+      held = true;
+      await gate;
+    }
+    return realSync.call(this);
+  };
+  t.teardown(() => {
+    WarcWriter.prototype.sync = realSync;
+  });
+  const other = put(store, 0, 'another page', { target: '/other' });
+  while (!held) await new Promise((r) => setImmediate(r));
+  const day = 86_400;
+  const original = put(store, 0, 'A');
+  const revisit = put(store, day, 'A');
+  // The store's queue is private: wait until both captures are in it (read whole and queued).
+  const queue = (store as unknown as { queue: unknown[] }).queue;
+  while (queue.length < 2) await new Promise((r) => setImmediate(r));
+  open();
+  const [o, r] = await Promise.all([original, revisit]);
+  await other;
+  t.equal(o.kind, 'new');
+  t.equal(r.kind, 'revisit', 'the capture a day later is a revisit');
+  const originalRow = await store.index.rowAt('a', o.row.urlkey, o.row.datetime);
+  t.ok(originalRow);
+  t.equal(r.row.refers_to, originalRow!.id, "it refers to the original's row id");
+  t.equal(store.stats.batches, 3, 'the held batch, then the queued two split at the revisit');
+  t.equal(store.stats.transactions, 3);
+  const rows: { id: number; refers_to: number | null }[] = [];
+  for await (const m of store.index.allMementos()) rows.push(m);
+  t.same(
+    rows.filter((m) => m.refers_to !== null).map((m) => m.refers_to),
+    [originalRow!.id],
+    'the index row of the revisit names the original',
+  );
+  const read = await store.readResponse((await store.index.rowAt('a', r.row.urlkey, r.row.datetime))!);
+  const body: Buffer[] = [];
+  for await (const c of read.body) body.push(Buffer.from(c));
+  t.equal(Buffer.concat(body).toString(), 'A', "read back: the original's body");
 });

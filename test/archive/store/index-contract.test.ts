@@ -260,7 +260,7 @@ function contract(t: Test, open: Open): void {
     t.equal(await body(`url=example.com/&matchType=prefix&fl=urlkey,timestamp&limit=2&resumeKey=${encodeURIComponent(key)}`), 'com,example)/ 20260410000000\ncom,example)/ 20270405000000\n');
   });
 
-  withIndex('revisits: refers_to round trip through every read; upkeep queries (fileEnds, rowsOfFile, files, dump, allMementos)', async (t, index) => {
+  withIndex('revisits: refers_to round trip through every read, rowAt, revisitOriginal; upkeep queries (fileEnds, rowsOfFile, files, dump, allMementos)', async (t, index) => {
     await index.insertMany(ROWS);
     const [orig] = await index.page('a', 'com,example)/', T0 - 1, 1);
     await index.insertMany([row('com,example)/', T0 + 50 * DAY, { digest: orig.digest, warc_offset: 5000, refers_to: orig.id }), row('com,example)/a', T0 + 51 * DAY, { refers_to: orig.id })]);
@@ -269,6 +269,11 @@ function contract(t: Test, open: Open): void {
     t.equal((await index.byId(revisit.id))?.refers_to, orig.id);
     t.equal((await index.atOrBeforeMany([{ urlkey: 'com,example)/', t: T0 + 60 * DAY }]))[0].row?.refers_to, orig.id);
     t.equal((await index.neighbourhood('a', 'com,example)/', T0 + 50 * DAY, true))?.atOrBefore[0] && ((await index.neighbourhood('a', 'com,example)/', T0 + 50 * DAY, true))!.atOrBefore[0] as { refers_to?: number }).refers_to, orig.id);
+    t.same(await index.rowAt('a', 'com,example)/', T0 + 50 * DAY), revisit, 'rowAt: by its key');
+    t.equal(await index.rowAt('b', 'com,example)/', T0 + 50 * DAY), undefined);
+    t.equal(await index.revisitOriginal({ urlkey: 'com,example)/', datetime: T0 }, revisit), orig.id, 'the original the record names');
+    t.equal(await index.revisitOriginal({ urlkey: 'com,example)/', datetime: T0 + 50 * DAY }, revisit), orig.id, 'a revisit is never an original: found by digest');
+    t.equal(await index.revisitOriginal(null, { urlkey: 'com,example)/', datetime: T0 + 60 * DAY, digest: 'sha256:none' }), undefined);
     const dump = await index.dump();
     t.same(
       dump.filter((d) => d.refers_to !== null).map((d) => [d.urlkey, d.datetime, d.refers_to]),
