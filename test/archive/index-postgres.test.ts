@@ -14,15 +14,24 @@ import { startPostgres } from '../helpers/postgres.js';
 
 const URI = 'http://www.example.org/page?q=1';
 const DATES = ['Mon, 01 Jan 2001 00:00:00 GMT', 'Fri, 01 Jun 2001 12:00:00 GMT', 'Thu, 01 Jan 2026 10:00:00 GMT'];
+const REVISIT = 'Sun, 03 Jun 2001 12:00:00 GMT';
 
-/** The captures every daemon takes: three of one page (one per archive span), a same-second duplicate, another page. */
+/** The page as served at `date`. */
+const page = (date: string) => `<html><head><title>${date}</title></head><body>page at ${date}</body></html>`;
+
+/**
+ * The captures every daemon takes: three of one page (one per archive
+ * span), a same-second duplicate, another page, and the second page again
+ * two days later, unchanged: a revisit (revisit_interval 1d).
+ */
 async function feed(a: TestArchive): Promise<number[]> {
   const statuses: number[] = [];
   const put = async (target: string, date: string, body: string) =>
-    statuses.push((await putCapture(a, `http://www.example.org${target}`, captureRecord({ target, date, body: `<html><head><title>${date}</title></head><body>${body}</body></html>` }))).status);
-  for (const d of DATES) await put('/page?q=1', d, `page at ${d}`);
-  await put('/page?q=1', DATES[1], `page at ${DATES[1]}`);
+    statuses.push((await putCapture(a, `http://www.example.org${target}`, captureRecord({ target, date, body }))).status);
+  for (const d of DATES) await put('/page?q=1', d, page(d));
+  await put('/page?q=1', DATES[1], page(DATES[1]));
   await put('/other', DATES[0], 'other');
+  await put('/page?q=1', REVISIT, page(DATES[1]));
   return statuses;
 }
 
@@ -39,6 +48,8 @@ async function answers(a: TestArchive): Promise<string[]> {
     [`/2025/memento/${ts14(DATES[1])}/${URI}`],
     [`/2025/memento/${ts14(DATES[0])}/http://www.example.org/other`],
     [`/2025/memento/20010301000000/${URI}`],
+    [`/2025/memento/${ts14(REVISIT)}/${URI}`],
+    [`/2025/timegate/${URI}`, { 'accept-datetime': 'Mon, 04 Jun 2001 00:00:00 GMT' }],
     [`/2025/timegate/http://nowhere.example.org/`],
     ['/cdx?url=www.example.org/&matchType=prefix&output=json&fl=urlkey,timestamp,url,mime,status,digest,archive'],
     ['/cdx?url=www.example.org/page?q=1&sort=closest&closest=20010301000000&fl=timestamp,status'],
@@ -72,9 +83,12 @@ t.test('a daemon on a PostgreSQL index answers as one on SQLite, and again after
   t.teardown(() => (onPgOpen ? onPg.close() : undefined));
   t.equal(onPg.config.indexPostgres, url);
 
-  t.same(await feed(lite), [201, 201, 201, 200, 201], 'SQLite: new, new, new, duplicate, new');
-  t.same(await feed(onPg), [201, 201, 201, 200, 201], 'PostgreSQL: the same');
-  t.equal(await onPg.store.index.count(), 4, 'four rows in PostgreSQL');
+  t.same(await feed(lite), [201, 201, 201, 200, 201, 201], 'SQLite: new, new, new, duplicate, new, revisit');
+  t.same(await feed(onPg), [201, 201, 201, 200, 201, 201], 'PostgreSQL: the same');
+  t.equal(await onPg.store.index.count(), 5, 'five rows in PostgreSQL');
+  const [revisit] = await onPg.store.index.page('2025', 'org,example,www)/page?q=1', Date.parse(REVISIT) / 1000 - 1, 1);
+  const [original] = await onPg.store.index.page('2025', 'org,example,www)/page?q=1', Date.parse(DATES[1]) / 1000 - 1, 1);
+  t.equal(revisit.refers_to, original.id, "the revisit's row refers to the original's");
 
   const want = await answers(lite);
   const got = await answers(onPg);
@@ -84,6 +98,9 @@ t.test('a daemon on a PostgreSQL index answers as one on SQLite, and again after
   t.equal(memento.status, 200);
   t.equal(memento.headers['memento-datetime'], DATES[1]);
   t.equal(memento.text, `<html><head>${replayScript(onPg.url, DATES[1])}<title>${DATES[1]}</title></head><body>page at ${DATES[1]}</body></html>`);
+  const revisited = await request(`${onPg.url}/2025/memento/${ts14(REVISIT)}/${URI}`);
+  t.equal(revisited.headers['memento-datetime'], REVISIT, 'the revisit is a memento of its own');
+  t.equal(revisited.text, `<html><head>${replayScript(onPg.url, REVISIT)}<title>${DATES[1]}</title></head><body>page at ${DATES[1]}</body></html>`, "with the original's body");
   const gate = await request(`${onPg.url}/2025/timegate/${URI}`, { headers: { 'accept-datetime': formatHttpDate(new Date('2001-06-02T00:00:00Z')) } });
   t.equal(gate.status, 302);
   t.equal(gate.headers.location, `${onPg.url}/2025/memento/${ts14(DATES[1])}/${URI}`);
