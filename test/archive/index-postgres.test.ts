@@ -6,11 +6,15 @@
  * and it reads what it wrote after a restart. Without the PostgreSQL
  * server binaries this test fails, saying what to install.
  */
+import { rmSync } from 'node:fs';
 import net from 'node:net';
 import t from 'tap';
+import { validateArchiveConfig } from '../../archive/config.js';
+import { parseYamlText } from '#shared/config.js';
 import { formatHttpDate, replayScript, ts14 } from '../conformance/helpers.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { runCli, writeConfig } from './helpers.js';
 
 const URI = 'http://www.example.org/page?q=1';
 const DATES = ['Mon, 01 Jan 2001 00:00:00 GMT', 'Fri, 01 Jun 2001 12:00:00 GMT', 'Thu, 01 Jan 2026 10:00:00 GMT'];
@@ -123,4 +127,33 @@ t.test('a PostgreSQL index that cannot be reached: the store does not open, the 
     name: 'Error',
     message: new RegExp(`^the index database postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${port}/archive: .*ECONNREFUSED`),
   });
+});
+
+t.test('with storage.index in PostgreSQL, the commands that work on the SQLite file refuse in one line, and serve without the database exits 1 in one line', async (t) => {
+  const { dir, config } = writeConfig('storage:\n  index: postgres://archive@127.0.0.1:1/archive\n');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  for (const command of [['verify'], ['reindex'], ['cdxj'], ['purge', '--url', 'http://example.org/'], ['import', 'x.warc.gz']]) {
+    const r = await runCli([...command, '--config', config]);
+    t.equal(r.code, 2, `${command[0]}: exit status 2`);
+    t.equal(
+      r.stderr,
+      `memento-archive: memento-archive ${command[0]}: not available with the index in PostgreSQL (storage.index in the config): it works on the SQLite index file only\n`,
+      `${command[0]}: one line`,
+    );
+    t.equal(r.stdout, '');
+  }
+  const serve = await runCli(['serve', '--config', config]);
+  t.equal(serve.code, 1);
+  t.match(serve.stderr, /^memento-archive: the index database postgres:\/\/archive@127\.0\.0\.1:1\/archive: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+});
+
+t.test('storage.index: sqlite (the default) or a postgres:// URL; anything else is refused with the reason', async (t) => {
+  const load = (storage: string) => validateArchiveConfig(parseYamlText(`${storage}${TWO_ARCHIVES}`, '/etc/memento/archive.yaml'));
+  t.equal(load('').indexPostgres, undefined, 'default: SQLite');
+  t.equal(load('storage:\n  index: sqlite\n').indexPostgres, undefined);
+  t.equal(load('storage:\n  index: postgresql://u@db:5432/a\n').indexPostgres, 'postgresql://u@db:5432/a');
+  t.throws(() => load('storage:\n  index: mysql://u@db/a\n'), {
+    message: /archive\.yaml:2: storage\.index must be sqlite or a URL like postgres:\/\/user@host:5432\/archive, not "mysql:\/\/u@db\/a"/,
+  });
+  t.throws(() => load('storage:\n  warcs: s3://b/\n'), { message: /archive\.yaml:2/ }, 'no other key yet');
 });
