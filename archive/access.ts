@@ -420,7 +420,14 @@ export function blockedError(uriR: string, base: string): HttpError {
  * or in any archive): 451 ({@link blockedError}) when some is blocked,
  * else 404 with `notFound` as its reason (excluded = never captured).
  */
-export async function hiddenError(index: MementoIndex, policy: UrlPolicy, uriR: string, base: string, notFound: string, archiveId?: string): Promise<HttpError> {
+export async function hiddenError(
+  index: MementoIndex,
+  policy: UrlPolicy,
+  uriR: string,
+  base: string,
+  notFound: string,
+  archiveId?: string,
+): Promise<HttpError> {
   if ((await whyHidden(index, policy, archiveId)) === 'block') return blockedError(uriR, base);
   return httpError(404, notFound);
 }

@@ -14,22 +14,14 @@ import sqlite3 from 'sqlite3';
 import { all, first, get, readAll, run } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
 import { type NeighbourRow, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
-import type { MementoIndex, WalkQuery } from './memento-index.js';
+import type { AtOrBefore, DumpRow, MementoIndex, TimemapRow, WalkQuery } from './memento-index.js';
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
 export { rangeSql, StaleIndexError };
-export type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans };
+export type { AtOrBefore, DumpRow, MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans, TimemapRow };
 
 const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (12 parameters each)
-
-/** One answer of {@link IndexDb.atOrBeforeMany}. */
-export interface AtOrBefore {
-  /** The latest memento at or before the instant asked; `undefined` when there is none. */
-  row: MementoRow | undefined;
-  /** `row` is the newest memento of its urlkey (none after the instant), or the urlkey has no memento at all. */
-  isNewest: boolean;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memento (
@@ -87,12 +79,6 @@ async function addRefersTo(db: sqlite3.Database): Promise<void> {
   const cols = await readAll<{ name: string }>(db, 'PRAGMA table_info(memento)', {});
   if (!cols.some((c) => c.name === 'refers_to')) await run(db, 'ALTER TABLE memento ADD COLUMN refers_to INTEGER');
 }
-
-/** A row as {@link IndexDb.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
-export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
-
-/** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
-export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
 
 /** Rows per query when {@link IndexDb.mementoPages} walks a TimeMap. */
 const TIMEMAP_PAGE = 1000;

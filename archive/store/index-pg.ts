@@ -23,10 +23,9 @@
  * WARC files other daemons write too.
  */
 import pg from 'pg';
-import type { AtOrBefore, DumpRow, TimemapRow } from './index-db.js';
-import { type Ranges, rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
-import type { MementoIndex, SqlDialect, WalkQuery } from './memento-index.js';
-import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
+import { rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
+import type { AtOrBefore, DumpRow, MementoIndex, SqlDialect, TimemapRow, WalkQuery } from './memento-index.js';
+import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
 const SCHEMA = `
@@ -418,11 +417,9 @@ export class PgIndex implements MementoIndex {
   }
 
   fileEnds(archive: string): Promise<{ warc_file: string; end: number }[]> {
-    return this.q(
-      'fileEnds',
-      'SELECT warc_file, max(warc_offset + warc_length) AS "end" FROM memento WHERE archive_id = $archive GROUP BY warc_file',
-      { $archive: archive },
-    );
+    return this.q('fileEnds', 'SELECT warc_file, max(warc_offset + warc_length) AS "end" FROM memento WHERE archive_id = $archive GROUP BY warc_file', {
+      $archive: archive,
+    });
   }
 
   rowsOfFile(file: string): Promise<MementoRow[]> {

@@ -5,7 +5,9 @@
  * rules' shown mementos, archive/access.ts).
  */
 import type { SqlDialect } from './memento-index.js';
-import type { MementoRef } from './memento-row.js';
+import type { MementoRef, Ranges } from './memento-row.js';
+
+export type { Ranges };
 
 /** A row of {@link IndexDb.neighbourhoodWithin}'s query: which neighbour (1 first, 2 last, 3 at or before, 5 after), the memento. */
 export interface NeighbourRow extends MementoRef {
@@ -32,9 +34,6 @@ export function viewSql(n: number, max: number): string {
       FROM c CROSS JOIN memento m ON m.urlkey = c.k WHERE NOT c.many
     UNION ALL SELECT 1 AS many, json_group_array(c.i) AS j FROM c WHERE c.many`;
 }
-
-/** Spans of datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
-export type Ranges = readonly (readonly [number, number])[];
 
 /**
  * An SQL condition: `datetime` in one of `ranges` (infinite ends left open; none: never). Numbers only (made whole), so they are written in.

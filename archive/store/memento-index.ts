@@ -16,10 +16,22 @@
  * table; they build the parts that differ between the two databases with
  * {@link MementoIndex.sql} and name parameters `$name` in both.
  */
-import type { AtOrBefore, DumpRow, TimemapRow } from './index-db.js';
-import type { Ranges } from './index-sql.js';
-import type { MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
+import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import type { ReadCache, UrlView } from './read-cache.js';
+
+/** One answer of {@link MementoIndex.atOrBeforeMany}. */
+export interface AtOrBefore {
+  /** The latest memento at or before the instant asked; `undefined` when there is none. */
+  row: MementoRow | undefined;
+  /** `row` is the newest memento of its urlkey (none after the instant), or the urlkey has no memento at all. */
+  isNewest: boolean;
+}
+
+/** A row as {@link MementoIndex.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
+export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
+
+/** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
+export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
 
 /**
  * The SQL fragments that differ between SQLite and PostgreSQL, as

@@ -266,6 +266,10 @@ export function recentCaptures(index: MementoIndex, limit: number, shown: RowCon
 
 /** How many captures `shown` lets through, in every archive. */
 export async function captureCount(index: MementoIndex, shown: RowCondition = EVERY): Promise<number> {
-  const [r] = await index.browse<{ n: number }>(shown.sql === EVERY.sql ? 'web.count' : null, `SELECT count(*) AS n FROM memento WHERE ${shown.sql}`, shown.params);
+  const [r] = await index.browse<{ n: number }>(
+    shown.sql === EVERY.sql ? 'web.count' : null,
+    `SELECT count(*) AS n FROM memento WHERE ${shown.sql}`,
+    shown.params,
+  );
   return r.n;
 }

@@ -104,7 +104,11 @@ t.test('a daemon on a PostgreSQL index answers as one on SQLite, and again after
   t.equal(memento.text, `<html><head>${replayScript(onPg.url, DATES[1])}<title>${DATES[1]}</title></head><body>page at ${DATES[1]}</body></html>`);
   const revisited = await request(`${onPg.url}/2025/memento/${ts14(REVISIT)}/${URI}`);
   t.equal(revisited.headers['memento-datetime'], REVISIT, 'the revisit is a memento of its own');
-  t.equal(revisited.text, `<html><head>${replayScript(onPg.url, REVISIT)}<title>${DATES[1]}</title></head><body>page at ${DATES[1]}</body></html>`, "with the original's body");
+  t.equal(
+    revisited.text,
+    `<html><head>${replayScript(onPg.url, REVISIT)}<title>${DATES[1]}</title></head><body>page at ${DATES[1]}</body></html>`,
+    "with the original's body",
+  );
   const gate = await request(`${onPg.url}/2025/timegate/${URI}`, { headers: { 'accept-datetime': formatHttpDate(new Date('2001-06-02T00:00:00Z')) } });
   t.equal(gate.status, 302);
   t.equal(gate.headers.location, `${onPg.url}/2025/memento/${ts14(DATES[1])}/${URI}`);
@@ -114,7 +118,10 @@ t.test('a daemon on a PostgreSQL index answers as one on SQLite, and again after
   onPgOpen = false;
   const again = await startArchive(`storage:\n  index: ${url}\n${TWO_ARCHIVES}`, { dataDir: onPg.dataDir });
   t.teardown(() => again.close());
-  t.equal((await request(`${again.url}/2025/timemap/link/${URI}`)).text, (await request(`${lite.url}/2025/timemap/link/${URI}`)).text.split(lite.url).join(again.url));
+  t.equal(
+    (await request(`${again.url}/2025/timemap/link/${URI}`)).text,
+    (await request(`${lite.url}/2025/timemap/link/${URI}`)).text.split(lite.url).join(again.url),
+  );
 });
 
 t.test('a PostgreSQL index that cannot be reached: the store does not open, the message names the database without its password', async (t) => {
@@ -129,23 +136,26 @@ t.test('a PostgreSQL index that cannot be reached: the store does not open, the 
   });
 });
 
-t.test('with storage.index in PostgreSQL, the commands that work on the SQLite file refuse in one line, and serve without the database exits 1 in one line', async (t) => {
-  const { dir, config } = writeConfig('storage:\n  index: postgres://archive@127.0.0.1:1/archive\n');
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  for (const command of [['verify'], ['reindex'], ['cdxj'], ['purge', '--url', 'http://example.org/'], ['import', 'x.warc.gz']]) {
-    const r = await runCli([...command, '--config', config]);
-    t.equal(r.code, 2, `${command[0]}: exit status 2`);
-    t.equal(
-      r.stderr,
-      `memento-archive: memento-archive ${command[0]}: not available with the index in PostgreSQL (storage.index in the config): it works on the SQLite index file only\n`,
-      `${command[0]}: one line`,
-    );
-    t.equal(r.stdout, '');
-  }
-  const serve = await runCli(['serve', '--config', config]);
-  t.equal(serve.code, 1);
-  t.match(serve.stderr, /^memento-archive: the index database postgres:\/\/archive@127\.0\.0\.1:1\/archive: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
-});
+t.test(
+  'with storage.index in PostgreSQL, the commands that work on the SQLite file refuse in one line, and serve without the database exits 1 in one line',
+  async (t) => {
+    const { dir, config } = writeConfig('storage:\n  index: postgres://archive@127.0.0.1:1/archive\n');
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    for (const command of [['verify'], ['reindex'], ['cdxj'], ['purge', '--url', 'http://example.org/'], ['import', 'x.warc.gz']]) {
+      const r = await runCli([...command, '--config', config]);
+      t.equal(r.code, 2, `${command[0]}: exit status 2`);
+      t.equal(
+        r.stderr,
+        `memento-archive: memento-archive ${command[0]}: not available with the index in PostgreSQL (storage.index in the config): it works on the SQLite index file only\n`,
+        `${command[0]}: one line`,
+      );
+      t.equal(r.stdout, '');
+    }
+    const serve = await runCli(['serve', '--config', config]);
+    t.equal(serve.code, 1);
+    t.match(serve.stderr, /^memento-archive: the index database postgres:\/\/archive@127\.0\.0\.1:1\/archive: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+  },
+);
 
 t.test('storage.index: sqlite (the default) or a postgres:// URL; anything else is refused with the reason', async (t) => {
   const load = (storage: string) => validateArchiveConfig(parseYamlText(`${storage}${TWO_ARCHIVES}`, '/etc/memento/archive.yaml'));

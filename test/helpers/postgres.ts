@@ -107,7 +107,7 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     const log = existsSync(path.join(dir, 'log')) ? readFileSync(path.join(dir, 'log'), 'utf8') : '';
     rmSync(dir, { recursive: true, force: true });
     const e = err as Error & { stderr?: Buffer };
-    throw new Error(`throwaway PostgreSQL did not start: ${e.message}\n${e.stderr?.toString() ?? ''}${log}`);
+    throw new Error(`throwaway PostgreSQL did not start: ${e.message}\n${e.stderr?.toString() ?? ''}${log}`, { cause: err });
   }
   const url = (db: string) => `postgres://postgres@127.0.0.1:${port}/${db}`;
   return {

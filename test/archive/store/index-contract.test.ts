@@ -127,7 +127,10 @@ function contract(t: Test, open: Open): void {
       after: [{ datetime: T0 + 40 * DAY }],
     });
     t.equal(await index.neighbourhood('c', 'com,example)/', T0), undefined, 'no memento in that archive');
-    for (const [i, within] of [await index.neighbourhood('a', 'com,big)/', T0 + 2000), await index.neighbourhoodWithin('a', 'com,big)/', T0 + 2000, [[-Infinity, Infinity]])].entries()) {
+    for (const [i, within] of [
+      await index.neighbourhood('a', 'com,big)/', T0 + 2000),
+      await index.neighbourhoodWithin('a', 'com,big)/', T0 + 2000, [[-Infinity, Infinity]]),
+    ].entries()) {
       t.same(
         [within?.first.datetime, within?.last.datetime, within?.atOrBefore.map((r) => r.datetime), within?.after.map((r) => r.datetime)],
         [T0, T0 + 4099, [T0 + 2000, T0 + 1999], [T0 + 2001, T0 + 2002]],
@@ -172,58 +175,82 @@ function contract(t: Test, open: Open): void {
     t.equal(await index.anyWithin('com,example)/', []), false);
   });
 
-  withIndex('the queries of the pages for people: calendar, days, captures, nearest, URLs under a prefix and of a domain, sites, recent, counts', async (t, index) => {
-    await index.insertMany(ROWS);
-    t.same(await calendarSummary(index, 'com,example)/'), {
-      total: 4,
-      first: T0,
-      last: T0 + 400 * DAY,
-      years: [
-        { year: 2026, n: 3, months: [0, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0] },
-        { year: 2027, n: 1, months: [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0] },
-      ],
-    });
-    t.same([...(await daysOfYear(index, 'com,example)/', 2026))], [['03-01', 1], ['03-02', 1], ['04-10', 1]].sort());
-    const between = await capturesBetween(index, 'com,example)/', T0 + DAY, T0 + 41 * DAY);
-    t.same([between.captures.map((c) => c.datetime), between.before], [[T0 + DAY, T0 + 40 * DAY], T0]);
-    const near = await nearestCapture(index, 'com,example)/', T0 + 30 * DAY);
-    t.same([near?.memento.datetime, near?.prev?.datetime, near?.next?.datetime, near?.first.datetime, near?.last.datetime], [T0 + 40 * DAY, T0 + DAY, T0 + 400 * DAY, T0, T0 + 400 * DAY]);
-    t.equal(await hasCaptureOf(index, 'com,example,www)/', 'https://www.example.com/'), true);
-    t.equal(await hasCaptureOf(index, 'com,example,www)/', 'http://www.example.com/'), false);
-    const under = await urlsUnder(index, 'com,example)/', '', 10);
-    t.same(
-      under.map((u) => [u.urlkey, u.n, u.first, u.last]),
-      [
-        ['com,example)/', 4, T0, T0 + 400 * DAY],
-        ['com,example)/B', 1, T0 + 3 * DAY, T0 + 3 * DAY],
-        ['com,example)/a', 1, T0 + 2 * DAY, T0 + 2 * DAY],
-      ],
-      'byte order of urlkeys (B before a)',
-    );
-    t.same((await urlsUnder(index, 'com,example)/', 'com,example)/B', 1)).map((u) => u.urlkey), ['com,example)/a'], 'keyset paging');
-    t.same((await urlsOfDomain(index, 'com,example)/', '', 10)).map((u) => u.urlkey), ['com,example)/', 'com,example)/B', 'com,example)/a', 'com,example,www)/']);
-    t.same(await sites(index, 10), [
-      { host: 'example.com', urls: 3, captures: 6, last: T0 + 400 * DAY },
-      { host: 'www.example.com', urls: 1, captures: 1, last: T0 + 5 * DAY },
-      { host: 'other.org', urls: 1, captures: 1, last: T0 + 6 * DAY },
-    ]);
-    t.same((await recentCaptures(index, 2)).map((c) => c.urlkey), ['org,other)/', 'com,example,www)/'], 'newest row first');
-    t.equal(await captureCount(index), ROWS.length);
-    // The access rules as SQL (archive/access.ts shownSql): example.com/ hidden before T0 + 10 days, org,other excluded.
-    const rules = new AccessRules([
-      { url: 'http://example.com/', action: 'exclude', before: T0 + 10 * DAY },
-      { url: 'http://other.org/*', action: 'exclude' },
-    ]);
-    const shown = rules.shownSql();
-    t.equal(await captureCount(index, shown), ROWS.length - 3);
-    t.same(
-      (await sites(index, 10, shown)).map((s) => [s.host, s.captures]),
-      [
-        ['example.com', 4],
-        ['www.example.com', 1],
-      ],
-    );
-  });
+  withIndex(
+    'the queries of the pages for people: calendar, days, captures, nearest, URLs under a prefix and of a domain, sites, recent, counts',
+    async (t, index) => {
+      await index.insertMany(ROWS);
+      t.same(await calendarSummary(index, 'com,example)/'), {
+        total: 4,
+        first: T0,
+        last: T0 + 400 * DAY,
+        years: [
+          { year: 2026, n: 3, months: [0, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0] },
+          { year: 2027, n: 1, months: [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0] },
+        ],
+      });
+      t.same(
+        [...(await daysOfYear(index, 'com,example)/', 2026))],
+        [
+          ['03-01', 1],
+          ['03-02', 1],
+          ['04-10', 1],
+        ].sort(),
+      );
+      const between = await capturesBetween(index, 'com,example)/', T0 + DAY, T0 + 41 * DAY);
+      t.same([between.captures.map((c) => c.datetime), between.before], [[T0 + DAY, T0 + 40 * DAY], T0]);
+      const near = await nearestCapture(index, 'com,example)/', T0 + 30 * DAY);
+      t.same(
+        [near?.memento.datetime, near?.prev?.datetime, near?.next?.datetime, near?.first.datetime, near?.last.datetime],
+        [T0 + 40 * DAY, T0 + DAY, T0 + 400 * DAY, T0, T0 + 400 * DAY],
+      );
+      t.equal(await hasCaptureOf(index, 'com,example,www)/', 'https://www.example.com/'), true);
+      t.equal(await hasCaptureOf(index, 'com,example,www)/', 'http://www.example.com/'), false);
+      const under = await urlsUnder(index, 'com,example)/', '', 10);
+      t.same(
+        under.map((u) => [u.urlkey, u.n, u.first, u.last]),
+        [
+          ['com,example)/', 4, T0, T0 + 400 * DAY],
+          ['com,example)/B', 1, T0 + 3 * DAY, T0 + 3 * DAY],
+          ['com,example)/a', 1, T0 + 2 * DAY, T0 + 2 * DAY],
+        ],
+        'byte order of urlkeys (B before a)',
+      );
+      t.same(
+        (await urlsUnder(index, 'com,example)/', 'com,example)/B', 1)).map((u) => u.urlkey),
+        ['com,example)/a'],
+        'keyset paging',
+      );
+      t.same(
+        (await urlsOfDomain(index, 'com,example)/', '', 10)).map((u) => u.urlkey),
+        ['com,example)/', 'com,example)/B', 'com,example)/a', 'com,example,www)/'],
+      );
+      t.same(await sites(index, 10), [
+        { host: 'example.com', urls: 3, captures: 6, last: T0 + 400 * DAY },
+        { host: 'www.example.com', urls: 1, captures: 1, last: T0 + 5 * DAY },
+        { host: 'other.org', urls: 1, captures: 1, last: T0 + 6 * DAY },
+      ]);
+      t.same(
+        (await recentCaptures(index, 2)).map((c) => c.urlkey),
+        ['org,other)/', 'com,example,www)/'],
+        'newest row first',
+      );
+      t.equal(await captureCount(index), ROWS.length);
+      // The access rules as SQL (archive/access.ts shownSql): example.com/ hidden before T0 + 10 days, org,other excluded.
+      const rules = new AccessRules([
+        { url: 'http://example.com/', action: 'exclude', before: T0 + 10 * DAY },
+        { url: 'http://other.org/*', action: 'exclude' },
+      ]);
+      const shown = rules.shownSql();
+      t.equal(await captureCount(index, shown), ROWS.length - 3);
+      t.same(
+        (await sites(index, 10, shown)).map((s) => [s.host, s.captures]),
+        [
+          ['example.com', 4],
+          ['www.example.com', 1],
+        ],
+      );
+    },
+  );
 
   withIndex('CDX walks: text and JSON lines, reverse, closest, prefix ranges with a NUL end, access rules, resume', async (t, index) => {
     await index.insertMany(ROWS);
@@ -244,70 +271,109 @@ function contract(t: Test, open: Open): void {
     );
     t.equal(
       await body('url=example.com/&matchType=prefix&fl=urlkey,timestamp&sort=reverse'),
-      ['com,example)/a 20260303000000', 'com,example)/B 20260304000000', 'com,example)/ 20270405000000', 'com,example)/ 20260410000000', 'com,example)/ 20260302000000', 'com,example)/ 20260301000000', ''].join('\n'),
+      [
+        'com,example)/a 20260303000000',
+        'com,example)/B 20260304000000',
+        'com,example)/ 20270405000000',
+        'com,example)/ 20260410000000',
+        'com,example)/ 20260302000000',
+        'com,example)/ 20260301000000',
+        '',
+      ].join('\n'),
     );
-    t.equal(await body('url=example.com/&fl=timestamp&closest=20260315000000&sort=closest&limit=3'), '20260302000000\n20260301000000\n20260410000000\n', 'nearest first');
+    t.equal(
+      await body('url=example.com/&fl=timestamp&closest=20260315000000&sort=closest&limit=3'),
+      '20260302000000\n20260301000000\n20260410000000\n',
+      'nearest first',
+    );
     // A range ending just after a urlkey (`key + "\0"`, as a query over many urlkeys less the hidden ones is walked).
     const q = parseCdxQuery(new URLSearchParams('url=example.com/&matchType=prefix&fl=urlkey'));
     const lines: string[] = [];
     for await (const p of cdxRows(index, { ...q, ranges: [{ from: 'com,example)/', to: 'com,example)/B\0' }] })) lines.push(p.row.line!);
     t.same(lines, ['com,example)/', 'com,example)/', 'com,example)/', 'com,example)/', 'com,example)/B']);
     const rules = new AccessRules([{ url: 'http://example.com/', action: 'exclude' }]);
-    t.equal(await body('url=example.com/&matchType=prefix&fl=urlkey', { shown: rules.shownSql() }), 'com,example)/B\ncom,example)/a\n', 'rows the rules hide are not read');
+    t.equal(
+      await body('url=example.com/&matchType=prefix&fl=urlkey', { shown: rules.shownSql() }),
+      'com,example)/B\ncom,example)/a\n',
+      'rows the rules hide are not read',
+    );
     t.equal(await body('url=example.com/&fl=timestamp', { within: [[T0 + 1, T0 + 41 * DAY]] }), '20260302000000\n20260410000000\n');
     const first = await body('url=example.com/&matchType=prefix&fl=urlkey,timestamp&limit=2&showResumeKey=true');
     const key = first.trim().split('\n').pop()!;
-    t.equal(await body(`url=example.com/&matchType=prefix&fl=urlkey,timestamp&limit=2&resumeKey=${encodeURIComponent(key)}`), 'com,example)/ 20260410000000\ncom,example)/ 20270405000000\n');
+    t.equal(
+      await body(`url=example.com/&matchType=prefix&fl=urlkey,timestamp&limit=2&resumeKey=${encodeURIComponent(key)}`),
+      'com,example)/ 20260410000000\ncom,example)/ 20270405000000\n',
+    );
   });
 
-  withIndex('revisits: refers_to round trip through every read, rowAt, revisitOriginal; upkeep queries (fileEnds, rowsOfFile, files, dump, allMementos)', async (t, index) => {
-    await index.insertMany(ROWS);
-    const [orig] = await index.page('a', 'com,example)/', T0 - 1, 1);
-    await index.insertMany([row('com,example)/', T0 + 50 * DAY, { digest: orig.digest, warc_offset: 5000, refers_to: orig.id }), row('com,example)/a', T0 + 51 * DAY, { refers_to: orig.id })]);
-    const revisit = (await index.page('a', 'com,example)/', T0 + 49 * DAY, 1))[0];
-    t.equal(revisit.refers_to, orig.id);
-    t.equal((await index.byId(revisit.id))?.refers_to, orig.id);
-    t.equal((await index.atOrBeforeMany([{ urlkey: 'com,example)/', t: T0 + 60 * DAY }]))[0].row?.refers_to, orig.id);
-    t.equal((await index.neighbourhood('a', 'com,example)/', T0 + 50 * DAY, true))?.atOrBefore[0] && ((await index.neighbourhood('a', 'com,example)/', T0 + 50 * DAY, true))!.atOrBefore[0] as { refers_to?: number }).refers_to, orig.id);
-    t.same(await index.rowAt('a', 'com,example)/', T0 + 50 * DAY), revisit, 'rowAt: by its key');
-    t.equal(await index.rowAt('b', 'com,example)/', T0 + 50 * DAY), undefined);
-    t.equal(await index.revisitOriginal({ urlkey: 'com,example)/', datetime: T0 }, revisit), orig.id, 'the original the record names');
-    t.equal(await index.revisitOriginal({ urlkey: 'com,example)/', datetime: T0 + 50 * DAY }, revisit), orig.id, 'a revisit is never an original: found by digest');
-    t.equal(await index.revisitOriginal(null, { urlkey: 'com,example)/', datetime: T0 + 60 * DAY, digest: 'sha256:none' }), undefined);
-    const dump = await index.dump();
-    t.same(
-      dump.filter((d) => d.refers_to !== null).map((d) => [d.urlkey, d.datetime, d.refers_to]),
-      [
-        ['com,example)/', T0 + 50 * DAY, `a ${T0} http://example.com/`],
-        ['com,example)/a', T0 + 51 * DAY, `a ${T0} http://example.com/`],
-      ],
-      'dump names the original',
-    );
-    t.same(
-      dump.map((d) => `${d.archive_id} ${d.urlkey} ${d.datetime}`),
-      dump.map((d) => `${d.archive_id} ${d.urlkey} ${d.datetime}`).sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1)),
-      'dump is in archive, urlkey (byte order), datetime order',
-    );
-    t.same(
-      (await index.fileEnds('a')).sort(),
-      [{ warc_file: 'a-0.warc.gz', end: 51 * DAY + 10 }],
-      'the end of the last record of each file',
-    );
-    t.same((await index.files()).sort((x, y) => x.warc_file.localeCompare(y.warc_file)), [
-      { warc_file: 'a-0.warc.gz', n: 9 },
-      { warc_file: 'b-0.warc.gz', n: 1 },
-    ]);
-    const ofFile = await index.rowsOfFile('b-0.warc.gz');
-    t.same(ofFile.map((r) => [r.urlkey, r.datetime]), [['com,example)/', T0 + 400 * DAY]]);
-    const all: number[] = [];
-    for await (const r of index.allMementos(undefined, 3)) all.push(r.id);
-    t.equal(all.length, 10);
-    t.same(all, [...all].sort((x, y) => x - y), 'by row id');
-    const ofB: string[] = [];
-    for await (const r of index.allMementos('b')) ofB.push(r.archive_id);
-    t.same(ofB, ['b']);
-    await index.ping();
-  });
+  withIndex(
+    'revisits: refers_to round trip through every read, rowAt, revisitOriginal; upkeep queries (fileEnds, rowsOfFile, files, dump, allMementos)',
+    async (t, index) => {
+      await index.insertMany(ROWS);
+      const [orig] = await index.page('a', 'com,example)/', T0 - 1, 1);
+      await index.insertMany([
+        row('com,example)/', T0 + 50 * DAY, { digest: orig.digest, warc_offset: 5000, refers_to: orig.id }),
+        row('com,example)/a', T0 + 51 * DAY, { refers_to: orig.id }),
+      ]);
+      const revisit = (await index.page('a', 'com,example)/', T0 + 49 * DAY, 1))[0];
+      t.equal(revisit.refers_to, orig.id);
+      t.equal((await index.byId(revisit.id))?.refers_to, orig.id);
+      t.equal((await index.atOrBeforeMany([{ urlkey: 'com,example)/', t: T0 + 60 * DAY }]))[0].row?.refers_to, orig.id);
+      t.equal(
+        (await index.neighbourhood('a', 'com,example)/', T0 + 50 * DAY, true))?.atOrBefore[0] &&
+          ((await index.neighbourhood('a', 'com,example)/', T0 + 50 * DAY, true))!.atOrBefore[0] as { refers_to?: number }).refers_to,
+        orig.id,
+      );
+      t.same(await index.rowAt('a', 'com,example)/', T0 + 50 * DAY), revisit, 'rowAt: by its key');
+      t.equal(await index.rowAt('b', 'com,example)/', T0 + 50 * DAY), undefined);
+      t.equal(await index.revisitOriginal({ urlkey: 'com,example)/', datetime: T0 }, revisit), orig.id, 'the original the record names');
+      t.equal(
+        await index.revisitOriginal({ urlkey: 'com,example)/', datetime: T0 + 50 * DAY }, revisit),
+        orig.id,
+        'a revisit is never an original: found by digest',
+      );
+      t.equal(await index.revisitOriginal(null, { urlkey: 'com,example)/', datetime: T0 + 60 * DAY, digest: 'sha256:none' }), undefined);
+      const dump = await index.dump();
+      t.same(
+        dump.filter((d) => d.refers_to !== null).map((d) => [d.urlkey, d.datetime, d.refers_to]),
+        [
+          ['com,example)/', T0 + 50 * DAY, `a ${T0} http://example.com/`],
+          ['com,example)/a', T0 + 51 * DAY, `a ${T0} http://example.com/`],
+        ],
+        'dump names the original',
+      );
+      t.same(
+        dump.map((d) => `${d.archive_id} ${d.urlkey} ${d.datetime}`),
+        dump.map((d) => `${d.archive_id} ${d.urlkey} ${d.datetime}`).sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1)),
+        'dump is in archive, urlkey (byte order), datetime order',
+      );
+      t.same((await index.fileEnds('a')).sort(), [{ warc_file: 'a-0.warc.gz', end: 51 * DAY + 10 }], 'the end of the last record of each file');
+      t.same(
+        (await index.files()).sort((x, y) => x.warc_file.localeCompare(y.warc_file)),
+        [
+          { warc_file: 'a-0.warc.gz', n: 9 },
+          { warc_file: 'b-0.warc.gz', n: 1 },
+        ],
+      );
+      const ofFile = await index.rowsOfFile('b-0.warc.gz');
+      t.same(
+        ofFile.map((r) => [r.urlkey, r.datetime]),
+        [['com,example)/', T0 + 400 * DAY]],
+      );
+      const all: number[] = [];
+      for await (const r of index.allMementos(undefined, 3)) all.push(r.id);
+      t.equal(all.length, 10);
+      t.same(
+        all,
+        [...all].sort((x, y) => x - y),
+        'by row id',
+      );
+      const ofB: string[] = [];
+      for await (const r of index.allMementos('b')) ofB.push(r.archive_id);
+      t.same(ofB, ['b']);
+      await index.ping();
+    },
+  );
 }
 
 t.test('SQLite (IndexDb)', async (t) => {
