@@ -176,7 +176,9 @@ export class ArchiveStore {
 
   /**
    * Opens the store in `config.dataDir` (creates `warcs/`, `tmp/`,
-   * `index.sqlite3`, mode 0700), takes the data folder's lock, refuses a
+   * `index.sqlite3` unless the index is in PostgreSQL ({@link openIndex};
+   * @throws index-pg.ts `PgIndexError` when that database cannot be reached),
+   * mode 0700), takes the data folder's lock, refuses a
    * folder an unfinished purge left (purge.ts `PurgeInterruptedError`), and runs crash recovery ({@link recover}): a partial
    * WARC tail is truncated, complete unacknowledged captures are indexed,
    * and each action is logged to `opts.log`.
