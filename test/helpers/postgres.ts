@@ -6,7 +6,9 @@
  * ThrowawayPostgres.stop}. `pg_ctl` detaches the server into a session of
  * its own, so a test process that ends without its teardown would leave it
  * running: the server is also stopped (by the pid in `postmaster.pid`)
- * when the test process exits.
+ * when the test process exits or is ended by a signal; and one that a test
+ * process killed hard (SIGKILL) left behind is stopped and deleted by the
+ * next {@link startPostgres} (each folder names the process that made it).
  *
  * The server binaries are Debian's `postgresql` package's
  * (`/usr/lib/postgresql/<version>/bin`), or those in `$PG_BIN`, or on the
@@ -16,7 +18,7 @@
  * refuses to run as root) and the commands run through `runuser`.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +34,9 @@ export interface ThrowawayPostgres {
   stop(): Promise<void>;
 }
 
+/** The signals that end a test process (tap's timeout sends SIGTERM). */
+const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
 /** The folder of `initdb` and `pg_ctl`; `undefined` when there is none. */
 function serverBin(): string | undefined {
   const has = (dir: string) => existsSync(path.join(dir, 'initdb')) && existsSync(path.join(dir, 'pg_ctl'));
@@ -43,6 +48,47 @@ function serverBin(): string | undefined {
   }
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir && has(dir)) return dir;
   return undefined;
+}
+
+/** Prefix of the throwaway clusters' folders in the temp folder. */
+const PREFIX = 'pg-test-';
+
+/** Stops the server of cluster folder `dir` (SIGQUIT, immediate shutdown, to the pid in `postmaster.pid`), if one runs. Synchronous. */
+function killServer(dir: string): void {
+  try {
+    const pid = Number(readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (pid > 0) process.kill(pid, 'SIGQUIT');
+  } catch {
+    // not running
+  }
+}
+
+/** Whether process `pid` is alive. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Stops and deletes the clusters whose test process is gone (killed hard, so that neither its teardown nor its exit handler ran). */
+function sweepOrphans(): void {
+  for (const name of readdirSync(os.tmpdir())) {
+    if (!name.startsWith(PREFIX)) continue;
+    const dir = path.join(os.tmpdir(), name);
+    let owner: number;
+    try {
+      owner = Number(readFileSync(path.join(dir, 'owner.pid'), 'utf8'));
+    } catch {
+      continue;
+    }
+    if (owner > 0 && !alive(owner)) {
+      killServer(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 }
 
 /** A port of 127.0.0.1 free right now. */
@@ -71,7 +117,9 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     throw new Error(
       'PostgreSQL server binaries (initdb, pg_ctl) not found in /usr/lib/postgresql/*/bin, $PG_BIN or the PATH: install them (Debian: apt-get install postgresql)',
     );
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'pg-test-'));
+  sweepOrphans();
+  const dir = mkdtempSync(path.join(os.tmpdir(), PREFIX));
+  writeFileSync(path.join(dir, 'owner.pid'), String(process.pid));
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
@@ -85,25 +133,28 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
   const data = path.join(dir, 'data');
   const port = await freePort();
   let started = false;
-  const kill = () => {
-    // Synchronous (it runs in the 'exit' handler too): the postmaster's pid is the first line of postmaster.pid.
-    try {
-      const pid = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      if (pid > 0) process.kill(pid, 'SIGQUIT');
-    } catch {
-      // not running
-    }
-  };
+  const kill = () => killServer(dir);
   const onExit = () => kill();
+  // Ended by a signal, node runs no 'exit' handler: stop the server, then end as the signal would have.
+  const onSignal = (signal: NodeJS.Signals) => {
+    kill();
+    removeHandlers();
+    process.kill(process.pid, signal);
+  };
+  const removeHandlers = () => {
+    process.removeListener('exit', onExit);
+    for (const sig of SIGNALS) process.removeListener(sig, onSignal);
+  };
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--locale-provider=icu', '--icu-locale=en-US']);
     process.once('exit', onExit);
+    for (const sig of SIGNALS) process.once(sig, onSignal);
     const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
     run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-o', opts, '-w', '-t', '60', 'start']);
     started = true;
   } catch (err) {
     kill();
-    process.removeListener('exit', onExit);
+    removeHandlers();
     const log = existsSync(path.join(dir, 'log')) ? readFileSync(path.join(dir, 'log'), 'utf8') : '';
     rmSync(dir, { recursive: true, force: true });
     const e = err as Error & { stderr?: Buffer };
@@ -131,7 +182,7 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
         }
         started = false;
       }
-      process.removeListener('exit', onExit);
+      removeHandlers();
       rmSync(dir, { recursive: true, force: true });
     },
   };
