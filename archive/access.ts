@@ -51,7 +51,8 @@
 import { type HttpError, httpError } from '#shared/http-error.js';
 import { formatLinkHeader } from '#shared/link.js';
 import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
-import type { IndexDb, Neighbourhood } from './store/index-db.js';
+import type { Neighbourhood } from './store/index-db.js';
+import type { MementoIndex } from './store/memento-index.js';
 
 /** What the rules say of a memento: show it, answer 451 (RFC 7725), or act as if it was never captured. */
 export type Verdict = 'allow' | 'block' | 'exclude';
@@ -290,14 +291,14 @@ export class AccessRules {
    * The rules as one SQL condition over a memento's `urlkey` and
    * `datetime` columns, true for the mementos shown at `now` (epoch s): for
    * counts and lists over the whole index (the home page), computed by
-   * SQLite. The same verdict as {@link policy}: of the rules that name the
+   * the index's database. The same verdict as {@link policy}: of the rules that name the
    * urlkey and whose span of datetimes holds the memento, the most specific
-   * decides. `sql` is `1` when no rule hides anything; the rules' urlkeys
+   * decides. `sql` is `TRUE` when no rule hides anything; the rules' urlkeys
    * are bound as parameters (`params`), the instants and lengths written as
    * numbers.
    */
   shownSql(now: number = nowSeconds()): { sql: string; params: Record<string, string> } {
-    if (this.compiled.every((c) => c.rule.action === 'allow')) return { sql: '1', params: {} };
+    if (this.compiled.every((c) => c.rule.action === 'allow')) return { sql: 'TRUE', params: {} };
     const params: Record<string, string> = {};
     const cases = [...this.compiled].sort(bySpecificity).map((c, i) => {
       params[`$rule${i}`] = c.pattern.key;
@@ -376,13 +377,13 @@ export function subtractKeys(a: readonly KeyRange[], b: readonly KeyRange[]): Ke
  * (IndexDb `neighbourhood`); with `whole`, `atOrBefore[0]` is the whole row.
  * `undefined` when none is shown there.
  */
-export function visibleNeighbourhood(index: IndexDb, policy: UrlPolicy, archive: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
+export function visibleNeighbourhood(index: MementoIndex, policy: UrlPolicy, archive: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
   if (policy.open) return index.neighbourhood(archive, policy.urlkey, t, whole);
   return index.neighbourhoodWithin(archive, policy.urlkey, t, policy.ranges('allow'), whole);
 }
 
 /** For each archive with shown mementos of the URL: first and last datetime (epoch s) and count (IndexDb `spans`). */
-export function visibleSpans(index: IndexDb, policy: UrlPolicy): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
+export function visibleSpans(index: MementoIndex, policy: UrlPolicy): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
   if (policy.open) return index.spans(policy.urlkey);
   return index.spansWithin(policy.urlkey, policy.ranges('allow'));
 }
@@ -395,7 +396,7 @@ export function visibleSpans(index: IndexDb, policy: UrlPolicy): Promise<{ archi
  * that an excluded URL costs what a never-captured one costs, however many
  * mementos it has.
  */
-export async function whyHidden(index: IndexDb, policy: UrlPolicy, archiveId?: string): Promise<'block' | undefined> {
+export async function whyHidden(index: MementoIndex, policy: UrlPolicy, archiveId?: string): Promise<'block' | undefined> {
   if (policy.open) return undefined;
   const ranges = policy.ranges('block');
   if (!ranges.length) return undefined;
@@ -419,7 +420,14 @@ export function blockedError(uriR: string, base: string): HttpError {
  * or in any archive): 451 ({@link blockedError}) when some is blocked,
  * else 404 with `notFound` as its reason (excluded = never captured).
  */
-export async function hiddenError(index: IndexDb, policy: UrlPolicy, uriR: string, base: string, notFound: string, archiveId?: string): Promise<HttpError> {
+export async function hiddenError(
+  index: MementoIndex,
+  policy: UrlPolicy,
+  uriR: string,
+  base: string,
+  notFound: string,
+  archiveId?: string,
+): Promise<HttpError> {
   if ((await whyHidden(index, policy, archiveId)) === 'block') return blockedError(uriR, base);
   return httpError(404, notFound);
 }

@@ -134,6 +134,11 @@ export async function main(argv: string[]): Promise<void> {
     say(err.message);
     process.exit(2);
   }
+  if (command !== 'serve' && config.indexPostgres !== undefined) {
+    // These commands work on the SQLite file in the data folder; the PostgreSQL index (docs/scale-out.md) has none yet.
+    say(`memento-archive ${command}: not available with the index in PostgreSQL (storage.index in the config): it works on the SQLite index file only`);
+    process.exit(2);
+  }
   const code = await COMMANDS[command](config, args);
   if (code !== undefined) process.exit(code);
 }

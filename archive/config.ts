@@ -76,6 +76,12 @@ export interface ArchiveConfig {
    * (`off`): never (identical captures store nothing).
    */
   revisitIntervalS: number | null;
+  /**
+   * The PostgreSQL database of the index (`storage.index`, a
+   * `postgres://user@host:port/db` URL), shared by every daemon given it;
+   * `undefined`: the SQLite file `index.sqlite3` in `dataDir` (the default).
+   */
+  indexPostgres?: string;
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -114,6 +120,7 @@ defineCheck('access-url', (v) => {
 });
 defineCheck('age', (v) => parseAge(v) !== undefined);
 defineCheck('revisit-interval', (v) => parseRevisitInterval(v) !== undefined);
+defineCheck('index-location', (v) => v === 'sqlite' || (typeof v === 'string' && /^postgres(ql)?:\/\/\S+$/.test(v)));
 
 /** Seconds in each unit of an age: seconds, minutes, hours, days, weeks, years of 365 days. */
 const AGE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 7 * 86400, y: 365 * 86400 };
@@ -287,6 +294,22 @@ export const ARCHIVE_FILE_SCHEMA = {
       description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`',
       errorMessage: '{key} must be a folder path',
     },
+    storage: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      docDefault: '`index: sqlite`',
+      description:
+        'where the index of mementos lives: `index: sqlite` (the file `index.sqlite3` in `data_dir`) or `index: postgres://user@host:5432/database`, a PostgreSQL database several daemons behind one load balancer may share (the password, if any, in the URL or in `PGPASSWORD`/`~/.pgpass`; see docs/scale-out.md). The commands that work on the index file (`reindex`, `purge`, `verify`, `cdxj`, `import`) refuse a PostgreSQL index for now',
+      errorMessage: '{key} must be a mapping like {index: postgres://user@host:5432/archive}',
+      properties: {
+        index: {
+          type: 'string',
+          check: 'index-location',
+          errorMessage: 'storage.index must be sqlite or a URL like postgres://user@host:5432/archive, not {value}',
+        },
+      },
+    },
     put_prefix: {
       type: 'string',
       pattern: '^/?([A-Za-z0-9._~-]+/?)*$',
@@ -427,8 +450,10 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     maxDecodedBytes: raw.max_decoded_bytes,
     access: accessRules(src, raw.access),
     revisitIntervalS: parseRevisitInterval(raw.revisit_interval)!,
+    indexPostgres: raw.storage.index === undefined || raw.storage.index === 'sqlite' ? undefined : raw.storage.index,
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
+  if (config.indexPostgres === undefined) delete config.indexPostgres;
   if (config.replayOrigin === undefined) delete config.replayOrigin;
   else replayOriginCheck(src, config);
   checkWriteAccess(src, config, (value as Record<string, unknown>).put_allow !== undefined);

@@ -3,12 +3,12 @@
  * matches, in its order (walked from the index a page at a time, so an
  * answer of any size takes constant memory), and their text — one CDX line
  * per memento, space-separated fields or one JSON object per line, made by
- * SQLite as it reads the rows ({@link lineSql}) — with the resume key after
+ * the index's database as it reads the rows ({@link lineSql}) — with the resume key after
  * the last line when the answer was cut short. The contract:
  * docs/http-api.md "CDX server API".
  */
 import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/cdx-walk.js';
-import type { IndexDb } from '../store/index-db.js';
+import type { MementoIndex, SqlDialect } from '../store/memento-index.js';
 import { type CdxField, type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
 
 /** Media type of `output=json`: newline-delimited JSON, one object per line (pywb's). */
@@ -38,9 +38,8 @@ export interface PlacedRow {
  * original's, as pywb's cdxj-indexer reads it from the head), `digest`
  * the payload's.
  */
-const FIELD_SQL: Readonly<Record<CdxField, string>> = {
+const FIELD_SQL: Readonly<Record<Exclude<CdxField, 'timestamp'>, string>> = {
   urlkey: 'urlkey',
-  timestamp: "strftime('%Y%m%d%H%M%S', datetime, 'unixepoch')",
   url: 'uri_r',
   mime: "CASE WHEN refers_to IS NULL THEN COALESCE(NULLIF(mime, ''), '-') ELSE 'warc/revisit' END",
   status: 'CAST(status AS TEXT)',
@@ -56,13 +55,14 @@ const FIELD_SQL: Readonly<Record<CdxField, string>> = {
 /**
  * The SQL expression of one row's line (without its `\n`): the fields
  * separated by spaces (`text`), or one JSON object whose members are the
- * fields by their pywb names, every value a string (`json`, SQLite's
- * `json_object`: compact, escaped as JSON requires). Made only of the
- * fixed fragments above.
+ * fields by their pywb names, every value a string (`json`: compact,
+ * escaped as JSON requires). Made only of the fixed fragments above and
+ * the database's own (`sql`: the timestamp, the JSON object).
  */
-export function lineSql(fields: readonly CdxField[], output: CdxQuery['output']): string {
-  if (output === 'text') return fields.map((f) => FIELD_SQL[f]).join(" || ' ' || ");
-  return `json_object(${fields.map((f) => `'${f}', ${FIELD_SQL[f]}`).join(', ')})`;
+export function lineSql(sql: SqlDialect, fields: readonly CdxField[], output: CdxQuery['output']): string {
+  const field = (f: CdxField) => (f === 'timestamp' ? sql.timestamp14('datetime') : FIELD_SQL[f]);
+  if (output === 'text') return fields.map(field).join(" || ' ' || ");
+  return sql.jsonObject(fields.map((f) => [f, field(f)] as const));
 }
 
 /**
@@ -77,12 +77,12 @@ export function lineSql(fields: readonly CdxField[], output: CdxQuery['output'])
  * access rules show.
  */
 export async function* cdxRows(
-  index: IndexDb,
+  index: MementoIndex,
   q: CdxQuery,
   columns: readonly CdxColumn[] = [],
   shown: Pick<CdxWalk, 'within' | 'shown'> = {},
 ): AsyncGenerator<PlacedRow> {
-  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(q.fields, q.output), page: Math.min(PAGE, q.limit + 1), ...shown };
+  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(index.sql, q.fields, q.output), page: Math.min(PAGE, q.limit + 1), ...shown };
   if (q.sort === 'closest') {
     yield* closestRows(index, q, walk);
     return;
@@ -95,7 +95,7 @@ export async function* cdxRows(
 }
 
 /** sort=closest: two walks of one urlkey away from the instant, merged by distance. */
-async function* closestRows(index: IndexDb, q: CdxQuery, walk: CdxWalk): AsyncGenerator<PlacedRow> {
+async function* closestRows(index: MementoIndex, q: CdxQuery, walk: CdxWalk): AsyncGenerator<PlacedRow> {
   const urlkey = q.ranges[0].from;
   const t = q.closest!;
   const resume = q.resume?.kind === 'closest' ? q.resume : undefined;

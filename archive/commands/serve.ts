@@ -11,6 +11,7 @@ import type { AccessRules } from '../access.js';
 import { type ArchiveConfig, loadArchiveConfig } from '../config.js';
 import { buildArchiveServer } from '../server.js';
 import { StaleIndexError } from '../store/index-db.js';
+import { PgIndexError } from '../store/index-pg.js';
 import { DataDirBusyError } from '../store/lock.js';
 import { PurgeInterruptedError } from '../store/purge.js';
 import { ArchiveStore } from '../store/store.js';
@@ -19,7 +20,8 @@ import { fail } from './terminal.js';
 /**
  * Runs the daemon until SIGTERM/SIGINT, which ends the process (exit 0)
  * after a last log line. A data folder held by another process, an index
- * a purge left unfinished, or an address in use is one line on stderr and
+ * a purge left unfinished, a PostgreSQL index that cannot be reached, or
+ * an address in use is one line on stderr and
  * exit status 1.
  *
  * @param configFile the file `config` was read from, read again on SIGHUP
@@ -33,7 +35,7 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
     store = await ArchiveStore.open(config, { log: (line) => log.info(line) });
   } catch (err) {
     if (err instanceof DataDirBusyError) fail(`${err.message}; a second daemon cannot share its data folder`, 1);
-    if (err instanceof PurgeInterruptedError || err instanceof StaleIndexError) fail(err.message, 1);
+    if (err instanceof PurgeInterruptedError || err instanceof StaleIndexError || err instanceof PgIndexError) fail(err.message, 1);
     const e = err as NodeJS.ErrnoException;
     if (e.code && e.syscall) fail(`${config.dataDir}: ${e.message}`, 1);
     throw err;

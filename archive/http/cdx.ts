@@ -71,7 +71,7 @@ async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyRepl
 function shownSpans(app: FastifyInstance, q: CdxQuery): Pick<CdxWalk, 'within' | 'shown'> {
   if (q.matchType !== 'exact') {
     const shown = app.access.shownSql();
-    return shown.sql === '1' ? {} : { shown };
+    return shown.sql === 'TRUE' ? {} : { shown };
   }
   const policy = app.access.policy(q.ranges[0].from);
   return policy.open ? {} : { within: policy.ranges('allow') };

@@ -16,6 +16,7 @@ import { exactUrlkey } from '#shared/uri.js';
 import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
 import { IndexDb, type MementoRow } from '../store/index-db.js';
+import type { MementoIndex } from '../store/memento-index.js';
 import type { ArchiveStore } from '../store/store.js';
 import { readMementoResponse } from '../store/stored-response.js';
 import { type StoredResponse, WarcReader } from '../store/warc-reader.js';
@@ -38,7 +39,7 @@ export interface CaptureSink {
   /** How captures go in, for the summary line. */
   readonly via: string;
   /** The index, for finding the memento a revisit record refers to. */
-  readonly index: IndexDb;
+  readonly index: MementoIndex;
   /**
    * Stores one capture record (heads and body, streamed from `capture`)
    * whose Memento-Datetime is `datetime`.
@@ -57,7 +58,7 @@ export class StoreSink implements CaptureSink {
   constructor(private readonly store: ArchiveStore) {}
 
   /** The store's own index. */
-  get index(): IndexDb {
+  get index(): MementoIndex {
     return this.store.index;
   }
 

@@ -6,14 +6,14 @@
  */
 import { type UrlPolicy, visibleSpans } from '../access.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
-import type { IndexDb } from '../store/index-db.js';
+import type { MementoIndex } from '../store/memento-index.js';
 import type { Holding, Holdings } from './choice.js';
 
 /**
  * The local archives' holdings of `urlkey` (an archive without mementos of
  * it is absent); with `policy` (archive/access.ts), of the mementos it shows only.
  */
-export async function localHoldings(index: IndexDb, archives: readonly ArchiveSpan[], urlkey: string, policy?: UrlPolicy): Promise<Holdings> {
+export async function localHoldings(index: MementoIndex, archives: readonly ArchiveSpan[], urlkey: string, policy?: UrlPolicy): Promise<Holdings> {
   const local = new Set(archives.filter(isLocal).map((a) => a.id));
   const out: Holdings = new Map();
   const spans = policy ? await visibleSpans(index, policy) : await index.spans(urlkey);

@@ -26,7 +26,8 @@
  * the store tells this module of every commit ({@link CaptureIsNew.committed}).
  */
 import { LRUCache } from 'lru-cache';
-import type { AtOrBefore, IndexDb, MementoRow, NewMementoRow } from './index-db.js';
+import type { AtOrBefore, MementoRow, NewMementoRow } from './index-db.js';
+import type { MementoIndex } from './memento-index.js';
 
 /** A memento row, stored (with id) or written in the batch being stored. */
 export type AnyRow = MementoRow | NewMementoRow;
@@ -57,7 +58,7 @@ export class CaptureIsNew {
    * @param revisitIntervalS `revisit_interval`, seconds; `null` (`off`, the default): identical captures are always duplicates
    */
   constructor(
-    private readonly index: IndexDb,
+    private readonly index: MementoIndex,
     private readonly hidden: () => HiddenFn | undefined,
     private readonly revisitIntervalS: number | null = null,
   ) {}

@@ -1,12 +1,12 @@
 /**
  * Keyset walks of the index for the CDX server API (archive/cdx/): every
  * memento of a urlkey range, in index order or its reverse, a page of rows
- * per query, in constant memory. Beside the IndexDb class, on its
- * connection for long walks.
+ * per query, in constant memory. Beside the index (memento-index.ts), on
+ * its connection for long walks.
  */
-import type sqlite3 from 'sqlite3';
-import type { IndexDb, MementoRow } from './index-db.js';
+import type { MementoRow } from './index-db.js';
 import { type Ranges, rangeSql } from './index-sql.js';
+import type { MementoIndex, WalkQuery } from './memento-index.js';
 
 /** Columns a CDX walk ({@link cdxWalk}) reads when asked, beyond those of every {@link CdxRow}. */
 export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length';
@@ -26,7 +26,7 @@ export interface IndexPosition {
   id: number;
 }
 
-/** A set of urlkeys: exactly `from` when `to` is absent, else every urlkey `k` with `from <= k < to` (SQLite's byte order). */
+/** A set of urlkeys: exactly `from` when `to` is absent, else every urlkey `k` with `from <= k < to` (byte order: the index's urlkey collation). */
 export interface UrlkeyRange {
   from: string;
   to?: string;
@@ -44,7 +44,7 @@ export interface CdxWalk {
   /** The columns to read besides those every {@link CdxRow} has. */
   columns?: readonly CdxColumn[];
   /**
-   * An SQL expression over the memento's columns that SQLite computes into
+   * An SQL expression over the memento's columns that the database computes into
    * each row's `line` (in its own thread: one string per row is far cheaper
    * to hand to JS than the columns it is made of). Built by the caller from
    * fixed fragments, never from request text.
@@ -71,10 +71,6 @@ const CDX_PAGE = 1000;
 /** Beyond every datetime and row id (the open end of a walk). */
 const BEYOND = Number.MAX_SAFE_INTEGER;
 
-function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
-  return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
-}
-
 /**
  * The mementos of a urlkey range in index order (urlkey, datetime, row
  * id; reversed with `walk.desc`), read {@link CDX_PAGE} rows per query
@@ -83,11 +79,11 @@ function all<T>(stmt: sqlite3.Statement, params: object): Promise<T[]> {
  * memory and each page is one index seek: first the rest of the current
  * urlkey (`(datetime, id)` past the position), then the next urlkeys of
  * the range. Reads on the index connection without mmap, as TimeMaps do
- * ({@link IndexDb.prepareWalk}), with statements of its own (prepared
+ * ({@link MementoIndex.walkQuery}), with statements of its own (prepared
  * when the walk starts, finalized when it ends or is abandoned, so that
  * any `fl=` shape of line is fine). For the CDX server API (archive/cdx/).
  */
-export async function* cdxWalk(index: IndexDb, range: UrlkeyRange, walk: CdxWalk = {}): AsyncGenerator<CdxRow> {
+export async function* cdxWalk(index: MementoIndex, range: UrlkeyRange, walk: CdxWalk = {}): AsyncGenerator<CdxRow> {
   const desc = walk.desc ?? false;
   const page = Math.max(1, walk.page ?? CDX_PAGE);
   const bounds = { ...walk.shown?.params, $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
@@ -100,11 +96,11 @@ export async function* cdxWalk(index: IndexDb, range: UrlkeyRange, walk: CdxWalk
     key: `SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id) AND ${window} ORDER BY datetime ${dir}, id ${dir} LIMIT $limit`,
     keys: `SELECT urlkey, ${cols} FROM memento WHERE urlkey ${cmp} $urlkey AND urlkey >= $from AND urlkey < $to AND ${window} ORDER BY urlkey ${dir}, datetime ${dir}, id ${dir} LIMIT $limit`,
   };
-  const prepared = new Map<'key' | 'keys', sqlite3.Statement>();
-  const query = (kind: 'key' | 'keys', params: object) => {
+  const prepared = new Map<'key' | 'keys', WalkQuery<CdxRow>>();
+  const query = (kind: 'key' | 'keys', params: Record<string, string | number>) => {
     let st = prepared.get(kind);
-    if (!st) prepared.set(kind, (st = index.prepareWalk(sql[kind])));
-    return all<CdxRow>(st, { ...params, ...bounds, $limit: page });
+    if (!st) prepared.set(kind, (st = index.walkQuery<CdxRow>(sql[kind])));
+    return st.all({ ...params, ...bounds, $limit: page });
   };
   let at: IndexPosition =
     walk.after ?? (desc ? { urlkey: range.to ?? range.from, datetime: BEYOND, id: BEYOND } : { urlkey: range.from, datetime: -BEYOND, id: -BEYOND });
@@ -126,6 +122,6 @@ export async function* cdxWalk(index: IndexDb, range: UrlkeyRange, walk: CdxWalk
       at = rows[rows.length - 1];
     }
   } finally {
-    for (const st of prepared.values()) await new Promise<void>((r) => st.finalize(() => r()));
+    for (const st of prepared.values()) await st.close();
   }
 }

@@ -13,22 +13,15 @@ import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
 import { all, first, get, readAll, run } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
-import { type NeighbourRow, type Ranges, rangeSql, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
+import { type NeighbourRow, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
+import type { AtOrBefore, DumpRow, MementoIndex, TimemapRow, WalkQuery } from './memento-index.js';
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
 export { rangeSql, StaleIndexError };
-export type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans };
+export type { AtOrBefore, DumpRow, MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans, TimemapRow };
 
 const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (12 parameters each)
-
-/** One answer of {@link IndexDb.atOrBeforeMany}. */
-export interface AtOrBefore {
-  /** The latest memento at or before the instant asked; `undefined` when there is none. */
-  row: MementoRow | undefined;
-  /** `row` is the newest memento of its urlkey (none after the instant), or the urlkey has no memento at all. */
-  isNewest: boolean;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memento (
@@ -87,12 +80,6 @@ async function addRefersTo(db: sqlite3.Database): Promise<void> {
   if (!cols.some((c) => c.name === 'refers_to')) await run(db, 'ALTER TABLE memento ADD COLUMN refers_to INTEGER');
 }
 
-/** A row as {@link IndexDb.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
-export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
-
-/** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
-export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
-
 /** Rows per query when {@link IndexDb.mementoPages} walks a TimeMap. */
 const TIMEMAP_PAGE = 1000;
 
@@ -120,7 +107,10 @@ const MMAP_BYTES = 256 * 1024 * 1024;
  * record after the last indexed one on the next start. So one fsync per
  * batch (the WARC file's) makes an acknowledged capture durable.
  */
-export class IndexDb {
+export class IndexDb implements MementoIndex {
+  /** SQLite's SQL fragments (index-sql.ts). */
+  readonly sql = SQLITE_SQL;
+
   private constructor(
     private readonly db: sqlite3.Database,
     private readonly reader: sqlite3.Database,
@@ -466,7 +456,7 @@ export class IndexDb {
   }
 
   /** As {@link spans}, counting only the mementos whose datetime lies in one of `ranges` (as {@link neighbourhoodWithin}). */
-  async spansWithin(urlkey: string, ranges: Ranges): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
+  async spansWithin(urlkey: string, ranges: Ranges): Promise<Spans> {
     const sql = `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)}) GROUP BY archive_id`;
     return ranges.length ? readAll(this.pager, sql, { $urlkey: urlkey }) : [];
   }
@@ -484,19 +474,20 @@ export class IndexDb {
 
   /**
    * Prepares `sql` on the index connection without mmap, the one that walks
-   * of many rows read on (TimeMaps); the caller finalizes the statement.
+   * of many rows read on (TimeMaps); the caller closes the statement.
    * For the CDX walks of archive/store/cdx-walk.ts.
    */
-  prepareWalk(sql: string): sqlite3.Statement {
-    return this.pager.prepare(sql);
+  walkQuery<T>(sql: string): WalkQuery<T> {
+    const st = this.pager.prepare(sql);
+    return { all: (params) => all<T>(st, params), close: () => new Promise<void>((r) => st.finalize(() => r())) };
   }
 
-  /** Number of index rows (mementos). */
   /** A trivial query on the read connection: resolves when the index answers (health check). */
   async ping(): Promise<void> {
     await new Promise<void>((resolve, reject) => this.reader.get('SELECT 1', (err) => (err ? reject(err) : resolve())));
   }
 
+  /** Number of index rows (mementos). */
   async count(): Promise<number> {
     return (await get<{ n: number }>(this.stmts.count, {}))!.n;
   }

@@ -4,7 +4,10 @@
  * many URLs in one statement), and the condition that keeps a query to ranges of datetimes (the access
  * rules' shown mementos, archive/access.ts).
  */
-import type { MementoRef } from './memento-row.js';
+import type { SqlDialect } from './memento-index.js';
+import type { MementoRef, Ranges } from './memento-row.js';
+
+export type { Ranges };
 
 /** A row of {@link IndexDb.neighbourhoodWithin}'s query: which neighbour (1 first, 2 last, 3 at or before, 5 after), the memento. */
 export interface NeighbourRow extends MementoRef {
@@ -32,11 +35,20 @@ export function viewSql(n: number, max: number): string {
     UNION ALL SELECT 1 AS many, json_group_array(c.i) AS j FROM c WHERE c.many`;
 }
 
-/** Spans of datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
-export type Ranges = readonly (readonly [number, number])[];
-
-/** An SQL condition: `datetime` in one of `ranges` (infinite ends left open; none: never). Numbers only (made whole), so they are written in. */
+/**
+ * An SQL condition: `datetime` in one of `ranges` (infinite ends left open; none: never). Numbers only (made whole), so they are written in.
+ * SQL of SQLite and PostgreSQL alike (`TRUE` and `FALSE` are SQLite's 1 and 0).
+ */
 export function rangeSql(ranges: Ranges): string {
-  const bound = (op: string, v: number) => (Number.isFinite(v) ? `datetime ${op} ${Math.ceil(v)}` : '1');
-  return ranges.map(([from, until]) => `(${bound('>=', from)} AND ${bound('<', until)})`).join(' OR ') || '0';
+  const bound = (op: string, v: number) => (Number.isFinite(v) ? `datetime ${op} ${Math.ceil(v)}` : 'TRUE');
+  return ranges.map(([from, until]) => `(${bound('>=', from)} AND ${bound('<', until)})`).join(' OR ') || 'FALSE';
 }
+
+/** SQLite's fragments of the callers' SQL (memento-index.ts `SqlDialect`). */
+export const SQLITE_SQL: SqlDialect = {
+  yearMonth: (col) => `strftime('%Y-%m', ${col}, 'unixepoch')`,
+  monthDay: (col) => `strftime('%m-%d', ${col}, 'unixepoch')`,
+  timestamp14: (col) => `strftime('%Y%m%d%H%M%S', ${col}, 'unixepoch')`,
+  surtHost: (col) => `substr(${col}, 1, instr(${col}, ')') - 1)`,
+  jsonObject: (members) => `json_object(${members.map(([k, v]) => `'${k}', ${v}`).join(', ')})`,
+};

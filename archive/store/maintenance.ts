@@ -12,6 +12,7 @@
 import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { IndexDb, type MementoRow } from './index-db.js';
+import type { MementoIndex } from './memento-index.js';
 import { RowWriter } from './record-rows.js';
 import { listWarcFiles } from './warc-files.js';
 import { type ScanItem, type ScannedRecord, scanWarcFile } from './warc-scan.js';
@@ -72,7 +73,7 @@ export interface RecoveryReport {
  * its `warcinfo` record is removed. Leftover body
  * spill files in `tmp/` are deleted. Each action is logged.
  */
-export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, log: Log): Promise<RecoveryReport> {
+export async function recover(index: MementoIndex, warcsDir: string, tmpDir: string, log: Log): Promise<RecoveryReport> {
   const report: RecoveryReport = { indexed: 0, truncatedBytes: 0, removedFiles: [], removedTmp: 0 };
   for (const f of await readdir(tmpDir).catch(() => [] as string[])) {
     if (!/^body-.*\.tmp$/.test(f)) continue;
@@ -170,7 +171,7 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
  * record states (identical-payload-digest); a response row refers to
  * nothing. `undefined` when it is right.
  */
-async function checkRevisit(index: IndexDb, r: ScannedRecord, row: MementoRow): Promise<string | undefined> {
+async function checkRevisit(index: MementoIndex, r: ScannedRecord, row: MementoRow): Promise<string | undefined> {
   if (r.type === 'response') return row.refers_to === null ? undefined : `a response record, but its index row refers to row ${row.refers_to}`;
   if (row.refers_to === null) return 'a revisit record, but its index row refers to no original';
   const original = await index.byId(row.refers_to);
@@ -209,7 +210,7 @@ export interface VerifyReport {
  * archive is reported (the daemon may be writing it, or recovery will
  * truncate it on the next start), as a problem only when `strictTail`.
  */
-export async function verify(index: IndexDb, warcsDir: string, opts: { progress?: Progress; strictTail?: boolean } = {}): Promise<VerifyReport> {
+export async function verify(index: MementoIndex, warcsDir: string, opts: { progress?: Progress; strictTail?: boolean } = {}): Promise<VerifyReport> {
   const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, files: 0, bytes: 0, problems: [] };
   const problem = (s: string) => {
     report.problems.push(s);

@@ -63,5 +63,8 @@ export interface Neighbourhood {
   view?: object;
 }
 
+/** Spans of datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
+export type Ranges = readonly (readonly [number, number])[];
+
 /** Per archive holding a URL: first and last Memento-Datetime (epoch s) and the count. */
 export type Spans = { archive_id: string; first: number; last: number; n: number }[];

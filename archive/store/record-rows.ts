@@ -9,7 +9,8 @@
  */
 import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { exactUrlkey } from '#shared/uri.js';
-import type { IndexDb, NewMementoRow } from './index-db.js';
+import type { NewMementoRow } from './index-db.js';
+import type { MementoIndex } from './memento-index.js';
 import { indexRow } from './index-row.js';
 import type { ScannedRecord } from './warc-scan.js';
 
@@ -59,7 +60,7 @@ function namedOriginal(record: ScannedRecord): { urlkey: string; datetime: numbe
 /**
  * Collects rows from records and inserts them into `index` in order, in
  * batches of `batchSize`. A revisit first inserts the rows before it, then
- * finds its original ({@link IndexDb.revisitOriginal}). One whose original
+ * finds its original ({@link MementoIndex.revisitOriginal}). One whose original
  * is not (yet) in the index waits for {@link finish}: its original may be
  * in a file read later (another archive's folder). Rows skipped are
  * reported through `skip`.
@@ -72,7 +73,7 @@ export class RowWriter {
   inserted = 0;
 
   constructor(
-    private readonly index: IndexDb,
+    private readonly index: MementoIndex,
     private readonly skip: (line: string) => void,
     private readonly batchSize = 1000,
   ) {}

@@ -18,9 +18,11 @@ import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
 import { type AnyRow, CaptureIsNew, type DedupBatch } from './capture-is-new.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import { PgIndex } from './index-pg.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
+import type { MementoIndex } from './memento-index.js';
 import { checkNoPurgePending } from './purge.js';
 import type { RecordCache } from './record-cache.js';
 import { readMementoResponse } from './stored-response.js';
@@ -109,6 +111,17 @@ export interface IngestOptions {
   datetime?: Date;
 }
 
+/**
+ * The index `config` names: the PostgreSQL database of `storage.index`
+ * (index-pg.ts; without the read cache, since other daemons may write to
+ * it and the cache hears only of this one's writes), else the SQLite file
+ * `index.sqlite3` in the data folder (index-db.ts).
+ */
+function openIndex(config: ArchiveConfig): Promise<MementoIndex> {
+  if (config.indexPostgres !== undefined) return PgIndex.open(config.indexPostgres);
+  return IndexDb.open(path.join(config.dataDir, 'index.sqlite3'), { cacheBytes: config.indexCacheBytes });
+}
+
 export class ArchiveStore {
   private queue: Pending[] = [];
   /** Write-queue counters (group commit: compare `batches` with `written`). */
@@ -153,7 +166,7 @@ export class ArchiveStore {
 
   private constructor(
     readonly config: ArchiveConfig,
-    readonly index: IndexDb,
+    readonly index: MementoIndex,
     private readonly lock: DataDirLock,
   ) {
     this.warcsDir = path.join(config.dataDir, 'warcs');
@@ -164,7 +177,9 @@ export class ArchiveStore {
 
   /**
    * Opens the store in `config.dataDir` (creates `warcs/`, `tmp/`,
-   * `index.sqlite3`, mode 0700), takes the data folder's lock, refuses a
+   * `index.sqlite3` unless the index is in PostgreSQL ({@link openIndex};
+   * @throws index-pg.ts `PgIndexError` when that database cannot be reached),
+   * mode 0700), takes the data folder's lock, refuses a
    * folder an unfinished purge left (purge.ts `PurgeInterruptedError`), and runs crash recovery ({@link recover}): a partial
    * WARC tail is truncated, complete unacknowledged captures are indexed,
    * and each action is logged to `opts.log`.
@@ -178,7 +193,7 @@ export class ArchiveStore {
     try {
       // An unfinished purge may have left the index pointing at old offsets.
       checkNoPurgePending(config.dataDir);
-      const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'), { cacheBytes: config.indexCacheBytes });
+      const index = await openIndex(config);
       const store = new ArchiveStore(config, index, lock);
       store.recovery = await recover(index, store.warcsDir, store.tmpDir, opts.log ?? (() => undefined));
       return store;

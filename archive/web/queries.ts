@@ -1,7 +1,7 @@
 /**
  * What the pages for people (`/web/`) ask of the index, over every local
  * archive at once (one timeline per URI-R, whichever archive holds each
- * memento). Every count is aggregated by SQLite over the `(urlkey,
+ * memento). Every count is aggregated by the database over the `(urlkey,
  * datetime)` index; no query loads the mementos of a URI-R one by one, so
  * a calendar of 100,000 captures costs one index range scan.
  *
@@ -12,7 +12,8 @@
 import type { UrlPolicy } from '../access.js';
 import { urlkeyRanges } from '../cdx/query.js';
 import { nearerToPeriod } from '../memento/navigation.js';
-import { type IndexDb, type MementoRow, rangeSql } from '../store/index-db.js';
+import { type MementoRow, rangeSql } from '../store/index-db.js';
+import type { MementoIndex } from '../store/memento-index.js';
 
 /** One capture as a page lists it: the index row without its WARC location. */
 export type Capture = Pick<MementoRow, 'archive_id' | 'urlkey' | 'uri_r' | 'datetime' | 'status' | 'mime' | 'digest'>;
@@ -38,11 +39,11 @@ export interface CalendarSummary {
  * The captures of `urlkey` per year and month, across archives; `undefined`
  * when it has none. One grouped scan of the `(urlkey, datetime)` index.
  */
-export async function calendarSummary(index: IndexDb, urlkey: string, policy?: UrlPolicy): Promise<CalendarSummary | undefined> {
+export async function calendarSummary(index: MementoIndex, urlkey: string, policy?: UrlPolicy): Promise<CalendarSummary | undefined> {
   const q = shown('web.calendar', policy);
   const rows = await index.browse<{ ym: string; n: number; first: number; last: number }>(
     q.name,
-    `SELECT strftime('%Y-%m', datetime, 'unixepoch') AS ym, count(*) AS n, min(datetime) AS first, max(datetime) AS last
+    `SELECT ${index.sql.yearMonth('datetime')} AS ym, count(*) AS n, min(datetime) AS first, max(datetime) AS last
        FROM memento WHERE urlkey = $urlkey${q.cond} GROUP BY ym ORDER BY ym`,
     { $urlkey: urlkey },
   );
@@ -68,13 +69,13 @@ export async function calendarSummary(index: IndexDb, urlkey: string, policy?: U
  *
  * @param year four-digit year
  */
-export async function daysOfYear(index: IndexDb, urlkey: string, year: number, policy?: UrlPolicy): Promise<Map<string, number>> {
+export async function daysOfYear(index: MementoIndex, urlkey: string, year: number, policy?: UrlPolicy): Promise<Map<string, number>> {
   const from = Date.UTC(year, 0, 1) / 1000;
   const to = Date.UTC(year + 1, 0, 1) / 1000;
   const q = shown('web.days', policy);
   const rows = await index.browse<{ d: string; n: number }>(
     q.name,
-    `SELECT strftime('%m-%d', datetime, 'unixepoch') AS d, count(*) AS n
+    `SELECT ${index.sql.monthDay('datetime')} AS d, count(*) AS n
        FROM memento WHERE urlkey = $urlkey AND datetime >= $from AND datetime < $to${q.cond} GROUP BY d`,
     { $urlkey: urlkey, $from: from, $to: to },
   );
@@ -90,7 +91,7 @@ export const DAY_LIMIT = 1000;
  * `from` (for "compare with previous" on the first one).
  */
 export async function capturesBetween(
-  index: IndexDb,
+  index: MementoIndex,
   urlkey: string,
   from: number,
   to: number,
@@ -127,15 +128,15 @@ export interface Nearest {
  * With `from` < `t`, the period `[from, t]` is asked for: its last capture,
  * else the one nearest to it (navigation.ts `nearerToPeriod`).
  */
-export async function nearestCapture(index: IndexDb, urlkey: string, t: number, policy?: UrlPolicy, from = t): Promise<Nearest | undefined> {
+export async function nearestCapture(index: MementoIndex, urlkey: string, t: number, policy?: UrlPolicy, from = t): Promise<Nearest | undefined> {
   const q = shown('web.nearest', policy);
   const where = `urlkey = $urlkey${q.cond}`;
   const rows = await index.browse<Capture & { kind: number }>(
     q.name,
-    `SELECT * FROM (SELECT 1 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime ASC LIMIT 1)
-     UNION ALL SELECT * FROM (SELECT 2 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime DESC LIMIT 1)
-     UNION ALL SELECT * FROM (SELECT 3 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime <= $t ORDER BY datetime DESC LIMIT 2)
-     UNION ALL SELECT * FROM (SELECT 4 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime > $t ORDER BY datetime ASC LIMIT 2)`,
+    `SELECT * FROM (SELECT 1 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime ASC LIMIT 1) AS k1
+     UNION ALL SELECT * FROM (SELECT 2 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime DESC LIMIT 1) AS k2
+     UNION ALL SELECT * FROM (SELECT 3 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime <= $t ORDER BY datetime DESC LIMIT 2) AS k3
+     UNION ALL SELECT * FROM (SELECT 4 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime > $t ORDER BY datetime ASC LIMIT 2) AS k4`,
     { $urlkey: urlkey, $t: t },
   );
   // A compound SELECT keeps no subquery's order: each kind sorted here.
@@ -165,7 +166,7 @@ export async function captureRow(index: IndexDb, c: Pick<Capture, 'urlkey' | 'ar
 }
 
 /** Whether `urlkey` has a capture (that `policy` shows) whose URI-R is exactly `uriR` (the scheme included, which the urlkey leaves out). */
-export async function hasCaptureOf(index: IndexDb, urlkey: string, uriR: string, policy?: UrlPolicy): Promise<boolean> {
+export async function hasCaptureOf(index: MementoIndex, urlkey: string, uriR: string, policy?: UrlPolicy): Promise<boolean> {
   const q = shown('web.has', policy);
   const rows = await index.browse<{ one: number }>(q.name, `SELECT 1 AS one FROM memento WHERE urlkey = $urlkey AND uri_r = $uriR${q.cond} LIMIT 1`, {
     $urlkey: urlkey,
@@ -188,7 +189,7 @@ export interface UrlUnderPrefix {
  * after `afterKey` (keyset paging), at most `limit`; each with its count
  * and first/last Memento-Datetime. A range scan of the urlkey index.
  */
-export function urlsUnder(index: IndexDb, prefix: string, afterKey: string, limit: number): Promise<UrlUnderPrefix[]> {
+export function urlsUnder(index: MementoIndex, prefix: string, afterKey: string, limit: number): Promise<UrlUnderPrefix[]> {
   return index.browse<UrlUnderPrefix>(
     'web.under',
     `SELECT urlkey, max(uri_r) AS uri_r, count(*) AS n, min(datetime) AS first, max(datetime) AS last
@@ -205,7 +206,7 @@ export function urlsUnder(index: IndexDb, prefix: string, afterKey: string, limi
  * range scan of the urlkey index from `<host>)` to `<host>:`, keeping the
  * keys whose next character ends the host name.
  */
-export function urlsOfDomain(index: IndexDb, urlkey: string, afterKey: string, limit: number): Promise<UrlUnderPrefix[]> {
+export function urlsOfDomain(index: MementoIndex, urlkey: string, afterKey: string, limit: number): Promise<UrlUnderPrefix[]> {
   const [host, , ports] = urlkeyRanges(urlkey, 'domain');
   const name = host.from.slice(0, -1);
   return index.browse<UrlUnderPrefix>(
@@ -242,7 +243,7 @@ export interface RowCondition {
 }
 
 /** The condition that every row meets. */
-const EVERY: RowCondition = { sql: '1', params: {} };
+const EVERY: RowCondition = { sql: 'TRUE', params: {} };
 
 /**
  * Every archived site with its number of URLs and captures, most captures
@@ -251,10 +252,10 @@ const EVERY: RowCondition = { sql: '1', params: {} };
  * captures only is not listed). A scan of the whole urlkey index: callers
  * cache it.
  */
-export async function sites(index: IndexDb, limit: number, shown: RowCondition = EVERY): Promise<Site[]> {
+export async function sites(index: MementoIndex, limit: number, shown: RowCondition = EVERY): Promise<Site[]> {
   const rows = await index.browse<{ h: string; urls: number; captures: number; last: number }>(
-    shown.sql === '1' ? 'web.sites' : null,
-    `SELECT substr(urlkey, 1, instr(urlkey, ')') - 1) AS h, count(DISTINCT urlkey) AS urls, count(*) AS captures, max(datetime) AS last
+    shown.sql === EVERY.sql ? 'web.sites' : null,
+    `SELECT ${index.sql.surtHost('urlkey')} AS h, count(DISTINCT urlkey) AS urls, count(*) AS captures, max(datetime) AS last
        FROM memento WHERE ${shown.sql} GROUP BY h ORDER BY captures DESC, h LIMIT $limit`,
     { ...shown.params, $limit: limit },
   );
@@ -262,9 +263,9 @@ export async function sites(index: IndexDb, limit: number, shown: RowCondition =
 }
 
 /** The `limit` captures indexed last (by index row, newest first) of those `shown` lets through. */
-export function recentCaptures(index: IndexDb, limit: number, shown: RowCondition = EVERY): Promise<Capture[]> {
+export function recentCaptures(index: MementoIndex, limit: number, shown: RowCondition = EVERY): Promise<Capture[]> {
   return index.browse<Capture>(
-    shown.sql === '1' ? 'web.recent' : null,
+    shown.sql === EVERY.sql ? 'web.recent' : null,
     `SELECT ${CAPTURE_COLS} FROM memento WHERE ${shown.sql} ORDER BY id DESC LIMIT $limit`,
     {
       ...shown.params,
@@ -274,7 +275,11 @@ export function recentCaptures(index: IndexDb, limit: number, shown: RowConditio
 }
 
 /** How many captures `shown` lets through, in every archive. */
-export async function captureCount(index: IndexDb, shown: RowCondition = EVERY): Promise<number> {
-  const [r] = await index.browse<{ n: number }>(shown.sql === '1' ? 'web.count' : null, `SELECT count(*) AS n FROM memento WHERE ${shown.sql}`, shown.params);
+export async function captureCount(index: MementoIndex, shown: RowCondition = EVERY): Promise<number> {
+  const [r] = await index.browse<{ n: number }>(
+    shown.sql === EVERY.sql ? 'web.count' : null,
+    `SELECT count(*) AS n FROM memento WHERE ${shown.sql}`,
+    shown.params,
+  );
   return r.n;
 }

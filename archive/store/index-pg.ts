@@ -1,0 +1,466 @@
+/**
+ * The index of mementos in PostgreSQL (`storage.index:
+ * postgres://…`, docs/scale-out.md): the {@link MementoIndex} of
+ * index-db.ts, the same rows and answers, on a database several daemons
+ * can share. Through `pg`, a pool of connections; every fixed query is a
+ * named prepared statement (parsed once per connection).
+ *
+ * The table is the SQLite one with PostgreSQL types: datetimes, ids,
+ * offsets and lengths `bigint` (returned as JavaScript numbers: all are
+ * below 2^53), text columns in the `C` collation, so that urlkeys sort
+ * and compare byte by byte as in SQLite (the CDX walks, the URL lists and
+ * their paging depend on it). It is created when missing, under an
+ * advisory lock so that daemons starting together do not race.
+ *
+ * What a second daemon writing into the same table needs beyond this
+ * (not built yet): the unique key (urlkey, archive_id, datetime) is the
+ * arbiter between writers, so a capture another daemon stored at the same
+ * second would today be overwritten by the upsert where it should be a
+ * 409 (ingest should insert with `ON CONFLICT DO NOTHING` and re-decide);
+ * dedup's cache of newest mementos (capture-is-new.ts) and the read cache
+ * hear only of this daemon's commits (they need the others', e.g. by
+ * `LISTEN`/`NOTIFY`, or must be off); crash recovery reads `fileEnds` of
+ * WARC files other daemons write too.
+ */
+import pg from 'pg';
+import { rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
+import type { AtOrBefore, DumpRow, MementoIndex, SqlDialect, TimemapRow, WalkQuery } from './memento-index.js';
+import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
+import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS memento (
+  id bigserial PRIMARY KEY,
+  archive_id text COLLATE "C" NOT NULL,
+  urlkey text COLLATE "C" NOT NULL,
+  uri_r text COLLATE "C" NOT NULL,
+  datetime bigint NOT NULL,
+  status integer NOT NULL,
+  mime text COLLATE "C" NOT NULL,
+  digest text COLLATE "C" NOT NULL,
+  warc_file text COLLATE "C" NOT NULL,
+  warc_offset bigint NOT NULL,
+  warc_length bigint NOT NULL,
+  client_ip text,
+  refers_to bigint,
+  UNIQUE (urlkey, archive_id, datetime)
+);
+CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime, id);
+CREATE INDEX IF NOT EXISTS memento_warc_file ON memento (warc_file, warc_offset);
+`;
+
+/** Key of the advisory lock taken while the schema is made (any number the daemons agree on). */
+const SCHEMA_LOCK = 726_617_001;
+
+const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip, refers_to';
+/** Each column of a new row with the type of its array parameter ({@link PgIndex.insertMany}). */
+const INSERT_COLS: readonly (readonly [keyof NewMementoRow, string])[] = [
+  ['archive_id', 'text'],
+  ['urlkey', 'text'],
+  ['uri_r', 'text'],
+  ['datetime', 'bigint'],
+  ['status', 'int'],
+  ['mime', 'text'],
+  ['digest', 'text'],
+  ['warc_file', 'text'],
+  ['warc_offset', 'bigint'],
+  ['warc_length', 'bigint'],
+  ['client_ip', 'text'],
+  ['refers_to', 'bigint'],
+];
+const INSERT = `INSERT INTO memento (${INSERT_COLS.map(([c]) => c).join(', ')})
+  SELECT * FROM unnest(${INSERT_COLS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+  ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET ${INSERT_COLS.filter(([c]) => !['urlkey', 'archive_id', 'datetime'].includes(c))
+    .map(([c]) => `${c} = excluded.${c}`)
+    .join(', ')}`;
+/** Rows per INSERT statement (recovery and reindex insert many; a write batch is one statement). */
+const ROWS_PER_INSERT = 5000;
+/** Pairs per {@link PgIndex.atOrBeforeMany} query, as in SQLite. */
+const PAIRS_PER_LOOKUP = 300;
+/** Rows per query when {@link PgIndex.mementoPages} walks a TimeMap, as in SQLite. */
+const TIMEMAP_PAGE = 1000;
+
+/** PostgreSQL's fragments of the callers' SQL (memento-index.ts `SqlDialect`): `to_char` in UTC for SQLite's `strftime`. */
+export const POSTGRES_SQL: SqlDialect = {
+  yearMonth: (col) => `to_char(to_timestamp(${col}) AT TIME ZONE 'UTC', 'YYYY-MM')`,
+  monthDay: (col) => `to_char(to_timestamp(${col}) AT TIME ZONE 'UTC', 'MM-DD')`,
+  timestamp14: (col) => `to_char(to_timestamp(${col}) AT TIME ZONE 'UTC', 'YYYYMMDDHH24MISS')`,
+  surtHost: (col) => `substr(${col}, 1, greatest(strpos(${col}, ')') - 1, 0))`,
+  // Built as text: json_build_object writes spaces (`{"a" : "b"}`) where SQLite's json_object writes none.
+  jsonObject: (members) =>
+    `('{' || ${members.map(([k, v]) => `'${JSON.stringify(k)}:' || COALESCE(to_json((${v})::text)::text, 'null')`).join(" || ',' || ")} || '}')`,
+};
+
+/** bigint (count, datetime, id) as a JavaScript number; every other type as `pg` reads it. */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * `sql` with its `$name` parameters numbered (`$1`, `$2`, …) as PostgreSQL
+ * wants them, and the names in that order.
+ */
+function numbered(sql: string): { text: string; names: string[] } {
+  const names: string[] = [];
+  const text = sql.replace(/\$([A-Za-z_]\w*)/g, (_m, name: string) => {
+    const key = '$' + name;
+    let i = names.indexOf(key);
+    if (i < 0) i = names.push(key) - 1;
+    return `$${i + 1}`;
+  });
+  return { text, names };
+}
+
+/**
+ * Parameter values for {@link numbered} SQL. PostgreSQL text holds no NUL,
+ * which the CDX walks append to a urlkey as the end of a range
+ * (`key + "\0"`: just after `key`); U+0001 stands in for it: no urlkey
+ * holds a control character (they are percent-encoded), so it bounds the
+ * same urlkeys.
+ */
+function values(names: readonly string[], params: Record<string, string | number>): unknown[] {
+  return names.map((n) => {
+    const v = params[n];
+    return typeof v === 'string' && v.includes('\0') ? v.replace(/\0/g, '\u0001') : v;
+  });
+}
+
+/** The PostgreSQL index could not be opened: the database (its URL without a password) and why, in one line. */
+export class PgIndexError extends Error {}
+
+/** `url` without its password, for messages. */
+function shown(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.href;
+  } catch {
+    return 'postgres://…';
+  }
+}
+
+/** A waiting view load ({@link PgIndex.view}). */
+interface ViewLoad {
+  urlkey: string;
+  resolve: (rows: ViewRow[] | undefined) => void;
+  reject: (err: unknown) => void;
+}
+
+/** The index in PostgreSQL: see the module comment. */
+export class PgIndex implements MementoIndex {
+  readonly sql = POSTGRES_SQL;
+  commits = 0;
+  private readonly statements = new Map<string, { text: string; names: string[] }>();
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    readonly cache: ReadCache,
+  ) {}
+
+  /**
+   * Connects to the database at `url` (`postgres://user[:password]@host[:port]/database`;
+   * libpq's `PG*` variables fill what it leaves out) and makes the table
+   * and its indexes when missing.
+   * @param opts.cacheBytes bytes of the read cache (read-cache.ts; default 0: none)
+   * @param opts.connections most connections of the pool (default 10)
+   * @throws PgIndexError when the database cannot be reached or the schema made (the pool is closed then)
+   */
+  static async open(url: string, opts: { cacheBytes?: number; connections?: number } = {}): Promise<PgIndex> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.connections ?? 10, types: TYPES });
+    // An idle connection's error (the server restarted) is not the process's end: the next query reports it.
+    pool.on('error', () => undefined);
+    try {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+        await client.query(SCHEMA);
+        await client.query('ALTER TABLE memento ADD COLUMN IF NOT EXISTS refers_to bigint');
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    } catch (err) {
+      await pool.end();
+      throw new PgIndexError(`the index database ${shown(url)}: ${(err as Error).message}`, { cause: err });
+    }
+    return new PgIndex(pool, new ReadCache(opts.cacheBytes ?? 0));
+  }
+
+  /** Runs a named prepared statement (`$name` parameters) to its end. */
+  private async q<T>(name: string, sql: string, params: Record<string, string | number> = {}): Promise<T[]> {
+    let st = this.statements.get(name);
+    if (!st) this.statements.set(name, (st = numbered(sql)));
+    return (await this.pool.query<T & pg.QueryResultRow>({ name, text: st.text, values: values(st.names, params) })).rows;
+  }
+
+  /** Runs SQL that varies (not prepared by name), `$name` parameters. */
+  private async once<T>(sql: string, params: Record<string, string | number>): Promise<T[]> {
+    const st = numbered(sql);
+    return (await this.pool.query<T & pg.QueryResultRow>(st.text, values(st.names, params))).rows;
+  }
+
+  /**
+   * {@link MementoIndex.insertMany}: one transaction, {@link ROWS_PER_INSERT}
+   * rows per statement (array parameters, one prepared statement). Of two
+   * rows of one key only the later is sent (PostgreSQL refuses to update a
+   * row twice in one statement; SQLite applies both in order: the same end).
+   */
+  async insertMany(rows: NewMementoRow[]): Promise<void> {
+    if (!rows.length) return;
+    const last = new Map<string, NewMementoRow>();
+    for (const r of rows) {
+      const key = `${r.urlkey}\n${r.archive_id}\n${r.datetime}`;
+      last.delete(key);
+      last.set(key, r);
+    }
+    const unique = [...last.values()];
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (let from = 0; from < unique.length; from += ROWS_PER_INSERT) {
+        const part = unique.slice(from, from + ROWS_PER_INSERT);
+        await client.query({ name: 'insert', text: INSERT, values: INSERT_COLS.map(([c]) => part.map((r) => r[c])) });
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+    this.commits++;
+  }
+
+  async atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<AtOrBefore[]> {
+    const out: AtOrBefore[] = [];
+    for (let from = 0; from < pairs.length; from += PAIRS_PER_LOOKUP) {
+      const part = pairs.slice(from, from + PAIRS_PER_LOOKUP);
+      const { rows } = await this.pool.query<MementoRow & { q_i: number; q_newest: number | null }>({
+        name: 'atOrBefore',
+        text: `SELECT q.i AS q_i, (SELECT max(datetime) FROM memento WHERE urlkey = q.k) AS q_newest, m.*
+          FROM unnest($1::int[], $2::text[], $3::bigint[]) AS q(i, k, t)
+          LEFT JOIN LATERAL (SELECT * FROM memento WHERE urlkey = q.k AND datetime <= q.t ORDER BY datetime DESC, id DESC LIMIT 1) m ON TRUE`,
+        values: [part.map((_p, j) => from + j), part.map((p) => p.urlkey), part.map((p) => p.t)],
+      });
+      for (const { q_i, q_newest, ...row } of rows) {
+        const found = row.id === null ? undefined : (row as MementoRow);
+        out[q_i] = { row: found, isNewest: q_newest === null || (found !== undefined && found.datetime === q_newest) };
+      }
+    }
+    return out;
+  }
+
+  async rowAt(archive: string, urlkey: string, datetime: number): Promise<MementoRow | undefined> {
+    const at = { $urlkey: urlkey, $archive: archive, $datetime: datetime };
+    return (await this.q<MementoRow>('at', `SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND datetime = $datetime`, at))[0];
+  }
+
+  async byId(id: number): Promise<MementoRow | undefined> {
+    return (await this.q<MementoRow>('byId', `SELECT ${COLS} FROM memento WHERE id = $id`, { $id: id }))[0];
+  }
+
+  async neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
+    const v = await this.view(urlkey);
+    if (!v.complete) return this.neighbourhoodWithin(archive, urlkey, t, [[-Infinity, Infinity]], whole);
+    const n = v.timeline(archive)?.neighbourhood(t);
+    if (!n) return undefined;
+    n.view = v;
+    if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
+    return n;
+  }
+
+  view(urlkey: string): Promise<UrlView> {
+    return this.cache.view(urlkey, () => new Promise((resolve, reject) => this.queueView({ urlkey, resolve, reject })));
+  }
+
+  private viewLoads: ViewLoad[] = [];
+  private viewLoadRunning = false;
+  private viewLoadScheduled = false;
+
+  /** As in SQLite: loads asked for in one turn of the event loop, or while one runs, go together in the next query (up to 64). */
+  private queueView(load?: ViewLoad): void {
+    if (load) this.viewLoads.push(load);
+    if (this.viewLoadScheduled || this.viewLoadRunning || !this.viewLoads.length) return;
+    this.viewLoadScheduled = true;
+    setImmediate(() => {
+      this.viewLoadScheduled = false;
+      void this.runViewLoads();
+    });
+  }
+
+  private async runViewLoads(): Promise<void> {
+    if (this.viewLoadRunning || !this.viewLoads.length) return;
+    this.viewLoadRunning = true;
+    const batch = this.viewLoads.splice(0, VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1]);
+    try {
+      // Per urlkey: one row (many = true, or no memento) or its mementos (many = false).
+      const { rows } = await this.pool.query<ViewRow & { i: number; many: boolean }>({
+        name: 'view',
+        text: `SELECT q.i, c.many, m.archive_id, m.id, m.datetime, m.uri_r FROM unnest($1::text[]) WITH ORDINALITY AS q(k, i)
+          CROSS JOIN LATERAL (SELECT count(*) > ${MAX_VIEW_MEMENTOS} AS many FROM (SELECT 1 FROM memento WHERE urlkey = q.k LIMIT ${MAX_VIEW_MEMENTOS + 1}) AS x) AS c
+          LEFT JOIN LATERAL (SELECT archive_id, id, datetime, uri_r FROM memento WHERE urlkey = q.k AND NOT c.many) AS m ON TRUE`,
+        values: [batch.map((b) => b.urlkey)],
+      });
+      const out: (ViewRow[] | undefined)[] = batch.map(() => []);
+      for (const { i, many, archive_id, id, datetime, uri_r } of rows) {
+        if (many) out[i - 1] = undefined;
+        else if (id !== null) out[i - 1]?.push({ archive_id, id, datetime, uri_r });
+      }
+      for (const [i, q] of batch.entries()) q.resolve(out[i]);
+    } catch (err) {
+      for (const q of batch) q.reject(err);
+    } finally {
+      this.viewLoadRunning = false;
+      this.queueView();
+    }
+  }
+
+  page(archive: string, urlkey: string, after: number, limit: number): Promise<MementoRow[]> {
+    return this.q<MementoRow>(
+      'page',
+      `SELECT ${COLS} FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND datetime > $after ORDER BY datetime ASC LIMIT $limit`,
+      { $urlkey: urlkey, $archive: archive, $after: after, $limit: limit },
+    );
+  }
+
+  async *mementoPages(archive: string, urlkey: string): AsyncGenerator<TimemapRow[]> {
+    let after = Number.MIN_SAFE_INTEGER;
+    for (;;) {
+      const rows = await this.q<TimemapRow>(
+        'timemapPage',
+        'SELECT datetime, uri_r FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND datetime > $after ORDER BY datetime ASC LIMIT $limit',
+        { $urlkey: urlkey, $archive: archive, $after: after, $limit: TIMEMAP_PAGE },
+      );
+      if (rows.length) yield rows;
+      if (rows.length < TIMEMAP_PAGE) return;
+      after = rows[rows.length - 1].datetime;
+    }
+  }
+
+  async spans(urlkey: string): Promise<Spans> {
+    const v = await this.view(urlkey);
+    if (v.complete) return v.spans();
+    return this.q<Spans[number]>(
+      'spans',
+      'SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey GROUP BY archive_id',
+      { $urlkey: urlkey },
+    );
+  }
+
+  async neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: Ranges, whole = false): Promise<Neighbourhood | undefined> {
+    if (!ranges.length) return undefined;
+    const one = (kind: number, cond: string, order: string, limit: number) =>
+      `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND (${rangeSql(ranges)})${cond}
+        ORDER BY datetime ${order} LIMIT ${limit}) AS k${kind}`;
+    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)];
+    const rows = await this.once<MementoRef & { kind: number }>(sql.join(' UNION ALL '), { $urlkey: urlkey, $archive: archive, $t: t });
+    if (!rows.length) return undefined;
+    const of = (kind: number, sign: number): MementoRef[] =>
+      rows
+        .filter((r) => r.kind === kind)
+        .sort((x, y) => sign * (x.datetime - y.datetime))
+        .map(({ id, datetime, uri_r }) => ({ id, datetime, uri_r }));
+    const n: Neighbourhood = { first: of(1, 1)[0], last: of(2, 1)[0], atOrBefore: of(3, -1), after: of(5, 1) };
+    if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
+    return n;
+  }
+
+  async spansWithin(urlkey: string, ranges: Ranges): Promise<Spans> {
+    if (!ranges.length) return [];
+    return this.once(
+      `SELECT archive_id, min(datetime) AS first, max(datetime) AS last, count(*) AS n FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)}) GROUP BY archive_id`,
+      { $urlkey: urlkey },
+    );
+  }
+
+  async anyWithin(urlkey: string, ranges: Ranges, archive?: string): Promise<boolean> {
+    if (!ranges.length) return false;
+    const sql = `SELECT 1 FROM memento WHERE urlkey = $urlkey AND (${rangeSql(ranges)})${archive === undefined ? '' : ' AND archive_id = $archive'} LIMIT 1`;
+    return (await this.once(sql, archive === undefined ? { $urlkey: urlkey } : { $urlkey: urlkey, $archive: archive })).length > 0;
+  }
+
+  browse<T>(name: string | null, sql: string, params: Record<string, string | number>): Promise<T[]> {
+    return name === null ? this.once<T>(sql, params) : this.q<T>(`browse.${name}`, sql, params);
+  }
+
+  /** Walk statements differ with each CDX query's fields: sent unnamed (parsed per page), nothing to free. */
+  walkQuery<T>(sql: string): WalkQuery<T> {
+    return { all: (params) => this.once<T>(sql, params), close: async () => undefined };
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async count(): Promise<number> {
+    return (await this.q<{ n: number }>('count', 'SELECT count(*) AS n FROM memento'))[0].n;
+  }
+
+  async *allMementos(archive?: string, pageSize = 5000): AsyncGenerator<MementoRow> {
+    const where = archive === undefined ? '' : 'AND archive_id = $archive';
+    let after = 0;
+    for (;;) {
+      const rows = await this.q<MementoRow>(`all${where ? 'Of' : ''}`, `SELECT ${COLS} FROM memento WHERE id > $after ${where} ORDER BY id LIMIT $limit`, {
+        $after: after,
+        $limit: pageSize,
+        ...(archive === undefined ? {} : { $archive: archive }),
+      });
+      yield* rows;
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1].id;
+    }
+  }
+
+  fileEnds(archive: string): Promise<{ warc_file: string; end: number }[]> {
+    return this.q('fileEnds', 'SELECT warc_file, max(warc_offset + warc_length) AS "end" FROM memento WHERE archive_id = $archive GROUP BY warc_file', {
+      $archive: archive,
+    });
+  }
+
+  rowsOfFile(file: string): Promise<MementoRow[]> {
+    return this.q('ofFile', `SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`, { $file: file });
+  }
+
+  async revisitOriginal(
+    named: { urlkey: string; datetime: number } | null,
+    own: Pick<MementoRow, 'urlkey' | 'datetime' | 'digest'>,
+  ): Promise<number | undefined> {
+    if (named) {
+      const [at] = await this.q<{ id: number }>(
+        'originalAt',
+        'SELECT id FROM memento WHERE urlkey = $urlkey AND datetime = $datetime AND refers_to IS NULL ORDER BY id DESC LIMIT 1',
+        { $urlkey: named.urlkey, $datetime: named.datetime },
+      );
+      if (at) return at.id;
+    }
+    const [same] = await this.q<{ id: number }>(
+      'originalByDigest',
+      'SELECT id FROM memento WHERE urlkey = $urlkey AND datetime <= $datetime AND digest = $digest AND refers_to IS NULL ORDER BY datetime DESC, id DESC LIMIT 1',
+      { $urlkey: own.urlkey, $datetime: own.datetime, $digest: own.digest },
+    );
+    return same?.id;
+  }
+
+  files(): Promise<{ warc_file: string; n: number }[]> {
+    return this.q('files', 'SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file');
+  }
+
+  async dump(): Promise<DumpRow[]> {
+    const rows = await this.q<MementoRow & { original: string | null }>(
+      'everything',
+      `SELECT m.*, o.archive_id || ' ' || o.datetime || ' ' || o.uri_r AS original FROM memento m LEFT JOIN memento o ON o.id = m.refers_to
+        ORDER BY m.archive_id, m.urlkey, m.datetime`,
+    );
+    return rows.map(({ id: _id, refers_to: _r, original, ...r }) => ({ ...r, refers_to: original }));
+  }
+
+  /** Ends the pool (waits for queries running). */
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

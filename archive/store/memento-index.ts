@@ -1,0 +1,182 @@
+/**
+ * The archive's index of mementos as the daemon uses it: one interface, two
+ * implementations. {@link IndexDb} (index-db.ts) keeps it in a SQLite file
+ * in the data folder (the default); {@link PgIndex} (index-pg.ts) in a
+ * PostgreSQL database that several daemons may share (`storage.index`,
+ * docs/scale-out.md). Both hold the same rows and give the same answers
+ * (test/archive/store/index-contract.test.ts runs one suite on both).
+ *
+ * One row per memento (memento-row.ts `MementoRow`), unique on (urlkey,
+ * archive id, Memento-Datetime). Datetimes are epoch seconds (UTC), row
+ * ids positive integers, both JavaScript numbers. Errors are the database
+ * driver's, thrown as they come (nothing is written by a failed call).
+ *
+ * A few callers (the pages for people, archive/web/queries.ts; the CDX
+ * walks, cdx-walk.ts) write their own read-only SQL over the `memento`
+ * table; they build the parts that differ between the two databases with
+ * {@link MementoIndex.sql} and name parameters `$name` in both.
+ */
+import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
+import type { ReadCache, UrlView } from './read-cache.js';
+
+/** One answer of {@link MementoIndex.atOrBeforeMany}. */
+export interface AtOrBefore {
+  /** The latest memento at or before the instant asked; `undefined` when there is none. */
+  row: MementoRow | undefined;
+  /** `row` is the newest memento of its urlkey (none after the instant), or the urlkey has no memento at all. */
+  isNewest: boolean;
+}
+
+/** A row as {@link MementoIndex.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
+export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
+
+/** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
+export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
+
+/**
+ * The SQL fragments that differ between SQLite and PostgreSQL, as
+ * functions of a column expression. Everything else the callers write
+ * (comparisons, `count`, `min`, `max`, `substr`, `COALESCE`, `NULLIF`,
+ * `CAST(x AS TEXT)`, `||`, `CASE`, `TRUE`/`FALSE`, row values, `LIMIT`)
+ * means the same in both.
+ */
+export interface SqlDialect {
+  /** `YYYY-MM` of an epoch-seconds column, UTC. */
+  yearMonth(col: string): string;
+  /** `MM-DD` of an epoch-seconds column, UTC. */
+  monthDay(col: string): string;
+  /** `YYYYMMDDhhmmss` (a 14-digit Memento timestamp) of an epoch-seconds column, UTC. */
+  timestamp14(col: string): string;
+  /** A urlkey's SURT host part: the text before its first `)`. */
+  surtHost(col: string): string;
+  /** A compact JSON object text (`{"k":v,...}`, no spaces) of `[name, text expression]` pairs, members in that order. */
+  jsonObject(members: readonly (readonly [string, string])[]): string;
+}
+
+/** A statement of a long read ({@link MementoIndex.walkQuery}): run as often as needed, then closed. */
+export interface WalkQuery<T> {
+  /** Every row for `params` (`$name` keys, as in the SQL). */
+  all(params: Record<string, string | number>): Promise<T[]>;
+  /** Frees the statement (a walk ends or is abandoned). */
+  close(): Promise<void>;
+}
+
+/** The archive's index of mementos (see the module comment). */
+export interface MementoIndex {
+  /** The SQL fragments of this database, for the callers that write their own queries. */
+  readonly sql: SqlDialect;
+
+  /** The read cache in front of {@link neighbourhood} and {@link spans} (read-cache.ts); the store tells it of every commit. */
+  readonly cache: ReadCache;
+
+  /** Transactions committed by {@link insertMany} since the index was opened. */
+  readonly commits: number;
+
+  // The write path (archive/store/store.ts, capture-is-new.ts, crash recovery).
+
+  /**
+   * Inserts `rows` in one transaction (all or none). A row whose (urlkey,
+   * archive_id, datetime) exists replaces it, and of two rows of one key in
+   * `rows` the later wins (recovery and `reindex` of old WARC files; ingest
+   * never writes a key twice). `refers_to` is kept as given.
+   */
+  insertMany(rows: NewMementoRow[]): Promise<void>;
+
+  /**
+   * For each `(urlkey, t)` (t epoch s): the latest memento of `urlkey` in any
+   * archive at or before `t` (of two at one second, the higher row id), and
+   * whether it is the newest of its urlkey (or the urlkey has none at all).
+   * Batched: one query per 300 pairs at most.
+   * @returns one entry per pair, in order
+   */
+  atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<AtOrBefore[]>;
+
+  /** The memento of `urlkey` in `archive` at `datetime` (epoch s: the row's unique key), whole; `undefined` when there is none (a revisit's original known without its id). */
+  rowAt(archive: string, urlkey: string, datetime: number): Promise<MementoRow | undefined>;
+
+  // The Memento read path (archive/http/, archive/access.ts, archive/memento/).
+
+  /** The memento with row id `id`, whole; `undefined` when there is none. */
+  byId(id: number): Promise<MementoRow | undefined>;
+
+  /**
+   * First, last and the two mementos on each side of `t` (epoch s) of
+   * `urlkey` in `archive`, from the URL's view in the read cache; with
+   * `whole`, `atOrBefore[0]` is the whole row. `undefined` when the URL has
+   * no memento there.
+   */
+  neighbourhood(archive: string, urlkey: string, t: number, whole?: boolean): Promise<Neighbourhood | undefined>;
+
+  /** The read cache's view of `urlkey` (every memento of it per archive), from memory or loaded (batched) from the index. */
+  view(urlkey: string): Promise<UrlView>;
+
+  /** Up to `limit` mementos of `urlkey` in `archive` with datetime after `after` (epoch s), oldest first. */
+  page(archive: string, urlkey: string, after: number, limit: number): Promise<MementoRow[]>;
+
+  /** Every memento of `urlkey` in `archive`, oldest first, as datetime and URI-R (a TimeMap), a page of rows at a time. */
+  mementoPages(archive: string, urlkey: string): AsyncGenerator<TimemapRow[]>;
+
+  /** For each archive holding `urlkey`: first and last datetime (epoch s) and the count, archives in no fixed order. */
+  spans(urlkey: string): Promise<Spans>;
+
+  /**
+   * As {@link neighbourhood}, over the mementos whose datetime lies in one
+   * of `ranges` (`[from, until)` epoch s; ±Infinity open): what the access
+   * rules show. Never from the read cache.
+   */
+  neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: Ranges, whole?: boolean): Promise<Neighbourhood | undefined>;
+
+  /** As {@link spans}, over the mementos whose datetime lies in `ranges`. */
+  spansWithin(urlkey: string, ranges: Ranges): Promise<Spans>;
+
+  /** Whether `urlkey` has a memento (in `archive`, else in any) whose datetime lies in `ranges`. */
+  anyWithin(urlkey: string, ranges: Ranges, archive?: string): Promise<boolean>;
+
+  /**
+   * Runs one read-only SELECT over `memento` to its end (the pages for
+   * people, archive/web/queries.ts): prepared once per `name`, or with
+   * `name` null (SQL that varies) for this call only. Parameters are
+   * `$name` in the SQL and keys of `params`.
+   */
+  browse<T>(name: string | null, sql: string, params: Record<string, string | number>): Promise<T[]>;
+
+  /** Prepares a long read (the CDX walks, cdx-walk.ts) on the connection for walks; the caller closes it. */
+  walkQuery<T>(sql: string): WalkQuery<T>;
+
+  /** Resolves when the index answers a trivial query (health check). */
+  ping(): Promise<void>;
+
+  /** Number of mementos. */
+  count(): Promise<number>;
+
+  /** Every memento, or every memento of `archive`, in row id order, `pageSize` rows per query (`cdxj` export). */
+  allMementos(archive?: string, pageSize?: number): AsyncGenerator<MementoRow>;
+
+  // Upkeep (crash recovery, verify, reindex).
+
+  /** For each WARC file of `archive` the index points into: the end (offset + length, bytes) of its last indexed record. */
+  fileEnds(archive: string): Promise<{ warc_file: string; end: number }[]>;
+
+  /** The rows that point into WARC file `file` (relative to `warcs/`), by offset. */
+  rowsOfFile(file: string): Promise<MementoRow[]>;
+
+  /**
+   * The row id of the memento whose `response` record holds a revisit
+   * record's payload (recovery and `reindex` reading revisit records): the
+   * response row (any archive) of `named`'s urlkey and datetime (the
+   * record's `WARC-Refers-To-Target-URI` and `-Date`; of several, the
+   * highest id), else the latest response row of the revisit's own urlkey
+   * at or before its datetime with its digest; `undefined` when none.
+   * Sees every row committed before it is asked.
+   */
+  revisitOriginal(named: { urlkey: string; datetime: number } | null, own: Pick<MementoRow, 'urlkey' | 'datetime' | 'digest'>): Promise<number | undefined>;
+
+  /** Every WARC file the index points into, with its row count. */
+  files(): Promise<{ warc_file: string; n: number }[]>;
+
+  /** Every row without `id`, by archive, urlkey, datetime; a revisit's original named `<archive_id> <datetime> <uri_r>`. */
+  dump(): Promise<DumpRow[]>;
+
+  /** Closes the index (its statements and connections). */
+  close(): Promise<void>;
+}
