@@ -89,6 +89,9 @@ export const POSTGRES_SQL: SqlDialect = {
   // Built as text: json_build_object writes spaces (`{"a" : "b"}`) where SQLite's json_object writes none.
   jsonObject: (members) =>
     `('{' || ${members.map(([k, v]) => `'${JSON.stringify(k)}:' || COALESCE(to_json((${v})::text)::text, 'null')`).join(" || ',' || ")} || '}')`,
+  jsonTexts: (param) => `SELECT ordinality - 1 AS i, value FROM json_array_elements_text((${param})::json) WITH ORDINALITY`,
+  least: (a, b) => `LEAST(${a}, ${b})`,
+  greatest: (a, b) => `GREATEST(${a}, ${b})`,
 };
 
 /** bigint (count, datetime, id) as a JavaScript number; every other type as `pg` reads it. */

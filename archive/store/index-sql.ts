@@ -51,4 +51,7 @@ export const SQLITE_SQL: SqlDialect = {
   timestamp14: (col) => `strftime('%Y%m%d%H%M%S', ${col}, 'unixepoch')`,
   surtHost: (col) => `substr(${col}, 1, instr(${col}, ')') - 1)`,
   jsonObject: (members) => `json_object(${members.map(([k, v]) => `'${k}', ${v}`).join(', ')})`,
+  jsonTexts: (param) => `SELECT key AS i, value FROM json_each(${param})`,
+  least: (a, b) => `min(${a}, ${b})`,
+  greatest: (a, b) => `max(${a}, ${b})`,
 };

@@ -51,6 +51,11 @@ export interface SqlDialect {
   surtHost(col: string): string;
   /** A compact JSON object text (`{"k":v,...}`, no spaces) of `[name, text expression]` pairs, members in that order. */
   jsonObject(members: readonly (readonly [string, string])[]): string;
+  /** A table `(i, value)` of the JSON array of strings in the parameter `param` (`$keys`): `i` its place from 0, `value` the text. */
+  jsonTexts(param: string): string;
+  /** The smaller / larger of two numeric expressions (SQLite's scalar `min`/`max`, PostgreSQL's `LEAST`/`GREATEST`). */
+  least(a: string, b: string): string;
+  greatest(a: string, b: string): string;
 }
 
 /** A statement of a long read ({@link MementoIndex.walkQuery}): run as often as needed, then closed. */

@@ -28,7 +28,7 @@ import { embeddedResources, MAX_EMBEDDED } from '../replay/embedded.js';
 import { rangeSql } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { plural, span } from './format.js';
-import { type Capture, captureRow } from './queries.js';
+import type { Capture } from './queries.js';
 import { decoderFor } from './text.js';
 
 export { MAX_EMBEDDED };
@@ -115,22 +115,23 @@ type FoundRow = { i: number; archive_id: string; uri_r: string; datetime: number
  * scan), among the captures `cond` shows.
  */
 async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pageTime: number, cond = ''): Promise<Map<number, Found>> {
+  const { sql } = app.store.index;
   const rows = await app.store.index.browse<FoundRow>(
     cond ? null : 'web.panel',
-    `WITH k AS (SELECT key AS i, value AS urlkey FROM json_each($keys)),
-          n AS MATERIALIZED (SELECT i, urlkey,
-            (SELECT datetime FROM memento WHERE urlkey = k.urlkey AND datetime <= $t${cond} ORDER BY datetime DESC LIMIT 1) AS b,
-            (SELECT datetime FROM memento WHERE urlkey = k.urlkey AND datetime > $t${cond} ORDER BY datetime ASC LIMIT 1) AS a FROM k),
+    `WITH k AS (${sql.jsonTexts('$keys')}),
+          n AS MATERIALIZED (SELECT i, value AS urlkey,
+            (SELECT datetime FROM memento WHERE urlkey = k.value AND datetime <= $t${cond} ORDER BY datetime DESC LIMIT 1) AS b,
+            (SELECT datetime FROM memento WHERE urlkey = k.value AND datetime > $t${cond} ORDER BY datetime ASC LIMIT 1) AS a FROM k),
           c AS (SELECT i, urlkey, CASE WHEN b IS NULL THEN a WHEN a IS NULL THEN b WHEN a - $t < $t - b THEN a ELSE b END AS dt
             FROM n WHERE a IS NOT NULL OR b IS NOT NULL)
      SELECT c.i, m.archive_id, m.uri_r, m.datetime,
-       EXISTS (SELECT 1 FROM memento WHERE urlkey = c.urlkey AND datetime > min(c.dt, $page) AND datetime < max(c.dt, $page)
-         AND digest != m.digest${cond}) AS changed
+       CASE WHEN EXISTS (SELECT 1 FROM memento WHERE urlkey = c.urlkey AND datetime > ${sql.least('c.dt', '$page')}
+         AND datetime < ${sql.greatest('c.dt', '$page')} AND digest != m.digest${cond}) THEN 1 ELSE 0 END AS changed
      FROM c JOIN memento m ON m.id = (SELECT id FROM memento WHERE urlkey = c.urlkey AND datetime = c.dt${cond} ORDER BY id LIMIT 1)`,
     { $keys: JSON.stringify(urlkeys), $t: t, $page: pageTime },
   );
   const out = new Map<number, Found>();
-  for (const r of rows) out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed: r.changed === 1 });
+  for (const r of rows) out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed: Number(r.changed) === 1 });
   return out;
 }
 
@@ -179,7 +180,7 @@ async function capturesOf(app: FastifyInstance, urls: readonly string[], t: numb
  */
 export async function coherencePanel(app: FastifyInstance, page: Capture, t: number): Promise<CoherencePanel | undefined> {
   if (!isHtml(page.mime)) return undefined;
-  const row = await captureRow(app.store.index, page);
+  const row = await app.store.index.rowAt(page.archive_id, page.urlkey, page.datetime);
   if (!row) return undefined;
   let stored: StoredResponse;
   try {

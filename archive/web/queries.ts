@@ -155,16 +155,6 @@ export async function nearestCapture(index: MementoIndex, urlkey: string, t: num
   return { memento: after[0], first, last, prev: before[0], next: after[1] };
 }
 
-/** The index row of a capture (where its WARC record is); `undefined` when it is no longer in the index. */
-export async function captureRow(index: IndexDb, c: Pick<Capture, 'urlkey' | 'archive_id' | 'datetime'>): Promise<MementoRow | undefined> {
-  const rows = await index.browse<MementoRow>('web.row', 'SELECT * FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND datetime = $datetime', {
-    $urlkey: c.urlkey,
-    $archive: c.archive_id,
-    $datetime: c.datetime,
-  });
-  return rows[0];
-}
-
 /** Whether `urlkey` has a capture (that `policy` shows) whose URI-R is exactly `uriR` (the scheme included, which the urlkey leaves out). */
 export async function hasCaptureOf(index: MementoIndex, urlkey: string, uriR: string, policy?: UrlPolicy): Promise<boolean> {
   const q = shown('web.has', policy);

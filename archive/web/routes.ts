@@ -42,7 +42,6 @@ import {
   calendarSummary,
   type Capture,
   captureCount,
-  captureRow,
   capturesBetween,
   DAY_LIMIT,
   daysOfYear,
@@ -537,7 +536,7 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
 
 /** The text of one capture (text.ts), read from its WARC record. */
 async function readText(app: FastifyInstance, c: Capture): Promise<CaptureText> {
-  const row = await captureRow(app.store.index, c);
+  const row = await app.store.index.rowAt(c.archive_id, c.urlkey, c.datetime);
   if (!row) return { kind: 'none', lines: [], truncated: false };
   return captureText(await app.store.readResponse(row), c.mime);
 }

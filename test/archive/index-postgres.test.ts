@@ -36,6 +36,8 @@ async function feed(a: TestArchive): Promise<number[]> {
   await put('/page?q=1', DATES[1], page(DATES[1]));
   await put('/other', DATES[0], 'other');
   await put('/page?q=1', REVISIT, page(DATES[1]));
+  // A page embedding /other and /page?q=1: the banner's "About this capture" panel asks the index about both.
+  await put('/with-img', DATES[1], '<html><body><img src="/other"><img src="/page?q=1"></body></html>');
   return statuses;
 }
 
@@ -58,6 +60,7 @@ async function answers(a: TestArchive): Promise<string[]> {
     ['/cdx?url=www.example.org/&matchType=prefix&output=json&fl=urlkey,timestamp,url,mime,status,digest,archive'],
     ['/cdx?url=www.example.org/page?q=1&sort=closest&closest=20010301000000&fl=timestamp,status'],
     [`/web/*/${URI}`],
+    [`/web/20010602/http://www.example.org/with-img`],
   ];
   const out: string[] = [];
   for (const [target, headers] of asks) {
@@ -87,9 +90,9 @@ t.test('a daemon on a PostgreSQL index answers as one on SQLite, and again after
   t.teardown(() => (onPgOpen ? onPg.close() : undefined));
   t.equal(onPg.config.indexPostgres, url);
 
-  t.same(await feed(lite), [201, 201, 201, 200, 201, 201], 'SQLite: new, new, new, duplicate, new, revisit');
-  t.same(await feed(onPg), [201, 201, 201, 200, 201, 201], 'PostgreSQL: the same');
-  t.equal(await onPg.store.index.count(), 5, 'five rows in PostgreSQL');
+  t.same(await feed(lite), [201, 201, 201, 200, 201, 201, 201], 'SQLite: new, new, new, duplicate, new, revisit, new');
+  t.same(await feed(onPg), [201, 201, 201, 200, 201, 201, 201], 'PostgreSQL: the same');
+  t.equal(await onPg.store.index.count(), 6, 'six rows in PostgreSQL');
   const [revisit] = await onPg.store.index.page('2025', 'org,example,www)/page?q=1', Date.parse(REVISIT) / 1000 - 1, 1);
   const [original] = await onPg.store.index.page('2025', 'org,example,www)/page?q=1', Date.parse(DATES[1]) / 1000 - 1, 1);
   t.equal(revisit.refers_to, original.id, "the revisit's row refers to the original's");
