@@ -285,11 +285,12 @@ export function page10k(seed = 0): Buffer {
  * constant 10 KB text/html page ({@link page10k}) and Content-Length, or,
  * for a target under `/new/`, the same page with a serial number written
  * into it (every answer a page the archive has not seen), and for a target
- * under `/clock/` the constant page with a `Date` from a fake clock that
- * starts at 2001-01-01 and moves one day (plus one second) forward with
- * every such answer, so that any two answers of one URL are more than a
- * day apart (each identical capture past a `revisit_interval` of `1d`: a
- * revisit record each);
+ * under `/clock/` the constant page with a `Date` from a fake clock of
+ * that target, which starts at 2001-01-01 and moves one day and one second
+ * forward with each answer, so that any two answers of one URL are more
+ * than a day apart (each identical capture past a `revisit_interval` of
+ * `1d`: a revisit record each) and stay in the past (the archive refuses a
+ * capture dated more than a day ahead) for 9,000 answers per target;
  * `'sink'` reads a request body to its end and answers 201 (an archive
  * that stores nothing, to tell the proxy's own capture cost from the
  * archive's).
@@ -301,7 +302,7 @@ export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
     const page = Buffer.from(${JSON.stringify(page10k(0).toString('base64'))}, 'base64');
     const loc = 'http://127.0.0.1/bench/memento/20260101000000/http://www.example.org/';
     let serial = 0;
-    let clock = Date.UTC(2001, 0, 1);
+    const clocks = new Map();
     const server = http.createServer((req, res) => {
       if (kind === '302') {
         const body = loc + '\\n';
@@ -319,7 +320,8 @@ export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': fresh.length });
         res.end(fresh);
       } else if (req.url.startsWith('/clock/')) {
-        clock += 86401000;
+        const clock = (clocks.get(req.url) ?? Date.UTC(2001, 0, 1)) + 86401000;
+        clocks.set(req.url, clock);
         res.writeHead(200, { date: new Date(clock).toUTCString(), 'content-type': 'text/html; charset=utf-8', 'content-length': page.length });
         res.end(page);
       } else {
