@@ -494,6 +494,8 @@ export class ArchiveStore {
     const own = await this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
     if (row.refers_to === null) return own;
     // A revisit: its own status and headers (its revisit record's HTTP head), the payload of its original's response record.
+    // Its head is read whole; release its file (a record read as a stream holds it open).
+    own.close();
     const original = await this.index.byId(row.refers_to);
     if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
     const payload = await this.reader.read(original.warc_file, original.warc_offset, original.warc_length);
