@@ -166,6 +166,18 @@ export async function cacheLookups(url: string, cache: 'index' | 'record' = 'ind
   return { hits: count('hit'), misses: count('miss') };
 }
 
+/**
+ * The archive's capture PUTs so far by result (its `/metrics`,
+ * `memento_archive_captures_total`: `stored`, `revisit`, `duplicate`,
+ * `conflict`, `refused`); an absent result counts 0.
+ */
+export async function capturesByResult(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^memento_archive_captures_total\{result="([a-z]+)"\} (\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
 /** CPU time (user + system) process `pid` has used so far, seconds (from /proc/<pid>/stat). */
 export function cpuSecondsOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -272,7 +284,13 @@ export function page10k(seed = 0): Buffer {
  * one-line text/plain body, as a TimeGate does); `'10k'` answers with a
  * constant 10 KB text/html page ({@link page10k}) and Content-Length, or,
  * for a target under `/new/`, the same page with a serial number written
- * into it (every answer a page the archive has not seen);
+ * into it (every answer a page the archive has not seen), and for a target
+ * under `/clock/` the constant page with a `Date` from a fake clock of
+ * that target, which starts at 2001-01-01 and moves one day and one second
+ * forward with each answer, so that any two answers of one URL are more
+ * than a day apart (each identical capture past a `revisit_interval` of
+ * `1d`: a revisit record each) and stay in the past (the archive refuses a
+ * capture dated more than a day ahead) for 9,000 answers per target;
  * `'sink'` reads a request body to its end and answers 201 (an archive
  * that stores nothing, to tell the proxy's own capture cost from the
  * archive's).
@@ -284,6 +302,7 @@ export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
     const page = Buffer.from(${JSON.stringify(page10k(0).toString('base64'))}, 'base64');
     const loc = 'http://127.0.0.1/bench/memento/20260101000000/http://www.example.org/';
     let serial = 0;
+    const clocks = new Map();
     const server = http.createServer((req, res) => {
       if (kind === '302') {
         const body = loc + '\\n';
@@ -300,6 +319,11 @@ export function bareServer(kind: '302' | '10k' | 'sink'): Promise<Child> {
         fresh.write(String(++serial).padStart(12, '0'), 100, 'latin1');
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': fresh.length });
         res.end(fresh);
+      } else if (req.url.startsWith('/clock/')) {
+        const clock = (clocks.get(req.url) ?? Date.UTC(2001, 0, 1)) + 86401000;
+        clocks.set(req.url, clock);
+        res.writeHead(200, { date: new Date(clock).toUTCString(), 'content-type': 'text/html; charset=utf-8', 'content-length': page.length });
+        res.end(page);
       } else {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': page.length });
         res.end(page);

@@ -4,8 +4,10 @@
  *
  * Processes: a content server (bare Node http: a constant 10 KB HTML page
  * on every path, and under `/new/` the same page with a serial number in
- * it, so that every answer is new), the archive daemon
- * (`bin/memento-archive.js serve --quiet`, a fresh data folder), a sink
+ * it, so that every answer is new, and under `/clock/` the constant page
+ * with a `Date` one day later at every answer: bench/lib.ts `bareServer`),
+ * the archive daemon (`bin/memento-archive.js serve --quiet`, a fresh data
+ * folder, `revisit_interval: 1d` written out: the default), a sink
  * (drains each PUT, answers 201) and the capture proxy
  * (`bin/capture-proxy.js`, its JSON log going to a file) — each its own
  * process — and the load generators in their own processes too: wrk
@@ -20,18 +22,25 @@
  * 200), `sink.bench` (On, to the sink, which drains each PUT and answers
  * 201 without a tag: the proxy's own share of a PUT per capture),
  * `new.bench` (On, to the archive, requests under `/new/`, each path
- * once: the archive stores every capture). Requests for unchanged pages
- * cycle over 100 paths; keep-alive; every answer must be a 200.
+ * once: the archive stores every capture), `revisit.bench` (as on,
+ * requests under `/clock/`: an unchanged page whose Date is always more
+ * than `revisit_interval` past its last capture, so the proxy sends every
+ * capture and the archive writes a WARC revisit record for each, the
+ * worst case of revisits). Requests for unchanged pages cycle over 100
+ * paths; keep-alive; every answer must be a 200.
  *
  * Arms, alternated in each round (order reversed every other round): the
  * content server directly; capture off, on, put and sink on unchanged
  * pages at 50 connections; capture off and on with every page new; capture
+ * off and on with every hit a revisit (`/clock/` pages); capture
  * off and on from one connection (a client's own wait, not queueing). Then,
  * at a fixed rate of half the median capture-off maximum of those rounds,
  * capture off and on, alternated (open loop: a request waiting for a
  * connection counts). Rows: unchanged pages, on vs off (≥ 0.9×); every
  * page new, on vs off (≥ 0.5×, and every capture stored, none spooled or
- * dropped: counted from the proxy's request log); one connection, p50 and
+ * dropped: counted from the proxy's request log); every hit a revisit, on
+ * vs off (≥ 0.5×, as every page new; the revisit records written counted
+ * from the archive's `/metrics`); one connection, p50 and
  * p99, on vs off (≤ 1.15×); p99 at the fixed rate, on vs off (≤ 1.2×); and
  * for the record: every capture PUT and the sink against off, p99 at full load,
  * off against direct, and the CPU each process used per request (from
@@ -44,6 +53,7 @@ import {
   alternate,
   type BenchRow,
   bareServer,
+  capturesByResult,
   type Child,
   cpuSecondsOf,
   dataRoot,
@@ -62,6 +72,8 @@ const ROUNDS = 5;
 const SECONDS = 3;
 const CONNECTIONS = 50;
 const PATHS = 100;
+/** The archive's `revisit_interval` in this bench: the default, written out. */
+const REVISIT_INTERVAL = '1d';
 /** Seconds of the latency arms on one connection (a client's own wait, not queueing behind 49 others). */
 const ONE_SECONDS = 2;
 
@@ -97,7 +109,10 @@ export async function run(): Promise<BenchRow[]> {
     started.push(content);
     const sink = await bareServer('sink');
     started.push(sink);
-    const archive = await startArchiveProcess('archive-proxy', writeArchiveConfig(dir, path.join(dir, 'archive-data')));
+    const archive = await startArchiveProcess(
+      'archive-proxy',
+      writeArchiveConfig(dir, path.join(dir, 'archive-data'), `revisit_interval: ${REVISIT_INTERVAL}\n`),
+    );
     started.push(archive);
     const port = (u: string) => new URL(u).port;
     const vhost = (name: string, settings: string) => `- server_name: ${name}\n  upstream: ${content.url}\n${settings}`;
@@ -109,6 +124,7 @@ export async function run(): Promise<BenchRow[]> {
         vhost('off.bench', `  EnableArchiving: Off\n  ArchivePort: ${port(archive.url)}\n`),
         vhost('put.bench', `  EnableArchiving: On\n  ArchiveUnchangedCache: Off\n${toArchive}`),
         vhost('new.bench', `  EnableArchiving: On\n${toArchive}`),
+        vhost('revisit.bench', `  EnableArchiving: On\n${toArchive}`),
         vhost('sink.bench', `  EnableArchiving: On\n  ArchiveHost: 127.0.0.1\n  ArchivePort: ${port(sink.url)}\n  ArchivePath: /put/\n`),
       ].join(''),
     );
@@ -120,6 +136,8 @@ export async function run(): Promise<BenchRow[]> {
     const pages = () => `/page/${n++ % PATHS}.html`;
     // A new URI-R each time: a page new at every request of one URI-R would meet the memento stored the same second (409).
     const newPages = () => `/new/${n++}.html`;
+    // The same 100 pages, each answer dated a day after the one before: every capture past the revisit interval.
+    const clockPages = () => `/clock/page/${n++ % PATHS}.html`;
     // CPU used per request by each server process, µs (user + system, from /proc).
     const procs = { proxy, archive, sink, content };
     const arm =
@@ -135,7 +153,10 @@ export async function run(): Promise<BenchRow[]> {
     for (const h of ['off.bench', 'on.bench', 'put.bench', 'sink.bench']) await arm(proxy.url, h, 2)();
     await arm(proxy.url, 'new.bench', 2, CONNECTIONS, newPages)();
     const warmNew = await settledOutcomes(proxy.logFile, 'new.bench');
-    note(`proxy: ${ROUNDS} rounds × (7 arms × ${SECONDS} s + 2 arms × ${ONE_SECONDS} s on 1 connection)`);
+    await arm(proxy.url, 'revisit.bench', 2, CONNECTIONS, clockPages)();
+    const warmClock = await settledOutcomes(proxy.logFile, 'revisit.bench');
+    const resultsBefore = await capturesByResult(archive.url);
+    note(`proxy: ${ROUNDS} rounds × (9 arms × ${SECONDS} s + 2 arms × ${ONE_SECONDS} s on 1 connection)`);
     const res = await alternate(ROUNDS, {
       direct: arm(content.url, null),
       off: arm(proxy.url, 'off.bench'),
@@ -144,6 +165,8 @@ export async function run(): Promise<BenchRow[]> {
       sink: arm(proxy.url, 'sink.bench'),
       offNew: arm(proxy.url, 'off.bench', SECONDS, CONNECTIONS, newPages),
       onNew: arm(proxy.url, 'new.bench', SECONDS, CONNECTIONS, newPages),
+      offClock: arm(proxy.url, 'off.bench', SECONDS, CONNECTIONS, clockPages),
+      onClock: arm(proxy.url, 'revisit.bench', SECONDS, CONNECTIONS, clockPages),
       offOne: arm(proxy.url, 'off.bench', ONE_SECONDS, 1),
       onOne: arm(proxy.url, 'on.bench', ONE_SECONDS, 1),
     });
@@ -175,12 +198,26 @@ export async function run(): Promise<BenchRow[]> {
     // Not stored although the answer was complete: spooled (the live PUT failed), dropped, rejected. (`aborted` and
     // `no: …` are exchanges whose client went away before its answer was complete, at the end of a wrk run.)
     const lost = (outcomes.spooled ?? 0) + (outcomes.dropped ?? 0) + (outcomes.rejected ?? 0);
+    // The revisit arm's captures (settled, the warm-up's taken out) and the archive's results over the rounds: only
+    // the revisit arm's captures can be revisits (every other identical capture comes within the day of its memento).
+    const completedClock = res.onClock.reduce((a, r) => a + r.total, 0);
+    const allClock = await settledOutcomes(proxy.logFile, 'revisit.bench');
+    const clockOutcomes = Object.fromEntries(
+      Object.entries(allClock)
+        .map(([k, v]) => [k, v - (warmClock[k] ?? 0)])
+        .filter(([, v]) => v),
+    );
+    // Refused too: a capture the proxy finds the archive would refuse (e.g. dated ahead) is not a revisit.
+    const clockLost = (clockOutcomes.spooled ?? 0) + (clockOutcomes.dropped ?? 0) + (clockOutcomes.rejected ?? 0) + (clockOutcomes['no: refused'] ?? 0);
+    const resultsAfter = await capturesByResult(archive.url);
+    const results = Object.fromEntries(Object.entries(resultsAfter).map(([k, v]) => [k, v - (resultsBefore[k] ?? 0)]));
+    const revisits = results.revisit ?? 0;
 
     const us = (v: number) => `${fmt(v, 0)} µs`;
     const [direct, off, on] = [rps('direct'), rps('off'), rps('on')];
     return [
       {
-        name: `proxy throughput, unchanged pages, ${CONNECTIONS} connections, capture on`,
+        name: `proxy throughput, unchanged pages, revisits on (${REVISIT_INTERVAL}), ${CONNECTIONS} connections, capture on`,
         figure: `${fmt(on)} req/s`,
         baseline: `${fmt(off)} req/s (capture off)`,
         ratio: on / off,
@@ -193,6 +230,14 @@ export async function run(): Promise<BenchRow[]> {
         ratio: rps('onNew') / rps('offNew'),
         target: '≥ 0.5×, every capture stored, none dropped',
         met: rps('onNew') / rps('offNew') >= 0.5 && lost === 0 && stored >= completedNew,
+      },
+      {
+        name: `proxy throughput, unchanged pages whose Date moves a day per answer (every hit past revisit_interval ${REVISIT_INTERVAL}: a revisit record each, the worst case), ${CONNECTIONS} connections, capture on`,
+        figure: `${fmt(rps('onClock'))} req/s; ${fmt(revisits)} revisit records written for ${fmt(completedClock)} complete answers (${fmt((100 * revisits) / completedClock, 0)}%), ${clockLost} spooled, dropped or refused (proxy log: ${JSON.stringify(clockOutcomes)}; archive, all arms: ${JSON.stringify(results)})`,
+        baseline: `${fmt(rps('offClock'))} req/s (capture off)`,
+        ratio: rps('onClock') / rps('offClock'),
+        target: '≥ 0.5× (as every response new), none dropped or refused',
+        met: rps('onClock') / rps('offClock') >= 0.5 && clockLost === 0,
       },
       {
         name: 'proxy latency p50, one connection, unchanged pages, capture on',
@@ -248,6 +293,13 @@ export async function run(): Promise<BenchRow[]> {
         figure: `proxy ${us(cpu('on', 'proxy'))}, archive ${us(cpu('on', 'archive'))}`,
         baseline: `capture off: proxy ${us(cpu('off', 'proxy'))}; every capture PUT: proxy ${us(cpu('put', 'proxy'))}, archive ${us(cpu('put', 'archive'))}; into sink: proxy ${us(cpu('sink', 'proxy'))}, sink ${us(cpu('sink', 'sink'))}`,
         ratio: (cpu('on', 'proxy') + cpu('on', 'archive')) / cpu('off', 'proxy'),
+        target: 'report',
+      },
+      {
+        name: `CPU per request, unchanged pages, every hit a revisit (revisit_interval ${REVISIT_INTERVAL}, Date a day later per answer), capture on (proxy + archive)`,
+        figure: `proxy ${us(cpu('onClock', 'proxy'))}, archive ${us(cpu('onClock', 'archive'))}`,
+        baseline: `capture off: proxy ${us(cpu('offClock', 'proxy'))}; every response new: proxy ${us(cpu('onNew', 'proxy'))}, archive ${us(cpu('onNew', 'archive'))}`,
+        ratio: (cpu('onClock', 'proxy') + cpu('onClock', 'archive')) / cpu('offClock', 'proxy'),
         target: 'report',
       },
       {

@@ -50,6 +50,42 @@ export interface LoadOptions {
    * body has the same length. Sent with `Content-Length`.
    */
   bodyTemplate?: string;
+  /**
+   * With {@link bodyTemplate}: the same URI-Rs captured again and again,
+   * a day apart. Each wrk thread counts its requests from 0 (`c`); `{k}`
+   * becomes `TT-KKKKKK`, the thread and the key `c mod keys`, and `{date}`
+   * the HTTP-date (29 characters) `start + floor(c / keys) days + (c mod keys) s`:
+   * request `c + keys` of a thread repeats the key of request `c` one day
+   * later. So a run gives `keys` keys per thread, each dated
+   * `start + key s` on its first use ({@link keyedDate}); the next run
+   * starts after the last day this one used: {@link keyedDays}.
+   */
+  keyed?: { keys: number; start: number };
+}
+
+/** wrk threads of a run on `connections` connections: 2, or 1 for an odd count (wrk gives each thread connections/threads connections: keep the count exact). */
+export function wrkThreads(connections: number): number {
+  return connections >= 2 && connections % 2 === 0 ? 2 : 1;
+}
+
+/** The `{date}` of request `c` of a thread in a {@link LoadOptions.keyed} run, epoch seconds. */
+export function keyedDate(keyed: { keys: number; start: number }, c: number): number {
+  return keyed.start + Math.floor(c / keyed.keys) * 86_400 + (c % keyed.keys);
+}
+
+/**
+ * Days that a {@link LoadOptions.keyed} run of `total` answered requests
+ * (all threads) may have used, one more for requests still in flight when
+ * wrk stopped (sent, not counted): the next run's `start` is this one's
+ * plus that many days.
+ */
+export function keyedDays(keys: number, total: number): number {
+  return Math.floor(Math.max(0, total - 1) / keys) + 2;
+}
+
+/** The `{k}` of key `key` of wrk thread `thread` in a {@link LoadOptions.keyed} run. */
+export function keyedKey(thread: number, key: number): string {
+  return `${String(thread).padStart(2, '0')}-${String(key).padStart(6, '0')}`;
 }
 
 /** Width of the serial that replaces `{n}` in {@link LoadOptions.bodyTemplate}. */
@@ -96,9 +132,23 @@ function init(args)
     local t = assert(io.open(args[5], "rb"))
     local text = t:read("*a")
     t:close()
-    parts = {}
-    for piece in string.gmatch(text .. "{n}", "(.-){n}") do parts[#parts + 1] = piece end
+    -- The text between the slots {n}, {k}, {date} (any other {word} is text).
+    parts, slots = {}, {}
+    local pos, from = 1, 1
+    while true do
+      local s, e, word = string.find(text, "{(%a+)}", from)
+      if not s then break end
+      if word == "n" or word == "k" or word == "date" then
+        parts[#parts + 1] = string.sub(text, pos, s - 1)
+        slots[#slots + 1] = word
+        pos = e + 1
+      end
+      from = e + 1
+    end
+    parts[#parts + 1] = string.sub(text, pos)
     run = tonumber(args[6])
+    keys = tonumber(args[7])
+    start = tonumber(args[8])
     count = 0
   end
   expect = {}
@@ -112,8 +162,19 @@ end
 function request()
   if parts then
     count = count + 1
-    local serial = string.format("%04d%02d%010d", run % 10000, id, count)
-    return wrk.format(args_method, first.path, first.headers, table.concat(parts, serial))
+    local c = count - 1
+    local value = { n = string.format("%04d%02d%010d", run % 10000, id, count) }
+    if keys > 0 then
+      value.k = string.format("%02d-%06d", id, c % keys)
+      value.date = os.date("!%a, %d %b %Y %H:%M:%S GMT", start + math.floor(c / keys) * 86400 + c % keys)
+    end
+    local out = {}
+    for j = 1, #slots do
+      out[#out + 1] = parts[j]
+      out[#out + 1] = value[slots[j]]
+    end
+    out[#out + 1] = parts[#parts]
+    return wrk.format(args_method, first.path, first.headers, table.concat(out))
   end
   i = i % n + 1
   return reqs[i]
@@ -219,10 +280,9 @@ export async function wrkLoad(opts: LoadOptions, dir: string): Promise<LoadResul
   if (opts.bodyTemplate !== undefined) {
     const body = path.join(dir, `wrk-body-${run}.txt`);
     writeFileSync(body, opts.bodyTemplate, 'latin1');
-    extra.push(body, String(run));
+    extra.push(body, String(run), String(opts.keyed?.keys ?? 0), String(opts.keyed?.start ?? 0));
   }
-  // wrk gives each thread connections/threads connections: keep the count exact.
-  const threads = opts.connections >= 2 && opts.connections % 2 === 0 ? 2 : 1;
+  const threads = wrkThreads(opts.connections);
   const target = /^https?:\/\/[^/]+$/.test(opts.url) ? `${opts.url}/` : opts.url;
   const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${Math.max(1, Math.round(opts.duration))}s`, '--timeout', '30s'];
   let out: string;
