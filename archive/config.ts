@@ -69,6 +69,13 @@ export interface ArchiveConfig {
   maxDecodedBytes: number;
   /** Access rules (archive/access.ts), in the order listed; reloaded on SIGHUP. */
   access: AccessRule[];
+  /**
+   * Seconds after a memento before an identical capture of its URI-R is
+   * recorded again, as a WARC revisit record and an index row
+   * (archive/store/capture-is-new.ts); `0`: at every new second; `null`
+   * (`off`): never (identical captures store nothing).
+   */
+  revisitIntervalS: number | null;
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -106,6 +113,7 @@ defineCheck('access-url', (v) => {
   }
 });
 defineCheck('age', (v) => parseAge(v) !== undefined);
+defineCheck('revisit-interval', (v) => parseRevisitInterval(v) !== undefined);
 
 /** Seconds in each unit of an age: seconds, minutes, hours, days, weeks, years of 365 days. */
 const AGE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 7 * 86400, y: 365 * 86400 };
@@ -119,6 +127,18 @@ const AGE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 7
 export function parseAge(v: unknown): number | undefined {
   const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)\s*([smhdwy])$/.exec(v.trim()) : null;
   return m ? Math.round(Number(m[1]) * AGE_UNITS[m[2]]) : undefined;
+}
+
+/**
+ * The `revisit_interval` setting: an age ({@link parseAge}), `0` (every
+ * identical capture at a new second is a revisit) or `off`.
+ *
+ * @returns seconds, `null` for `off`, `undefined` when it is none of these
+ */
+export function parseRevisitInterval(v: unknown): number | null | undefined {
+  if (v === 0 || v === '0') return 0;
+  if (v === 'off') return null;
+  return parseAge(v);
 }
 
 /** A positive count or size (bytes) setting. */
@@ -322,6 +342,14 @@ export const ARCHIVE_FILE_SCHEMA = {
     headers_timeout: seconds(30, "seconds to receive a request's head; later → 408. Not longer than `request_timeout`"),
     idle_timeout: seconds(60, 'seconds a connection may stay silent (no byte either way) before it is closed'),
     keep_alive_timeout: seconds(5, 'seconds an idle keep-alive connection is kept for the next request'),
+    revisit_interval: {
+      type: ['string', 'integer'],
+      check: 'revisit-interval',
+      default: '1d',
+      description:
+        'a capture identical to the memento it follows (payload digest, status, media type) stores no second copy of the body; once this long has passed since that memento it is recorded as a WARC `revisit` record and a memento of its own (the page was served then), else it stores nothing. An age (`1d`, `12h`, `30m`), `0` (a revisit at every new second) or `off` (identical captures never store anything)',
+      errorMessage: '{key} must be an age like 1d, 12h or 30m (units s, m, h, d, w, y), 0 or off, not {value}',
+    },
     put_tokens: {
       type: 'array',
       items: { check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' },
@@ -398,6 +426,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     recordCacheBytes: raw.record_cache_bytes,
     maxDecodedBytes: raw.max_decoded_bytes,
     access: accessRules(src, raw.access),
+    revisitIntervalS: parseRevisitInterval(raw.revisit_interval)!,
   };
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.replayOrigin === undefined) delete config.replayOrigin;

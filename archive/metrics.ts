@@ -30,7 +30,7 @@ export class ArchiveMetrics {
   readonly registry = new Registry();
   readonly captures = new Counter({
     name: 'memento_archive_captures_total',
-    help: 'Capture PUTs by result: stored (201), duplicate (200: identical to the memento it follows, nothing stored), conflict (409: a different memento of the URI-R is stored at that second), refused (other 4xx)',
+    help: 'Capture PUTs by result: stored (201, a new response record), revisit (201, identical to the memento it follows and revisit_interval after it: a WARC revisit record), duplicate (200: identical to the memento it follows, nothing stored), conflict (409: a different memento of the URI-R is stored at that second), refused (other 4xx)',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
@@ -95,7 +95,7 @@ export class ArchiveMetrics {
         this.set(await countRows());
       },
     });
-    for (const result of ['stored', 'duplicate', 'conflict', 'refused']) this.captures.inc({ result }, 0);
+    for (const result of ['stored', 'revisit', 'duplicate', 'conflict', 'refused']) this.captures.inc({ result }, 0);
     for (const outcome of ['end', 'stopped', 'limit', 'corrupt']) this.decodes.inc({ outcome }, 0);
     if (!caches) return;
     this.cacheLookups = new Counter({

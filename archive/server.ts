@@ -19,7 +19,7 @@ import { discoveryRoutes } from './http/discovery.js';
 import { notFound } from './http/fallback.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
-import { ingestRoutes } from './http/ingest.js';
+import { ingestRoutes, revisitPuts } from './http/ingest.js';
 import { mementoRoutes } from './http/memento.js';
 import { opsRoutes } from './http/ops.js';
 import { redirectorRoutes } from './http/redirector.js';
@@ -132,7 +132,7 @@ function countRequest(metrics: ArchiveMetrics, req: FastifyRequest, status: numb
   else if (status >= 400) {
     metrics.captures.inc({ result: 'refused' });
     metrics.refused.inc({ status: String(status) });
-  } else metrics.captures.inc({ result: status === 201 ? 'stored' : 'duplicate' });
+  } else metrics.captures.inc({ result: status !== 201 ? 'duplicate' : revisitPuts.has(req.raw) ? 'revisit' : 'stored' });
 }
 
 /** The request's log line, as the proxy writes its own: method, target, status, time, client. */

@@ -50,6 +50,7 @@ try {
     warc_offset: i,
     warc_length: 1,
     client_ip: null,
+    refers_to: null,
   }));
   for (let i = 0; i < rows.length; i += 5000) await a.store.index.insertMany(rows.slice(i, i + 5000));
   // Each address of the excluded URL and of the never-captured one, in turn: the same status, the same body but the URL.

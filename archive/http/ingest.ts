@@ -4,9 +4,12 @@
  * never from the PUT address. The archive alone decides whether a capture
  * is new (archive/store/capture-is-new.ts, in the write queue): it answers
  *
- * - **201** (a new memento was stored) or **200** (the capture is
- *   identical — payload digest, status, media type — to the memento it
- *   follows; nothing stored), both with `Location:` the URI-M of that
+ * - **201** (a new memento was stored: a new response, or a revisit — a
+ *   capture identical to the memento it follows, at least
+ *   `revisit_interval` after it, written as a WARC revisit record) or
+ *   **200** (the capture is identical — payload digest, status, media
+ *   type — to the memento it follows, within `revisit_interval` of it;
+ *   nothing stored), both with `Location:` the URI-M of that
  *   memento, `ETag:` its capture tag (shared/capture-tag.ts) and
  *   `Archive-Revisit-After:` an HTTP-date (see {@link revisitAfter}): a
  *   capture of this URI-R with that tag, dated from the capture just sent
@@ -32,22 +35,20 @@ import { TEXT } from './context.js';
 import { putAccessHook } from './guards.js';
 
 /**
- * The revisit interval, seconds (one day): an identical capture of a
- * URI-R within this long of the memento it follows stores nothing. It is
- * the `Archive-Revisit-After` of a PUT's answer; a later archive setting
- * (`revisit_interval`) will take its place, when identical captures past
- * it are recorded as WARC revisit records.
- */
-export const REVISIT_INTERVAL_S = 86_400;
-
-/**
  * The `Archive-Revisit-After` of a PUT answered 200 or 201 whose memento is
- * `row`: `row`'s Memento-Datetime plus {@link REVISIT_INTERVAL_S}, as an
- * HTTP-date (RFC 9110 §5.6.7).
+ * `row`: `row`'s Memento-Datetime plus the `revisit_interval` setting
+ * (`intervalS`), as an HTTP-date (RFC 9110 §5.6.7). An identical capture
+ * dated before it stores nothing; from then on it is recorded as a revisit.
+ * With `revisit_interval: off` (`null`) identical captures never store
+ * anything and the answer says one day, so that a sender that remembers
+ * answers still asks again daily.
  */
-export function revisitAfter(row: Pick<MementoRow, 'datetime'>): string {
-  return formatHttpDate(row.datetime + REVISIT_INTERVAL_S);
+export function revisitAfter(row: Pick<MementoRow, 'datetime'>, intervalS: number | null): string {
+  return formatHttpDate(row.datetime + (intervalS ?? 86_400));
 }
+
+/** The PUTs answered with a revisit (their raw requests), for the daemon's capture metrics (server.ts). */
+export const revisitPuts = new WeakSet<object>();
 
 /** The capture PUT plugin: the access hook, a body left unparsed for the store to stream, the route. */
 export async function ingestRoutes(app: FastifyInstance): Promise<void> {
@@ -75,11 +76,12 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
         throw httpError(409, 'conflict: another capture of this URI-R is stored at the same second; nothing stored');
       throw httpError(409, `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored`);
     }
+    if (result.kind === 'revisit') revisitPuts.add(req.raw);
     return reply
       .code(result.created ? 201 : 200)
       .header('location', uriM)
       .header('etag', captureEntityTag(row))
-      .header('archive-revisit-after', revisitAfter(row))
+      .header('archive-revisit-after', revisitAfter(row, config.revisitIntervalS))
       .type(TEXT)
       .send(uriM + '\n');
   });

@@ -1,20 +1,23 @@
 /**
  * Is this capture new? The archive's one answer (docs/storage.md
- * "Deduplication", "Same-second captures"), asked by the store's write
+ * "Deduplication and revisits", "Same-second captures"), asked by the store's write
  * queue for each capture in queue order, against the index and the
  * captures of the same batch written before it:
  *
  * - `duplicate`: payload digest, status and media type equal those of the
  *   memento it follows in time (the latest of its urlkey at or before its
- *   datetime, in any archive, not hidden by the access rules): nothing is
+ *   datetime, in any archive, not hidden by the access rules; a revisit
+ *   counts), and it is dated less than `revisit_interval` after that
+ *   memento (or at its very second, or revisits are `off`): nothing is
  *   stored, the PUT names that memento (200).
+ * - `revisit`: identical as above, but dated `revisit_interval` or more
+ *   after that memento (and at another second): the page was served again
+ *   unchanged, so the store writes a WARC `revisit` record and an index
+ *   row whose `refers_to` names the memento holding the payload
+ *   ({@link originalId}) — no second copy of the body (201).
  * - `conflict`: not identical, but a memento of its urlkey is stored at the
  *   same second (one URI-M for both): nothing is stored, 409.
  * - `new`: store it (201).
- *
- * A later kind of answer (a revisit record for an identical capture once
- * per interval) goes in {@link DedupBatch.verdict}, the one place that
- * compares a capture with the memento it follows.
  *
  * The newest memento of recently seen urlkeys is kept in memory, so that
  * most captures of a busy page need no index query; it is right because
@@ -34,7 +37,17 @@ export interface CaptureKey {
 }
 
 /** What the archive does with a capture (see the module comment). */
-export type Verdict = { kind: 'new' } | { kind: 'duplicate'; of: AnyRow } | { kind: 'conflict'; with: AnyRow };
+export type Verdict = { kind: 'new' } | { kind: 'duplicate'; of: AnyRow } | { kind: 'revisit'; of: AnyRow } | { kind: 'conflict'; with: AnyRow };
+
+/**
+ * The row id of the memento whose `response` record holds the payload of
+ * `prev` (a revisit's predecessor): `prev`'s own id, or for a revisit its
+ * `refers_to`. `undefined` for a row written in the current batch and not
+ * yet committed (no id yet).
+ */
+export function originalId(prev: AnyRow): number | undefined {
+  return prev.refers_to ?? ('id' in prev ? prev.id : undefined);
+}
 
 /** True for a memento the access rules hide (archive/access.ts): it is never taken for the one a capture duplicates. */
 export type HiddenFn = (urlkey: string, datetime: number) => boolean;
@@ -42,7 +55,7 @@ export type HiddenFn = (urlkey: string, datetime: number) => boolean;
 /** The store's decision of whether a capture is new: the cache of newest mementos and the batch lookups. */
 export class CaptureIsNew {
   /** The newest memento of recently seen urlkeys (`{none}`: the urlkey has none); ~16 MiB. */
-  private readonly newest = new LRUCache<string, AnyRow | { none: true }>({
+  private readonly newest = new LRUCache<string, MementoRow | { none: true }>({
     maxSize: 16 * 1024 * 1024,
     sizeCalculation: (v, k) => 2 * k.length + ('uri_r' in v ? 2 * v.uri_r.length + 400 : 64),
   });
@@ -50,10 +63,12 @@ export class CaptureIsNew {
   /**
    * @param index the index the captures are committed to
    * @param hidden asked at decision time (the daemon sets the access rules after the store opens)
+   * @param revisitIntervalS `revisit_interval`, seconds; `null` (`off`, the default): identical captures are always duplicates
    */
   constructor(
     private readonly index: IndexDb,
     private readonly hidden: () => HiddenFn | undefined,
+    private readonly revisitIntervalS: number | null = null,
   ) {}
 
   /**
@@ -65,7 +80,7 @@ export class CaptureIsNew {
    * @throws the index's error; nothing is decided then.
    */
   async batch(keys: CaptureKey[]): Promise<DedupBatch> {
-    const found: (AnyRow | undefined)[] = new Array(keys.length).fill(undefined);
+    const found: (MementoRow | undefined)[] = new Array(keys.length).fill(undefined);
     const ask: number[] = [];
     for (const [i, k] of keys.entries()) {
       const known = this.newest.get(k.urlkey);
@@ -81,11 +96,11 @@ export class CaptureIsNew {
         if (isNewest) this.newest.set(keys[i].urlkey, row ?? { none: true });
       }
     }
-    return new DedupBatch(found, this.hidden());
+    return new DedupBatch(found, this.hidden(), this.revisitIntervalS);
   }
 
-  /** `rows` are committed to the index: each is the newest of its urlkey where the cache knew the newest and it is not older. */
-  committed(rows: NewMementoRow[]): void {
+  /** `rows` are committed to the index (with their ids): each is the newest of its urlkey where the cache knew the newest and it is not older. */
+  committed(rows: MementoRow[]): void {
     for (const row of rows) {
       const known = this.newest.get(row.urlkey);
       if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);
@@ -105,6 +120,7 @@ export class DedupBatch {
   constructor(
     private readonly fromIndex: (AnyRow | undefined)[],
     private readonly hidden: HiddenFn | undefined,
+    private readonly revisitIntervalS: number | null = null,
   ) {}
 
   /**
@@ -128,14 +144,18 @@ export class DedupBatch {
   verdict(i: number, row: NewMementoRow): Verdict {
     const prev = this.predecessor(i, row);
     if (!prev) return { kind: 'new' };
-    if (prev.digest === row.digest && prev.status === row.status && prev.mime === row.mime && !this.hidden?.(prev.urlkey, prev.datetime))
+    if (prev.digest === row.digest && prev.status === row.status && prev.mime === row.mime && !this.hidden?.(prev.urlkey, prev.datetime)) {
+      // A revisit needs a second of its own (its URI-M), and revisit_interval since the memento it follows.
+      const every = this.revisitIntervalS;
+      if (every !== null && row.datetime - prev.datetime >= Math.max(every, 1)) return { kind: 'revisit', of: prev };
       return { kind: 'duplicate', of: prev };
+    }
     // Same urlkey, same second, not identical: the stored memento stays.
     if (prev.datetime === row.datetime) return { kind: 'conflict', with: prev };
     return { kind: 'new' };
   }
 
-  /** A capture found new was written (its WARC records appended): later captures of the batch follow it. */
+  /** A capture found new (or a revisit) was written (its WARC records appended): later captures of the batch follow it. */
   wrote(row: NewMementoRow): void {
     const mine = this.written.get(row.urlkey);
     if (mine) mine.push(row);

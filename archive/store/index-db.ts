@@ -20,7 +20,7 @@ import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read
 export { rangeSql, StaleIndexError };
 export type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans };
 
-const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (11 parameters each)
+const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (12 parameters each)
 
 /** One answer of {@link IndexDb.atOrBeforeMany}. */
 export interface AtOrBefore {
@@ -44,17 +44,18 @@ CREATE TABLE IF NOT EXISTS memento (
   warc_offset INTEGER NOT NULL,
   warc_length INTEGER NOT NULL,
   client_ip TEXT,
+  refers_to INTEGER,
   UNIQUE (urlkey, archive_id, datetime)
 );
 CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime);
 `;
 
-const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
-const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip';
+const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip, refers_to';
+const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip, refers_to';
 // Of two rows of one key the later wins: only recovery/reindex of older WARC files meet one (see the module comment).
 const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r = excluded.uri_r, status = excluded.status, mime = excluded.mime,
   digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
-  client_ip = excluded.client_ip`;
+  client_ip = excluded.client_ip, refers_to = excluded.refers_to`;
 const BY = 'urlkey = $urlkey AND archive_id = $archive';
 
 /** A waiting {@link IndexDb.view} load. */
@@ -76,6 +77,23 @@ export async function ownerOnly(file: string): Promise<void> {
   await (await open(file, 'a', 0o600)).close();
   await chmod(file, 0o600).catch(() => undefined);
 }
+
+/**
+ * Gives an index made before revisits were recorded its `refers_to`
+ * column (NULL in every existing row: each is a `response` record's).
+ */
+async function addRefersTo(db: sqlite3.Database): Promise<void> {
+  const cols = await readAll<{ name: string }>(db, 'PRAGMA table_info(memento)', {});
+  if (!cols.some((c) => c.name === 'refers_to')) await run(db, 'ALTER TABLE memento ADD COLUMN refers_to INTEGER');
+}
+
+/** The unique key of a row (urlkey, archive id, Memento-Datetime) as one string. */
+function rowKey(r: Pick<MementoRow, 'archive_id' | 'urlkey' | 'datetime'>): string {
+  return `${r.archive_id}\0${r.urlkey}\0${r.datetime}`;
+}
+
+/** A row as {@link IndexDb.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
+export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
 
 /** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
 export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
@@ -137,6 +155,7 @@ export class IndexDb {
     await run(db, 'PRAGMA journal_mode = WAL');
     await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
     await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
+    await addRefersTo(db);
     if (!opts.anyUrlkeys) {
       try {
         await checkUrlkeys(db, file);
@@ -167,7 +186,14 @@ export class IndexDb {
       fileEnds: prep('SELECT warc_file, max(warc_offset + warc_length) AS end FROM memento WHERE archive_id = $archive GROUP BY warc_file'),
       ofFile: prep(`SELECT ${COLS} FROM memento WHERE warc_file = $file ORDER BY warc_offset`),
       files: prep('SELECT warc_file, count(*) AS n FROM memento GROUP BY warc_file'),
-      everything: prep(`SELECT ${COLS} FROM memento ORDER BY archive_id, urlkey, datetime`),
+      originalAt: prep('SELECT id FROM memento WHERE urlkey = $urlkey AND datetime = $datetime AND refers_to IS NULL ORDER BY id DESC LIMIT 1'),
+      originalByDigest: prep(
+        'SELECT id FROM memento WHERE urlkey = $urlkey AND datetime <= $datetime AND digest = $digest AND refers_to IS NULL ORDER BY datetime DESC, id DESC LIMIT 1',
+      ),
+      everything: prep(
+        `SELECT m.*, o.archive_id || ' ' || o.datetime || ' ' || o.uri_r AS original FROM memento m LEFT JOIN memento o ON o.id = m.refers_to
+          ORDER BY m.archive_id, m.urlkey, m.datetime`,
+      ),
     };
     return new IndexDb(db, reader, pager, stmts, new ReadCache(opts.cacheBytes ?? 0));
   }
@@ -177,16 +203,19 @@ export class IndexDb {
    * replaces it (for recovery and reindex of old WARC files, see the module comment).
    * Up to {@link ROWS_PER_INSERT} rows (a write batch) are one statement, its own transaction
    * (one round trip to SQLite's thread); more are several between `BEGIN IMMEDIATE` and `COMMIT`.
+   *
+   * @returns the row id of each row, in order (two rows of one key: the id of the row that stays, for both)
    */
-  async insertMany(rows: NewMementoRow[]): Promise<void> {
-    if (!rows.length) return;
+  async insertMany(rows: NewMementoRow[]): Promise<number[]> {
+    if (!rows.length) return [];
+    const ids = new Map<string, number>();
     if (rows.length <= ROWS_PER_INSERT) {
-      await this.insertPart(rows);
+      await this.insertPart(rows, ids);
     } else {
       await run(this.db, 'BEGIN IMMEDIATE');
       try {
         // Rows apply in order, so of two rows with one key the later wins.
-        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT));
+        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT), ids);
         await run(this.db, 'COMMIT');
       } catch (err) {
         await run(this.db, 'ROLLBACK').catch(() => undefined);
@@ -194,13 +223,15 @@ export class IndexDb {
       }
     }
     this.commits++;
+    return rows.map((r) => ids.get(rowKey(r))!);
   }
 
-  /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows. */
-  private insertPart(part: NewMementoRow[]): Promise<void> {
+  /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows; the id of each row's key goes into `ids`. */
+  private async insertPart(part: NewMementoRow[], ids: Map<string, number>): Promise<void> {
     const stmt = this.cached(
       `insert${part.length}`,
-      () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
+      () =>
+        `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT} RETURNING id, archive_id, urlkey, datetime`,
     );
     const params = part.flatMap((r) => [
       r.archive_id,
@@ -214,8 +245,12 @@ export class IndexDb {
       r.warc_offset,
       r.warc_length,
       r.client_ip,
+      r.refers_to,
     ]);
-    return new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
+    // RETURNING gives the rows in no set order: matched by key.
+    type Got = Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'datetime'>;
+    const got = await new Promise<Got[]>((resolve, reject) => stmt.all(params, (err: Error | null, r: Got[]) => (err ? reject(err) : resolve(r))));
+    for (const g of got) ids.set(rowKey(g), g.id);
   }
 
   /** Prepared statements of the batch queries, one per batch size (at most 80 + 300 of them). */
@@ -487,6 +522,26 @@ export class IndexDb {
     return all<MementoRow>(this.stmts.ofFile, { $file: file });
   }
 
+  /**
+   * The row id of the memento whose `response` record holds a revisit
+   * record's payload, for recovery and `reindex` (which read revisit
+   * records back): the response row (any archive) of the urlkey and
+   * datetime the record names (`WARC-Refers-To-Target-URI`,
+   * `WARC-Refers-To-Date`), else the latest response row of the revisit's
+   * own urlkey at or before its datetime with its payload digest;
+   * `undefined` when there is none. Asked on the write connection, so that
+   * rows inserted just before are seen.
+   */
+  async revisitOriginal(
+    named: { urlkey: string; datetime: number } | null,
+    own: Pick<MementoRow, 'urlkey' | 'datetime' | 'digest'>,
+  ): Promise<number | undefined> {
+    const at = named && (await first<{ id: number }>(this.stmts.originalAt, { $urlkey: named.urlkey, $datetime: named.datetime }));
+    if (at) return at.id;
+    const same = await first<{ id: number }>(this.stmts.originalByDigest, { $urlkey: own.urlkey, $datetime: own.datetime, $digest: own.digest });
+    return same?.id;
+  }
+
   /** Every WARC file the index points into, with its row count. For `verify`. */
   files(): Promise<{ warc_file: string; n: number }[]> {
     return all(this.stmts.files, {});
@@ -495,10 +550,12 @@ export class IndexDb {
   /**
    * Every row, ordered by archive, urlkey, datetime, without `id`: what the
    * index answers, for comparing an index with its rebuild (`reindex`).
+   * Row ids differ between the two, so a revisit's `refers_to` is given as
+   * its original's `<archive_id> <datetime> <uri_r>` instead.
    */
-  async dump(): Promise<NewMementoRow[]> {
-    const rows = await all<MementoRow>(this.stmts.everything, {});
-    return rows.map(({ id: _id, ...r }) => r);
+  async dump(): Promise<DumpRow[]> {
+    const rows = await all<MementoRow & { original: string | null }>(this.stmts.everything, {});
+    return rows.map(({ id: _id, refers_to: _r, original, ...r }) => ({ ...r, refers_to: original }));
   }
 
   /**

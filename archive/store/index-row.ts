@@ -26,8 +26,10 @@ export interface RowParts {
   requestHeaders: readonly RawHeader[] | null;
   /** WARC-Payload-Digest of the response (`sha256:<hex>`); `''` until known. */
   digest: string;
-  /** Where the response record is: file relative to `warcs/`, offset and length of its gzip member; zeros until written. */
+  /** Where the memento's own record (`response`, or `revisit`) is: file relative to `warcs/`, offset and length of its gzip member; zeros until written. */
   warc?: { file: string; offset: number; length: number };
+  /** A revisit's original: the row id of the memento whose `response` record holds the payload; `null`/absent for a `response`. */
+  refersTo?: number | null;
 }
 
 /** The index row of a memento. */
@@ -44,5 +46,6 @@ export function indexRow(p: RowParts): NewMementoRow {
     warc_offset: p.warc?.offset ?? 0,
     warc_length: p.warc?.length ?? 0,
     client_ip: (p.requestHeaders && getHeader(p.requestHeaders, 'x-client-ip')?.trim()) || null,
+    refers_to: p.refersTo ?? null,
   };
 }

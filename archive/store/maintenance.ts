@@ -11,9 +11,8 @@
  */
 import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { parseHead, parseStatusLine } from '#shared/http-head.js';
-import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
-import { indexRow } from './index-row.js';
+import { IndexDb, type MementoRow } from './index-db.js';
+import { RowWriter } from './record-rows.js';
 import { listWarcFiles } from './warc-files.js';
 import { type ScanItem, type ScannedRecord, scanWarcFile } from './warc-scan.js';
 
@@ -30,28 +29,9 @@ export type Log = (line: string) => void;
 /** Progress of a long scan: bytes of WARC files read so far and in all. */
 export type Progress = (done: number, total: number) => void;
 
-/**
- * The index row of a response record (and the request record written with
- * it, for `X-Client-IP`), as ingest would have made it (index-row.ts).
- *
- * @throws Error when the record has no target URI, date or status line.
- */
-export function rowFromRecords(archiveId: string, file: string, response: ScannedRecord, request: ScannedRecord | null): NewMementoRow {
-  const uriR = response.headers.get('warc-target-uri') ?? '';
-  const date = Date.parse(response.headers.get('warc-date') ?? '');
-  const head = response.httpHead ? parseHead(response.httpHead) : null;
-  const status = head && parseStatusLine(head.startLine);
-  if (!uriR || Number.isNaN(date) || !head || !status) throw new Error(`response record at ${file}:${response.offset} lacks a target URI, date or status line`);
-  return indexRow({
-    archiveId,
-    uriR,
-    datetime: Math.floor(date / 1000),
-    status: status.status,
-    responseHeaders: head.fields,
-    requestHeaders: request?.httpHead ? parseHead(request.httpHead).fields : null,
-    digest: response.headers.get('warc-payload-digest') ?? response.payloadDigest ?? '',
-    warc: { file, offset: response.offset, length: response.length },
-  });
+/** A record that is a memento of its own: a `response`, or a `revisit` (its payload another memento's). */
+function isMemento(r: ScannedRecord): boolean {
+  return r.type === 'response' || r.type === 'revisit';
 }
 
 /** True when `req` is the request record written with `res` (WARC-Concurrent-To). */
@@ -79,11 +59,12 @@ export interface RecoveryReport {
  * Crash recovery, run when the store opens (before any write).
  *
  * For each archive, the WARC files are read from the end of the last
- * indexed response record on (its request record follows it). Complete
- * response + request pairs found there — written and possibly fsynced, but
+ * indexed response (or revisit) record on (its request record follows it). Complete
+ * response + request and revisit + request pairs found there — written and possibly fsynced, but
  * never acknowledged because the daemon stopped before their index commit —
  * are indexed, in file order (so the same-second rule holds as if they had
- * been committed). In the newest file of an archive (the only one being
+ * been committed); a revisit's original is found as record-rows.ts says,
+ * and one whose original is not stored is logged and gets no row. In the newest file of an archive (the only one being
  * written when a daemon stops), the first partial or damaged record (a gzip
  * member cut short, a bad CRC or digest), or a response whose request
  * record is missing, is truncated away with everything after it; in an older
@@ -100,6 +81,7 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
   }
   if (report.removedTmp) log(`recovery: deleted ${report.removedTmp} leftover body spill file(s) from ${tmpDir}`);
 
+  const rows = new RowWriter(index, (line) => log(`recovery: ${line}`));
   for (const [archiveId, files] of await listWarcFiles(warcsDir)) {
     const ends = new Map((await index.fileEnds(archiveId)).map((e) => [e.warc_file, e.end]));
     // The last file (in writing order) that the index points into, and where its indexed part ends.
@@ -116,7 +98,7 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
     for (let i = startIdx; i < files.length; i++) {
       const file = files[i];
       const abs = path.join(warcsDir, file);
-      const rows: NewMementoRow[] = [];
+      const before = rows.inserted;
       let goodEnd = i === startIdx ? startAt : 0;
       let onlyInfo = goodEnd === 0;
       let pending: ScannedRecord | null = null;
@@ -133,14 +115,14 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
         }
         if (pending) {
           if (!pairs(pending, r)) {
-            cut = { offset: pending.offset, reason: `response record at offset ${pending.offset} is not followed by its request record` };
+            cut = { offset: pending.offset, reason: `${pending.type} record at offset ${pending.offset} is not followed by its request record` };
             break;
           }
-          rows.push(rowFromRecords(archiveId, file, pending, r));
+          await rows.add(archiveId, file, pending, r);
           pending = null;
           goodEnd = r.offset + r.length;
           onlyInfo = false;
-        } else if (r.type === 'response') {
+        } else if (isMemento(r)) {
           pending = r;
         } else {
           // warcinfo at the start of a file, or the request record of the last indexed pair.
@@ -148,15 +130,13 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
           goodEnd = r.offset + r.length;
         }
       }
-      if (pending && !cut) cut = { offset: pending.offset, reason: `response record at offset ${pending.offset} has no request record after it` };
-      if (rows.length) {
-        await index.insertMany(rows);
-        report.indexed += rows.length;
-        log(`recovery: ${file}: indexed ${rows.length} complete capture(s) written before the daemon stopped but never acknowledged`);
-      }
+      if (pending && !cut) cut = { offset: pending.offset, reason: `${pending.type} record at offset ${pending.offset} has no request record after it` };
+      await rows.flush();
+      const indexed = rows.inserted - before;
+      if (indexed) log(`recovery: ${file}: indexed ${indexed} complete capture(s) written before the daemon stopped but never acknowledged`);
       const size = (await stat(abs)).size;
       const keep = cut ? cut.offset : goodEnd;
-      if (!ends.has(file) && rows.length === 0 && onlyInfo) {
+      if (!ends.has(file) && indexed === 0 && onlyInfo) {
         // Begun just before the daemon stopped: no capture in it to keep.
         await rm(abs, { force: true });
         report.removedFiles.push(file);
@@ -175,7 +155,30 @@ export async function recover(index: IndexDb, warcsDir: string, tmpDir: string, 
       }
     }
   }
+  // Revisits whose original is in a file read after theirs.
+  const before = rows.inserted;
+  await rows.finish();
+  if (rows.inserted > before) log(`recovery: indexed ${rows.inserted - before} revisit(s) whose original was read after them`);
+  report.indexed = rows.inserted;
   return report;
+}
+
+/**
+ * What is wrong with the index row `row` of the response or revisit
+ * record `r`, as a revisit: a revisit row must refer to a stored memento
+ * whose own record is a response, with the payload digest the revisit
+ * record states (identical-payload-digest); a response row refers to
+ * nothing. `undefined` when it is right.
+ */
+async function checkRevisit(index: IndexDb, r: ScannedRecord, row: MementoRow): Promise<string | undefined> {
+  if (r.type === 'response') return row.refers_to === null ? undefined : `a response record, but its index row refers to row ${row.refers_to}`;
+  if (row.refers_to === null) return 'a revisit record, but its index row refers to no original';
+  const original = await index.byId(row.refers_to);
+  if (!original) return `revisit of row ${row.refers_to}, which is missing from the index (its payload is gone)`;
+  if (original.refers_to !== null) return `revisit of row ${row.refers_to}, which is itself a revisit`;
+  const stated = r.headers.get('warc-payload-digest');
+  if (stated !== original.digest) return `revisit record's WARC-Payload-Digest ${stated} differs from its original's ${original.digest} (row ${original.id})`;
+  return undefined;
 }
 
 /** What `verify` found. `ok` is false when any row or record is wrong. */
@@ -185,7 +188,7 @@ export interface VerifyReport {
   rows: number;
   /** WARC records read (all types). */
   records: number;
-  /** Response records with no index row (a same-second capture superseded by a later one, in a WARC file written before those were refused; or an orphan). */
+  /** Response and revisit records with no index row (a same-second capture superseded by a later one, in a WARC file written before those were refused; a revisit whose original is gone; or an orphan). */
   unindexed: number;
   files: number;
   bytes: number;
@@ -196,7 +199,10 @@ export interface VerifyReport {
 /**
  * Checks that the index and the WARC files agree: every index row names a
  * WARC file that exists and, at its offset and length, a complete response
- * record with the row's URI-R, Memento-Datetime and payload digest; every
+ * or revisit record with the row's URI-R, Memento-Datetime and payload
+ * digest; a revisit's row refers to a stored response row with the payload
+ * digest the revisit record states (a revisit whose original is missing
+ * is a problem); every
  * record in every WARC file has a valid gzip member and the block and
  * payload digests it states (WARC-Block-Digest / WARC-Payload-Digest,
  * recomputed). A partial record at the very end of the newest file of an
@@ -242,7 +248,7 @@ export async function verify(index: IndexDb, warcsDir: string, opts: { progress?
         opts.progress?.(done + r.offset + r.length, total);
         if (r.blockDigestOk === false) problem(`${file}:${r.offset}: ${r.type} record's WARC-Block-Digest does not match its block`);
         if (r.payloadDigestOk === false) problem(`${file}:${r.offset}: ${r.type} record's WARC-Payload-Digest does not match its payload`);
-        if (r.type !== 'response') continue;
+        if (!isMemento(r)) continue;
         const row = rows.get(r.offset);
         if (!row) {
           report.unindexed++;
@@ -257,8 +263,11 @@ export async function verify(index: IndexDb, warcsDir: string, opts: { progress?
           problem(`${where}: record's WARC-Date is ${r.headers.get('warc-date')}, index says ${new Date(row.datetime * 1000).toISOString()}`);
         if ((r.headers.get('warc-payload-digest') ?? r.payloadDigest) !== row.digest)
           problem(`${where}: index digest ${row.digest} differs from the record's ${r.headers.get('warc-payload-digest')}`);
+        const revisitProblem = await checkRevisit(index, r, row);
+        if (revisitProblem) problem(`${where}: ${revisitProblem}`);
       }
-      for (const [off, row] of rows) if (!seen.has(off)) problem(`${file}:${off}: index row ${row.id} (${row.uri_r}) points at no complete response record`);
+      for (const [off, row] of rows)
+        if (!seen.has(off)) problem(`${file}:${off}: index row ${row.id} (${row.uri_r}) points at no complete response or revisit record`);
       done += (await stat(path.join(warcsDir, file))).size;
       opts.progress?.(done, total);
     }
@@ -278,8 +287,10 @@ export interface ReindexReport {
 
 /**
  * Rebuilds the SQLite index from the WARC files alone: every complete
- * response record (with its request record for `X-Client-IP`) becomes a
- * row, in writing order, so that of two captures of one URI-R in the same
+ * response or revisit record (with its request record for `X-Client-IP`)
+ * becomes a row (record-rows.ts: a revisit's `refers_to` found by the
+ * original it names; one whose original is not found is left out and
+ * listed in `skipped`), in writing order, so that of two captures of one URI-R in the same
  * second the later one holds the URI-M, as at ingest. The new index is
  * written beside the old one and renamed over it at the end; the caller must
  * hold the data folder's lock (lock.ts), so that no daemon writes meanwhile.
@@ -297,19 +308,20 @@ export async function reindex(indexFile: string, warcsDir: string, opts: { progr
     let total = 0;
     for (const f of [...byArchive.values()].flat()) total += (await stat(path.join(warcsDir, f))).size;
     let done = 0;
-    let batch: NewMementoRow[] = [];
+    const rows = new RowWriter(db, (line) => report.skipped.push(line));
     for (const [archiveId, files] of byArchive) {
       for (const file of files) {
         report.files++;
         let pending: ScannedRecord | null = null;
-        const flush = (req: ScannedRecord | null) => {
+        const flush = async (req: ScannedRecord | null) => {
           if (!pending) return;
+          const rec = pending;
+          pending = null;
           try {
-            batch.push(rowFromRecords(archiveId, file, pending, req));
+            await rows.add(archiveId, file, rec, req);
           } catch (err) {
             report.skipped.push((err as Error).message);
           }
-          pending = null;
         };
         for await (const item of scanWarcFile(path.join(warcsDir, file))) {
           if (item.kind !== 'record') {
@@ -321,24 +333,20 @@ export async function reindex(indexFile: string, warcsDir: string, opts: { progr
           report.records++;
           opts.progress?.(done + r.offset + r.length, total);
           if (pending && pairs(pending, r)) {
-            flush(r);
+            await flush(r);
             continue;
           }
-          flush(null);
-          if (r.type === 'response') {
+          await flush(null);
+          if (isMemento(r)) {
             if (digestsOk(r)) pending = r;
-            else report.skipped.push(`${file}:${r.offset}: response record does not match its digest; left out`);
-          }
-          if (batch.length >= 1000) {
-            await db.insertMany(batch);
-            batch = [];
+            else report.skipped.push(`${file}:${r.offset}: ${r.type} record does not match its digest; left out`);
           }
         }
-        flush(null);
+        await flush(null);
         done += (await stat(path.join(warcsDir, file))).size;
       }
     }
-    if (batch.length) await db.insertMany(batch);
+    await rows.finish();
     report.rows = await db.count();
   } catch (err) {
     await db.close().catch(() => undefined);

@@ -21,11 +21,20 @@ export interface MementoRow {
   digest: string;
   /** WARC file name relative to the data folder's `warcs/`. */
   warc_file: string;
-  /** Byte offset of the response record (its gzip member) in the WARC file. */
+  /** Byte offset of the memento's own record (its gzip member) in the WARC file: the `response` record, or for a revisit its `revisit` record. */
   warc_offset: number;
   /** Byte length of that gzip member. */
   warc_length: number;
   client_ip: string | null;
+  /**
+   * `null` for a memento whose own WARC record is a `response`. For a
+   * revisit (a WARC `revisit` record, profile identical-payload-digest:
+   * the capture was identical to the memento it follows), the `id` of the
+   * memento whose `response` record holds the payload: never itself a
+   * revisit; possibly of another archive or (imported) another URI-R.
+   * `digest`, `status` and `mime` of a revisit are that memento's.
+   */
+  refers_to: number | null;
 }
 
 /** A row before the index gave it an id. */

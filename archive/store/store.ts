@@ -16,7 +16,7 @@ import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { CaptureIsNew, type DedupBatch } from './capture-is-new.js';
+import { type AnyRow, CaptureIsNew, type DedupBatch, originalId } from './capture-is-new.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
@@ -33,7 +33,16 @@ function refuse(status: number, reason: string): HttpError {
 
 /** The outcome of a stored capture. */
 export interface IngestResult {
-  /** false: identical to the memento it follows (dedup), or a conflict; nothing was written. */
+  /**
+   * What the archive did (capture-is-new.ts): `new` (a response record
+   * pair and its row written), `revisit` (identical to the memento it
+   * follows, `revisit_interval` or more after it: a revisit record pair and
+   * its row written; `row.refers_to` names the memento holding the
+   * payload), `duplicate` (identical, within the interval: nothing
+   * written, `row` is the memento it follows) or `conflict` (see below).
+   */
+  kind: 'new' | 'revisit' | 'duplicate' | 'conflict';
+  /** true for `new` and `revisit` (answered 201); false: a duplicate or a conflict, nothing was written. */
   created: boolean;
   /**
    * true: another capture of the URI-R (its urlkey) is stored at the same
@@ -69,8 +78,10 @@ export interface StoreStats {
   batches: number;
   fsyncs: number;
   transactions: number;
-  /** Captures written (201). */
+  /** Captures written (201), revisits included. */
   written: number;
+  /** Of `written`, the revisits (a revisit record, no second copy of the body). */
+  revisits: number;
   /** Captures found identical to the memento they follow (200, nothing written). */
   duplicates: number;
   /** Captures refused because a different memento of their urlkey is stored at the same second (409, nothing written). */
@@ -105,6 +116,7 @@ export class ArchiveStore {
     fsyncs: 0,
     transactions: 0,
     written: 0,
+    revisits: 0,
     duplicates: 0,
     conflicts: 0,
     ms: { lookup: 0, append: 0, sync: 0, commit: 0 },
@@ -146,7 +158,7 @@ export class ArchiveStore {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
     this.reader = new WarcReader(this.warcsDir, 64, config.recordCacheBytes);
-    this.isNew = new CaptureIsNew(index, () => this.hidden);
+    this.isNew = new CaptureIsNew(index, () => this.hidden, config.revisitIntervalS);
   }
 
   /**
@@ -339,9 +351,15 @@ export class ArchiveStore {
    * One batch of {@link drain}: the decisions (capture-is-new.ts: one index
    * query for the batch), the appends, one fsync per WARC file written, the
    * index commit ({@link commit}), then the answers.
+   *
+   * A revisit whose original was written in this same batch (an import of
+   * a response and its revisit a day later, say) needs the original's row
+   * id, which it has only once committed: the batch ends before that
+   * capture, and it and the captures after it go back to the head of the
+   * queue (the next batch decides them again, against the index).
    */
   private async writeBatch(batch: Pending[]): Promise<void> {
-    const written: PendingCapture[] = [];
+    const written: { p: PendingCapture; kind: 'new' | 'revisit' }[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
     let captures = 0;
     let t = performance.now();
@@ -358,30 +376,41 @@ export class ArchiveStore {
     this.stats.ms.lookup += performance.now() - t;
     t = performance.now();
     for (const [i, p] of batch.entries()) {
+      const v = decide.verdict(i, p.row);
+      if (v.kind === 'revisit' && originalId(v.of) === undefined) {
+        this.queue.unshift(...batch.slice(i));
+        break;
+      }
       captures++;
       try {
-        const v = decide.verdict(i, p.row);
         if (v.kind === 'duplicate') {
-          done.push([p, { created: false, conflict: false, row: v.of }]);
+          done.push([p, { kind: 'duplicate', created: false, conflict: false, row: v.of }]);
           this.stats.duplicates++;
           continue;
         }
         if (v.kind === 'conflict') {
-          done.push([p, { created: false, conflict: true, row: v.with }]);
+          done.push([p, { kind: 'conflict', created: false, conflict: true, row: v.with }]);
           this.stats.conflicts++;
           continue;
         }
-        const rec = await this.writer(p.archive.id).append({
-          ...this.recordOf(p.row, p.head, p.blockDigest),
-          body: () => p.body.read(),
-          bodyBuffer: p.body.inMemory(),
-          bodyLength: p.body.length,
-        });
+        const original = v.kind === 'revisit' ? await this.originalOf(v.of) : undefined;
+        const rec = original
+          ? await this.writer(p.archive.id).appendRevisit({
+              ...this.recordOf(p.row, p.head, p.blockDigest),
+              original: { uriR: original.uri_r, datetime: new Date(original.datetime * 1000) },
+            })
+          : await this.writer(p.archive.id).append({
+              ...this.recordOf(p.row, p.head, p.blockDigest),
+              body: () => p.body.read(),
+              bodyBuffer: p.body.inMemory(),
+              bodyLength: p.body.length,
+            });
         p.row.warc_file = rec.file;
         p.row.warc_offset = rec.offset;
         p.row.warc_length = rec.length;
+        p.row.refers_to = original ? original.id : null;
         decide.wrote(p.row);
-        written.push(p);
+        written.push({ p, kind: original ? 'revisit' : 'new' });
       } catch (err) {
         p.reject(err);
       } finally {
@@ -398,21 +427,22 @@ export class ArchiveStore {
       if (captures) this.onBatch?.(captures, written.length, syncMs / 1000);
       if (written.length) {
         t = performance.now();
-        await this.commit(written.map((p) => p.row));
+        await this.commit(written.map(({ p }) => p.row));
         this.stats.ms.commit += performance.now() - t;
       }
-      for (const p of written) done.push([p, { created: true, conflict: false, row: p.row }]);
+      for (const { p, kind } of written) done.push([p, { kind, created: true, conflict: false, row: p.row }]);
       this.stats.written += written.length;
+      this.stats.revisits += written.filter((w) => w.kind === 'revisit').length;
     } catch (err) {
       // Not acknowledged: take the records back out of the WARC files, so that no
       // unindexed record is left between acknowledged ones.
-      for (const p of [...written].reverse())
+      for (const { p } of [...written].reverse())
         await this.writer(p.archive.id)
           .rollback(p.row.warc_file, p.row.warc_offset)
           .catch(() => undefined);
-      for (const p of written) p.reject(err);
+      for (const { p } of written) p.reject(err);
       // Duplicates of (and conflicts with) a capture of this batch point at nothing now: not acknowledged either.
-      const lost = new Set<NewMementoRow | MementoRow>(written.map((p) => p.row));
+      const lost = new Set<NewMementoRow | MementoRow>(written.map(({ p }) => p.row));
       for (let i = done.length - 1; i >= 0; i--) {
         if (lost.has(done[i][1].row)) {
           done[i][0].reject(err);
@@ -425,6 +455,17 @@ export class ArchiveStore {
   }
 
   /**
+   * The memento whose `response` record holds the payload of a revisit
+   * whose predecessor is `prev` (with a row id: {@link originalId}):
+   * `prev` itself, or the row its `refers_to` names. `undefined` when that
+   * row is gone (purged): the capture is then stored whole, as a new memento.
+   */
+  private async originalOf(prev: AnyRow): Promise<MementoRow | undefined> {
+    if (prev.refers_to === null) return prev as MementoRow;
+    return this.index.byId(prev.refers_to);
+  }
+
+  /**
    * The commit point of the write path: `rows` (whose WARC records are
    * fsynced) go into the index in one transaction, and then everything that
    * keeps index rows in memory learns of them. Throws the index's error
@@ -432,20 +473,30 @@ export class ArchiveStore {
    */
   private async commit(rows: NewMementoRow[]): Promise<void> {
     this.stats.transactions++;
-    await this.index.insertMany(rows);
+    const ids = await this.index.insertMany(rows);
+    // Each row gets its id: the PUT's answer and the newest-memento cache hold whole rows (a revisit names its original by id).
+    const stored = rows.map((r, i) => Object.assign(r, { id: ids[i] }));
     // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
     this.index.cache.written(rows.map((r) => r.urlkey));
-    this.isNew.committed(rows);
+    this.isNew.committed(stored);
   }
 
   /**
    * Reads the stored response of a memento (status, headers, body stream;
    * the body also whole in `bodyBuffer` for a small record): see
-   * {@link WarcReader.read}.
-   * @throws when the WARC record is missing or damaged.
+   * {@link WarcReader.read}. For a revisit (`refers_to` set), the status
+   * and headers of its revisit record's HTTP head (as served then) and the
+   * body of the response record of the memento it refers to.
+   * @throws when a WARC record is missing or damaged, or a revisit's original row is gone.
    */
-  readResponse(row: MementoRow): Promise<StoredResponse> {
-    return this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+  async readResponse(row: MementoRow): Promise<StoredResponse> {
+    const own = await this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
+    if (row.refers_to === null) return own;
+    // A revisit: its own status and headers (its revisit record's HTTP head), the payload of its original's response record.
+    const original = await this.index.byId(row.refers_to);
+    if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
+    const payload = await this.reader.read(original.warc_file, original.warc_offset, original.warc_length);
+    return { ...own, body: payload.body, bodyBuffer: payload.bodyBuffer, bodyLength: payload.bodyLength, close: payload.close };
   }
 
   /** Hot small response records kept in memory (record-cache.ts): their count, bytes, hits and misses. */

@@ -1,7 +1,10 @@
 /**
  * Reads response records back from the archive's WARC files, for the
  * Memento side: the captured status line, headers and body of one record
- * at its offset (one gzip member, WARC 1.1 §9). Small records are read and
+ * at its offset (one gzip member, WARC 1.1 §9). A revisit record reads
+ * the same way, with an empty body (its block is the HTTP head alone): the
+ * store takes the body from its original's response record (store.ts
+ * `readResponse`). Small records are read and
  * inflated in one call; larger ones stream, in bounded memory.
  */
 import { createReadStream, readSync } from 'node:fs';
@@ -22,12 +25,16 @@ export const SMALL_RECORD = 1024 * 1024;
 /** …as long as the inflated record is no larger than this; a larger one is streamed (bounded memory per request). */
 const SMALL_RECORD_INFLATED = 4 * 1024 * 1024;
 
-/** The WARC header block `buf[0, warcEnd)` of a response record: its block length. @throws via `fail` when it is not one. */
+/**
+ * The WARC header block `buf[0, warcEnd)` of a response record, or of a
+ * revisit record (whose block is an HTTP head alone): its block length.
+ * @throws via `fail` when it is neither.
+ */
 function warcBlockLength(buf: Buffer, warcEnd: number, fail: (why: string) => Error): number {
   const { startLine, fields } = parseHead(buf.subarray(0, warcEnd));
   const type = getHeader(fields, 'warc-type');
   const blockLength = Number(getHeader(fields, 'content-length') ?? -1);
-  if (!/^WARC\/1\.[01]$/.test(startLine) || type !== 'response' || !(blockLength >= 0)) throw fail('not a response record');
+  if (!/^WARC\/1\.[01]$/.test(startLine) || (type !== 'response' && type !== 'revisit') || !(blockLength >= 0)) throw fail('not a response record');
   return blockLength;
 }
 

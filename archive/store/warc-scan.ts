@@ -33,9 +33,9 @@ export interface ScannedRecord {
   blockLength: number;
   /** `WARC-Block-Digest` recomputed matches the stated one; `null` when none is stated. */
   blockDigestOk: boolean | null;
-  /** `WARC-Payload-Digest` recomputed (over the block after the HTTP head) matches; `null` when none is stated. */
+  /** `WARC-Payload-Digest` recomputed (over the block after the HTTP head) matches; `null` when none is stated, and for a `revisit` record (its payload is its original's). */
   payloadDigestOk: boolean | null;
-  /** The recomputed payload digest in the stated form (`sha256:<hex>` for this archive's records). */
+  /** The recomputed payload digest in the stated form (`sha256:<hex>` for this archive's records); `null` for a `revisit` record. */
   payloadDigest: string | null;
 }
 
@@ -180,7 +180,8 @@ class RecordBytes {
     this.http = /^application\/http\b/i.test(this.headers.get('content-type') ?? '');
     if (this.http) this.httpHeadParts = [];
     this.blockCheck = new DigestCheck(this.headers.get('warc-block-digest'));
-    this.payloadCheck = new DigestCheck(this.headers.get('warc-payload-digest'));
+    // A revisit record's payload is its original's, not in its block (WARC 1.1 §6.7.2): nothing here to check it against.
+    this.payloadCheck = new DigestCheck(this.headers.get('warc-type') === 'revisit' ? undefined : this.headers.get('warc-payload-digest'));
     this.state = this.blockLength === 0 ? 'tail' : 'block';
     this.head = [];
     return all.subarray(end + 4);

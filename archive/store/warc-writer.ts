@@ -3,7 +3,9 @@
  * compression). Each capture becomes a `response` record (block: the
  * response head and body exactly as captured) and a `request` record
  * (block: the request head exactly as captured) linked by
- * `WARC-Concurrent-To`, each its own gzip member so that a record can be
+ * `WARC-Concurrent-To`; a revisit capture (identical to the memento it
+ * follows) a `revisit` record (block: the response head alone) and a
+ * `request` record. Each record is its own gzip member so that a record can be
  * read at its offset. Each file starts with a `warcinfo` record and is
  * rolled over at a size limit. Our own serializer with Node's zlib: warcio
  * (which the tests use to check the files) costs the daemon memory and
@@ -86,7 +88,7 @@ async function writeAll(fh: FileHandle, buf: Uint8Array, pos: number): Promise<v
 
 /** A capture's record pair, each record its own gzip member, ready to append ({@link WarcWriter.appendEncoded}). */
 export interface EncodedPair {
-  /** The response record's gzip member (the index row points at it). */
+  /** The response (or revisit) record's gzip member (the index row points at it). */
   response: Buffer;
   /** The request record's gzip member. */
   request: Buffer;
@@ -106,19 +108,74 @@ function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string)
     ['WARC-Block-Digest', blockDigest],
     ['Content-Length', String(pair.responseHead.length + bodyLength)],
   ]);
+  return { response, request: requestRecord(pair, date, responseId) };
+}
+
+/** The whole request record (header, block, end) of a capture, uncompressed, linked to the record `concurrentTo` (WARC 1.1 §5.7). */
+function requestRecord(pair: { uriR: string; requestHead: Buffer }, date: string, concurrentTo: string): Buffer {
   // The request record's payload (the request body) is empty: captures are GETs.
-  const requestHeader = warcHeader([
+  const header = warcHeader([
     ['WARC-Type', 'request'],
     ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
     ['WARC-Date', date],
     ['WARC-Target-URI', pair.uriR],
-    ['WARC-Concurrent-To', responseId],
+    ['WARC-Concurrent-To', concurrentTo],
     ['Content-Type', 'application/http; msgtype=request'],
     ['WARC-Payload-Digest', EMPTY_DIGEST],
     ['WARC-Block-Digest', sha256(pair.requestHead)],
     ['Content-Length', String(pair.requestHead.length)],
   ]);
-  return { response, request: Buffer.concat([requestHeader, pair.requestHead, RECORD_END]) };
+  return Buffer.concat([header, pair.requestHead, RECORD_END]);
+}
+
+/** The WARC-Profile of a revisit record whose payload equals its original's (WARC 1.1 §6.7.2). */
+export const IDENTICAL_PAYLOAD_DIGEST = 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest';
+
+/** What a revisit capture needs to become a WARC request/revisit record pair: the capture without its body, and its original. */
+export interface RevisitPair {
+  uriR: string;
+  /** Memento-Datetime of the revisit (when it was served); also the WARC-Date of both records. */
+  datetime: Date;
+  /** Request line + headers + blank line, as captured. */
+  requestHead: Buffer;
+  /** Status line + headers + blank line, as captured: the revisit record's whole block. */
+  responseHead: Buffer;
+  /** `sha256:<hex>` of the payload: the original's, which this capture's body equals. */
+  payloadDigest: string;
+  /** The memento whose `response` record holds the payload: its URI-R and Memento-Datetime. */
+  original: { uriR: string; datetime: Date };
+}
+
+/**
+ * Builds a revisit capture's two records, each its own gzip member: a
+ * `revisit` record (WARC 1.1 §6.7, profile identical-payload-digest) whose
+ * block is the captured HTTP response head alone, naming its original by
+ * `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date` and carrying the
+ * original's `WARC-Payload-Digest`; then the `request` record, linked to it
+ * by `WARC-Concurrent-To`.
+ *
+ * @param level zlib level, 1 (fastest) … 9 (smallest)
+ */
+export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
+  const date = formatIsoSeconds(pair.datetime);
+  const revisitId = `<urn:uuid:${randomUUID()}>`;
+  const header = warcHeader([
+    ['WARC-Type', 'revisit'],
+    ['WARC-Record-ID', revisitId],
+    ['WARC-Date', date],
+    ['WARC-Target-URI', pair.uriR],
+    ['WARC-Profile', IDENTICAL_PAYLOAD_DIGEST],
+    ['WARC-Refers-To-Target-URI', pair.original.uriR],
+    ['WARC-Refers-To-Date', formatIsoSeconds(pair.original.datetime)],
+    ['Content-Type', 'application/http; msgtype=response'],
+    ['WARC-Payload-Digest', pair.payloadDigest],
+    ['WARC-Block-Digest', sha256(pair.responseHead)],
+    ['Content-Length', String(pair.responseHead.length)],
+  ]);
+  return {
+    response: gzipRecord(Buffer.concat([header, pair.responseHead, RECORD_END]), level),
+    request: gzipRecord(requestRecord(pair, date, revisitId), level),
+  };
 }
 
 /**
@@ -327,6 +384,16 @@ export class WarcWriter {
     w.dirty = true;
     if (w.pendingBytes > MAX_PENDING) await w.flush();
     return { file: path.posix.join(this.archiveId, w.name), offset: start, length: e.response.length };
+  }
+
+  /**
+   * Appends the revisit and request records of one revisit capture
+   * ({@link encodeRevisit}), as {@link appendEncoded}.
+   *
+   * @returns the file (relative to `warcs/`), offset and length of the revisit record's gzip member.
+   */
+  appendRevisit(pair: RevisitPair): Promise<WrittenRecord> {
+    return this.appendEncoded(encodeRevisit(pair, this.gzipLevel));
   }
 
   /** fsyncs the current file if anything was written since the last sync. */

@@ -82,8 +82,8 @@ t.test('Content-Length PUT; no Date → receipt time; archive by span; the same 
   const b1 = await putCapture(a, 'http://www.example.org/b', dated('Mon, 05 Jan 2026 10:00:00 GMT', 'same'));
   t.equal(b1.status, 201);
   const bytesAfterFirst = await warcBytes(a.dataDir);
-  const b2 = await putCapture(a, 'http://www.example.org/b', dated('Tue, 06 Jan 2026 10:00:00 GMT', 'same'));
-  t.equal(b2.status, 200, 'same digest, status and type as the newest memento: no new memento');
+  const b2 = await putCapture(a, 'http://www.example.org/b', dated('Mon, 05 Jan 2026 22:00:00 GMT', 'same'));
+  t.equal(b2.status, 200, 'same digest, status and type as the newest memento: no new memento (within revisit_interval, a day)');
   t.equal(b2.headers.location, b1.headers.location, 'the duplicate answers with the existing URI-M');
   t.equal(await warcBytes(a.dataDir), bytesAfterFirst, 'a duplicate writes nothing to the WARC files');
   const b3 = await putCapture(a, 'http://www.example.org/b', dated('Wed, 07 Jan 2026 10:00:00 GMT', 'changed'));

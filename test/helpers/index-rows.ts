@@ -24,6 +24,7 @@ export function indexRowOf(archiveId: string, uriR: string, datetime: number, fi
     warc_offset: datetime,
     warc_length: 1,
     client_ip: null,
+    refers_to: null,
     ...fields,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Is a capture new? The archive decides, in one place (its answer to a
- * plain PUT: 201 new, 200 the same as the memento it follows, each with
- * Location, ETag and Archive-Revisit-After); the proxy keeps one small
+ * plain PUT: 201 new, or a revisit once `revisit_interval` has passed; 200
+ * the same as the memento it follows, each with Location, ETag and
+ * Archive-Revisit-After); the proxy keeps one small
  * cache of those answers (proxy/capture/is-it-new.ts) and sends no PUT for
  * a capture the archive's last answer says it has, until the revisit
  * instant. What a user of the archive sees must not change: nothing lost,
@@ -16,7 +17,8 @@ import { captureEntityTag } from '#shared/capture-tag.js';
 import { formatHttpDate } from '#shared/http-date.js';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import type { RunningProxy } from '../../proxy/server.js';
-import { captureRecord, putCapture, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { warcRecords } from '../archive/helpers.js';
 import { freePort, get, startTestProxy, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';
 
 const PAGES: Record<string, string> = { A: '<html><body>version A</body></html>', B: '<html><body>version B</body></html>' };
@@ -110,11 +112,53 @@ t.test('a new capture is PUT; an identical one before the revisit instant is not
   t.match(await visit(proxy), { outcome: 'unchanged', live: 'cached' }, 'A just before the revisit instant: not sent');
   t.equal(seen.puts, 1, 'one PUT so far');
   state.at += 10;
-  t.match(await visit(proxy), { outcome: 'unchanged', live: 'stored', archiveStatus: 200 }, 'A past the revisit instant: PUT, the archive answers');
+  t.match(
+    await visit(proxy),
+    { outcome: 'stored', live: 'stored', archiveStatus: 201 },
+    'A past the revisit instant: PUT, the archive stores a revisit (a memento of its own, no second copy of the body)',
+  );
   t.equal(seen.puts, 2);
-  t.same(await history(a), ['A'], 'one memento');
+  t.same(await history(a), ['A', 'A'], 'two mementos: the response and its revisit');
   t.equal(await proxy.metrics.value('capture_proxy_captures_unchanged_total', { via: 'cache' }), 2);
-  t.equal(await proxy.metrics.value('capture_proxy_captures_unchanged_total', { via: 'archive' }), 1);
+  t.match(await visit(proxy), { outcome: 'unchanged', live: 'cached' }, 'A a second after the revisit: not sent (its answer names the revisit)');
+});
+
+t.test('unchanged for days behind the proxy (its cache On): 1 Jan stored, 1 Jan 06:00 not sent, 3 Jan → the archive holds a revisit', async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const seen = countPuts(a);
+  const state = { date: 'Thu, 01 Jan 2026 00:00:00 GMT' };
+  const upstream = await startUpstream(t, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', Date: state.date });
+    res.end(PAGES.A);
+  });
+  const { proxy } = await proxyFor(t, upstream.url, a.port);
+  t.match(await visit(proxy), { outcome: 'stored', archiveStatus: 201 }, '1 Jan: stored');
+  state.date = 'Thu, 01 Jan 2026 06:00:00 GMT';
+  t.match(await visit(proxy), { outcome: 'unchanged', live: 'cached' }, '1 Jan 06:00: within the revisit interval, not sent');
+  t.equal(seen.puts, 1);
+  state.date = 'Sat, 03 Jan 2026 00:00:00 GMT';
+  t.match(
+    await visit(proxy),
+    { outcome: 'stored', live: 'stored', archiveStatus: 201 },
+    '3 Jan: past Archive-Revisit-After, sent; the archive stores a revisit',
+  );
+  t.equal(seen.puts, 2);
+  const rows = await a.store.index.page('current', 'localhost)/', -Infinity, 10);
+  t.same(
+    rows.map((r) => [r.datetime, r.refers_to]),
+    [
+      [Date.parse('2026-01-01T00:00:00Z') / 1000, null],
+      [Date.parse('2026-01-03T00:00:00Z') / 1000, rows[0].id],
+    ],
+    'the index: the response of 1 Jan and the revisit of 3 Jan referring to it',
+  );
+  const records = await warcRecords(a.dataDir, 'current');
+  const revisit = records.find((r) => r.type === 'revisit');
+  t.equal(revisit?.headers.get('warc-refers-to-date'), '2026-01-01T00:00:00Z', 'a WARC revisit record naming 1 Jan');
+  t.equal(revisit?.headers.get('warc-date'), '2026-01-03T00:00:00Z');
+  const tg = await request(`${a.url}/current/timegate/http://localhost/`, { headers: { 'accept-datetime': 'Sat, 03 Jan 2026 01:00:00 GMT' } });
+  t.match(String(tg.headers.location), /\/current\/memento\/20260103000000\/http:\/\/localhost\/$/, 'a reader on 3 Jan is sent to the revisit');
 });
 
 t.test('a changed capture is PUT: A → B → A is three mementos; a capture dated before the capture the answer was for is PUT', async (t) => {

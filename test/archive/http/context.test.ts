@@ -118,6 +118,7 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     recordCacheBytes: 0,
     maxDecodedBytes: 256 * 1024 * 1024,
     access: [],
+    revisitIntervalS: 86_400,
     ...over,
   };
 }

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { IndexDb, type MementoRow } from '../../../archive/store/index-db.js';
+import { type DumpRow, IndexDb } from '../../../archive/store/index-db.js';
 import { DataDirLock } from '../../../archive/store/lock.js';
 import { verify } from '../../../archive/store/maintenance.js';
 import { listWarcFiles } from '../../../archive/store/warc-files.js';
@@ -23,7 +23,7 @@ import { exchange, httpRequest, httpResponse, recordId, sha1Digest, warcFile, wa
 import { prng, runCli, writeConfig } from '../helpers.js';
 
 /** Every row of an index, without where its record is (which differs between two archives of the same mementos). */
-async function mementos(dataDir: string): Promise<Omit<MementoRow, 'id' | 'warc_file' | 'warc_offset' | 'warc_length'>[]> {
+async function mementos(dataDir: string): Promise<Omit<DumpRow, 'warc_file' | 'warc_offset' | 'warc_length'>[]> {
   const index = await IndexDb.open(path.join(dataDir, 'index.sqlite3'));
   try {
     return (await index.dump()).map(({ warc_file: _f, warc_offset: _o, warc_length: _l, ...r }) => r);

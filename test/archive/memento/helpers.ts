@@ -65,6 +65,7 @@ export function row(mime: string, status = 200): MementoRow {
     warc_offset: 0,
     warc_length: 0,
     client_ip: null,
+    refers_to: null,
   };
 }
 

@@ -10,9 +10,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { validateArchiveConfig } from '../../../archive/config.js';
-import { type AnyRow, CaptureIsNew } from '../../../archive/store/capture-is-new.js';
+import { type AnyRow, CaptureIsNew, originalId } from '../../../archive/store/capture-is-new.js';
 import type { AtOrBefore, IndexDb, NewMementoRow } from '../../../archive/store/index-db.js';
 import { ArchiveStore } from '../../../archive/store/store.js';
+import { WarcWriter } from '../../../archive/store/warc-writer.js';
 import { parseYamlText } from '#shared/config.js';
 import { captureRecord } from '../../helpers/archive.js';
 
@@ -126,6 +127,7 @@ function row(datetime: number, digest: string, urlkey = 'org,example)/p'): NewMe
     warc_offset: 0,
     warc_length: 0,
     client_ip: null,
+    refers_to: null,
   };
 }
 
@@ -165,7 +167,7 @@ t.test('capture is new after a commit: committed rows are known without asking t
   const { index, asked } = emptyIndex();
   const isNew = new CaptureIsNew(index, () => undefined);
   await isNew.batch([row(10, 'A')]); // learns: the urlkey has no memento
-  isNew.committed([row(10, 'A')]);
+  isNew.committed([{ ...row(10, 'A'), id: 1 }]);
   const later = row(20, 'A');
   const batch = await isNew.batch([later]);
   t.same(asked, [1], 'the second batch needed no index query');
@@ -178,8 +180,89 @@ t.test('capture is new when the memento it would duplicate is hidden by the acce
   let hide = false;
   const isNew = new CaptureIsNew(index, () => (hide ? () => true : undefined));
   await isNew.batch([row(10, 'A')]);
-  isNew.committed([row(10, 'A')]);
+  isNew.committed([{ ...row(10, 'A'), id: 1 }]);
   hide = true;
   const b = await isNew.batch([row(20, 'A')]);
   t.equal(b.verdict(0, row(20, 'A')).kind, 'new');
+});
+
+/** An index whose one memento of `org,example)/p` is `known` (with an id). */
+function indexHolding(known: AnyRow & { id: number }) {
+  const index = {
+    atOrBeforeMany: async (pairs: { urlkey: string; t: number }[]): Promise<AtOrBefore[]> =>
+      pairs.map((p) => ({ row: p.urlkey === known.urlkey && known.datetime <= p.t ? known : undefined, isNewest: true })),
+  };
+  return index as unknown as IndexDb;
+}
+
+t.test('capture is a revisit: identical, and revisit_interval or more after the memento it follows; else a duplicate', async (t) => {
+  const original = { ...row(0, 'A'), id: 7 };
+  const day = 86_400;
+  const rows = [row(day - 1, 'A'), row(day, 'A'), row(day, 'B')];
+  const b = await new CaptureIsNew(indexHolding(original), () => undefined, day).batch(rows);
+  t.same(
+    rows.map((r, i) => b.verdict(i, r)),
+    [{ kind: 'duplicate', of: original }, { kind: 'revisit', of: original }, { kind: 'new' }],
+  );
+  t.equal(originalId(original), 7, "the original of a response's revisit: the response's row");
+  t.equal(originalId({ ...row(day, 'A'), id: 9, refers_to: 7 }), 7, "of a revisit's revisit: the response's row, never a revisit");
+  t.equal(originalId(row(day, 'A')), undefined, 'a row of this batch not yet committed: no id yet');
+  const off = await new CaptureIsNew(indexHolding(original), () => undefined, null).batch([row(10 * day, 'A')]);
+  t.equal(off.verdict(0, row(10 * day, 'A')).kind, 'duplicate', 'off: never a revisit');
+  const zero = await new CaptureIsNew(indexHolding(original), () => undefined, 0).batch([row(0, 'A'), row(1, 'A')]);
+  t.same([zero.verdict(0, row(0, 'A')).kind, zero.verdict(1, row(1, 'A')).kind], ['duplicate', 'revisit'], '0: a revisit at every new second');
+});
+
+t.test('capture is a revisit of a memento written in the same batch: the batch ends before it, and it refers to that row once committed', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'is-new-'));
+  const config = validateArchiveConfig(
+    parseYamlText(`listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(dataDir)}\narchives:\n  - id: a\n`, path.join(dataDir, 'archive.yaml')),
+  );
+  const store = await ArchiveStore.open(config);
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  // Hold the first batch in its fsync, so that the next two captures queue up behind it and form one batch.
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let held = false;
+  const realSync = WarcWriter.prototype.sync;
+  WarcWriter.prototype.sync = async function (this: WarcWriter) {
+    if (!held) {
+      held = true;
+      await gate;
+    }
+    return realSync.call(this);
+  };
+  t.teardown(() => {
+    WarcWriter.prototype.sync = realSync;
+  });
+  const other = put(store, 0, 'another page', { target: '/other' });
+  while (!held) await new Promise((r) => setImmediate(r));
+  const day = 86_400;
+  const original = put(store, 0, 'A');
+  const revisit = put(store, day, 'A');
+  // The store's queue is private: wait until both captures are in it (read whole and queued).
+  const queue = (store as unknown as { queue: unknown[] }).queue;
+  while (queue.length < 2) await new Promise((r) => setImmediate(r));
+  open();
+  const [o, r] = await Promise.all([original, revisit]);
+  await other;
+  t.equal(o.kind, 'new');
+  t.equal(r.kind, 'revisit', 'the capture a day later is a revisit');
+  t.equal(r.row.refers_to, (o.row as { id: number }).id, "it refers to the original's row id");
+  t.equal(store.stats.batches, 3, 'the held batch, then the queued two split at the revisit');
+  t.equal(store.stats.transactions, 3);
+  const rows: { id: number; refers_to: number | null }[] = [];
+  for await (const m of store.index.allMementos()) rows.push(m);
+  t.same(
+    rows.filter((m) => m.refers_to !== null).map((m) => m.refers_to),
+    [(o.row as { id: number }).id],
+    'the index row of the revisit names the original',
+  );
+  const read = await store.readResponse(r.row as Parameters<ArchiveStore['readResponse']>[0]);
+  const body: Buffer[] = [];
+  for await (const c of read.body) body.push(Buffer.from(c));
+  t.equal(Buffer.concat(body).toString(), 'A', "read back: the original's body");
 });

@@ -149,6 +149,7 @@ t.test('writeCdxj sorts an index larger than one run through run files on disk, 
     warc_offset: i * 100,
     warc_length: 100,
     client_ip: null,
+    refers_to: null,
   }));
   const run = async (runLines: number) => {
     const out = new PassThrough();

@@ -47,6 +47,7 @@ t.test('indexRow: the row of docs/storage.md "The index", one column per part', 
     warc_offset: 1234,
     warc_length: 567,
     client_ip: '192.0.2.7',
+    refers_to: null,
   });
 });
 

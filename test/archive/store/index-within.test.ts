@@ -21,6 +21,7 @@ const row = (archive: string, urlkey: string, datetime: number): NewMementoRow =
   warc_offset: datetime,
   warc_length: 1,
   client_ip: null,
+  refers_to: null,
 });
 
 t.test('neighbourhoodWithin and spansWithin answer as the plain queries over the shown mementos alone', async (t) => {

@@ -24,6 +24,7 @@ const row = (archive: string, urlkey: string, datetime: number, file = 'f'): New
   warc_offset: datetime,
   warc_length: 1,
   client_ip: null,
+  refers_to: null,
 });
 
 /** An index with a read cache of `cacheBytes`; the rows it writes are told to the cache, as the store does. */
