@@ -14,6 +14,7 @@ import { parseTimestamp14 } from '#shared/http-date.js';
 import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
+import { type S3WarcsConfig, s3WarcsConfig, WARC_STORAGE_PROPERTIES } from './storage-config.js';
 
 export type { ArchiveSpan } from './spans.js';
 
@@ -76,6 +77,8 @@ export interface ArchiveConfig {
    * (`off`): never (identical captures store nothing).
    */
   revisitIntervalS: number | null;
+  /** WARC files in an S3-compatible bucket (`storage.warcs`); `undefined`: the folder `warcs/` in `dataDir` (the default). */
+  warcStore?: S3WarcsConfig;
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -287,6 +290,15 @@ export const ARCHIVE_FILE_SCHEMA = {
       description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`',
       errorMessage: '{key} must be a folder path',
     },
+    storage: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      docDefault: '`warcs: folder`',
+      description: 'where the WARC files are kept (`warcs`, `s3`, `replica`: see below); docs/scale-out.md',
+      errorMessage: '{key} must be a mapping like {warcs: s3://bucket/prefix/}',
+      properties: { ...WARC_STORAGE_PROPERTIES },
+    },
     put_prefix: {
       type: 'string',
       pattern: '^/?([A-Za-z0-9._~-]+/?)*$',
@@ -427,7 +439,9 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     maxDecodedBytes: raw.max_decoded_bytes,
     access: accessRules(src, raw.access),
     revisitIntervalS: parseRevisitInterval(raw.revisit_interval)!,
+    warcStore: s3WarcsConfig(raw.storage, parseListen(raw.listen)!.port),
   };
+  if (config.warcStore === undefined) delete config.warcStore;
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.replayOrigin === undefined) delete config.replayOrigin;
   else replayOriginCheck(src, config);
