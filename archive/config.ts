@@ -14,7 +14,7 @@ import { parseTimestamp14 } from '#shared/http-date.js';
 import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
-import { type S3WarcsConfig, s3WarcsConfig, WARC_STORAGE_PROPERTIES } from './storage-config.js';
+import { type S3WarcsConfig, s3WarcsConfig, WARC_STORAGE_DOC, WARC_STORAGE_PROPERTIES } from './storage-config.js';
 
 export type { ArchiveSpan } from './spans.js';
 
@@ -295,7 +295,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       additionalProperties: false,
       default: {},
       docDefault: '`warcs: folder`',
-      description: 'where the WARC files are kept (`warcs`, `s3`, `replica`: see below); docs/scale-out.md',
+      description: WARC_STORAGE_DOC,
       errorMessage: '{key} must be a mapping like {warcs: s3://bucket/prefix/}',
       properties: { ...WARC_STORAGE_PROPERTIES },
     },

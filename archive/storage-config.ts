@@ -33,6 +33,10 @@ export function parseS3Url(v: unknown): { bucket: string; prefix: string } | und
 
 defineCheck('warcs-location', (v) => v === 'folder' || parseS3Url(v) !== undefined);
 
+/** What docs/configuration.md says of the `storage` keys of the WARC files. */
+export const WARC_STORAGE_DOC =
+  'where the WARC files are: `warcs: folder` (`warcs/` in `data_dir`) or `warcs: s3://bucket/prefix/`, a bucket of an S3-compatible store (AWS S3, MinIO, Ceph RGW) that several daemons may share; then `s3: {endpoint, region, force_path_style}` (`endpoint` the store\'s URL, omitted for AWS; `region` default `us-east-1`; `force_path_style` default `false`, `true` for most other stores) and `replica`, this daemon\'s name among those sharing the bucket (default `<host name>-<listen port>`; each writes its objects under `<prefix><replica>/`). Credentials as the AWS SDK finds them (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `~/.aws/credentials`, an instance role). `purge` refuses WARCs in a bucket for now. See docs/scale-out.md';
+
 /** The schema properties of `storage` that concern the WARC files (archive/config.ts puts them under `storage`). */
 export const WARC_STORAGE_PROPERTIES = {
   warcs: {

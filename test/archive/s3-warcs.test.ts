@@ -106,6 +106,8 @@ t.test('S3: an upload that fails (the server stopped) answers 503 and leaves no 
     ['http://www.example.org/one'],
     'only the acknowledged capture has an index row',
   );
+  const read = await request(`${a.url}/current/memento/20260101000000id_/http://www.example.org/one`);
+  t.equal(read.status, 503, 'a read the store cannot answer: 503');
   const big = await putCapture(a, '', captureRecord({ target: '/big', date: JAN1, body: randomBytes(3 * 1024 * 1024) }));
   t.equal(big.status, 503, 'a streamed capture whose upload fails: 503 too');
   t.equal(await a.store.index.count(), 1, 'still one row');
