@@ -35,7 +35,7 @@ defineCheck('warcs-location', (v) => v === 'folder' || parseS3Url(v) !== undefin
 
 /** What docs/configuration.md says of the `storage` keys of the WARC files. */
 export const WARC_STORAGE_DOC =
-  'where the WARC files are: `warcs: folder` (`warcs/` in `data_dir`) or `warcs: s3://bucket/prefix/`, a bucket of an S3-compatible store (AWS S3, MinIO, Ceph RGW) that several daemons may share; then `s3: {endpoint, region, force_path_style}` (`endpoint` the store\'s URL, omitted for AWS; `region` default `us-east-1`; `force_path_style` default `false`, `true` for most other stores) and `replica`, this daemon\'s name among those sharing the bucket (default `<host name>-<listen port>`; each writes its objects under `<prefix><replica>/`). Credentials as the AWS SDK finds them (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `~/.aws/credentials`, an instance role). `purge` refuses WARCs in a bucket for now. See docs/scale-out.md';
+  "where the WARC files are: `warcs: folder` (`warcs/` in `data_dir`) or `warcs: s3://bucket/prefix/`, a bucket of an S3-compatible store (AWS S3, MinIO, Ceph RGW) that several daemons may share; then `s3: {endpoint, region, force_path_style}` (`endpoint` the store's URL, omitted for AWS; `region` default `us-east-1`; `force_path_style` default `false`, `true` for most other stores) and `replica`, this daemon's name among those sharing the bucket (default `<host name>-<listen port>`; each writes its objects under `<prefix><replica>/`). Credentials as the AWS SDK finds them (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `~/.aws/credentials`, an instance role). `purge` refuses WARCs in a bucket for now. See docs/scale-out.md";
 
 /** The schema properties of `storage` that concern the WARC files (archive/config.ts puts them under `storage`). */
 export const WARC_STORAGE_PROPERTIES = {
@@ -51,10 +51,15 @@ export const WARC_STORAGE_PROPERTIES = {
     type: 'object',
     additionalProperties: false,
     default: {},
-    description: 'the S3-compatible store of `storage.warcs`: `endpoint` (its URL, e.g. `http://127.0.0.1:9000`; omit for AWS), `region` (default `us-east-1`), `force_path_style` (default `false`; `true` for most stores other than AWS)',
+    description:
+      'the S3-compatible store of `storage.warcs`: `endpoint` (its URL, e.g. `http://127.0.0.1:9000`; omit for AWS), `region` (default `us-east-1`), `force_path_style` (default `false`; `true` for most stores other than AWS)',
     errorMessage: '{key} must be a mapping like {endpoint: http://127.0.0.1:9000, region: us-east-1, force_path_style: true}',
     properties: {
-      endpoint: { type: 'string', pattern: '^https?://[^/\\s?#@]+/?$', errorMessage: 'storage.s3.endpoint must be a URL like http://127.0.0.1:9000, not {value}' },
+      endpoint: {
+        type: 'string',
+        pattern: '^https?://[^/\\s?#@]+/?$',
+        errorMessage: 'storage.s3.endpoint must be a URL like http://127.0.0.1:9000, not {value}',
+      },
       region: { type: 'string', pattern: '^[a-z0-9-]+$', default: 'us-east-1', errorMessage: 'storage.s3.region must be a region name like us-east-1' },
       force_path_style: { type: 'boolean', default: false, errorMessage: 'storage.s3.force_path_style must be true or false' },
     },
@@ -85,7 +90,11 @@ export function s3WarcsConfig(raw: RawStorage | undefined, listenPort: number): 
   const where = parseS3Url(raw?.warcs);
   if (!where) return undefined;
   const s3 = raw?.s3 ?? {};
-  const host = os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 50) || 'replica';
+  const host =
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 50) || 'replica';
   return {
     ...where,
     ...(s3.endpoint ? { endpoint: s3.endpoint.replace(/\/+$/, '') } : {}),

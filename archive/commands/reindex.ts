@@ -9,7 +9,7 @@ import type { ArchiveConfig } from '../config.js';
 import { IndexDb } from '../store/index-db.js';
 import { DataDirBusyError, DataDirLock } from '../store/lock.js';
 import { reindex } from '../store/maintenance.js';
-import { openWarcStore } from '../store/warc-store.js';
+import { openWarcStore } from '../store/open-warcs.js';
 import { progressBar, say } from './terminal.js';
 
 /**

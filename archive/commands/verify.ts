@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { ArchiveConfig } from '../config.js';
 import { IndexDb, StaleIndexError } from '../store/index-db.js';
 import { verify } from '../store/maintenance.js';
-import { openWarcStore } from '../store/warc-store.js';
+import { openWarcStore } from '../store/open-warcs.js';
 import { progressBar, say } from './terminal.js';
 
 /**
@@ -35,7 +35,9 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
     bar.stop();
     for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
     for (const f of r.orphans)
-      process.stdout.write(`note: ${f}: orphan, none of its records is indexed (uploaded by a daemon stopped before its index commit, never acknowledged; may be deleted)\n`);
+      process.stdout.write(
+        `note: ${f}: orphan, none of its records is indexed (uploaded by a daemon stopped before its index commit, never acknowledged; may be deleted)\n`,
+      );
     process.stdout.write(
       `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
         `${r.unindexed} response records not in the index (same-second captures superseded by a later one, in WARC files written before those were refused); ` +

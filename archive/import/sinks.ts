@@ -17,7 +17,8 @@ import type { ArchiveConfig } from '../config.js';
 import { IndexDb, type MementoRow } from '../store/index-db.js';
 import type { ArchiveStore } from '../store/store.js';
 import type { StoredResponse, WarcReader } from '../store/warc-reader.js';
-import { type WarcStore, openWarcStore } from '../store/warc-store.js';
+import { openWarcStore } from '../store/open-warcs.js';
+import type { WarcStore } from '../store/warc-store.js';
 
 /** What the archive did with one capture. */
 export type SinkResult =

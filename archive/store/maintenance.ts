@@ -225,11 +225,7 @@ export interface VerifyReport {
  * archive is reported (the daemon may be writing it, or recovery will
  * truncate it on the next start), as a problem only when `strictTail`.
  */
-export async function verify(
-  index: IndexDb,
-  warcsDir: WarcStore | string,
-  opts: { progress?: Progress; strictTail?: boolean } = {},
-): Promise<VerifyReport> {
+export async function verify(index: IndexDb, warcsDir: WarcStore | string, opts: { progress?: Progress; strictTail?: boolean } = {}): Promise<VerifyReport> {
   const warcs = warcStoreOf(warcsDir);
   const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, orphans: [], files: 0, bytes: 0, problems: [] };
   const problem = (s: string) => {

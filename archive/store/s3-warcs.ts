@@ -123,9 +123,7 @@ export class S3WarcStore implements WarcStore, RangeSource {
   async *objects(prefix = ''): AsyncGenerator<WarcFileInfo> {
     let token: string | undefined;
     do {
-      const r = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.conf.bucket, Prefix: this.conf.prefix + prefix, ContinuationToken: token }),
-      );
+      const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.conf.bucket, Prefix: this.conf.prefix + prefix, ContinuationToken: token }));
       for (const o of r.Contents ?? []) if (o.Key) yield { file: o.Key.slice(this.conf.prefix.length), size: o.Size ?? 0 };
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);

@@ -24,7 +24,8 @@ import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import { checkNoPurgePending } from './purge.js';
 import type { RecordCache } from './record-cache.js';
 import type { StoredResponse, WarcReader } from './warc-reader.js';
-import { type WarcAppender, type WarcStore, openWarcStore } from './warc-store.js';
+import { openWarcStore } from './open-warcs.js';
+import type { WarcAppender, WarcStore } from './warc-store.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
 function refuse(status: number, reason: string): HttpError {

@@ -66,7 +66,8 @@ export interface RangeSource {
 
 /**
  * Reads response records of the WARC files under `<data_dir>/warcs`
- * (docs/storage.md), keeping a read-only file descriptor open per WARC
+ * (docs/storage.md), or, given a {@link RangeSource}, of the objects of a
+ * bucket (ranged GETs; no descriptors then), keeping a read-only file descriptor open per WARC
  * file (at most `maxOpen`, least recently used closed first). WARC files
  * are append-only (a rollback only truncates the unacknowledged tail), so
  * a descriptor stays valid while records are appended to its file. Hot
@@ -110,14 +111,32 @@ export class WarcReader {
     const hit = this.cache.get(file, offset, length);
     if (hit) return hit;
     const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
-    const member = this.remote ? await this.remote.bytes(file, offset, length) : await this.readLocal(file, offset, length, fail);
+    let member: Buffer;
+    if (this.remote) member = await this.remote.bytes(file, offset, length);
+    else {
+      member = Buffer.allocUnsafe(length);
+      const entry = this.acquire(file);
+      try {
+        const fh = await entry.fh;
+        let got = 0;
+        while (got < length) {
+          // A synchronous pread: a few KiB from the page cache cost microseconds, a hop through
+          // libuv's thread pool (what fh.read is) costs tens under load. (A cold read blocks the
+          // event loop for one disk read; records of up to SMALL_RECORD only.)
+          const bytesRead = readSync(fh.fd, member, got, length - got, offset + got);
+          if (bytesRead === 0) throw fail(`the file ends ${length - got} bytes before the record's end`);
+          got += bytesRead;
+        }
+      } finally {
+        this.release(file, entry);
+      }
+    }
     let rec: Buffer;
     try {
       rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
     } catch (err) {
       // Inflates to more than we hold for one request: stream it instead.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
-        return this.readStreamed(file, offset, length);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return this.readStreamed(file, offset, length);
       throw err;
     }
     const warcEnd = rec.indexOf(CRLFCRLF);
@@ -136,27 +155,6 @@ export class WarcReader {
     // Answered with the record cache's own copy when it kept one (one copy of the body in memory, whoever else keeps it).
     const kept = this.cache.set(file, offset, length, stored);
     return kept ? { ...stored, body: once(kept), bodyBuffer: kept } : stored;
-  }
-
-  /** The gzip member at `offset`/`length` of a file in the folder, with one synchronous positioned read. */
-  private async readLocal(file: string, offset: number, length: number, fail: (why: string) => Error): Promise<Buffer> {
-    const member = Buffer.allocUnsafe(length);
-    const entry = this.acquire(file);
-    try {
-      const fh = await entry.fh;
-      let got = 0;
-      while (got < length) {
-        // A synchronous pread: a few KiB from the page cache cost microseconds, a hop through
-        // libuv's thread pool (what fh.read is) costs tens under load. (A cold read blocks the
-        // event loop for one disk read; records of up to SMALL_RECORD only.)
-        const bytesRead = readSync(fh.fd, member, got, length - got, offset + got);
-        if (bytesRead === 0) throw fail(`the file ends ${length - got} bytes before the record's end`);
-        got += bytesRead;
-      }
-    } finally {
-      this.release(file, entry);
-    }
-    return member;
   }
 
   /** A record read as a stream ({@link streamRecord}): from the folder, or from the remote store. */

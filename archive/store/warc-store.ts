@@ -2,12 +2,11 @@
  * Where the archive's WARC files live, as the write path, the read path
  * and the upkeep commands see it: a folder on this host (the default,
  * `<data_dir>/warcs/`), or a bucket of an S3-compatible object store that
- * several daemons share (s3-warcs.ts). docs/storage.md, docs/scale-out.md.
+ * several daemons share (s3-warcs.ts); open-warcs.ts picks the one the
+ * config names. docs/storage.md, docs/scale-out.md.
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ArchiveConfig } from '../config.js';
-import { S3WarcStore } from './s3-warcs.js';
 import { listWarcFiles } from './warc-files.js';
 import { WarcReader } from './warc-reader.js';
 import { type ScanItem, scanWarcFile } from './warc-scan.js';
@@ -96,11 +95,6 @@ export class FolderWarcStore implements WarcStore {
   }
 
   async close(): Promise<void> {}
-}
-
-/** The WARC store `config` names: the bucket of `storage.warcs`, else the folder `<data_dir>/warcs`. */
-export function openWarcStore(config: ArchiveConfig): WarcStore {
-  return config.warcStore ? new S3WarcStore(config.warcStore) : new FolderWarcStore(path.join(config.dataDir, 'warcs'));
 }
 
 /** A folder's path (taken as a {@link FolderWarcStore}) or a store. */

@@ -61,7 +61,8 @@ t.test('S3: a small and a 24 MiB capture are stored as objects, read back byte f
 
   const objects = await keys(s3, 'archive/');
   t.equal(objects.length, 2, 'two objects: the small capture’s batch, the big capture’s own');
-  for (const k of objects) t.match(k, /^archive\/r1\/current-\d{14}-\d{5}-[0-9a-f]{6}\.warc\.gz$/, `${k}: <prefix><replica>/<archive>-<time>-<serial>-<random>.warc.gz`);
+  for (const k of objects)
+    t.match(k, /^archive\/r1\/current-\d{14}-\d{5}-[0-9a-f]{6}\.warc\.gz$/, `${k}: <prefix><replica>/<archive>-<time>-<serial>-<random>.warc.gz`);
   const types = await objectRecords(s3, objects[0]);
   t.same(
     types.map((r) => r.type),
@@ -156,7 +157,15 @@ t.test('S3: a revisit record in one object, its original read from another', asy
   const a = await startS3Archive(s3);
   t.teardown(() => a.close());
   const served = (date: string) =>
-    captureRecord({ target: '/r', date, body: 'the same page', responseHeaders: [['Content-Type', 'text/html'], ['X-Served', date]] });
+    captureRecord({
+      target: '/r',
+      date,
+      body: 'the same page',
+      responseHeaders: [
+        ['Content-Type', 'text/html'],
+        ['X-Served', date],
+      ],
+    });
   t.equal((await putCapture(a, '', served(JAN1))).status, 201, 'original');
   t.equal((await putCapture(a, '', served(JAN2))).status, 201, 'a day later: a revisit');
   const [orig, rev] = (await a.store.index.dump()).sort((x, y) => x.datetime - y.datetime);
