@@ -164,7 +164,7 @@ export async function seedBulk(name: string, opts: { uris: number; perUri: numbe
     }
     await writer.sync();
     let rows: NewMementoRow[] = [];
-    let inserting: Promise<unknown> = Promise.resolve();
+    let inserting: Promise<void> = Promise.resolve();
     for (let i = 0; i < opts.uris; i++) {
       const uriR = uriOf(i, prefix);
       const rec = records[i % RECORDS];

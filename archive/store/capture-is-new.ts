@@ -13,8 +13,9 @@
  * - `revisit`: identical as above, but dated `revisit_interval` or more
  *   after that memento (and at another second): the page was served again
  *   unchanged, so the store writes a WARC `revisit` record and an index
- *   row whose `refers_to` names the memento holding the payload
- *   ({@link originalId}) — no second copy of the body (201).
+ *   row whose `refers_to` names the memento holding the payload (the one
+ *   it follows, or that one's `refers_to` when it is itself a revisit) —
+ *   no second copy of the body (201).
  * - `conflict`: not identical, but a memento of its urlkey is stored at the
  *   same second (one URI-M for both): nothing is stored, 409.
  * - `new`: store it (201).
@@ -39,23 +40,13 @@ export interface CaptureKey {
 /** What the archive does with a capture (see the module comment). */
 export type Verdict = { kind: 'new' } | { kind: 'duplicate'; of: AnyRow } | { kind: 'revisit'; of: AnyRow } | { kind: 'conflict'; with: AnyRow };
 
-/**
- * The row id of the memento whose `response` record holds the payload of
- * `prev` (a revisit's predecessor): `prev`'s own id, or for a revisit its
- * `refers_to`. `undefined` for a row written in the current batch and not
- * yet committed (no id yet).
- */
-export function originalId(prev: AnyRow): number | undefined {
-  return prev.refers_to ?? ('id' in prev ? prev.id : undefined);
-}
-
 /** True for a memento the access rules hide (archive/access.ts): it is never taken for the one a capture duplicates. */
 export type HiddenFn = (urlkey: string, datetime: number) => boolean;
 
 /** The store's decision of whether a capture is new: the cache of newest mementos and the batch lookups. */
 export class CaptureIsNew {
   /** The newest memento of recently seen urlkeys (`{none}`: the urlkey has none); ~16 MiB. */
-  private readonly newest = new LRUCache<string, MementoRow | { none: true }>({
+  private readonly newest = new LRUCache<string, AnyRow | { none: true }>({
     maxSize: 16 * 1024 * 1024,
     sizeCalculation: (v, k) => 2 * k.length + ('uri_r' in v ? 2 * v.uri_r.length + 400 : 64),
   });
@@ -80,7 +71,7 @@ export class CaptureIsNew {
    * @throws the index's error; nothing is decided then.
    */
   async batch(keys: CaptureKey[]): Promise<DedupBatch> {
-    const found: (MementoRow | undefined)[] = new Array(keys.length).fill(undefined);
+    const found: (AnyRow | undefined)[] = new Array(keys.length).fill(undefined);
     const ask: number[] = [];
     for (const [i, k] of keys.entries()) {
       const known = this.newest.get(k.urlkey);
@@ -99,8 +90,8 @@ export class CaptureIsNew {
     return new DedupBatch(found, this.hidden(), this.revisitIntervalS);
   }
 
-  /** `rows` are committed to the index (with their ids): each is the newest of its urlkey where the cache knew the newest and it is not older. */
-  committed(rows: MementoRow[]): void {
+  /** `rows` are committed to the index: each is the newest of its urlkey where the cache knew the newest and it is not older. */
+  committed(rows: NewMementoRow[]): void {
     for (const row of rows) {
       const known = this.newest.get(row.urlkey);
       if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);
@@ -153,6 +144,15 @@ export class DedupBatch {
     // Same urlkey, same second, not identical: the stored memento stays.
     if (prev.datetime === row.datetime) return { kind: 'conflict', with: prev };
     return { kind: 'new' };
+  }
+
+  /**
+   * True when `row` was written in this batch ({@link wrote}) and so is not
+   * in the index yet: a revisit of it cannot name its row id before the
+   * batch is committed.
+   */
+  inBatch(row: AnyRow): boolean {
+    return this.written.get(row.urlkey)?.includes(row as NewMementoRow) ?? false;
   }
 
   /** A capture found new (or a revisit) was written (its WARC records appended): later captures of the batch follow it. */

@@ -87,11 +87,6 @@ async function addRefersTo(db: sqlite3.Database): Promise<void> {
   if (!cols.some((c) => c.name === 'refers_to')) await run(db, 'ALTER TABLE memento ADD COLUMN refers_to INTEGER');
 }
 
-/** The unique key of a row (urlkey, archive id, Memento-Datetime) as one string. */
-function rowKey(r: Pick<MementoRow, 'archive_id' | 'urlkey' | 'datetime'>): string {
-  return `${r.archive_id}\0${r.urlkey}\0${r.datetime}`;
-}
-
 /** A row as {@link IndexDb.dump} gives it: no id, and a revisit's original named by archive, datetime and URI-R. */
 export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string | null };
 
@@ -177,6 +172,7 @@ export class IndexDb {
     const read = (sql: string) => reader.prepare(sql);
     const stmts = {
       byId: read(`SELECT ${COLS} FROM memento WHERE id = $id`),
+      at: read(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime = $datetime`),
       page: pager.prepare(`SELECT ${COLS} FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       timemapPage: pager.prepare(`SELECT datetime, uri_r FROM memento WHERE ${BY} AND datetime > $after ORDER BY datetime ASC LIMIT $limit`),
       spans: pager.prepare(
@@ -203,19 +199,16 @@ export class IndexDb {
    * replaces it (for recovery and reindex of old WARC files, see the module comment).
    * Up to {@link ROWS_PER_INSERT} rows (a write batch) are one statement, its own transaction
    * (one round trip to SQLite's thread); more are several between `BEGIN IMMEDIATE` and `COMMIT`.
-   *
-   * @returns the row id of each row, in order (two rows of one key: the id of the row that stays, for both)
    */
-  async insertMany(rows: NewMementoRow[]): Promise<number[]> {
-    if (!rows.length) return [];
-    const ids = new Map<string, number>();
+  async insertMany(rows: NewMementoRow[]): Promise<void> {
+    if (!rows.length) return;
     if (rows.length <= ROWS_PER_INSERT) {
-      await this.insertPart(rows, ids);
+      await this.insertPart(rows);
     } else {
       await run(this.db, 'BEGIN IMMEDIATE');
       try {
         // Rows apply in order, so of two rows with one key the later wins.
-        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT), ids);
+        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT));
         await run(this.db, 'COMMIT');
       } catch (err) {
         await run(this.db, 'ROLLBACK').catch(() => undefined);
@@ -223,15 +216,13 @@ export class IndexDb {
       }
     }
     this.commits++;
-    return rows.map((r) => ids.get(rowKey(r))!);
   }
 
-  /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows; the id of each row's key goes into `ids`. */
-  private async insertPart(part: NewMementoRow[], ids: Map<string, number>): Promise<void> {
+  /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows. */
+  private insertPart(part: NewMementoRow[]): Promise<void> {
     const stmt = this.cached(
       `insert${part.length}`,
-      () =>
-        `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT} RETURNING id, archive_id, urlkey, datetime`,
+      () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
     );
     const params = part.flatMap((r) => [
       r.archive_id,
@@ -247,10 +238,7 @@ export class IndexDb {
       r.client_ip,
       r.refers_to,
     ]);
-    // RETURNING gives the rows in no set order: matched by key.
-    type Got = Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'datetime'>;
-    const got = await new Promise<Got[]>((resolve, reject) => stmt.all(params, (err: Error | null, r: Got[]) => (err ? reject(err) : resolve(r))));
-    for (const g of got) ids.set(rowKey(g), g.id);
+    return new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
   }
 
   /** Prepared statements of the batch queries, one per batch size (at most 80 + 300 of them). */
@@ -297,6 +285,11 @@ export class IndexDb {
       }
     }
     return out;
+  }
+
+  /** The memento of `urlkey` in `archive` at `datetime` (epoch s; the row's unique key), whole; `undefined` when there is none. */
+  rowAt(archive: string, urlkey: string, datetime: number): Promise<MementoRow | undefined> {
+    return first<MementoRow>(this.stmts.at, { $urlkey: urlkey, $archive: archive, $datetime: datetime });
   }
 
   /** The memento with row id `id` (a {@link MementoRef}'s), whole; `undefined` when gone. */

@@ -16,7 +16,7 @@ import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
-import { type AnyRow, CaptureIsNew, type DedupBatch, originalId } from './capture-is-new.js';
+import { type AnyRow, CaptureIsNew, type DedupBatch } from './capture-is-new.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
@@ -385,7 +385,7 @@ export class ArchiveStore {
     t = performance.now();
     for (const [i, p] of batch.entries()) {
       const v = decide.verdict(i, p.row);
-      if (v.kind === 'revisit' && originalId(v.of) === undefined) {
+      if (v.kind === 'revisit' && v.of.refers_to === null && decide.inBatch(v.of)) {
         this.queue.unshift(...batch.slice(i));
         break;
       }
@@ -464,13 +464,16 @@ export class ArchiveStore {
 
   /**
    * The memento whose `response` record holds the payload of a revisit
-   * whose predecessor is `prev` (with a row id: {@link originalId}):
-   * `prev` itself, or the row its `refers_to` names. `undefined` when that
-   * row is gone (purged): the capture is then stored whole, as a new memento.
+   * whose predecessor is `prev` (committed): the row its `refers_to` names,
+   * else `prev` itself — with its row id, which a row the store committed
+   * earlier and kept in memory does not carry (one lookup by its key, once
+   * per revisit). `undefined` when that row is gone (purged): the capture
+   * is then stored whole, as a new memento.
    */
   private async originalOf(prev: AnyRow): Promise<MementoRow | undefined> {
-    if (prev.refers_to === null) return prev as MementoRow;
-    return this.index.byId(prev.refers_to);
+    if (prev.refers_to !== null) return this.index.byId(prev.refers_to);
+    if ('id' in prev) return prev;
+    return this.index.rowAt(prev.archive_id, prev.urlkey, prev.datetime);
   }
 
   /**
@@ -481,12 +484,10 @@ export class ArchiveStore {
    */
   private async commit(rows: NewMementoRow[]): Promise<void> {
     this.stats.transactions++;
-    const ids = await this.index.insertMany(rows);
-    // Each row gets its id: the PUT's answer and the newest-memento cache hold whole rows (a revisit names its original by id).
-    const stored = rows.map((r, i) => Object.assign(r, { id: ids[i] }));
+    await this.index.insertMany(rows);
     // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
     this.index.cache.written(rows.map((r) => r.urlkey));
-    this.isNew.committed(stored);
+    this.isNew.committed(rows);
   }
 
   /**
@@ -501,6 +502,8 @@ export class ArchiveStore {
     const own = await this.reader.read(row.warc_file, row.warc_offset, row.warc_length);
     if (row.refers_to === null) return own;
     // A revisit: its own status and headers (its revisit record's HTTP head), the payload of its original's response record.
+    // Its head is read whole; release its file (a record read as a stream holds it open).
+    own.close();
     const original = await this.index.byId(row.refers_to);
     if (!original) throw new Error(`revisit at ${row.warc_file}:${row.warc_offset}: the memento it refers to (row ${row.refers_to}) is gone`);
     const payload = await this.reader.read(original.warc_file, original.warc_offset, original.warc_length);
