@@ -13,7 +13,10 @@ import path from 'node:path';
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { WARCParser } from 'warcio';
 import t from 'tap';
+import { runPurge } from '../../archive/commands/purge.js';
+import { validateArchiveConfig } from '../../archive/config.js';
 import { reindex, verify } from '../../archive/store/maintenance.js';
+import { parseYamlText } from '#shared/config.js';
 import { IndexDb } from '../../archive/store/index-db.js';
 import { S3WarcStore } from '../../archive/store/s3-warcs.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
@@ -181,4 +184,35 @@ t.test('S3: a revisit record in one object, its original read from another', asy
   t.equal(m.headers['x-archive-orig-x-served'], JAN2, 'its headers: as served at the revisit');
   const v = await verify(a.store.index, a.store.warcs);
   t.ok(v.ok, `verify passes: ${v.problems.join('; ')}`);
+});
+
+t.test('S3 settings: storage.warcs checked, replica defaults to <host name>-<port>; purge refuses a bucket and erases nothing', async (t) => {
+  const conf = (storage: string) =>
+    validateArchiveConfig(parseYamlText(`listen: 127.0.0.1:8090\ndata_dir: /tmp/none\narchives:\n  - id: a\nstorage:\n${storage}`, '/tmp/none/archive.yaml'));
+  const c = conf('  warcs: s3://my-bucket/some/prefix\n  s3:\n    endpoint: http://127.0.0.1:9000/\n    force_path_style: true\n');
+  t.same(c.warcStore, {
+    bucket: 'my-bucket',
+    prefix: 'some/prefix/',
+    endpoint: 'http://127.0.0.1:9000',
+    region: 'us-east-1',
+    forcePathStyle: true,
+    replica: `${os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 50)}-8090`,
+  });
+  t.equal(conf('  warcs: folder\n').warcStore, undefined, 'folder: the default');
+  t.throws(() => conf('  warcs: http://bucket/\n'), /storage\.warcs must be folder or a URL like s3:\/\/bucket\/prefix\/, not "http:\/\/bucket\/"/);
+  t.throws(() => conf('  warcs: s3://b/\n'), /storage\.warcs must be/, 'a bucket name of one letter');
+  t.throws(() => conf('  replica: a/b\n'), /storage\.replica must be 1 to 64 letters/);
+
+  const s3 = await startS3();
+  t.teardown(() => s3.close());
+  const a = await startS3Archive(s3);
+  t.teardown(() => a.close());
+  t.equal((await putCapture(a, '', captureRecord({ target: '/x', date: JAN1 }))).status, 201);
+  const before = await keys(s3, 'archive/');
+  t.equal(await runPurge(a.config, { url: 'http://www.example.org/x' }), 1, 'purge: exit status 1');
+  t.same(await keys(s3, 'archive/'), before, 'nothing erased');
+  t.equal(await a.store.index.count(), 1);
 });
