@@ -20,7 +20,9 @@ import { parseYamlText } from '#shared/config.js';
 import { IndexDb } from '../../archive/store/index-db.js';
 import { S3WarcStore } from '../../archive/store/s3-warcs.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { startDaemon } from '../helpers/daemons.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
+import { writeConfig } from './helpers.js';
 
 const JAN1 = 'Thu, 01 Jan 2026 00:00:00 GMT';
 const JAN2 = 'Fri, 02 Jan 2026 00:00:00 GMT';
@@ -215,4 +217,40 @@ t.test('S3 settings: storage.warcs checked, replica defaults to <host name>-<por
   t.equal(await runPurge(a.config, { url: 'http://www.example.org/x' }), 1, 'purge: exit status 1');
   t.same(await keys(s3, 'archive/'), before, 'nothing erased');
   t.equal(await a.store.index.count(), 1);
+});
+
+t.test('S3: captures acknowledged by a daemon killed with SIGKILL, its data folder lost, are all in the bucket: reindexed and read by another', async (t) => {
+  const s3 = await startS3();
+  t.teardown(() => s3.close());
+  const { dir, config } = writeConfig(s3.storageYaml('archive/', 'killed'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const d = await startDaemon('memento-archive.js', ['--config', config]);
+  t.teardown(() => d.stop());
+  const bodies = ['one', 'two', 'three'].map((n) => `page ${n} `.repeat(50));
+  const answers = await Promise.all(bodies.map((b, i) => putCapture(d, '', captureRecord({ target: `/k${i}`, date: JAN1, body: b }))));
+  t.same(
+    answers.map((x) => x.status),
+    [201, 201, 201],
+    'acknowledged',
+  );
+  const exited = new Promise((r) => d.proc.once('exit', r));
+  d.proc.kill('SIGKILL');
+  await exited;
+  rmSync(dir, { recursive: true, force: true });
+
+  // Another replica: its own (empty) data folder, an index rebuilt from the bucket.
+  const other = mkdtempSync(path.join(os.tmpdir(), 's3-other-'));
+  const store = new S3WarcStore({ bucket: s3.bucket, prefix: 'archive/', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, replica: 'other' });
+  t.teardown(() => store.close());
+  const rep = await reindex(path.join(other, 'index.sqlite3'), store);
+  t.equal(rep.rows, 3, 'three mementos in the bucket');
+  const b = await startArchive(TWO_ARCHIVES + s3.storageYaml('archive/', 'other'), { dataDir: other });
+  t.teardown(async () => {
+    await b.close();
+    rmSync(other, { recursive: true, force: true });
+  });
+  for (const [i, body] of bodies.entries()) {
+    const m = await request(`${b.url}/current/memento/20260101000000id_/http://www.example.org/k${i}`);
+    t.equal(m.text, body, `/k${i} read back by the other daemon`);
+  }
 });
