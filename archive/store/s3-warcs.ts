@@ -294,7 +294,18 @@ class S3Appender implements WarcAppender {
       body.write(info);
       for await (const c of gz as AsyncIterable<Buffer>) {
         length += c.length;
-        if (!body.write(c)) await new Promise((r) => body.once('drain', r));
+        // Wait for the upload to take more, or to have failed (then it reads no more: stop).
+        if (!body.write(c))
+          await new Promise<void>((r) => {
+            const go = () => {
+              body.off('drain', go);
+              body.off('close', go);
+              r();
+            };
+            body.on('drain', go);
+            body.on('close', go);
+          });
+        if (body.destroyed) throw new Error('the upload stopped');
       }
       body.end(requestMember);
     };

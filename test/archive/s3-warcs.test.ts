@@ -116,6 +116,8 @@ t.test('S3: an upload that fails (the server stopped) answers 503 and leaves no 
   t.equal(read.status, 503, 'a read the store cannot answer: 503');
   const big = await putCapture(a, '', captureRecord({ target: '/big', date: JAN1, body: randomBytes(3 * 1024 * 1024) }));
   t.equal(big.status, 503, 'a streamed capture whose upload fails: 503 too');
+  const huge = await putCapture(a, '', captureRecord({ target: '/huge', date: JAN1, body: randomBytes(20 * 1024 * 1024) }));
+  t.equal(huge.status, 503, 'one of several upload parts: 503, and the write queue goes on');
   t.equal(await a.store.index.count(), 1, 'still one row');
 });
 
