@@ -14,6 +14,7 @@ import { parseTimestamp14 } from '#shared/http-date.js';
 import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
+import { type S3WarcsConfig, s3WarcsConfig, WARC_STORAGE_DOC, WARC_STORAGE_PROPERTIES } from './storage-config.js';
 
 export type { ArchiveSpan } from './spans.js';
 
@@ -82,6 +83,8 @@ export interface ArchiveConfig {
    * `undefined`: the SQLite file `index.sqlite3` in `dataDir` (the default).
    */
   indexPostgres?: string;
+  /** WARC files in an S3-compatible bucket (`storage.warcs`); `undefined`: the folder `warcs/` in `dataDir` (the default). */
+  warcStore?: S3WarcsConfig;
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -298,16 +301,18 @@ export const ARCHIVE_FILE_SCHEMA = {
       type: 'object',
       additionalProperties: false,
       default: {},
-      docDefault: '`index: sqlite`',
+      docDefault: '`index: sqlite`, `warcs: folder`',
       description:
-        'where the index of mementos lives: `index: sqlite` (the file `index.sqlite3` in `data_dir`) or `index: postgres://user@host:5432/database`, a PostgreSQL database several daemons behind one load balancer may share (the password, if any, in the URL or in `PGPASSWORD`/`~/.pgpass`; see docs/scale-out.md). The commands that work on the index file (`reindex`, `purge`, `verify`, `cdxj`, `import`) refuse a PostgreSQL index for now',
-      errorMessage: '{key} must be a mapping like {index: postgres://user@host:5432/archive}',
+        'where the index of mementos lives: `index: sqlite` (the file `index.sqlite3` in `data_dir`) or `index: postgres://user@host:5432/database`, a PostgreSQL database several daemons behind one load balancer may share (the password, if any, in the URL or in `PGPASSWORD`/`~/.pgpass`). The commands that work on the index file (`reindex`, `purge`, `verify`, `cdxj`, `import`) refuse a PostgreSQL index for now. And ' +
+        WARC_STORAGE_DOC,
+      errorMessage: '{key} must be a mapping like {index: postgres://user@host:5432/archive, warcs: s3://bucket/prefix/}',
       properties: {
         index: {
           type: 'string',
           check: 'index-location',
           errorMessage: 'storage.index must be sqlite or a URL like postgres://user@host:5432/archive, not {value}',
         },
+        ...WARC_STORAGE_PROPERTIES,
       },
     },
     put_prefix: {
@@ -451,7 +456,9 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     access: accessRules(src, raw.access),
     revisitIntervalS: parseRevisitInterval(raw.revisit_interval)!,
     indexPostgres: raw.storage.index === undefined || raw.storage.index === 'sqlite' ? undefined : raw.storage.index,
+    warcStore: s3WarcsConfig(raw.storage, parseListen(raw.listen)!.port),
   };
+  if (config.warcStore === undefined) delete config.warcStore;
   if (config.baseUrl === undefined) delete config.baseUrl;
   if (config.indexPostgres === undefined) delete config.indexPostgres;
   if (config.replayOrigin === undefined) delete config.replayOrigin;

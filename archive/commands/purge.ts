@@ -64,8 +64,9 @@ function summary(r: PurgeReport, dryRun: boolean): string {
  * refusals on stderr, a progress bar on stderr when it is a terminal.
  *
  * @returns the exit status: 0 done (or nothing matched; a dry run also
- *   while a daemon runs), 1 the data folder is in use or a WARC file is
- *   damaged, 2 bad options
+ *   while a daemon runs), 1 the data folder is in use, a WARC file is
+ *   damaged, or the WARC files are in a bucket (`storage.warcs`: not yet
+ *   supported), 2 bad options
  */
 export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<number> {
   const out = (line: string) => process.stdout.write(line + '\n');
@@ -73,6 +74,12 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
   if (typeof sel === 'string') {
     say(`purge: ${sel}`);
     return 2;
+  }
+  if (config.warcStore) {
+    say(
+      `purge: the WARC files are in s3://${config.warcStore.bucket}/${config.warcStore.prefix} (storage.warcs); purge works on the data folder's WARC files only for now, and erased nothing`,
+    );
+    return 1;
   }
   if (!existsSync(config.dataDir)) {
     say(`purge: ${config.dataDir}: no such data folder`);

@@ -1,6 +1,6 @@
 /**
  * `memento-archive reindex [--config FILE]`: a new index.sqlite3 from the
- * WARC files alone (archive/store/maintenance.ts `reindex`), under the data
+ * WARC files alone (the data folder's, or the objects of `storage.warcs`) (archive/store/maintenance.ts `reindex`), under the data
  * folder's lock: the daemon must be stopped first.
  */
 import { existsSync } from 'node:fs';
@@ -9,6 +9,7 @@ import type { ArchiveConfig } from '../config.js';
 import { IndexDb } from '../store/index-db.js';
 import { DataDirBusyError, DataDirLock } from '../store/lock.js';
 import { reindex } from '../store/maintenance.js';
+import { openWarcStore } from '../store/open-warcs.js';
 import { progressBar, say } from './terminal.js';
 
 /**
@@ -36,7 +37,8 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
       before = await index.count();
       await index.close();
     }
-    const r = await reindex(indexFile, path.join(config.dataDir, 'warcs'), { progress: bar.update });
+    const warcs = openWarcStore(config);
+    const r = await reindex(indexFile, warcs, { progress: bar.update }).finally(() => warcs.close());
     bar.stop();
     for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);
     process.stdout.write(`reindex: ${r.rows} mementos from ${r.records} WARC records in ${r.files} files (the old index had ${before} rows)\n`);

@@ -1,12 +1,14 @@
 /**
  * `memento-archive verify [--config FILE]`: checks that the index and the
- * WARC files agree (archive/store/maintenance.ts `verify`). It only reads,
- * so it runs beside the daemon.
+ * WARC files (in the data folder, or the bucket of `storage.warcs`) agree
+ * (archive/store/maintenance.ts `verify`). It only reads, so it runs
+ * beside the daemon.
  */
 import path from 'node:path';
 import type { ArchiveConfig } from '../config.js';
 import { IndexDb, StaleIndexError } from '../store/index-db.js';
 import { verify } from '../store/maintenance.js';
+import { openWarcStore } from '../store/open-warcs.js';
 import { progressBar, say } from './terminal.js';
 
 /**
@@ -27,10 +29,15 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
     return 1;
   }
   const bar = progressBar('verify');
+  const warcs = openWarcStore(config);
   try {
-    const r = await verify(index, path.join(config.dataDir, 'warcs'), { progress: bar.update });
+    const r = await verify(index, warcs, { progress: bar.update });
     bar.stop();
     for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
+    for (const f of r.orphans)
+      process.stdout.write(
+        `note: ${f}: orphan, none of its records is indexed (uploaded by a daemon stopped before its index commit, never acknowledged; may be deleted)\n`,
+      );
     process.stdout.write(
       `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
         `${r.unindexed} response records not in the index (same-second captures superseded by a later one, in WARC files written before those were refused); ` +
@@ -39,6 +46,7 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
     return r.ok ? 0 : 1;
   } finally {
     bar.stop(false);
+    await warcs.close();
     await index.close();
   }
 }

@@ -19,7 +19,9 @@ import { IndexDb, type MementoRow } from '../store/index-db.js';
 import type { MementoIndex } from '../store/memento-index.js';
 import type { ArchiveStore } from '../store/store.js';
 import { readMementoResponse } from '../store/stored-response.js';
-import { type StoredResponse, WarcReader } from '../store/warc-reader.js';
+import type { StoredResponse, WarcReader } from '../store/warc-reader.js';
+import { openWarcStore } from '../store/open-warcs.js';
+import type { WarcStore } from '../store/warc-store.js';
 
 /** What the archive did with one capture. */
 export type SinkResult =
@@ -106,6 +108,7 @@ export class DaemonSink implements CaptureSink {
   readonly via: string;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   private readonly reader: WarcReader;
+  private readonly warcs: WarcStore;
 
   private constructor(
     private readonly base: URL,
@@ -113,7 +116,8 @@ export class DaemonSink implements CaptureSink {
     readonly index: IndexDb,
   ) {
     this.via = `through the running daemon at ${base.origin}`;
-    this.reader = new WarcReader(path.join(config.dataDir, 'warcs'));
+    this.warcs = openWarcStore(config);
+    this.reader = this.warcs.reader(0);
   }
 
   /** @throws when the index cannot be opened */
@@ -214,6 +218,7 @@ export class DaemonSink implements CaptureSink {
   async close(): Promise<void> {
     this.agent.destroy();
     await this.reader.close();
+    await this.warcs.close();
     await this.index.close();
   }
 }

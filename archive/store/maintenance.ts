@@ -16,6 +16,7 @@ import type { MementoIndex } from './memento-index.js';
 import { RowWriter } from './record-rows.js';
 import { listWarcFiles } from './warc-files.js';
 import { type ScanItem, type ScannedRecord, scanWarcFile } from './warc-scan.js';
+import { type WarcStore, warcStoreOf } from './warc-store.js';
 
 /**
  * The marker file (in the data folder) of a `purge` under way (purge.ts):
@@ -71,9 +72,13 @@ export interface RecoveryReport {
  * record is missing, is truncated away with everything after it; in an older
  * file such damage is logged and left for `verify`. A file with nothing but
  * its `warcinfo` record is removed. Leftover body
- * spill files in `tmp/` are deleted. Each action is logged.
+ * spill files in `tmp/` are deleted. Each action is logged. With
+ * `warcsDir` null (the WARC files are objects in a bucket, each uploaded
+ * whole or not at all) only `tmp/` is cleaned: an object uploaded whose
+ * rows were never committed was never acknowledged and stays an orphan,
+ * which `verify` lists.
  */
-export async function recover(index: MementoIndex, warcsDir: string, tmpDir: string, log: Log): Promise<RecoveryReport> {
+export async function recover(index: MementoIndex, warcsDir: string | null, tmpDir: string, log: Log): Promise<RecoveryReport> {
   const report: RecoveryReport = { indexed: 0, truncatedBytes: 0, removedFiles: [], removedTmp: 0 };
   for (const f of await readdir(tmpDir).catch(() => [] as string[])) {
     if (!/^body-.*\.tmp$/.test(f)) continue;
@@ -81,6 +86,7 @@ export async function recover(index: MementoIndex, warcsDir: string, tmpDir: str
     report.removedTmp++;
   }
   if (report.removedTmp) log(`recovery: deleted ${report.removedTmp} leftover body spill file(s) from ${tmpDir}`);
+  if (warcsDir === null) return report;
 
   const rows = new RowWriter(index, (line) => log(`recovery: ${line}`));
   for (const [archiveId, files] of await listWarcFiles(warcsDir)) {
@@ -191,6 +197,13 @@ export interface VerifyReport {
   records: number;
   /** Response and revisit records with no index row (a same-second capture superseded by a later one, in a WARC file written before those were refused; a revisit whose original is gone; or an orphan). */
   unindexed: number;
+  /**
+   * WARC files (objects) with response or revisit records of which no
+   * index row names any: with WARCs in a bucket, a batch uploaded by a
+   * daemon killed before its index commit (never acknowledged; harmless,
+   * may be deleted). Not a problem.
+   */
+  orphans: string[];
   files: number;
   bytes: number;
   /** One line per problem. */
@@ -198,7 +211,10 @@ export interface VerifyReport {
 }
 
 /**
- * Checks that the index and the WARC files agree: every index row names a
+ * Checks that the index and the WARC files agree (`warcsDir` a folder's
+ * path, or a store: warc-store.ts, whose objects are listed and read as
+ * streams; files none of whose records is indexed are listed as orphans):
+ * every index row names a
  * WARC file that exists and, at its offset and length, a complete response
  * or revisit record with the row's URI-R, Memento-Datetime and payload
  * digest; a revisit's row refers to a stored response row with the payload
@@ -210,16 +226,21 @@ export interface VerifyReport {
  * archive is reported (the daemon may be writing it, or recovery will
  * truncate it on the next start), as a problem only when `strictTail`.
  */
-export async function verify(index: MementoIndex, warcsDir: string, opts: { progress?: Progress; strictTail?: boolean } = {}): Promise<VerifyReport> {
-  const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, files: 0, bytes: 0, problems: [] };
+export async function verify(
+  index: MementoIndex,
+  warcsDir: WarcStore | string,
+  opts: { progress?: Progress; strictTail?: boolean } = {},
+): Promise<VerifyReport> {
+  const warcs = warcStoreOf(warcsDir);
+  const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, orphans: [], files: 0, bytes: 0, problems: [] };
   const problem = (s: string) => {
     report.problems.push(s);
     report.ok = false;
   };
-  const byArchive = await listWarcFiles(warcsDir);
-  const onDisk = new Set([...byArchive.values()].flat());
+  const byArchive = await warcs.list();
+  const onDisk = new Set([...byArchive.values()].flat().map((f) => f.file));
   let total = 0;
-  for (const f of onDisk) total += (await stat(path.join(warcsDir, f))).size;
+  for (const f of [...byArchive.values()].flat()) total += f.size;
   report.bytes = total;
   for (const { warc_file, n } of await index.files()) {
     if (!onDisk.has(warc_file)) {
@@ -229,12 +250,13 @@ export async function verify(index: MementoIndex, warcsDir: string, opts: { prog
   }
   let done = 0;
   for (const [, files] of byArchive) {
-    for (const [fi, file] of files.entries()) {
+    for (const [fi, { file, size }] of files.entries()) {
       report.files++;
+      let mementos = 0;
       const rows = new Map<number, MementoRow>((await index.rowsOfFile(file)).map((r) => [r.warc_offset, r]));
       report.rows += rows.size;
       const seen = new Set<number>();
-      for await (const item of scanWarcFile(path.join(warcsDir, file))) {
+      for await (const item of warcs.scan(file)) {
         if (item.kind !== 'record') {
           const last = fi === files.length - 1;
           const beyond = [...rows.keys()].every((o) => o < item.offset);
@@ -250,6 +272,7 @@ export async function verify(index: MementoIndex, warcsDir: string, opts: { prog
         if (r.blockDigestOk === false) problem(`${file}:${r.offset}: ${r.type} record's WARC-Block-Digest does not match its block`);
         if (r.payloadDigestOk === false) problem(`${file}:${r.offset}: ${r.type} record's WARC-Payload-Digest does not match its payload`);
         if (!isMemento(r)) continue;
+        mementos++;
         const row = rows.get(r.offset);
         if (!row) {
           report.unindexed++;
@@ -269,7 +292,8 @@ export async function verify(index: MementoIndex, warcsDir: string, opts: { prog
       }
       for (const [off, row] of rows)
         if (!seen.has(off)) problem(`${file}:${off}: index row ${row.id} (${row.uri_r}) points at no complete response or revisit record`);
-      done += (await stat(path.join(warcsDir, file))).size;
+      if (mementos && !rows.size) report.orphans.push(file);
+      done += size;
       opts.progress?.(done, total);
     }
   }
@@ -287,7 +311,9 @@ export interface ReindexReport {
 }
 
 /**
- * Rebuilds the SQLite index from the WARC files alone: every complete
+ * Rebuilds the SQLite index from the WARC files alone (a folder's path, or
+ * a store: warc-store.ts; objects in a bucket are listed and read as
+ * streams, orphans included): every complete
  * response or revisit record (with its request record for `X-Client-IP`)
  * becomes a row (record-rows.ts: a revisit's `refers_to` found by the
  * original it names; one whose original is not found is left out and
@@ -299,19 +325,20 @@ export interface ReindexReport {
  *
  * @param indexFile path of `index.sqlite3`
  */
-export async function reindex(indexFile: string, warcsDir: string, opts: { progress?: Progress } = {}): Promise<ReindexReport> {
+export async function reindex(indexFile: string, warcsDir: WarcStore | string, opts: { progress?: Progress } = {}): Promise<ReindexReport> {
+  const warcs = warcStoreOf(warcsDir);
   const tmp = indexFile + '.reindex';
   for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
   const db = await IndexDb.open(tmp);
   const report: ReindexReport = { files: 0, records: 0, rows: 0, skipped: [] };
   try {
-    const byArchive = await listWarcFiles(warcsDir);
+    const byArchive = await warcs.list();
     let total = 0;
-    for (const f of [...byArchive.values()].flat()) total += (await stat(path.join(warcsDir, f))).size;
+    for (const f of [...byArchive.values()].flat()) total += f.size;
     let done = 0;
     const rows = new RowWriter(db, (line) => report.skipped.push(line));
     for (const [archiveId, files] of byArchive) {
-      for (const file of files) {
+      for (const { file, size } of files) {
         report.files++;
         let pending: ScannedRecord | null = null;
         const flush = async (req: ScannedRecord | null) => {
@@ -324,7 +351,7 @@ export async function reindex(indexFile: string, warcsDir: string, opts: { progr
             report.skipped.push((err as Error).message);
           }
         };
-        for await (const item of scanWarcFile(path.join(warcsDir, file))) {
+        for await (const item of warcs.scan(file)) {
           if (item.kind !== 'record') {
             pending = null;
             report.skipped.push(`${file}: ${item.kind} record at offset ${item.offset}: ${item.reason}; the rest of the file is not read`);
@@ -344,7 +371,7 @@ export async function reindex(indexFile: string, warcsDir: string, opts: { progr
           }
         }
         await flush(null);
-        done += (await stat(path.join(warcsDir, file))).size;
+        done += size;
       }
     }
     await rows.finish();

@@ -26,8 +26,9 @@ import type { MementoIndex } from './memento-index.js';
 import { checkNoPurgePending } from './purge.js';
 import type { RecordCache } from './record-cache.js';
 import { readMementoResponse } from './stored-response.js';
-import { type StoredResponse, WarcReader } from './warc-reader.js';
-import { WarcWriter } from './warc-writer.js';
+import type { StoredResponse, WarcReader } from './warc-reader.js';
+import { openWarcStore } from './open-warcs.js';
+import type { WarcAppender, WarcStore } from './warc-store.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
 function refuse(status: number, reason: string): HttpError {
@@ -154,8 +155,11 @@ export class ArchiveStore {
   /** Resolved whenever the write queue runs empty. */
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => undefined;
-  private readonly writers = new Map<string, WarcWriter>();
+  private readonly writers = new Map<string, WarcAppender>();
+  /** `<data_dir>/warcs`: the WARC files when they are kept in the folder (the default). */
   readonly warcsDir: string;
+  /** Where the WARC files are: the folder, or a bucket (`storage.warcs`; warc-store.ts). */
+  readonly warcs: WarcStore;
   private readonly tmpDir: string;
 
   /** Reads response records, with a cached read-only descriptor per WARC file. */
@@ -171,7 +175,8 @@ export class ArchiveStore {
   ) {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
-    this.reader = new WarcReader(this.warcsDir, 64, config.recordCacheBytes);
+    this.warcs = openWarcStore(config);
+    this.reader = this.warcs.reader(config.recordCacheBytes);
     this.isNew = new CaptureIsNew(index, () => this.hidden, config.revisitIntervalS);
   }
 
@@ -195,7 +200,9 @@ export class ArchiveStore {
       checkNoPurgePending(config.dataDir);
       const index = await openIndex(config);
       const store = new ArchiveStore(config, index, lock);
-      store.recovery = await recover(index, store.warcsDir, store.tmpDir, opts.log ?? (() => undefined));
+      // WARC objects in a bucket are whole or absent: only the folder's files can have a partial tail.
+      const folder = store.warcs.kind === 'folder' ? store.warcsDir : null;
+      store.recovery = await recover(index, folder, store.tmpDir, opts.log ?? (() => undefined));
       return store;
     } catch (err) {
       await lock.release();
@@ -319,10 +326,10 @@ export class ArchiveStore {
     return { archive, row };
   }
 
-  private writer(archiveId: string): WarcWriter {
+  private writer(archiveId: string): WarcAppender {
     let w = this.writers.get(archiveId);
     if (!w) {
-      w = new WarcWriter(this.warcsDir, archiveId, this.config.warcMaxBytes, this.config.warcGzipLevel);
+      w = this.warcs.appender(archiveId, this.config.warcMaxBytes, this.config.warcGzipLevel);
       this.writers.set(archiveId, w);
     }
     return w;
@@ -331,7 +338,8 @@ export class ArchiveStore {
   /**
    * The write queue: one batch at a time. Each capture of the batch is
    * checked for dedup and appended to its archive's WARC file; then the
-   * files are fsynced once and the rows committed in one transaction (group
+   * files are fsynced once (with `storage.warcs` in a bucket: the batch's
+   * object is uploaded) and the rows committed in one transaction (group
    * commit); only then are the PUTs answered.
    */
   private async drain(): Promise<void> {
@@ -524,6 +532,7 @@ export class ArchiveStore {
     await this.idle;
     for (const w of this.writers.values()) await w.close();
     await this.reader.close();
+    await this.warcs.close();
     await this.index.close();
     await this.lock.release();
   }

@@ -10,6 +10,7 @@
 import { createReadStream, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { ScavengeCounter } from '#shared/gc.js';
 import { getHeader, parseHead, parseStatusLine } from '#shared/http-head.js';
@@ -53,8 +54,20 @@ async function* once(buf: Buffer): AsyncGenerator<Uint8Array> {
 }
 
 /**
+ * WARC files read by byte range from elsewhere than a local folder (an
+ * object store: archive/store/s3-warcs.ts). Names are as the index has them.
+ */
+export interface RangeSource {
+  /** The bytes `[offset, offset + length)` of `file`, whole. @throws when the file is missing or shorter */
+  bytes(file: string, offset: number, length: number): Promise<Buffer>;
+  /** The same bytes as a stream (the caller destroys it when it stops early). */
+  stream(file: string, offset: number, length: number): Promise<Readable>;
+}
+
+/**
  * Reads response records of the WARC files under `<data_dir>/warcs`
- * (docs/storage.md), keeping a read-only file descriptor open per WARC
+ * (docs/storage.md), or, given a {@link RangeSource}, of the objects of a
+ * bucket (ranged GETs; no descriptors then), keeping a read-only file descriptor open per WARC
  * file (at most `maxOpen`, least recently used closed first). WARC files
  * are append-only (a rollback only truncates the unacknowledged tail), so
  * a descriptor stays valid while records are appended to its file. Hot
@@ -68,11 +81,13 @@ export class WarcReader {
    * @param warcsDir `<data_dir>/warcs`
    * @param maxOpen how many WARC files stay open for reading
    * @param cacheBytes bytes of hot small records kept in memory (`record_cache_bytes`; 0: none)
+   * @param remote where the files are when not in `warcsDir` (an object store), read by byte range
    */
   constructor(
     readonly warcsDir: string,
     private readonly maxOpen = 64,
     cacheBytes = 0,
+    private readonly remote?: RangeSource,
   ) {
     this.cache = new RecordCache(cacheBytes);
   }
@@ -92,33 +107,36 @@ export class WarcReader {
    *   HTTP head, or end before the record's Content-Length.
    */
   async read(file: string, offset: number, length: number): Promise<StoredResponse> {
-    if (length > SMALL_RECORD || this.closed) return readResponseRecord(this.warcsDir, file, offset, length);
+    if (length > SMALL_RECORD || this.closed) return this.readStreamed(file, offset, length);
     const hit = this.cache.get(file, offset, length);
     if (hit) return hit;
     const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
-    const member = Buffer.allocUnsafe(length);
-    const entry = this.acquire(file);
-    try {
-      const fh = await entry.fh;
-      let got = 0;
-      while (got < length) {
-        // A synchronous pread: a few KiB from the page cache cost microseconds, a hop through
-        // libuv's thread pool (what fh.read is) costs tens under load. (A cold read blocks the
-        // event loop for one disk read; records of up to SMALL_RECORD only.)
-        const bytesRead = readSync(fh.fd, member, got, length - got, offset + got);
-        if (bytesRead === 0) throw fail(`the file ends ${length - got} bytes before the record's end`);
-        got += bytesRead;
+    let member: Buffer;
+    if (this.remote) member = await this.remote.bytes(file, offset, length);
+    else {
+      member = Buffer.allocUnsafe(length);
+      const entry = this.acquire(file);
+      try {
+        const fh = await entry.fh;
+        let got = 0;
+        while (got < length) {
+          // A synchronous pread: a few KiB from the page cache cost microseconds, a hop through
+          // libuv's thread pool (what fh.read is) costs tens under load. (A cold read blocks the
+          // event loop for one disk read; records of up to SMALL_RECORD only.)
+          const bytesRead = readSync(fh.fd, member, got, length - got, offset + got);
+          if (bytesRead === 0) throw fail(`the file ends ${length - got} bytes before the record's end`);
+          got += bytesRead;
+        }
+      } finally {
+        this.release(file, entry);
       }
-    } finally {
-      this.release(file, entry);
     }
     let rec: Buffer;
     try {
       rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
     } catch (err) {
       // Inflates to more than we hold for one request: stream it instead.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
-        return readResponseRecord(this.warcsDir, file, offset, length);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return this.readStreamed(file, offset, length);
       throw err;
     }
     const warcEnd = rec.indexOf(CRLFCRLF);
@@ -137,6 +155,12 @@ export class WarcReader {
     // Answered with the record cache's own copy when it kept one (one copy of the body in memory, whoever else keeps it).
     const kept = this.cache.set(file, offset, length, stored);
     return kept ? { ...stored, body: once(kept), bodyBuffer: kept } : stored;
+  }
+
+  /** A record read as a stream ({@link streamRecord}): from the folder, or from the remote store. */
+  private async readStreamed(file: string, offset: number, length: number): Promise<StoredResponse> {
+    if (!this.remote) return readResponseRecord(this.warcsDir, file, offset, length);
+    return streamRecord(await this.remote.stream(file, offset, length), file, offset);
   }
 
   private acquire(file: string) {
@@ -199,8 +223,20 @@ async function closeHandle(fh: Promise<FileHandle>): Promise<void> {
  *
  * @throws when the bytes there are not a WARC response record with an HTTP head.
  */
-export async function readResponseRecord(warcsDir: string, file: string, offset: number, length: number): Promise<StoredResponse> {
+export function readResponseRecord(warcsDir: string, file: string, offset: number, length: number): Promise<StoredResponse> {
   const raw = createReadStream(path.join(warcsDir, file), { start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
+  return streamRecord(raw, file, offset);
+}
+
+/**
+ * The response (or revisit) record whose gzip member `raw` streams (from
+ * its first byte; `file`/`offset` name it in errors): gunzipped as it is
+ * read, the WARC header block and the HTTP head split off, the rest up to
+ * the record's Content-Length streamed as the body.
+ *
+ * @throws when the bytes are not a WARC response record with an HTTP head.
+ */
+export async function streamRecord(raw: Readable, file: string, offset: number): Promise<StoredResponse> {
   const gunzip = zlib.createGunzip({ chunkSize: 64 * 1024 });
   raw.on('error', (err) => gunzip.destroy(err));
   raw.pipe(gunzip);

@@ -49,8 +49,16 @@ export const MAX_WARC_HEAD = 64 * 1024;
 const MAX_HTTP_HEAD = 1024 * 1024;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
+/** Reads of a WARC file at positions, mostly forward: a file on disk ({@link FileWindow}) or a stream of an object ({@link StreamWindow}). */
+interface Window {
+  /** Bytes in the file. */
+  readonly size: number;
+  /** Up to `n` bytes at `pos` (fewer at the end of the file). The buffer returned is never changed afterwards. */
+  at(pos: number, n: number): Promise<Buffer>;
+}
+
 /** Positional reads with one cached window. */
-class FileWindow {
+class FileWindow implements Window {
   private buf = Buffer.alloc(0);
   private bufStart = 0;
   constructor(
@@ -72,6 +80,55 @@ class FileWindow {
     this.buf = b.subarray(0, got);
     this.bufStart = pos;
     return this.buf.subarray(0, Math.min(n, got));
+  }
+}
+
+/**
+ * The bytes of a file arriving as a stream (an object read from a bucket):
+ * positions at or after the start of the last read are answered, earlier
+ * ones are gone (the scan reads forward, and looks back only within its
+ * last read, at a gzip trailer). Holds about one read (`READ_CHUNK`).
+ */
+class StreamWindow implements Window {
+  private buf: Buffer = Buffer.alloc(0);
+  private bufStart = 0;
+  private readonly it: AsyncIterator<Buffer>;
+  private ended = false;
+  private lastPos = 0;
+  constructor(
+    stream: AsyncIterable<Buffer>,
+    readonly size: number,
+  ) {
+    this.it = stream[Symbol.asyncIterator]();
+  }
+
+  async at(pos: number, n: number): Promise<Buffer> {
+    if (pos < this.bufStart) throw new Error(`scan of a stream went back from ${this.bufStart} to ${pos}`);
+    const want = Math.min(Math.max(n, READ_CHUNK), Math.max(0, this.size - pos));
+    if (pos + want > this.bufStart + this.buf.length && !this.ended) {
+      // Keep from the previous read's position on (a gzip trailer may be just before `pos`), read on to `pos + want`.
+      const keep = Math.max(this.bufStart, Math.min(pos, this.lastPos));
+      const end = this.bufStart + this.buf.length;
+      const parts: Buffer[] = [this.buf.subarray(Math.min(this.buf.length, keep - this.bufStart))];
+      let have = parts[0].length;
+      let skip = Math.max(0, keep - end);
+      while (have < pos - keep + want) {
+        const { value, done } = await this.it.next();
+        if (done) {
+          this.ended = true;
+          break;
+        }
+        const c = skip ? value.subarray(Math.min(skip, value.length)) : value;
+        skip -= value.length - c.length;
+        parts.push(c);
+        have += c.length;
+      }
+      this.buf = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+      this.bufStart = keep;
+      this.lastPos = pos;
+    }
+    const from = pos - this.bufStart;
+    return this.buf.subarray(from, from + Math.min(n, Math.max(0, this.buf.length - from)));
   }
 }
 
@@ -230,7 +287,7 @@ class RecordBytes {
  *   cut short), or `corrupt` (not gzip, bad CRC-32, not a WARC record, or a
  *   block that disagrees with its Content-Length); `null` at the end of the file.
  */
-async function readMember(win: FileWindow, offset: number): Promise<ScanItem | null> {
+async function readMember(win: Window, offset: number): Promise<ScanItem | null> {
   if (offset >= win.size) return null;
   const h = await win.at(offset, 10);
   if (h.length < 10) return { kind: 'partial', offset, reason: `the file ends inside a gzip header (${win.size - offset} bytes)` };
@@ -324,16 +381,29 @@ async function readMember(win: FileWindow, offset: number): Promise<ScanItem | n
 export async function* scanWarcFile(file: string, start = 0): AsyncGenerator<ScanItem> {
   const fh = await open(file, 'r');
   try {
-    const win = new FileWindow(fh, (await fh.stat()).size);
-    let offset = start;
-    for (;;) {
-      const item = await readMember(win, offset);
-      if (!item) return;
-      yield item;
-      if (item.kind !== 'record') return;
-      offset += item.record.length;
-    }
+    yield* scanWindow(new FileWindow(fh, (await fh.stat()).size), start);
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * Scans a gzip-per-record WARC file that arrives as a stream of `size`
+ * bytes (an object read from a bucket, from its first byte), as
+ * {@link scanWarcFile}, in bounded memory. The caller ends the stream when
+ * it stops early.
+ */
+export function scanWarcStream(stream: AsyncIterable<Buffer>, size: number): AsyncGenerator<ScanItem> {
+  return scanWindow(new StreamWindow(stream, size), 0);
+}
+
+async function* scanWindow(win: Window, start: number): AsyncGenerator<ScanItem> {
+  let offset = start;
+  for (;;) {
+    const item = await readMember(win, offset);
+    if (!item) return;
+    yield item;
+    if (item.kind !== 'record') return;
+    offset += item.record.length;
   }
 }

@@ -52,14 +52,14 @@ export interface WrittenRecord {
 const EMPTY_DIGEST = 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 const RECORD_END = Buffer.from('\r\n\r\n');
 /** Records up to this size are gzipped in one call; larger ones stream through zlib. */
-const ONE_SHOT = 1024 * 1024;
+export const ONE_SHOT = 1024 * 1024;
 
 /**
  * gzip in one call, with a window and hash table no larger than the input
  * needs (same output size for a small record; zlib's default state is
  * ~256 KiB to set up, which dominates the cost for a 10 KB capture).
  */
-function gzipRecord(buf: Buffer, level: number): Buffer {
+export function gzipRecord(buf: Buffer, level: number): Buffer {
   const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(buf.length + 262))));
   return zlib.gzipSync(buf, { level, windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 7)) });
 }
@@ -71,7 +71,8 @@ function warcHeader(fields: [string, string][]): Buffer {
   return Buffer.from(s + '\r\n', 'utf8');
 }
 
-const sha256 = (...parts: Buffer[]) => {
+/** `sha256:<hex>` of the bytes of `parts`, in order. */
+export const sha256 = (...parts: Buffer[]) => {
   const h = createHash('sha256');
   for (const p of parts) h.update(p);
   return 'sha256:' + h.digest('hex');
@@ -95,7 +96,7 @@ export interface EncodedPair {
 }
 
 /** The WARC headers of a capture's response record and the whole request record (header, block, end), uncompressed. */
-function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string): { response: Buffer; request: Buffer } {
+export function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string): { response: Buffer; request: Buffer } {
   const date = formatIsoSeconds(pair.datetime);
   const responseId = `<urn:uuid:${randomUUID()}>`;
   const response = warcHeader([
@@ -197,6 +198,58 @@ export function encodePair(pair: CapturePair & { bodyBuffer: Buffer; blockDigest
   };
 }
 
+/** The gzip member of the `warcinfo` record (WARC 1.1 §6.2) that begins the WARC file `name`. */
+export function warcinfoMember(name: string): Buffer {
+  const block = Buffer.from(
+    'software: memento-archive\r\nformat: WARC File Format 1.1\r\nconformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n',
+  );
+  return zlib.gzipSync(
+    Buffer.concat([
+      warcHeader([
+        ['WARC-Type', 'warcinfo'],
+        ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
+        ['WARC-Date', formatIsoSeconds(new Date())],
+        ['WARC-Filename', name],
+        ['Content-Type', 'application/warc-fields'],
+        ['Content-Length', String(block.length)],
+      ]),
+      block,
+      RECORD_END,
+    ]),
+  );
+}
+
+/**
+ * The uncompressed bytes of a capture's response record, streamed: its
+ * WARC header (`pairHeaders`), the response head, the body, the record end.
+ * For a record too large to build in memory.
+ */
+export async function* responseRecordParts(header: Buffer, pair: CapturePair): AsyncGenerator<Uint8Array> {
+  const gc = new ScavengeCounter();
+  yield header;
+  yield pair.responseHead;
+  for await (const c of pair.body()) {
+    gc.add(c.length);
+    yield c;
+  }
+  yield RECORD_END;
+}
+
+/**
+ * The body length and WARC-Block-Digest (over response head + body) of a
+ * capture: as given, else counted and hashed with an extra read of its body.
+ */
+export async function blockOf(pair: CapturePair): Promise<{ bodyLength: number; blockDigest: string }> {
+  if (pair.bodyLength !== undefined && pair.blockDigest !== undefined) return { bodyLength: pair.bodyLength, blockDigest: pair.blockDigest };
+  const h = createHash('sha256').update(pair.responseHead);
+  let bodyLength = 0;
+  for await (const c of pair.body()) {
+    h.update(c);
+    bodyLength += c.length;
+  }
+  return { bodyLength, blockDigest: 'sha256:' + h.digest('hex') };
+}
+
 /** One open WARC file being appended to. */
 class OpenWarc {
   dirty = false;
@@ -273,23 +326,7 @@ export class WarcWriter {
     const fh = await open(path.join(this.dir, name), 'wx', 0o600);
     const w = new OpenWarc(name, fh, 0);
     this.current = w;
-    const block = Buffer.from(
-      'software: memento-archive\r\nformat: WARC File Format 1.1\r\nconformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n',
-    );
-    const info = zlib.gzipSync(
-      Buffer.concat([
-        warcHeader([
-          ['WARC-Type', 'warcinfo'],
-          ['WARC-Record-ID', `<urn:uuid:${randomUUID()}>`],
-          ['WARC-Date', formatIsoSeconds(new Date())],
-          ['WARC-Filename', name],
-          ['Content-Type', 'application/warc-fields'],
-          ['Content-Length', String(block.length)],
-        ]),
-        block,
-        RECORD_END,
-      ]),
-    );
+    const info = warcinfoMember(name);
     await writeAll(w.fh, info, 0);
     w.size = w.flushed = info.length;
     w.dirty = true;
@@ -320,16 +357,7 @@ export class WarcWriter {
     const start = w.size;
     try {
       await w.flush();
-      let { bodyLength, blockDigest } = pair;
-      if (bodyLength === undefined || blockDigest === undefined) {
-        const h = createHash('sha256').update(pair.responseHead);
-        bodyLength = 0;
-        for await (const c of pair.body()) {
-          h.update(c);
-          bodyLength += c.length;
-        }
-        blockDigest = 'sha256:' + h.digest('hex');
-      }
+      const { bodyLength, blockDigest } = await blockOf(pair);
       const { response: resHeader, request } = pairHeaders(pair, bodyLength, blockDigest);
       const requestMember = gzipRecord(request, this.gzipLevel);
       let pos = start;
@@ -343,17 +371,7 @@ export class WarcWriter {
           }, cb);
         },
       });
-      const gc = new ScavengeCounter();
-      const parts = async function* () {
-        yield resHeader;
-        yield pair.responseHead;
-        for await (const c of pair.body()) {
-          gc.add(c.length);
-          yield c;
-        }
-        yield RECORD_END;
-      };
-      await pipeline(Readable.from(parts()), zlib.createGzip({ level: this.gzipLevel, chunkSize: 64 * 1024 }), sink);
+      await pipeline(Readable.from(responseRecordParts(resHeader, pair)), zlib.createGzip({ level: this.gzipLevel, chunkSize: 64 * 1024 }), sink);
       const length = pos - start;
       await writeAll(w.fh, requestMember, pos);
       w.size = w.flushed = start + length + requestMember.length;
