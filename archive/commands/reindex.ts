@@ -37,7 +37,7 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
       before = await index.count();
       await index.close();
     }
-    const warcs = openWarcStore(config);
+    const warcs = await openWarcStore(config);
     const r = await reindex(indexFile, warcs, { progress: bar.update }).finally(() => warcs.close());
     bar.stop();
     for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);

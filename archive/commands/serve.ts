@@ -11,7 +11,7 @@ import type { AccessRules } from '../access.js';
 import { type ArchiveConfig, loadArchiveConfig } from '../config.js';
 import { buildArchiveServer } from '../server.js';
 import { StaleIndexError } from '../store/index-db.js';
-import { PgIndexError } from '../store/index-pg.js';
+import { PgIndexError } from '../store/memento-index.js';
 import { DataDirBusyError } from '../store/lock.js';
 import { PurgeInterruptedError } from '../store/purge.js';
 import { ArchiveStore } from '../store/store.js';

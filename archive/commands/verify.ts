@@ -29,7 +29,7 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
     return 1;
   }
   const bar = progressBar('verify');
-  const warcs = openWarcStore(config);
+  const warcs = await openWarcStore(config);
   try {
     const r = await verify(index, warcs, { progress: bar.update });
     bar.stop();

@@ -108,22 +108,21 @@ export class DaemonSink implements CaptureSink {
   readonly via: string;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   private readonly reader: WarcReader;
-  private readonly warcs: WarcStore;
 
   private constructor(
     private readonly base: URL,
     private readonly config: ArchiveConfig,
     readonly index: IndexDb,
+    private readonly warcs: WarcStore,
   ) {
     this.via = `through the running daemon at ${base.origin}`;
-    this.warcs = openWarcStore(config);
     this.reader = this.warcs.reader(0);
   }
 
   /** @throws when the index cannot be opened */
   static async open(base: string, config: ArchiveConfig): Promise<DaemonSink> {
     const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
-    return new DaemonSink(new URL(base), config, index);
+    return new DaemonSink(new URL(base), config, index, await openWarcStore(config));
   }
 
   /**

@@ -24,7 +24,9 @@
  */
 import pg from 'pg';
 import { rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
-import type { AtOrBefore, DumpRow, MementoIndex, SqlDialect, TimemapRow, WalkQuery } from './memento-index.js';
+import { type AtOrBefore, type DumpRow, type MementoIndex, PgIndexError, type SqlDialect, type TimemapRow, type WalkQuery } from './memento-index.js';
+
+export { PgIndexError };
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
@@ -128,9 +130,6 @@ function values(names: readonly string[], params: Record<string, string | number
     return typeof v === 'string' && v.includes('\0') ? v.replace(/\0/g, '\u0001') : v;
   });
 }
-
-/** The PostgreSQL index could not be opened: the database (its URL without a password) and why, in one line. */
-export class PgIndexError extends Error {}
 
 /** `url` without its password, for messages. */
 function shown(url: string): string {

@@ -185,3 +185,6 @@ export interface MementoIndex {
   /** Closes the index (its statements and connections). */
   close(): Promise<void>;
 }
+
+/** The PostgreSQL index (index-pg.ts) could not be opened: the database (its URL without a password) and why, in one line. Here, so that catching it loads no PostgreSQL client. */
+export class PgIndexError extends Error {}

@@ -18,7 +18,6 @@ import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
 import { type AnyRow, CaptureIsNew, type DedupBatch } from './capture-is-new.js';
 import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
-import { PgIndex } from './index-pg.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
@@ -118,8 +117,9 @@ export interface IngestOptions {
  * it and the cache hears only of this one's writes), else the SQLite file
  * `index.sqlite3` in the data folder (index-db.ts).
  */
-function openIndex(config: ArchiveConfig): Promise<MementoIndex> {
-  if (config.indexPostgres !== undefined) return PgIndex.open(config.indexPostgres);
+async function openIndex(config: ArchiveConfig): Promise<MementoIndex> {
+  // The PostgreSQL client is loaded only when the index is there.
+  if (config.indexPostgres !== undefined) return (await import('./index-pg.js')).PgIndex.open(config.indexPostgres);
   return IndexDb.open(path.join(config.dataDir, 'index.sqlite3'), { cacheBytes: config.indexCacheBytes });
 }
 
@@ -158,8 +158,6 @@ export class ArchiveStore {
   private readonly writers = new Map<string, WarcAppender>();
   /** `<data_dir>/warcs`: the WARC files when they are kept in the folder (the default). */
   readonly warcsDir: string;
-  /** Where the WARC files are: the folder, or a bucket (`storage.warcs`; warc-store.ts). */
-  readonly warcs: WarcStore;
   private readonly tmpDir: string;
 
   /** Reads response records, with a cached read-only descriptor per WARC file. */
@@ -172,10 +170,11 @@ export class ArchiveStore {
     readonly config: ArchiveConfig,
     readonly index: MementoIndex,
     private readonly lock: DataDirLock,
+    /** Where the WARC files are: the folder, or a bucket (`storage.warcs`; warc-store.ts). */
+    readonly warcs: WarcStore,
   ) {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
-    this.warcs = openWarcStore(config);
     this.reader = this.warcs.reader(config.recordCacheBytes);
     this.isNew = new CaptureIsNew(index, () => this.hidden, config.revisitIntervalS);
   }
@@ -199,7 +198,7 @@ export class ArchiveStore {
       // An unfinished purge may have left the index pointing at old offsets.
       checkNoPurgePending(config.dataDir);
       const index = await openIndex(config);
-      const store = new ArchiveStore(config, index, lock);
+      const store = new ArchiveStore(config, index, lock, await openWarcStore(config));
       // WARC objects in a bucket are whole or absent: only the folder's files can have a partial tail.
       const folder = store.warcs.kind === 'folder' ? store.warcsDir : null;
       store.recovery = await recover(index, folder, store.tmpDir, opts.log ?? (() => undefined));
