@@ -12,7 +12,7 @@
  * nearest to T among those the access rules show (a hidden resource reads
  * as "not archived", as one never captured), and whether another capture
  * of it with a different payload digest lies between it and the page's
- * Memento-Datetime: one SQLite statement for every resource whose rules
+ * Memento-Datetime: one statement for every resource whose rules
  * hide nothing (a few seeks of the `(urlkey, datetime)` index each), one
  * of its own for each other. The cost of a replay page is so bounded by
  * one read of the page's record and {@link MAX_EMBEDDED} resources' seeks.
