@@ -111,14 +111,16 @@ t.test('a postMessage with a ../ address: no memento markup, srcdoc or script re
   t.teardown(() => a.close());
   const ts = ts14(D2025);
   await store(a, `${EVIL}/payload.js`, PAYLOAD, D2025, 'text/javascript');
-  // A stored page shaped like the banner: an iframe whose srcdoc loads the payload memento as a script, and a refresh out.
+  // A stored page shaped like the banner: an iframe whose srcdoc loads the payload memento as a script, and a refresh out
+  // (a minute away: this test is about where the banner's markup comes from; the refreshes are the third test's, and one
+  // that fired during the checks below would move the tab under them on a slow machine).
   const script = `${a.url}/${ID}/memento/${ts}id_/${EVIL}/payload.js`;
   await store(
     a,
     `${EVIL}/fake.html`,
     `<!DOCTYPE html><html><body><div class="banner-inner"><p>FAKE BANNER</p>` +
       `<iframe srcdoc="&lt;script src=&quot;${script}&quot;&gt;&lt;/script&gt;"></iframe>` +
-      `<meta http-equiv="refresh" content="2; url=${trap.url}/refresh-from-banner"></div></body></html>`,
+      `<meta http-equiv="refresh" content="60; url=${trap.url}/refresh-from-banner"></div></body></html>`,
   );
   // The attack: the frame posts an address whose dots climb out of /web/_banner/<ts>/ to the raw form of fake.html.
   const climb = `${a.url}/${ID}/memento/${ts}/x/../../../../${ID}/memento/${ts}id_/${EVIL}/fake.html`;
