@@ -13,7 +13,7 @@ import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
 import { all, first, get, readAll, run } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
-import { type NeighbourRow, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
+import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
 import type { AtOrBefore, DumpRow, MementoIndex, TimemapRow, WalkQuery } from './memento-index.js';
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
@@ -439,18 +439,9 @@ export class IndexDb implements MementoIndex {
    * (archive/access.ts). One query of its own, not batched.
    */
   async neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: Ranges, whole = false): Promise<Neighbourhood | undefined> {
-    const one = (kind: number, cond: string, order: string, limit: number) =>
-      `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE ${BY} AND (${rangeSql(ranges)})${cond} ORDER BY datetime ${order} LIMIT ${limit})`;
-    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)];
-    const rows = ranges.length ? await readAll<NeighbourRow>(this.reader, sql.join(' UNION ALL '), { $urlkey: urlkey, $archive: archive, $t: t }) : [];
-    if (!rows.length) return undefined;
-    // A compound SELECT keeps no subquery's order: sorted here.
-    const of = (kind: number, sign: number): MementoRef[] =>
-      rows
-        .filter((r) => r.kind === kind)
-        .sort((x, y) => sign * (x.datetime - y.datetime))
-        .map(({ id, datetime, uri_r }) => ({ id, datetime, uri_r }));
-    const n: Neighbourhood = { first: of(1, 1)[0], last: of(2, 1)[0], atOrBefore: of(3, -1), after: of(5, 1) };
+    if (!ranges.length) return undefined;
+    const n = neighbourhoodOfRows(await readAll<NeighbourRow>(this.reader, neighbourhoodWithinSql(ranges), { $urlkey: urlkey, $archive: archive, $t: t }));
+    if (!n) return undefined;
     if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
     return n;
   }

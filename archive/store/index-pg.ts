@@ -23,11 +23,11 @@
  * WARC files other daemons write too.
  */
 import pg from 'pg';
-import { rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
+import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
 import { type AtOrBefore, type DumpRow, type MementoIndex, PgIndexError, type SqlDialect, type TimemapRow, type WalkQuery } from './memento-index.js';
 
 export { PgIndexError };
-import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
+import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
 const SCHEMA = `
@@ -95,6 +95,21 @@ export const POSTGRES_SQL: SqlDialect = {
   least: (a, b) => `LEAST(${a}, ${b})`,
   greatest: (a, b) => `GREATEST(${a}, ${b})`,
 };
+
+/** Runs `work` on one pooled connection between BEGIN and COMMIT; on an error, ROLLBACK and rethrow. @throws `work`'s or the database's error */
+async function inTransaction(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await work(client);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
 
 /** bigint (count, datetime, id) as a JavaScript number; every other type as `pg` reads it. */
 const TYPES = {
@@ -173,19 +188,11 @@ export class PgIndex implements MementoIndex {
     // An idle connection's error (the server restarted) is not the process's end: the next query reports it.
     pool.on('error', () => undefined);
     try {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      await inTransaction(pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
         await client.query(SCHEMA);
         await client.query('ALTER TABLE memento ADD COLUMN IF NOT EXISTS refers_to bigint');
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
+      });
     } catch (err) {
       await pool.end();
       throw new PgIndexError(`the index database ${shown(url)}: ${(err as Error).message}`, { cause: err });
@@ -221,20 +228,12 @@ export class PgIndex implements MementoIndex {
       last.set(key, r);
     }
     const unique = [...last.values()];
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       for (let from = 0; from < unique.length; from += ROWS_PER_INSERT) {
         const part = unique.slice(from, from + ROWS_PER_INSERT);
         await client.query({ name: 'insert', text: INSERT, values: INSERT_COLS.map(([c]) => part.map((r) => r[c])) });
       }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
     this.commits++;
   }
 
@@ -356,18 +355,8 @@ export class PgIndex implements MementoIndex {
 
   async neighbourhoodWithin(archive: string, urlkey: string, t: number, ranges: Ranges, whole = false): Promise<Neighbourhood | undefined> {
     if (!ranges.length) return undefined;
-    const one = (kind: number, cond: string, order: string, limit: number) =>
-      `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND (${rangeSql(ranges)})${cond}
-        ORDER BY datetime ${order} LIMIT ${limit}) AS k${kind}`;
-    const sql = [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)];
-    const rows = await this.once<MementoRef & { kind: number }>(sql.join(' UNION ALL '), { $urlkey: urlkey, $archive: archive, $t: t });
-    if (!rows.length) return undefined;
-    const of = (kind: number, sign: number): MementoRef[] =>
-      rows
-        .filter((r) => r.kind === kind)
-        .sort((x, y) => sign * (x.datetime - y.datetime))
-        .map(({ id, datetime, uri_r }) => ({ id, datetime, uri_r }));
-    const n: Neighbourhood = { first: of(1, 1)[0], last: of(2, 1)[0], atOrBefore: of(3, -1), after: of(5, 1) };
+    const n = neighbourhoodOfRows(await this.once<NeighbourRow>(neighbourhoodWithinSql(ranges), { $urlkey: urlkey, $archive: archive, $t: t }));
+    if (!n) return undefined;
     if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
     return n;
   }

@@ -5,7 +5,7 @@
  * rules' shown mementos, archive/access.ts).
  */
 import type { SqlDialect } from './memento-index.js';
-import type { MementoRef, Ranges } from './memento-row.js';
+import type { MementoRef, Neighbourhood, Ranges } from './memento-row.js';
 
 export type { Ranges };
 
@@ -42,6 +42,32 @@ export function viewSql(n: number, max: number): string {
 export function rangeSql(ranges: Ranges): string {
   const bound = (op: string, v: number) => (Number.isFinite(v) ? `datetime ${op} ${Math.ceil(v)}` : 'TRUE');
   return ranges.map(([from, until]) => `(${bound('>=', from)} AND ${bound('<', until)})`).join(' OR ') || 'FALSE';
+}
+
+/**
+ * The query of {@link MementoIndex.neighbourhoodWithin} (parameters
+ * `$urlkey`, `$archive`, `$t`): first, last, the two at or before `$t` and
+ * the two after it, among the mementos whose datetime lies in `ranges`;
+ * rows of {@link NeighbourRow} (kind 1, 2, 3, 5), read by
+ * {@link neighbourhoodOfRows}. SQL of SQLite and PostgreSQL alike.
+ */
+export function neighbourhoodWithinSql(ranges: Ranges): string {
+  const one = (kind: number, cond: string, order: string, limit: number) =>
+    `SELECT ${kind} AS kind, * FROM (SELECT id, datetime, uri_r FROM memento WHERE urlkey = $urlkey AND archive_id = $archive AND (${rangeSql(ranges)})${cond}
+      ORDER BY datetime ${order} LIMIT ${limit}) AS k${kind}`;
+  return [one(1, '', 'ASC', 1), one(2, '', 'DESC', 1), one(3, ' AND datetime <= $t', 'DESC', 2), one(5, ' AND datetime > $t', 'ASC', 2)].join(' UNION ALL ');
+}
+
+/** The navigation of {@link neighbourhoodWithinSql}'s rows; `undefined` when there are none. */
+export function neighbourhoodOfRows(rows: readonly NeighbourRow[]): Neighbourhood | undefined {
+  if (!rows.length) return undefined;
+  // A compound SELECT keeps no subquery's order: sorted here.
+  const of = (kind: number, sign: number): MementoRef[] =>
+    rows
+      .filter((r) => r.kind === kind)
+      .sort((x, y) => sign * (x.datetime - y.datetime))
+      .map(({ id, datetime, uri_r }) => ({ id, datetime, uri_r }));
+  return { first: of(1, 1)[0], last: of(2, 1)[0], atOrBefore: of(3, -1), after: of(5, 1) };
 }
 
 /** SQLite's fragments of the callers' SQL (memento-index.ts `SqlDialect`). */
