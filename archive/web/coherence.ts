@@ -19,17 +19,16 @@
  * Everything here is text from a stored page: the template escapes it.
  */
 import type { FastifyInstance } from 'fastify';
-import { getHeader } from '#shared/http-head.js';
 import { parseUriR } from '../http/context.js';
 import { storedContentEncoding } from '../memento/body.js';
-import { canDecode, decodeBody } from '../memento/content-coding.js';
+import { canDecode } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';
 import { embeddedResources, MAX_EMBEDDED } from '../replay/embedded.js';
 import { rangeSql } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { plural, span } from './format.js';
 import type { Capture } from './queries.js';
-import { decoderFor } from './text.js';
+import { readDecodedText } from './text.js';
 
 export { MAX_EMBEDDED };
 
@@ -75,29 +74,9 @@ async function pageText(stored: StoredResponse, limit: number): Promise<{ text: 
     stored.close();
     return { text: '', cut: false };
   }
-  const contentType = getHeader(stored.headers, 'content-type');
-  let decoder: TextDecoder | undefined;
   let text = '';
-  let read = 0;
-  let cut = false;
-  try {
-    for await (const chunk of enc ? decodeBody(stored.body, enc) : stored.body) {
-      let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      if (read + buf.length > limit) {
-        buf = buf.subarray(0, limit - read);
-        cut = true;
-      }
-      read += buf.length;
-      decoder ??= decoderFor(contentType, buf);
-      text += decoder.decode(buf, { stream: true });
-      if (cut) break;
-    }
-  } catch {
-    // a corrupt content-coding: what was read so far
-  } finally {
-    stored.close();
-  }
-  return { text: text + (decoder?.decode() ?? ''), cut };
+  const { cut, rest } = await readDecodedText(stored, enc, limit, (s) => (text += s));
+  return { text: text + rest, cut };
 }
 
 /** A resource's capture found, with whether it changed in between. */

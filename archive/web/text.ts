@@ -34,13 +34,52 @@ const BLOCK = new Set([
 ]); // prettier-ignore
 
 /** A decoder for the body's charset (its Content-Type, else UTF-8 when the first bytes are UTF-8, else windows-1252). */
-export function decoderFor(contentType: string | undefined, head: Buffer): TextDecoder {
+function decoderFor(contentType: string | undefined, head: Buffer): TextDecoder {
   const label = charsetOf(contentType) ?? (isUtf8(head.subarray(0, Math.min(head.length, 64 * 1024 - 4))) ? 'utf-8' : 'windows-1252');
   try {
     return new TextDecoder(label);
   } catch {
     return new TextDecoder('windows-1252');
   }
+}
+
+/**
+ * Decodes a stored body (its content-coding `enc`, then its charset,
+ * {@link decoderFor}) up to `limit` body bytes, handing each piece of text
+ * to `onText` as it comes; a corrupt content-coding ends it with what was
+ * read. Closes `stored` before it returns.
+ *
+ * @returns `cut`: the body was longer than `limit`; `rest`: what the
+ *   charset decoder still held at the end (an incomplete last character)
+ */
+export async function readDecodedText(
+  stored: StoredResponse,
+  enc: string | undefined,
+  limit: number,
+  onText: (text: string) => void,
+): Promise<{ cut: boolean; rest: string }> {
+  const contentType = getHeader(stored.headers, 'content-type');
+  let decoder: TextDecoder | undefined;
+  let read = 0;
+  let cut = false;
+  try {
+    for await (const chunk of enc ? decodeBody(stored.body, enc) : stored.body) {
+      let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      if (read + buf.length > limit) {
+        buf = buf.subarray(0, limit - read);
+        cut = true;
+      }
+      read += buf.length;
+      decoder ??= decoderFor(contentType, buf);
+      onText(decoder.decode(buf, { stream: true }));
+      if (cut) break;
+    }
+  } catch {
+    // a corrupt content-coding: what was read so far
+  } finally {
+    stored.close();
+  }
+  return { cut, rest: decoder?.decode() ?? '' };
 }
 
 /**
@@ -57,7 +96,6 @@ export async function captureText(stored: StoredResponse, mime: string): Promise
     stored.close();
     return { kind: 'none', lines: [], truncated: false };
   }
-  const contentType = getHeader(stored.headers, 'content-type');
   const lines: string[] = [];
   let line = '';
   const endLine = () => {
@@ -82,32 +120,10 @@ export async function captureText(stored: StoredResponse, mime: string): Promise
     },
     { decodeEntities: true, lowerCaseTags: true },
   );
-  let decoder: TextDecoder | undefined;
-  let read = 0;
-  let truncated = false;
   let plain = '';
-  try {
-    const body = enc ? decodeBody(stored.body, enc) : stored.body;
-    for await (const chunk of body) {
-      let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      if (read + buf.length > TEXT_LIMIT) {
-        buf = buf.subarray(0, TEXT_LIMIT - read);
-        truncated = true;
-      }
-      read += buf.length;
-      decoder ??= decoderFor(contentType, buf);
-      const s = decoder.decode(buf, { stream: true });
-      if (html) parser.write(s);
-      else plain += s;
-      if (truncated) break;
-    }
-  } catch {
-    // a corrupt content-coding: what was read so far
-  } finally {
-    stored.close();
-  }
+  const { cut: truncated, rest } = await readDecodedText(stored, enc, TEXT_LIMIT, (s) => (html ? parser.write(s) : (plain += s)));
   if (!html) {
-    plain += decoder?.decode() ?? '';
+    plain += rest;
     return {
       kind: 'text',
       lines: plain
