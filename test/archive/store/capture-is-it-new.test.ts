@@ -214,15 +214,7 @@ t.test('capture is a revisit: identical, and revisit_interval or more after the 
 });
 
 t.test('capture is a revisit of a memento written in the same batch: the batch ends before it, and it refers to that row once committed', async (t) => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'is-new-'));
-  const config = validateArchiveConfig(
-    parseYamlText(`listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(dataDir)}\narchives:\n  - id: a\n`, path.join(dataDir, 'archive.yaml')),
-  );
-  const store = await ArchiveStore.open(config);
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const store = await openStore(t);
   // Hold the first batch in its fsync, so that the next two captures queue up behind it and form one batch.
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));
