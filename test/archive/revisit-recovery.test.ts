@@ -13,7 +13,7 @@ import { IndexDb } from '../../archive/store/index-db.js';
 import { verify } from '../../archive/store/maintenance.js';
 import { ArchiveStore } from '../../archive/store/store.js';
 import { encodeRevisit } from '../../archive/store/warc-writer.js';
-import { captureRecord, putCapture, request, startArchive } from '../helpers/archive.js';
+import { captureRecord, NEW_SORTS_BEFORE_OLD, putCapture, request, startArchive } from '../helpers/archive.js';
 import { runCli, writeConfig } from './helpers.js';
 
 const BODY = '<html><body>unchanged for days</body></html>';
@@ -28,14 +28,6 @@ function sql(file: string, statement: string): Promise<void> {
     });
   });
 }
-
-/** Two archives whose ids sort against their time order ("new" before "old"), so that a reader by folder meets a revisit before its original. */
-const OLD_NEW = `archives:
-  - id: old
-    until: 2026-01-01T00:00:00Z
-  - id: new
-    from: 2026-01-01T00:00:00Z
-`;
 
 t.test('recovery: a revisit pair in the WARC tail, written but never indexed, is indexed with its original; without an index, both are', async (t) => {
   const a = await startArchive();
@@ -67,7 +59,7 @@ t.test('recovery: a revisit pair in the WARC tail, written but never indexed, is
 t.test('reindex: an archive with revisits (one across archives, one of a revisit) gives the same rows and the same answers', async (t) => {
   const { dir, config, dataDir } = writeConfig();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  let a = await startArchive(OLD_NEW, { dataDir });
+  let a = await startArchive(NEW_SORTS_BEFORE_OLD, { dataDir });
   const puts: [string, string, number][] = [
     ['/x', 'Wed, 31 Dec 2025 00:00:00 GMT', 201], // "old"
     ['/y', 'Wed, 31 Dec 2025 00:00:00 GMT', 201],
@@ -104,7 +96,7 @@ t.test('reindex: an archive with revisits (one across archives, one of a revisit
   const r = await runCli(['reindex', '--config', config]);
   t.equal(r.code, 0, r.stdout + r.stderr);
   t.match(r.stdout, /reindex: 6 mementos/);
-  a = await startArchive(OLD_NEW, { dataDir });
+  a = await startArchive(NEW_SORTS_BEFORE_OLD, { dataDir });
   t.teardown(() => a.close(true));
   t.same(await a.store.index.dump(), rowsBefore, 'the same index rows, revisits and what they refer to included');
   t.same(await ask(a.url), before, 'the same TimeMaps and Mementos');
@@ -115,7 +107,7 @@ t.test('reindex: an archive with revisits (one across archives, one of a revisit
 t.test('verify: a revisit whose original is missing fails; reindex leaves out a revisit that names no stored response', async (t) => {
   const { dir, config, dataDir } = writeConfig();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const a = await startArchive(OLD_NEW, { dataDir });
+  const a = await startArchive(NEW_SORTS_BEFORE_OLD, { dataDir });
   t.equal((await putCapture(a, '', served('/z', 'Thu, 01 Jan 2026 00:00:00 GMT'))).status, 201);
   t.equal((await putCapture(a, '', served('/z', 'Fri, 02 Jan 2026 00:00:00 GMT'))).status, 201);
   await a.close(true);

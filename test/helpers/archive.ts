@@ -35,6 +35,18 @@ export const TWO_ARCHIVES = `archives:
 `;
 
 /**
+ * Two archives, `old` (before 2026) and `new`, whose ids sort against their
+ * time order: their WARC folders in name order give a revisit before its
+ * original (for the tests of revisits across archives).
+ */
+export const NEW_SORTS_BEFORE_OLD = `archives:
+  - id: old
+    until: 2026-01-01T00:00:00Z
+  - id: new
+    from: 2026-01-01T00:00:00Z
+`;
+
+/**
  * Starts an archive on `yaml` (default {@link TWO_ARCHIVES}); `listen`
  * (default 127.0.0.1:0) and `data_dir` are set by the helper unless the YAML
  * sets them (a fixed `listen` port brings an archive back where it was). `dataDir`

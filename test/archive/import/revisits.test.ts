@@ -17,7 +17,7 @@ import { WARCParser, WARCRecord, WARCSerializer } from 'warcio';
 import { IndexDb } from '../../../archive/store/index-db.js';
 import { verify } from '../../../archive/store/maintenance.js';
 import { listWarcFiles } from '../../../archive/store/warc-files.js';
-import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
+import { captureRecord, NEW_SORTS_BEFORE_OLD, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 import { startDaemon } from '../../helpers/daemons.js';
 import { runCli, writeConfig } from '../helpers.js';
 
@@ -296,26 +296,18 @@ t.test(
   },
 );
 
-/** Two archives whose ids sort against their time order ("new" before "old"), so that the WARC files in name order give a revisit before its original. */
-const NEW_OLD = `archives:
-  - id: old
-    until: 2026-01-01T00:00:00Z
-  - id: new
-    from: 2026-01-01T00:00:00Z
-`;
-
 t.test("a revisit read before its original (another archive's folder, later in name order) is resolved at the end of the run", async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'import-revisit-order-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const config = (name: string) => {
     const file = path.join(dir, `${name}.yaml`);
-    writeFileSync(file, `listen: 127.0.0.1:0\ndata_dir: ${name}\n${NEW_OLD}`, { mode: 0o600 });
+    writeFileSync(file, `listen: 127.0.0.1:0\ndata_dir: ${name}\n${NEW_SORTS_BEFORE_OLD}`, { mode: 0o600 });
     return file;
   };
   const configB = config('b');
   const url = 'http://example.org/span';
   const page = '<html><body>the same across the new year</body></html>';
-  let a = await startArchive(NEW_OLD, { dataDir: path.join(dir, 'a') });
+  let a = await startArchive(NEW_SORTS_BEFORE_OLD, { dataDir: path.join(dir, 'a') });
   const capture = (date: string) => captureRecord({ target: '/span', host: 'example.org', date, body: page, responseHeaders: [['Content-Type', 'text/html']] });
   t.equal((await putCapture(a, '', capture('Mon, 15 Dec 2025 10:00:00 GMT'))).status, 201, 'the original, in archive old');
   t.equal((await putCapture(a, '', capture('Thu, 15 Jan 2026 10:00:00 GMT'))).status, 201, 'its revisit, in archive new');
@@ -333,9 +325,9 @@ t.test("a revisit read before its original (another archive's folder, later in n
   const r = await runCli(['import', '--config', configB, ...files]);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /: 1 new memento, 1 revisit memento, 0 duplicates, 1 revisit record resolved, 0 revisit records unresolved \(skipped\), /);
-  a = await startArchive(NEW_OLD, { dataDir: path.join(dir, 'a') });
+  a = await startArchive(NEW_SORTS_BEFORE_OLD, { dataDir: path.join(dir, 'a') });
   t.teardown(() => a.close());
-  const b = await startArchive(NEW_OLD, { dataDir: path.join(dir, 'b') });
+  const b = await startArchive(NEW_SORTS_BEFORE_OLD, { dataDir: path.join(dir, 'b') });
   t.teardown(() => b.close());
   const [was, is] = [await seen(a, url), await seen(b, url)];
   t.equal(was.mementos.length, 2);
