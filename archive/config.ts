@@ -85,6 +85,12 @@ export interface ArchiveConfig {
   indexPostgres?: string;
   /** WARC files in an S3-compatible bucket (`storage.warcs`); `undefined`: the folder `warcs/` in `dataDir` (the default). */
   warcStore?: S3WarcsConfig;
+  /**
+   * The evidence log's Ed25519 signing key (`signing_key_file`, absolute),
+   * a PKCS#8 PEM file made on first start (mode 0600); replicas of one
+   * archive are given the same file.
+   */
+  signingKeyFile: string;
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -297,6 +303,14 @@ export const ARCHIVE_FILE_SCHEMA = {
       description: 'folder for `warcs/`, `index.sqlite3` and `tmp/`',
       errorMessage: '{key} must be a folder path',
     },
+    signing_key_file: {
+      type: 'string',
+      minLength: 1,
+      docDefault: '`log-signing-key.pem` in `data_dir`',
+      description:
+        "the evidence log's Ed25519 signing key (PKCS#8 PEM): made on first start if missing (mode 0600), and used to sign the log's tree heads and WACZ packages; daemons that share `storage:` must be given the same file",
+      errorMessage: '{key} must be a file path',
+    },
     storage: {
       type: 'object',
       additionalProperties: false,
@@ -457,6 +471,10 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     revisitIntervalS: parseRevisitInterval(raw.revisit_interval)!,
     indexPostgres: raw.storage.index === undefined || raw.storage.index === 'sqlite' ? undefined : raw.storage.index,
     warcStore: s3WarcsConfig(raw.storage, parseListen(raw.listen)!.port),
+    signingKeyFile:
+      raw.signing_key_file === undefined
+        ? path.join(resolveConfigPath(src.file, raw.data_dir), 'log-signing-key.pem')
+        : resolveConfigPath(src.file, raw.signing_key_file),
   };
   if (config.warcStore === undefined) delete config.warcStore;
   if (config.baseUrl === undefined) delete config.baseUrl;

@@ -119,6 +119,7 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     maxDecodedBytes: 256 * 1024 * 1024,
     access: [],
     revisitIntervalS: 86_400,
+    signingKeyFile: '/nonexistent/log-signing-key.pem',
     ...over,
   };
 }
