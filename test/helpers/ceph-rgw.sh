@@ -13,12 +13,14 @@ set -euo pipefail
 cmd=${1:-}
 D=${2:-/tmp/ceph-rgw-test}
 stop() {
+  local pids=() p pid
   for p in "$D"/run/*.pid; do
-    [ -e "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
+    pid=$(cat "$p" 2>/dev/null) && pids+=("$pid")
   done
-  for p in "$D"/run/*.pid; do
-    [ -e "$p" ] || continue
-    for _ in $(seq 50); do kill -0 "$(cat "$p")" 2>/dev/null || break; sleep 0.2; done
+  [ ${#pids[@]} -eq 0 ] && return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
   done
 }
 case "$cmd" in
