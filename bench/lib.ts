@@ -185,6 +185,31 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
+/**
+ * CPU time (user + system) of process `pid` and all its children so far,
+ * seconds: its own, the children it has already reaped (cutime, cstime of
+ * /proc/<pid>/stat) and those of its live children (e.g. a PostgreSQL
+ * postmaster and its backends, which come and go with the connections).
+ */
+export function treeCpuSecondsOf(pid: number): number {
+  const fields = (p: number | string) => {
+    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  };
+  const own = fields(pid);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const f = fields(p);
+      if (Number(f[1]) === pid) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks / 100;
+}
+
 /** True when process `pid` exists. */
 export function isAlive(pid: number): boolean {
   try {
@@ -374,9 +399,26 @@ export function writeArchiveConfig(dir: string, dataDir: string, extra = ''): st
   return file;
 }
 
-/** Starts `bin/memento-archive.js serve --quiet --config <file>` in a child process. */
-export function startArchiveProcess(name: string, configFile: string, nodeArgs: string[] = []): Promise<Child> {
-  return spawnServer(name, [...nodeArgs, path.join(repo, 'bin', 'memento-archive.js'), 'serve', '--quiet', '--config', configFile]);
+/** Starts `bin/memento-archive.js serve --quiet --config <file>` in a child process (`env` added to this one's). */
+export function startArchiveProcess(name: string, configFile: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Child> {
+  return spawnServer(name, [...nodeArgs, path.join(repo, 'bin', 'memento-archive.js'), 'serve', '--quiet', '--config', configFile], env);
+}
+
+/**
+ * s3rver (an S3-compatible server, npm) in a child process of its own, so
+ * that its CPU time can be read apart from the archive's: 127.0.0.1, port
+ * 0, objects in `dir`, one empty bucket `bucket`. Its keys are `S3RVER` /
+ * `S3RVER`.
+ */
+export function s3Server(dir: string, bucket: string): Promise<Child> {
+  mkdirSync(dir, { recursive: true });
+  const code = `
+    const S3rver = require('s3rver');
+    const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: ${JSON.stringify(dir)}, configureBuckets: [{ name: ${JSON.stringify(bucket)}, configs: [] }] });
+    server.run().then(({ port }) => console.log('s3rver listening on http://127.0.0.1:' + port));
+    process.on('SIGTERM', () => server.close().then(() => process.exit(0)));
+  `;
+  return spawnServer('s3rver', ['-e', code]);
 }
 
 /**

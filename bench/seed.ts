@@ -25,11 +25,12 @@ import { Readable } from 'node:stream';
 import { validateArchiveConfig } from '../archive/config.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
 import { indexRow } from '../archive/store/index-row.js';
+import type { MementoIndex } from '../archive/store/memento-index.js';
 import { ArchiveStore } from '../archive/store/store.js';
 import { WarcWriter } from '../archive/store/warc-writer.js';
 import { loadYamlFile } from '#shared/config.js';
 import { formatHttpDate } from '#shared/http-date.js';
-import { dataRoot, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
+import { dataRoot, fmt, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 import { bigPage, replayPage } from './pages.js';
 
 /** The code whose output the bulk data is (index schema, index rows, WARC writer, urlkey). */
@@ -231,6 +232,47 @@ export async function seedIngest(name: string, opts: { uris: number; prefix?: st
     ingestPages(configFile, name, opts.uris, (i) => uriOf(i, prefix), page10k),
   );
   return { dir, configFile, uris: Array.from({ length: opts.uris }, (_, i) => uriOf(i, prefix)), datetimes: (i) => [T0 + i], mementos: opts.uris };
+}
+
+/**
+ * The captures of {@link seedIngest}`(name, opts)` (the same URI-Rs,
+ * Memento-Datetimes and pages) ingested anew, through the same path, into
+ * the archive of `configFile`: for an archive whose index or WARC files
+ * live outside `bench/.data` (PostgreSQL, a bucket), which is not cached.
+ */
+export async function ingestAgain(seeded: Seeded, configFile: string, name: string): Promise<void> {
+  const started = Date.now();
+  await ingestPages(configFile, name, seeded.uris.length, (i) => seeded.uris[i], page10k);
+  note(`ingested ${name} (${seeded.uris.length} captures) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * Copies every index row of a seeded archive's SQLite index into `to`
+ * (another {@link MementoIndex}, e.g. PostgreSQL), `batch` rows per
+ * `insertMany` (one transaction each): the same mementos, pointing at the
+ * same WARC records. Returns the rows copied.
+ */
+export async function copyIndex(seeded: Seeded, to: MementoIndex, batch = 20_000): Promise<number> {
+  const started = Date.now();
+  const from = await IndexDb.open(path.join(seeded.dir, 'data', 'index.sqlite3'));
+  let rows: NewMementoRow[] = [];
+  let n = 0;
+  try {
+    for await (const { id: _id, ...row } of from.allMementos(undefined, batch)) {
+      rows.push(row);
+      if (rows.length >= batch) {
+        await to.insertMany(rows);
+        n += rows.length;
+        rows = [];
+      }
+    }
+    if (rows.length) await to.insertMany(rows);
+    n += rows.length;
+  } finally {
+    await from.close();
+  }
+  note(`copied ${fmt(n)} index rows in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return n;
 }
 
 /**

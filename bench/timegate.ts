@@ -52,7 +52,8 @@ const ROUNDS = 5;
 const SECONDS = 3;
 const CONNECTIONS = 50;
 
-function requests(seed: Seeded) {
+/** The TimeGate requests of a seeded archive: a random URI-R, and every other one a random `Accept-Datetime` in its span (also bench/postgres-s3.ts). */
+export function requests(seed: Seeded) {
   let i = 0;
   // A fixed pseudo-random sequence, the same in every run; each wrk run draws 20,000 requests anew from it.
   const rnd = lcg(12345);
@@ -65,7 +66,7 @@ function requests(seed: Seeded) {
 }
 
 /** The URI-Rs of the hot-set row: few enough that all their answers stay in the default read cache. */
-const HOT_URIS = 500;
+export const HOT_URIS = 500;
 
 /** Runs the TimeGate benchmarks; returns their rows. */
 export async function run(): Promise<BenchRow[]> {

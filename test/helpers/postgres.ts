@@ -1,5 +1,6 @@
 /**
- * A throwaway PostgreSQL server for tests: a new cluster (`initdb`) in a
+ * A throwaway PostgreSQL server for tests (and the benches of the index in
+ * PostgreSQL, bench/postgres-s3.ts): a new cluster (`initdb`) in a
  * temp folder, started with `pg_ctl` on a free port of 127.0.0.1 (its
  * socket in the same folder), one empty database per {@link
  * ThrowawayPostgres.database} call, and stopped and deleted by {@link
@@ -28,6 +29,8 @@ import pg from 'pg';
 export interface ThrowawayPostgres {
   /** Its port on 127.0.0.1. */
   port: number;
+  /** The postmaster's process id (the parent of every backend: the benches add up the CPU of its tree). */
+  pid: number;
   /** A new empty database; its `postgres://` URL. */
   database(name: string): Promise<string>;
   /** Stops the server (immediate shutdown) and deletes its folder. */
@@ -163,6 +166,7 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
   const url = (db: string) => `postgres://postgres@127.0.0.1:${port}/${db}`;
   return {
     port,
+    pid: Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
     async database(name: string): Promise<string> {
       const c = new pg.Client({ connectionString: url('postgres') });
       await c.connect();
