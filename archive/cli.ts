@@ -131,9 +131,6 @@ const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<nu
   migrate: (config, args) => runMigrate(config, args.values),
 };
 
-/** The commands that work on the SQLite index file only: refused when the config's index is in PostgreSQL. */
-const SQLITE_ONLY = new Set(['reindex', 'purge']);
-
 /** Runs the CLI with `argv` (without node and script). Exits the process when a command returns its exit code. */
 export async function main(argv: string[]): Promise<void> {
   let args: Args;
@@ -158,10 +155,6 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     say(err.message);
-    process.exit(2);
-  }
-  if (SQLITE_ONLY.has(command) && config.indexPostgres !== undefined) {
-    say(`memento-archive ${command}: not available with the index in PostgreSQL (storage.index in the config): it works on the SQLite index file only`);
     process.exit(2);
   }
   const code = await COMMANDS[command](config, args);
