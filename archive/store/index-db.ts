@@ -11,7 +11,7 @@
  */
 import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
-import { all, first, get, readAll, run } from './sqlite-calls.js';
+import { all, first, get, readAll, run, runChanges } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
 import type { AtOrBefore, DumpRow, MementoIndex, RowChange, TimemapRow, WalkQuery } from './memento-index.js';
@@ -557,13 +557,7 @@ export class IndexDb implements MementoIndex {
    * `secure_delete` on (a deleted row's bytes are overwritten in the file).
    */
   async rewriteRows(change: RowChange): Promise<number> {
-    const exec = (sql: string, params: unknown[]) =>
-      new Promise<number>((resolve, reject) =>
-        this.db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
-          if (err) reject(err);
-          else resolve(this.changes);
-        }),
-      );
+    const exec = (sql: string, params: unknown[]) => runChanges(this.db, sql, params);
     await exec('PRAGMA secure_delete = ON', []);
     await exec('BEGIN IMMEDIATE', []);
     let deleted = 0;

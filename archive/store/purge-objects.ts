@@ -25,7 +25,7 @@ import { Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Log } from './maintenance.js';
 import type { MementoIndex, RowChange } from './memento-index.js';
-import { type FilePlan, type PlannedRecord, type PurgeReport, rowChange } from './purge.js';
+import { type FilePlan, type PlannedRecord, type PurgeReport, rowChange } from './purge-plan.js';
 import type { S3WarcStore } from './s3-warcs.js';
 
 /** The marker object's name after the prefix. */

@@ -7,8 +7,11 @@
  * other record copied byte for byte, so the mementos left serve exactly
  * what they served — to a temp file, fsynced and renamed over the old one;
  * the index rows of that file are moved to the new offsets and the rows of
- * the erased mementos deleted, and the index is vacuumed (SQLite's free
- * pages and its WAL would otherwise keep the deleted rows' bytes).
+ * the erased mementos deleted, and the index is compacted (SQLite's free
+ * pages and its WAL, PostgreSQL's dead rows, would otherwise keep the
+ * deleted rows' bytes). The index is either one, changed through
+ * memento-index.ts (`rewriteRows`, `compact`); WARC files in a bucket are
+ * replaced object by object (purge-objects.ts) instead of in place.
  *
  * What goes with a selected record: every record that names it in
  * `WARC-Concurrent-To` (its request record) or `WARC-Refers-To` (a revisit
@@ -27,16 +30,18 @@
  * replaced, `<data_dir>/purge.pending` exists: if the process is stopped
  * then, the index may point at old offsets, so the daemon will not start
  * ({@link PurgeInterruptedError}) until `purge` runs again or `reindex`
- * rebuilds the index (both remove the marker). The index is written through
- * a connection of this module's own (the daemon is not running).
+ * rebuilds the index (both remove the marker).
  */
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { exactUrlkey } from '#shared/uri.js';
-import { matchesPattern, type UrlPattern } from '../access.js';
+import { matchesPattern } from '../access.js';
 import { type Log, type Progress, PURGE_MARKER } from './maintenance.js';
-import type { MementoIndex, RowChange } from './memento-index.js';
+import type { MementoIndex } from './memento-index.js';
+import { type FilePlan, type PlannedRecord, type PurgedCapture, type PurgeReport, type PurgeSelection, rowChange, selectedRowIds } from './purge-plan.js';
+
+export type { FilePlan, PlannedRecord, PurgedCapture, PurgeReport, PurgeSelection };
 import type { S3WarcStore } from './s3-warcs.js';
 import type { FolderWarcStore, WarcStore } from './warc-store.js';
 
@@ -63,44 +68,6 @@ export function checkNoPurgePending(dataDir: string): void {
   if (existsSync(path.join(dataDir, PURGE_MARKER))) throw new PurgeInterruptedError(dataDir);
 }
 
-/** What to erase: the captures of a URL (or under a URL prefix), optionally only those `before` / `after` an instant. */
-export interface PurgeSelection {
-  /** archive/access.ts `urlPattern` of `--url URL` or `--prefix URL*`. */
-  pattern: UrlPattern;
-  /** Only captures earlier than this (epoch s). */
-  before?: number;
-  /** Only captures at or after this (epoch s). */
-  after?: number;
-}
-
-/** One capture erased (or, in a dry run, to be erased): its response (or revisit) record. */
-export interface PurgedCapture {
-  file: string;
-  uriR: string;
-  /** WARC-Date, epoch seconds. */
-  datetime: number;
-  /** A revisit erased because its original was: the original's URI-R and datetime (epoch s). */
-  revisitOf?: { uriR: string; datetime: number };
-}
-
-/** What a purge did (or, in a dry run, would do). */
-export interface PurgeReport {
-  /** The response (and revisit, resource) records erased: one per capture. */
-  captures: PurgedCapture[];
-  /** Every record erased, request records included. */
-  records: number;
-  /** Index rows deleted. */
-  rows: number;
-  /** WARC files written again without the records, and those removed because nothing but their warcinfo was left. */
-  rewritten: string[];
-  removed: string[];
-  /** Bytes of the WARC files touched, before and after. */
-  bytesBefore: number;
-  bytesAfter: number;
-  /** A previous purge had not finished: the index was rebuilt first. */
-  reindexed: boolean;
-}
-
 /** A URI field's value without the `<…>` WARC 1.0 writers put around it. */
 const bareUri = (v: string | undefined) => v?.trim().replace(/^<(.*)>$/, '$1');
 
@@ -116,14 +83,6 @@ function selected(sel: PurgeSelection, target: string | undefined, date: string 
   const t = Math.floor(Date.parse(date) / 1000);
   if (Number.isNaN(t) || !matchesPattern(sel.pattern, key)) return false;
   return (sel.before === undefined || t < sel.before) && (sel.after === undefined || t >= sel.after);
-}
-
-/** A record of a file as the plan needs it: where it is and whether it goes. */
-export interface PlannedRecord {
-  offset: number;
-  length: number;
-  type: string;
-  drop: boolean;
 }
 
 /**
@@ -204,55 +163,6 @@ async function copyKept(abs: string, tmp: string, plan: PlannedRecord[]): Promis
     await src.close();
   }
   return moved;
-}
-
-/**
- * The index change of one rewritten (or removed) file: its rows of erased
- * records (every row, when the file was removed) deleted, the others
- * moved to `newFile` (the same name, for a file rewritten in place) at
- * their new offsets.
- */
-export async function rowChange(
-  index: MementoIndex,
-  file: string,
-  newFile: string,
-  plan: PlannedRecord[],
-  moved: Map<number, number>,
-  removed: boolean,
-): Promise<RowChange> {
-  const dropped = new Set(plan.filter((r) => r.drop).map((r) => r.offset));
-  const change = { drop: [] as number[], move: [] as { id: number; warc_file: string; warc_offset: number }[] };
-  for (const row of await index.rowsOfFile(file)) {
-    const to = moved.get(row.warc_offset);
-    if (removed || dropped.has(row.warc_offset)) change.drop.push(row.id);
-    else if (to !== undefined && (to !== row.warc_offset || newFile !== file)) change.move.push({ id: row.id, warc_file: newFile, warc_offset: to });
-  }
-  return change;
-}
-
-/** The ids of the index rows of the selection (those left at a WARC file that is missing, after the files are done). */
-async function selectedRowIds(index: MementoIndex, sel: PurgeSelection): Promise<number[]> {
-  const { key, prefix } = sel.pattern;
-  let sql = `SELECT id FROM memento WHERE ${prefix ? 'substr(urlkey, 1, $len) = $key' : 'urlkey = $key'}`;
-  const params: Record<string, string | number> = prefix ? { $len: key.length, $key: key } : { $key: key };
-  if (sel.before !== undefined) {
-    sql += ' AND datetime < $before';
-    params.$before = sel.before;
-  }
-  if (sel.after !== undefined) {
-    sql += ' AND datetime >= $after';
-    params.$after = sel.after;
-  }
-  return (await index.browse<{ id: number }>(null, sql, params)).map((r) => r.id);
-}
-
-/** A file with records to erase, and what to do with it. */
-export interface FilePlan {
-  file: string;
-  size: number;
-  records: PlannedRecord[];
-  /** Nothing but its warcinfo is left: the file is removed. */
-  empty: boolean;
 }
 
 /** Reads every WARC file and plans what goes: the files with records to erase. @throws PurgeRefusedError on a damaged file */

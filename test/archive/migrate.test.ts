@@ -116,7 +116,7 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^migrate: 6 memento row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 4 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
+    /^migrate: 6 memento row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
   );
   t.match(
     r.stdout,
@@ -143,7 +143,7 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   writeFileSync(config, `listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(b.dataDir)}\n${storage}${TWO_ARCHIVES}`);
   const v = await runCli(['verify', '--config', config]);
   t.equal(v.code, 0, v.stdout);
-  t.match(v.stdout, /^verify: OK: 6 index rows, \d+ WARC records in 4 files/m);
+  t.match(v.stdout, /^verify: OK: 6 index rows, \d+ WARC records in 2 files/m);
 
   // New captures go on: new row ids after the copied ones, a revisit of a migrated original.
   t.equal((await putCapture(b, '', captureRecord({ target: '/new', date: BIG_DATE, body: 'new' }))).status, 201, 'a new capture');
@@ -166,42 +166,56 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   t.equal(await rowsIn(db), 8);
 });
 
-t.test('migrate: the index alone (WARC files stay in the folder); a failed upload copies no row and the next run completes', async (t) => {
-  const server = await postgres(t);
-  const src = await oneHost(t);
-  const before = tree(src.dataDir);
-  const db = await server.database('alone');
-  const r = await runCli(['migrate', '--config', src.config, '--to', db]);
-  t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /^migrate: 6 memento row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/);
-  const b = await startArchive(`storage:\n  index: ${db}\n${TWO_ARCHIVES}`, { dataDir: src.dataDir });
-  const got = await answers(b);
-  await b.close();
-  for (const [i, w] of src.want.entries()) t.equal(got[i], w, w.split('\n')[0]);
-  t.same(tree(src.dataDir), before, 'the daemon on the new index changed nothing in the folder either');
+t.test(
+  'migrate: the index alone (WARC files stay in the folder), purge and verify on it; a failed upload copies no row and the next run completes',
+  async (t) => {
+    const server = await postgres(t);
+    const src = await oneHost(t);
+    const before = tree(src.dataDir);
+    const db = await server.database('alone');
+    const r = await runCli(['migrate', '--config', src.config, '--to', db]);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /^migrate: 6 memento row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/);
+    const b = await startArchive(`storage:\n  index: ${db}\n${TWO_ARCHIVES}`, { dataDir: src.dataDir });
+    const got = await answers(b);
+    await b.close();
+    for (const [i, w] of src.want.entries()) t.equal(got[i], w, w.split('\n')[0]);
+    t.same(tree(src.dataDir), before, 'the daemon on the new index changed nothing in the folder either');
 
-  // The store refuses connections: nothing is copied; then it is up, and the run completes.
-  const port = await new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
+    // The store refuses connections: nothing is copied; then it is up, and the run completes.
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
     });
-  });
-  const db2 = await server.database('second');
-  const failed = await runCli(['migrate', '--config', src.config, '--to', db2, '--warcs', 's3://warcs/x/', '--s3-endpoint', `http://127.0.0.1:${port}`]);
-  t.equal(failed.code, 1);
-  t.match(
-    failed.stderr,
-    /^memento-archive: migrate: upload to s3:\/\/warcs\/x\/ failed after 0 file\(s\): .*; the index was not copied \(run migrate again\)\n$/,
-  );
-  t.equal(await rowsIn(db2), 0, 'no row copied');
-  t.same(tree(src.dataDir), before, 'the source is unchanged');
-  const s3 = await startS3();
-  t.teardown(() => s3.close());
-  const ok = await runCli(['migrate', '--config', src.config, '--to', db2, '--warcs', 's3://warcs/x/', '--s3-endpoint', s3.endpoint]);
-  t.equal(ok.code, 0, ok.stderr);
-  t.equal(await rowsIn(db2), 6);
-});
+    const db2 = await server.database('second');
+    const failed = await runCli(['migrate', '--config', src.config, '--to', db2, '--warcs', 's3://warcs/x/', '--s3-endpoint', `http://127.0.0.1:${port}`]);
+    t.equal(failed.code, 1);
+    t.match(
+      failed.stderr,
+      /^memento-archive: migrate: upload to s3:\/\/warcs\/x\/ failed after 0 file\(s\): .*; the index was not copied \(run migrate again\)\n$/,
+    );
+    t.equal(await rowsIn(db2), 0, 'no row copied');
+    t.same(tree(src.dataDir), before, 'the source is unchanged');
+    const s3 = await startS3();
+    t.teardown(() => s3.close());
+    const ok = await runCli(['migrate', '--config', src.config, '--to', db2, '--warcs', 's3://warcs/x/', '--s3-endpoint', s3.endpoint]);
+    t.equal(ok.code, 0, ok.stderr);
+    t.equal(await rowsIn(db2), 6);
+
+    // purge on that setup (PostgreSQL index, WARC files in the folder): the rows follow the rewritten file.
+    const pgConfig = path.join(src.dataDir, 'pg.yaml');
+    writeFileSync(pgConfig, `listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(src.dataDir)}\nstorage:\n  index: ${db}\n${TWO_ARCHIVES}`);
+    const p = await runCli(['purge', '--config', pgConfig, '--url', 'http://www.example.org/other']);
+    t.equal(p.code, 0, p.stderr);
+    t.match(p.stdout, /^purge: erased 1 capture\(s\) \(2 WARC record\(s\), 1 index row\(s\)\)/m);
+    t.equal(await rowsIn(db), 5);
+    const v = await runCli(['verify', '--config', pgConfig]);
+    t.equal(v.code, 0, v.stdout);
+    t.match(v.stdout, /^verify: OK: 5 index rows/m);
+  },
+);
 
 t.test('migrate: bad options are refused in one line (exit 2)', async (t) => {
   const src = await oneHost(t);
