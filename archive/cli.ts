@@ -45,12 +45,15 @@ commands:
                    WARC-Block-Digest / WARC-Payload-Digest recomputed. Prints a
                    summary; exit code 1 when anything is wrong. Safe while the
                    daemon runs.
-  reindex          rebuild index.sqlite3 from the WARC files alone. Stop the
-                   daemon first. Damaged or partial records are skipped and
-                   listed. A progress bar is shown when stderr is a terminal.
+  reindex          rebuild the index (index.sqlite3, or the rows of the
+                   PostgreSQL index, replaced in one transaction) from the
+                   WARC files alone. Stop the daemon first. Damaged or
+                   partial records are skipped and listed. A progress bar is
+                   shown when stderr is a terminal.
   purge            erase captures for good (takedown, GDPR): every WARC file
                    holding one is rewritten without its records (and their
-                   request records), the index follows, and verify passes
+                   request records; an object in a bucket is replaced by
+                   one without them), the index follows, and verify passes
                    after. --url URL (one URL) or --prefix URL* (every URL
                    under it), optionally --before DATE / --after DATE (the
                    captures earlier than / at or after). Stop the daemon
