@@ -27,8 +27,11 @@ export interface IndexTable {
   serial?: string;
 }
 
-/** The tables of the index, in the order they are copied (a table naming another's rows after that one). */
-export const INDEX_TABLES: IndexTable[] = [{ name: 'memento', key: 'id', serial: 'id' }];
+/** The table of mementos: the one `reindex` rebuilds from the WARC files. */
+export const MEMENTO_TABLE: IndexTable = { name: 'memento', key: 'id', serial: 'id' };
+
+/** The tables of the index `migrate` copies, in the order they are copied (a table naming another's rows after that one). */
+export const INDEX_TABLES: IndexTable[] = [MEMENTO_TABLE];
 
 /** The copy cannot be made (the target holds rows, a table differs); nothing was changed. */
 export class CopyRefusedError extends Error {

@@ -394,9 +394,10 @@ export async function reindex(
   await db.close();
   if (opts.postgres !== undefined) {
     // The rows replace the database's in one transaction (copy-index.ts); the PostgreSQL client is loaded only here.
-    const { copyIndexToPostgres } = await import('./copy-index.js');
+    const { copyIndexToPostgres, MEMENTO_TABLE } = await import('./copy-index.js');
     try {
-      await copyIndexToPostgres(tmp, opts.postgres, { replace: true, progress: opts.rowProgress });
+      // Only the table the WARC files rebuild: any other table of the index keeps its rows.
+      await copyIndexToPostgres(tmp, opts.postgres, { tables: [MEMENTO_TABLE], replace: true, progress: opts.rowProgress });
     } finally {
       for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
     }
