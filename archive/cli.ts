@@ -9,6 +9,7 @@
  *   memento-archive purge   [--config conf/archive.yaml] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
  *   memento-archive import  [--config conf/archive.yaml] [--daemon URL] FILE.warc[.gz]...
  *   memento-archive cdxj    [--config conf/archive.yaml] [--archive ID]
+ *   memento-archive migrate [--config conf/archive.yaml] [--from sqlite] --to postgres://… [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
  *
  * Bad arguments or a config with a mistake: one line on stderr, exit
  * status 2.
@@ -17,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '#shared/config.js';
 import { runCdxj } from './commands/cdxj.js';
 import { runImport } from './commands/import.js';
+import { runMigrate } from './commands/migrate.js';
 import { runPurge } from './commands/purge.js';
 import { runReindex } from './commands/reindex.js';
 import { serve } from './commands/serve.js';
@@ -27,6 +29,8 @@ import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE]
        memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]...
        memento-archive cdxj [--config FILE] [--archive ID]
+       memento-archive migrate [--config FILE] [--from sqlite] --to postgres://...
+                       [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
 redirector, TimeGates, Mementos, TimeMaps and host-meta discovery.
@@ -41,12 +45,15 @@ commands:
                    WARC-Block-Digest / WARC-Payload-Digest recomputed. Prints a
                    summary; exit code 1 when anything is wrong. Safe while the
                    daemon runs.
-  reindex          rebuild index.sqlite3 from the WARC files alone. Stop the
-                   daemon first. Damaged or partial records are skipped and
-                   listed. A progress bar is shown when stderr is a terminal.
+  reindex          rebuild the index (index.sqlite3, or the rows of the
+                   PostgreSQL index, replaced in one transaction) from the
+                   WARC files alone. Stop the daemon first. Damaged or
+                   partial records are skipped and listed. A progress bar is
+                   shown when stderr is a terminal.
   purge            erase captures for good (takedown, GDPR): every WARC file
                    holding one is rewritten without its records (and their
-                   request records), the index follows, and verify passes
+                   request records; an object in a bucket is replaced by
+                   one without them), the index follows, and verify passes
                    after. --url URL (one URL) or --prefix URL* (every URL
                    under it), optionally --before DATE / --after DATE (the
                    captures earlier than / at or after). Stop the daemon
@@ -63,6 +70,13 @@ commands:
                    (what came before it stays imported), exit code 1.
   cdxj             the index as CDXJ on stdout (pywb / OutbackCDX format,
                    sorted bytewise); safe while the daemon runs.
+  migrate          move a one-host archive (index.sqlite3 and warcs/ of
+                   data_dir) to the shared setup: every index row into the
+                   empty PostgreSQL database of --to (one transaction), and
+                   with --warcs every WARC file uploaded unchanged to
+                   <prefix>migrated/ in the bucket. Stop the daemon first.
+                   The source is only read. Then set storage.index (and
+                   storage.warcs) in the config and run verify.
 
 options:
   -c, --config FILE   archive config (YAML), default conf/archive.yaml;
@@ -76,6 +90,12 @@ options:
   --daemon URL        import: PUT to the daemon at URL (http://HOST:PORT)
                       instead of finding out (default: the config's listen)
   --archive ID        cdxj: only the mementos of archive ID
+  --from sqlite       migrate: the source, the SQLite index (the only one)
+  --to URL            migrate: the PostgreSQL database (postgres://...)
+  --warcs URL         migrate: the bucket and prefix (s3://bucket/prefix/)
+  --s3-endpoint URL   migrate: the S3-compatible store's URL (omit for AWS;
+                      given, path-style requests are used)
+  --s3-region R       migrate: the store's region (default us-east-1)
   -h, --help          show this text
 `;
 
@@ -89,6 +109,11 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   daemon: { type: 'string' },
   archive: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  warcs: { type: 'string' },
+  's3-endpoint': { type: 'string' },
+  's3-region': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -106,6 +131,7 @@ const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<nu
   purge: (config, args) => runPurge(config, args.values),
   import: (config, args) => runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }),
   cdxj: (config, args) => runCdxj(config, { archive: args.values.archive }),
+  migrate: (config, args) => runMigrate(config, args.values),
 };
 
 /** Runs the CLI with `argv` (without node and script). Exits the process when a command returns its exit code. */
@@ -132,11 +158,6 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     say(err.message);
-    process.exit(2);
-  }
-  if (command !== 'serve' && config.indexPostgres !== undefined) {
-    // These commands work on the SQLite file in the data folder; the PostgreSQL index (docs/scale-out.md) has none yet.
-    say(`memento-archive ${command}: not available with the index in PostgreSQL (storage.index in the config): it works on the SQLite index file only`);
     process.exit(2);
   }
   const code = await COMMANDS[command](config, args);

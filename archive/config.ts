@@ -317,7 +317,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       default: {},
       docDefault: '`index: sqlite`, `warcs: folder`',
       description:
-        'where the index of mementos lives: `index: sqlite` (the file `index.sqlite3` in `data_dir`) or `index: postgres://user@host:5432/database`, a PostgreSQL database several daemons behind one load balancer may share (the password, if any, in the URL or in `PGPASSWORD`/`~/.pgpass`). The commands that work on the index file (`reindex`, `purge`, `verify`, `cdxj`, `import`) refuse a PostgreSQL index for now. And ' +
+        'where the index of mementos lives: `index: sqlite` (the file `index.sqlite3` in `data_dir`) or `index: postgres://user@host:5432/database`, a PostgreSQL database several daemons behind one load balancer may share (the password, if any, in the URL or in `PGPASSWORD`/`~/.pgpass`). `verify`, `reindex`, `purge`, `cdxj` and `import` work on either; `migrate` moves a SQLite index (and the WARC folder) there. And ' +
         WARC_STORAGE_DOC,
       errorMessage: '{key} must be a mapping like {index: postgres://user@host:5432/archive, warcs: s3://bucket/prefix/}',
       properties: {

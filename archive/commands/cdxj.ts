@@ -1,14 +1,14 @@
 /**
- * `memento-archive cdxj [--config FILE] [--archive ID]`: the index as CDXJ
- * on stdout (archive/store/cdxj.ts), for pywb and OutbackCDX. It only
+ * `memento-archive cdxj [--config FILE] [--archive ID]`: the index (SQLite
+ * or PostgreSQL) as CDXJ on stdout (archive/store/cdxj.ts), for pywb and OutbackCDX. It only
  * reads, so it runs beside the daemon (as `verify` does).
  */
-import path from 'node:path';
 import { AccessRules, nowSeconds } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
 import { writeCdxj } from '../store/cdxj.js';
-import { IndexDb } from '../store/index-db.js';
+import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
+import { indexLocation, openIndex } from '../store/open-index.js';
 import { say } from './terminal.js';
 
 /**
@@ -28,11 +28,11 @@ export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } 
     say(`no local archive "${opts.archive}" in the config (${config.archives.map((a) => a.id).join(', ')})`);
     return 2;
   }
-  let index: IndexDb;
+  let index: MementoIndex;
   try {
-    index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+    index = await openIndex(config);
   } catch (err) {
-    say(`cannot open the index in ${config.dataDir}: ${(err as Error).message}`);
+    say(err instanceof PgIndexError ? err.message : `cannot open the index ${indexLocation(config)}: ${(err as Error).message}`);
     return 1;
   }
   let closed = false;

@@ -22,6 +22,7 @@ import { Importer } from '../import/importer.js';
 import { type CaptureSink, DaemonSink, daemonAddress, StoreSink } from '../import/sinks.js';
 import { WarcDamage, WarcFile } from '../import/warc-input.js';
 import { DataDirBusyError, lockHolder } from '../store/lock.js';
+import { PgIndexError } from '../store/memento-index.js';
 import { ArchiveStore } from '../store/store.js';
 import { mib, progressBar, say } from './terminal.js';
 
@@ -44,11 +45,15 @@ async function withoutWarcioWarnings<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The way in: the store under the lock, or the daemon holding it; `null` after saying why neither (exit 1). */
+/** The way in: the store under the lock (its index SQLite or PostgreSQL, as the config says), or the daemon holding it; `null` after saying why neither (exit 1). */
 async function openSink(config: ArchiveConfig, daemon: string | undefined): Promise<CaptureSink | null> {
   try {
     return await chooseSink(config, daemon);
   } catch (err) {
+    if (err instanceof PgIndexError) {
+      say(err.message);
+      return null;
+    }
     const e = err as NodeJS.ErrnoException;
     if (!e.code) throw err;
     say(`${config.dataDir}: ${e.message}`);

@@ -12,7 +12,11 @@ import { UriError } from '#shared/uri.js';
 import { urlPattern } from '../access.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
 import { DataDirBusyError, DataDirLock } from '../store/lock.js';
-import { purge, PurgeRefusedError, type PurgeReport, type PurgeSelection } from '../store/purge.js';
+import { reindex } from '../store/maintenance.js';
+import { PgIndexError } from '../store/memento-index.js';
+import { openIndex, sqliteIndexFile } from '../store/open-index.js';
+import { openWarcStore } from '../store/open-warcs.js';
+import { purge, PurgeRefusedError, type PurgeReport, type PurgeSelection, type PurgeTarget } from '../store/purge.js';
 import { progressBar, say } from './terminal.js';
 
 /** The options of `purge` as parsed from the command line. */
@@ -63,10 +67,12 @@ function summary(r: PurgeReport, dryRun: boolean): string {
  * one line per capture erased (or that would be) and a summary on stdout,
  * refusals on stderr, a progress bar on stderr when it is a terminal.
  *
+ * The index is the one the config names (SQLite or PostgreSQL), the WARC
+ * files those of the folder or the bucket (purge-objects.ts).
+ *
  * @returns the exit status: 0 done (or nothing matched; a dry run also
  *   while a daemon runs), 1 the data folder is in use, a WARC file is
- *   damaged, or the WARC files are in a bucket (`storage.warcs`: not yet
- *   supported), 2 bad options
+ *   damaged, or the PostgreSQL index cannot be reached, 2 bad options
  */
 export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<number> {
   const out = (line: string) => process.stdout.write(line + '\n');
@@ -74,12 +80,6 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
   if (typeof sel === 'string') {
     say(`purge: ${sel}`);
     return 2;
-  }
-  if (config.warcStore) {
-    say(
-      `purge: the WARC files are in s3://${config.warcStore.bucket}/${config.warcStore.prefix} (storage.warcs); purge works on the data folder's WARC files only for now, and erased nothing`,
-    );
-    return 1;
   }
   if (!existsSync(config.dataDir)) {
     say(`purge: ${config.dataDir}: no such data folder`);
@@ -99,8 +99,15 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
     say(`${err.message}; a dry run only reads (stop it before the purge itself)`);
   }
   const bar = progressBar('purge');
+  const warcs = await openWarcStore(config);
+  const target: PurgeTarget = {
+    dataDir: config.dataDir,
+    warcs,
+    openIndex: () => openIndex(config),
+    rebuild: async () => void (await reindex(sqliteIndexFile(config.dataDir), warcs, { postgres: config.indexPostgres })),
+  };
   try {
-    const r = await purge(config.dataDir, sel, { dryRun, daemonRuns: !lock, log: out, progress: bar.update });
+    const r = await purge(target, sel, { dryRun, daemonRuns: !lock, log: out, progress: bar.update });
     bar.stop();
     for (const c of r.captures) {
       const of = c.revisitOf ? `, a revisit of ${toTimestamp14(c.revisitOf.datetime)} ${c.revisitOf.uriR}` : '';
@@ -110,12 +117,13 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
     return 0;
   } catch (err) {
     bar.stop();
-    if (err instanceof PurgeRefusedError) {
+    if (err instanceof PurgeRefusedError || err instanceof PgIndexError) {
       say(`purge: ${err.message}`);
       return 1;
     }
     throw err;
   } finally {
+    await warcs.close();
     await lock?.release();
   }
 }

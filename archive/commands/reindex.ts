@@ -1,13 +1,16 @@
 /**
- * `memento-archive reindex [--config FILE]`: a new index.sqlite3 from the
- * WARC files alone (the data folder's, or the objects of `storage.warcs`) (archive/store/maintenance.ts `reindex`), under the data
- * folder's lock: the daemon must be stopped first.
+ * `memento-archive reindex [--config FILE]`: the index rebuilt from the
+ * WARC files alone (the data folder's, or the objects of `storage.warcs`)
+ * (archive/store/maintenance.ts `reindex`): a new index.sqlite3, or the
+ * rows of the PostgreSQL index of `storage.index` replaced in one
+ * transaction. Under the data folder's lock: the daemon (every daemon on
+ * that database) must be stopped first.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { ArchiveConfig } from '../config.js';
-import { IndexDb } from '../store/index-db.js';
 import { DataDirBusyError, DataDirLock } from '../store/lock.js';
+import { PgIndexError } from '../store/memento-index.js';
+import { openIndex, sqliteIndexFile } from '../store/open-index.js';
 import { reindex } from '../store/maintenance.js';
 import { openWarcStore } from '../store/open-warcs.js';
 import { progressBar, say } from './terminal.js';
@@ -17,7 +20,7 @@ import { progressBar, say } from './terminal.js';
  * (`skipped: …`) and a summary line (with the old index's row count) on
  * stdout, a progress bar on stderr when it is a terminal.
  *
- * @returns the exit code: 0 done, 1 the data folder is in use (one line on stderr)
+ * @returns the exit code: 0 done, 1 the data folder is in use or the PostgreSQL index cannot be reached (one line on stderr)
  */
 export async function runReindex(config: ArchiveConfig): Promise<number> {
   let lock: DataDirLock;
@@ -29,22 +32,39 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
     return 1;
   }
   const bar = progressBar('reindex');
+  const rowBar = progressBar('reindex rows', 'rows');
   try {
-    const indexFile = path.join(config.dataDir, 'index.sqlite3');
+    const indexFile = sqliteIndexFile(config.dataDir);
     let before = 0;
-    if (existsSync(indexFile)) {
-      const index = await IndexDb.open(indexFile, { anyUrlkeys: true });
+    if (config.indexPostgres !== undefined || existsSync(indexFile)) {
+      let index;
+      try {
+        index = await openIndex(config, { anyUrlkeys: true });
+      } catch (err) {
+        if (!(err instanceof PgIndexError)) throw err;
+        say(`${err.message}; nothing was changed`);
+        return 1;
+      }
       before = await index.count();
       await index.close();
     }
     const warcs = await openWarcStore(config);
-    const r = await reindex(indexFile, warcs, { progress: bar.update }).finally(() => warcs.close());
+    const r = await reindex(indexFile, warcs, {
+      progress: bar.update,
+      postgres: config.indexPostgres,
+      rowProgress: (done, total) => {
+        bar.stop();
+        rowBar.update(done, total);
+      },
+    }).finally(() => warcs.close());
     bar.stop();
+    rowBar.stop();
     for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);
     process.stdout.write(`reindex: ${r.rows} mementos from ${r.records} WARC records in ${r.files} files (the old index had ${before} rows)\n`);
     return 0;
   } finally {
     bar.stop(false);
+    rowBar.stop(false);
     await lock.release();
   }
 }

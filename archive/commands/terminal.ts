@@ -1,7 +1,7 @@
 /**
  * What the `memento-archive` commands show on the terminal besides their
  * output: a one-line complaint on stderr, and the one progress bar
- * (cli-progress) that `import`, `verify`, `reindex` and `purge` draw while
+ * (cli-progress) that `import`, `verify`, `reindex`, `purge` and `migrate` draw while
  * they read WARC files.
  */
 import cliProgress from 'cli-progress';
@@ -35,19 +35,20 @@ export interface ProgressBar {
 
 /**
  * A cli-progress bar labelled `label` (`import [████░░] 40% | 4.0/10.0 MiB
- * | ETA 3s`) when stderr is a terminal; otherwise one that draws nothing,
+ * | ETA 3s`; with `unit` `rows`, a count of index rows) when stderr is a terminal; otherwise one that draws nothing,
  * so that output piped or logged holds no control characters. Its methods
  * may be passed on as plain functions.
  */
-export function progressBar(label: string): ProgressBar {
+export function progressBar(label: string, unit: 'MiB' | 'rows' = 'MiB'): ProgressBar {
   if (!process.stderr.isTTY) return { update() {}, stop() {} };
   const bar = new cliProgress.SingleBar(
-    { format: `${label} [{bar}] {percentage}% | {done}/{all} MiB{extra} | ETA {eta}s`, stream: process.stderr, hideCursor: true },
+    { format: `${label} [{bar}] {percentage}% | {done}/{all} ${unit}{extra} | ETA {eta}s`, stream: process.stderr, hideCursor: true },
     cliProgress.Presets.shades_classic,
   );
   let total = 0;
   let extra = '';
-  const payload = (done: number) => ({ done: mib(done), all: mib(total), extra });
+  const shown = (n: number) => (unit === 'MiB' ? mib(n) : String(n));
+  const payload = (done: number) => ({ done: shown(done), all: shown(total), extra });
   return {
     update(done, all, more) {
       if (more !== undefined) extra = ` | ${more}`;

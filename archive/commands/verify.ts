@@ -1,13 +1,15 @@
 /**
- * `memento-archive verify [--config FILE]`: checks that the index and the
+ * `memento-archive verify [--config FILE]`: checks that the index (the
+ * SQLite file, or the PostgreSQL database of `storage.index`) and the
  * WARC files (in the data folder, or the bucket of `storage.warcs`) agree
  * (archive/store/maintenance.ts `verify`). It only reads, so it runs
  * beside the daemon.
  */
-import path from 'node:path';
 import type { ArchiveConfig } from '../config.js';
-import { IndexDb, StaleIndexError } from '../store/index-db.js';
+import { StaleIndexError } from '../store/index-db.js';
 import { verify } from '../store/maintenance.js';
+import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
+import { openIndex } from '../store/open-index.js';
 import { openWarcStore } from '../store/open-warcs.js';
 import { progressBar, say } from './terminal.js';
 
@@ -17,14 +19,15 @@ import { progressBar, say } from './terminal.js';
  * when it is a terminal.
  *
  * @returns the exit code: 0 no problems, 1 problems (or an index written
- *   with other urlkey rules, one line on stderr)
+ *   with other urlkey rules, or a PostgreSQL index that cannot be reached:
+ *   one line on stderr)
  */
 export async function runVerify(config: ArchiveConfig): Promise<number> {
-  let index: IndexDb;
+  let index: MementoIndex;
   try {
-    index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+    index = await openIndex(config);
   } catch (err) {
-    if (!(err instanceof StaleIndexError)) throw err;
+    if (!(err instanceof StaleIndexError || err instanceof PgIndexError)) throw err;
     say(err.message);
     return 1;
   }

@@ -11,10 +11,10 @@
  */
 import { chmod, open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
-import { all, first, get, readAll, run } from './sqlite-calls.js';
+import { all, first, get, readAll, run, runChanges } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
-import type { AtOrBefore, DumpRow, MementoIndex, TimemapRow, WalkQuery } from './memento-index.js';
+import type { AtOrBefore, DumpRow, MementoIndex, RowChange, TimemapRow, WalkQuery } from './memento-index.js';
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 
@@ -550,6 +550,32 @@ export class IndexDb implements MementoIndex {
       if (rows.length < pageSize) return;
       after = rows[rows.length - 1].id;
     }
+  }
+
+  /**
+   * {@link MementoIndex.rewriteRows}, on the write connection with
+   * `secure_delete` on (a deleted row's bytes are overwritten in the file).
+   */
+  async rewriteRows(change: RowChange): Promise<number> {
+    const exec = (sql: string, params: unknown[]) => runChanges(this.db, sql, params);
+    await exec('PRAGMA secure_delete = ON', []);
+    await exec('BEGIN IMMEDIATE', []);
+    let deleted = 0;
+    try {
+      for (const id of change.drop) deleted += await exec('DELETE FROM memento WHERE id = ?', [id]);
+      for (const m of change.move) await exec('UPDATE memento SET warc_file = ?, warc_offset = ? WHERE id = ?', [m.warc_file, m.warc_offset, m.id]);
+      await exec('COMMIT', []);
+    } catch (err) {
+      await exec('ROLLBACK', []).catch(() => undefined);
+      throw err;
+    }
+    return deleted;
+  }
+
+  /** {@link MementoIndex.compact}: `VACUUM`, then the WAL checkpointed and truncated. */
+  async compact(): Promise<void> {
+    await run(this.db, 'VACUUM');
+    await run(this.db, 'PRAGMA wal_checkpoint(TRUNCATE)');
   }
 
   /** Finalizes statements and closes the file. */

@@ -24,7 +24,16 @@
  */
 import pg from 'pg';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
-import { type AtOrBefore, type DumpRow, type MementoIndex, PgIndexError, type SqlDialect, type TimemapRow, type WalkQuery } from './memento-index.js';
+import {
+  type AtOrBefore,
+  type DumpRow,
+  type MementoIndex,
+  PgIndexError,
+  type RowChange,
+  type SqlDialect,
+  type TimemapRow,
+  type WalkQuery,
+} from './memento-index.js';
 
 export { PgIndexError };
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
@@ -448,6 +457,25 @@ export class PgIndex implements MementoIndex {
         ORDER BY m.archive_id, m.urlkey, m.datetime`,
     );
     return rows.map(({ id: _id, refers_to: _r, original, ...r }) => ({ ...r, refers_to: original }));
+  }
+
+  /** {@link MementoIndex.rewriteRows}: one statement each for the deletes and the moves (array parameters), in one transaction. */
+  async rewriteRows(change: RowChange): Promise<number> {
+    let deleted = 0;
+    await inTransaction(this.pool, async (client) => {
+      if (change.drop.length) deleted = (await client.query('DELETE FROM memento WHERE id = ANY($1::bigint[])', [change.drop])).rowCount ?? 0;
+      if (change.move.length)
+        await client.query(
+          `UPDATE memento AS m SET warc_file = u.f, warc_offset = u.o FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(id, f, o) WHERE m.id = u.id`,
+          [change.move.map((x) => x.id), change.move.map((x) => x.warc_file), change.move.map((x) => x.warc_offset)],
+        );
+    });
+    return deleted;
+  }
+
+  /** {@link MementoIndex.compact}: `VACUUM FULL memento` (the table written anew; readers wait while it runs). */
+  async compact(): Promise<void> {
+    await this.pool.query('VACUUM FULL memento');
   }
 
   /** Ends the pool (waits for queries running). */

@@ -27,13 +27,14 @@ export class DataDirBusyError extends Error {
 }
 
 /** What holds a data folder, for the message another process gets. */
-export type LockHolder = 'daemon' | 'reindex' | 'purge' | 'import';
+export type LockHolder = 'daemon' | 'reindex' | 'purge' | 'import' | 'migrate';
 
 const HOLDER_WORDS: Record<LockHolder, string> = {
   daemon: 'a daemon',
   reindex: 'memento-archive reindex',
   purge: 'memento-archive purge',
   import: 'memento-archive import',
+  migrate: 'memento-archive migrate',
 };
 
 function run(db: sqlite3.Database, sql: string): Promise<void> {

@@ -311,7 +311,7 @@ export interface ReindexReport {
 }
 
 /**
- * Rebuilds the SQLite index from the WARC files alone (a folder's path, or
+ * Rebuilds the index (SQLite, or PostgreSQL with `opts.postgres`) from the WARC files alone (a folder's path, or
  * a store: warc-store.ts; objects in a bucket are listed and read as
  * streams, orphans included): every complete
  * response or revisit record (with its request record for `X-Client-IP`)
@@ -323,9 +323,19 @@ export interface ReindexReport {
  * hold the data folder's lock (lock.ts), so that no daemon writes meanwhile.
  * Removes the marker of an unfinished purge ({@link PURGE_MARKER}).
  *
- * @param indexFile path of `index.sqlite3`
+ * With `postgres` (a `postgres://` URL: `storage.index`), the index is
+ * built the same way beside `indexFile`, then its rows replace those of
+ * the PostgreSQL index in one transaction (copy-index.ts; every daemon on
+ * that database must be stopped), and the file is deleted.
+ *
+ * @param indexFile path of `index.sqlite3` (with `postgres`: where the rebuilt index is made, `index.sqlite3.reindex` beside it)
+ * @param opts.rowProgress with `postgres`: rows copied, of all
  */
-export async function reindex(indexFile: string, warcsDir: WarcStore | string, opts: { progress?: Progress } = {}): Promise<ReindexReport> {
+export async function reindex(
+  indexFile: string,
+  warcsDir: WarcStore | string,
+  opts: { progress?: Progress; postgres?: string; rowProgress?: Progress } = {},
+): Promise<ReindexReport> {
   const warcs = warcStoreOf(warcsDir);
   const tmp = indexFile + '.reindex';
   for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
@@ -382,8 +392,19 @@ export async function reindex(indexFile: string, warcsDir: WarcStore | string, o
     throw err;
   }
   await db.close();
-  for (const s of ['-wal', '-shm']) await rm(indexFile + s, { force: true });
-  await rename(tmp, indexFile);
+  if (opts.postgres !== undefined) {
+    // The rows replace the database's in one transaction (copy-index.ts); the PostgreSQL client is loaded only here.
+    const { copyIndexToPostgres, MEMENTO_TABLE } = await import('./copy-index.js');
+    try {
+      // Only the table the WARC files rebuild: any other table of the index keeps its rows.
+      await copyIndexToPostgres(tmp, opts.postgres, { tables: [MEMENTO_TABLE], replace: true, progress: opts.rowProgress });
+    } finally {
+      for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
+    }
+  } else {
+    for (const s of ['-wal', '-shm']) await rm(indexFile + s, { force: true });
+    await rename(tmp, indexFile);
+  }
   // The index now matches the WARC files, whatever an unfinished purge left.
   await rm(path.join(path.dirname(indexFile), PURGE_MARKER), { force: true });
   return report;

@@ -182,8 +182,30 @@ export interface MementoIndex {
   /** Every row without `id`, by archive, urlkey, datetime; a revisit's original named `<archive_id> <datetime> <uri_r>`. */
   dump(): Promise<DumpRow[]>;
 
+  /**
+   * Upkeep (`purge`): in one transaction, deletes the rows whose ids are
+   * in `change.drop` and points each row of `change.move` at its new WARC
+   * file and offset (a file written again without some records).
+   * @returns rows deleted
+   */
+  rewriteRows(change: RowChange): Promise<number>;
+
+  /**
+   * Upkeep (`purge`, after {@link rewriteRows}): rewrites the database's
+   * own files, so that the bytes of deleted rows are not left in free
+   * space (SQLite: `VACUUM` and a truncated WAL; PostgreSQL: `VACUUM FULL`
+   * of the table, which takes it from readers while it runs).
+   */
+  compact(): Promise<void>;
+
   /** Closes the index (its statements and connections). */
   close(): Promise<void>;
+}
+
+/** Rows a purge deletes, and rows it moves to a new WARC file and offset ({@link MementoIndex.rewriteRows}). */
+export interface RowChange {
+  drop: readonly number[];
+  move: readonly { id: number; warc_file: string; warc_offset: number }[];
 }
 
 /** The PostgreSQL index (index-pg.ts) could not be opened: the database (its URL without a password) and why, in one line. Here, so that catching it loads no PostgreSQL client. */

@@ -7,8 +7,11 @@
  * other record copied byte for byte, so the mementos left serve exactly
  * what they served — to a temp file, fsynced and renamed over the old one;
  * the index rows of that file are moved to the new offsets and the rows of
- * the erased mementos deleted, and the index is vacuumed (SQLite's free
- * pages and its WAL would otherwise keep the deleted rows' bytes).
+ * the erased mementos deleted, and the index is compacted (SQLite's free
+ * pages and its WAL, PostgreSQL's dead rows, would otherwise keep the
+ * deleted rows' bytes). The index is either one, changed through
+ * memento-index.ts (`rewriteRows`, `compact`); WARC files in a bucket are
+ * replaced object by object (purge-objects.ts) instead of in place.
  *
  * What goes with a selected record: every record that names it in
  * `WARC-Concurrent-To` (its request record) or `WARC-Refers-To` (a revisit
@@ -27,19 +30,20 @@
  * replaced, `<data_dir>/purge.pending` exists: if the process is stopped
  * then, the index may point at old offsets, so the daemon will not start
  * ({@link PurgeInterruptedError}) until `purge` runs again or `reindex`
- * rebuilds the index (both remove the marker). The index is written through
- * a connection of this module's own (the daemon is not running).
+ * rebuilds the index (both remove the marker).
  */
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import sqlite3 from 'sqlite3';
 import { exactUrlkey } from '#shared/uri.js';
-import { matchesPattern, type UrlPattern } from '../access.js';
-import { IndexDb } from './index-db.js';
-import { type Log, type Progress, PURGE_MARKER, reindex } from './maintenance.js';
-import { listWarcFiles } from './warc-files.js';
-import { scanWarcFile } from './warc-scan.js';
+import { matchesPattern } from '../access.js';
+import { type Log, type Progress, PURGE_MARKER } from './maintenance.js';
+import type { MementoIndex } from './memento-index.js';
+import { type FilePlan, type PlannedRecord, type PurgedCapture, type PurgeReport, type PurgeSelection, rowChange, selectedRowIds } from './purge-plan.js';
+
+export type { FilePlan, PlannedRecord, PurgedCapture, PurgeReport, PurgeSelection };
+import type { S3WarcStore } from './s3-warcs.js';
+import type { FolderWarcStore, WarcStore } from './warc-store.js';
 
 export { PURGE_MARKER };
 
@@ -64,44 +68,6 @@ export function checkNoPurgePending(dataDir: string): void {
   if (existsSync(path.join(dataDir, PURGE_MARKER))) throw new PurgeInterruptedError(dataDir);
 }
 
-/** What to erase: the captures of a URL (or under a URL prefix), optionally only those `before` / `after` an instant. */
-export interface PurgeSelection {
-  /** archive/access.ts `urlPattern` of `--url URL` or `--prefix URL*`. */
-  pattern: UrlPattern;
-  /** Only captures earlier than this (epoch s). */
-  before?: number;
-  /** Only captures at or after this (epoch s). */
-  after?: number;
-}
-
-/** One capture erased (or, in a dry run, to be erased): its response (or revisit) record. */
-export interface PurgedCapture {
-  file: string;
-  uriR: string;
-  /** WARC-Date, epoch seconds. */
-  datetime: number;
-  /** A revisit erased because its original was: the original's URI-R and datetime (epoch s). */
-  revisitOf?: { uriR: string; datetime: number };
-}
-
-/** What a purge did (or, in a dry run, would do). */
-export interface PurgeReport {
-  /** The response (and revisit, resource) records erased: one per capture. */
-  captures: PurgedCapture[];
-  /** Every record erased, request records included. */
-  records: number;
-  /** Index rows deleted. */
-  rows: number;
-  /** WARC files written again without the records, and those removed because nothing but their warcinfo was left. */
-  rewritten: string[];
-  removed: string[];
-  /** Bytes of the WARC files touched, before and after. */
-  bytesBefore: number;
-  bytesAfter: number;
-  /** A previous purge had not finished: the index was rebuilt first. */
-  reindexed: boolean;
-}
-
 /** A URI field's value without the `<…>` WARC 1.0 writers put around it. */
 const bareUri = (v: string | undefined) => v?.trim().replace(/^<(.*)>$/, '$1');
 
@@ -119,14 +85,6 @@ function selected(sel: PurgeSelection, target: string | undefined, date: string 
   return (sel.before === undefined || t < sel.before) && (sel.after === undefined || t >= sel.after);
 }
 
-/** A record of a file as the plan needs it: where it is and whether it goes. */
-interface PlannedRecord {
-  offset: number;
-  length: number;
-  type: string;
-  drop: boolean;
-}
-
 /**
  * Reads one WARC file and decides which records go (module comment): the
  * selected ones, revisits of a selected original, and those naming an
@@ -136,7 +94,7 @@ interface PlannedRecord {
  * @throws Error on a damaged record: a file that cannot be read whole is not rewritten (run verify)
  */
 async function planFile(
-  abs: string,
+  warcs: WarcStore,
   file: string,
   sel: PurgeSelection,
   erasedIds: Set<string>,
@@ -144,7 +102,7 @@ async function planFile(
   appending: boolean,
 ): Promise<PlannedRecord[]> {
   const out: PlannedRecord[] = [];
-  for await (const item of scanWarcFile(abs)) {
+  for await (const item of warcs.scan(file)) {
     // A partial record where a running daemon appends: a write in progress, not damage.
     if (item.kind === 'partial' && appending) break;
     if (item.kind !== 'record')
@@ -207,99 +165,17 @@ async function copyKept(abs: string, tmp: string, plan: PlannedRecord[]): Promis
   return moved;
 }
 
-/** Runs a statement. @returns the rows it changed */
-function run(db: sqlite3.Database, sql: string, params: unknown[] = []): Promise<number> {
-  return new Promise((resolve, reject) =>
-    db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
-      if (err) reject(err);
-      else resolve(this.changes);
-    }),
-  );
-}
-
-function rows<T>(db: sqlite3.Database, sql: string, params: unknown[] = []): Promise<T[]> {
-  return new Promise((resolve, reject) => db.all(sql, params, (err, r: T[]) => (err ? reject(err) : resolve(r))));
-}
-
-/** Runs `fn` in one write transaction. */
-async function transaction(db: sqlite3.Database, fn: () => Promise<void>): Promise<void> {
-  await run(db, 'BEGIN IMMEDIATE');
-  try {
-    await fn();
-    await run(db, 'COMMIT');
-  } catch (err) {
-    await run(db, 'ROLLBACK').catch(() => undefined);
-    throw err;
-  }
-}
-
-/**
- * The index rows of one rewritten (or removed) file: rows of erased
- * records (every row, when the file was removed) deleted, the others moved
- * to their new offsets, in one transaction. @returns rows deleted
- */
-async function reindexFile(db: sqlite3.Database, file: string, plan: PlannedRecord[], moved: Map<number, number>, removed: boolean): Promise<number> {
-  const dropped = new Set(plan.filter((r) => r.drop).map((r) => r.offset));
-  let deleted = 0;
-  await transaction(db, async () => {
-    for (const row of await rows<{ id: number; warc_offset: number }>(db, 'SELECT id, warc_offset FROM memento WHERE warc_file = ?', [file])) {
-      const to = moved.get(row.warc_offset);
-      if (removed || dropped.has(row.warc_offset)) deleted += await run(db, 'DELETE FROM memento WHERE id = ?', [row.id]);
-      else if (to !== undefined && to !== row.warc_offset) await run(db, 'UPDATE memento SET warc_offset = ? WHERE id = ?', [to, row.id]);
-    }
-  });
-  return deleted;
-}
-
-/** Deletes the index rows of the selection left (rows at a WARC file that is missing). @returns how many */
-function deleteLeftRows(db: sqlite3.Database, sel: PurgeSelection): Promise<number> {
-  const { key, prefix } = sel.pattern;
-  let sql = `DELETE FROM memento WHERE ${prefix ? 'substr(urlkey, 1, ?) = ?' : 'urlkey = ?'}`;
-  const params: unknown[] = prefix ? [key.length, key] : [key];
-  if (sel.before !== undefined) {
-    sql += ' AND datetime < ?';
-    params.push(sel.before);
-  }
-  if (sel.after !== undefined) {
-    sql += ' AND datetime >= ?';
-    params.push(sel.after);
-  }
-  return run(db, sql, params);
-}
-
-/** Opens the index for purge's writes: deleted content overwritten (`secure_delete`). */
-async function openIndex(file: string): Promise<sqlite3.Database> {
-  const db = await new Promise<sqlite3.Database>((resolve, reject) => {
-    const d = new sqlite3.Database(file, sqlite3.OPEN_READWRITE, (err) => (err ? reject(err) : resolve(d)));
-  });
-  db.configure('busyTimeout', 10_000);
-  await run(db, 'PRAGMA secure_delete = ON');
-  return db;
-}
-
-/** A file with records to erase, and what to do with it. */
-interface FilePlan {
-  file: string;
-  size: number;
-  records: PlannedRecord[];
-  /** Nothing but its warcinfo is left: the file is removed. */
-  empty: boolean;
-}
-
 /** Reads every WARC file and plans what goes: the files with records to erase. @throws PurgeRefusedError on a damaged file */
-async function planAll(warcsDir: string, sel: PurgeSelection, report: PurgeReport, progress?: Progress, daemonRuns = false): Promise<FilePlan[]> {
-  const byArchive = [...(await listWarcFiles(warcsDir)).values()];
+async function planAll(warcs: WarcStore, sel: PurgeSelection, report: PurgeReport, progress?: Progress, daemonRuns = false): Promise<FilePlan[]> {
+  const byArchive = [...(await warcs.list()).values()];
   const files = byArchive.flat();
-  const newest = new Set(byArchive.map((f) => f[f.length - 1]));
-  let total = 0;
-  for (const f of files) total += (await stat(path.join(warcsDir, f))).size;
+  const newest = new Set(byArchive.filter((f) => f.length).map((f) => f[f.length - 1].file));
+  const total = files.reduce((n, f) => n + f.size, 0);
   const erasedIds = new Set<string>();
   const plans: FilePlan[] = [];
   let done = 0;
-  for (const file of files) {
-    const abs = path.join(warcsDir, file);
-    const size = (await stat(abs)).size;
-    const records = await planFile(abs, file, sel, erasedIds, report, daemonRuns && newest.has(file));
+  for (const { file, size } of files) {
+    const records = await planFile(warcs, file, sel, erasedIds, report, daemonRuns && newest.has(file));
     done += size;
     progress?.(done, total);
     const drops = records.filter((r) => r.drop).length;
@@ -325,11 +201,41 @@ async function setMarker(dataDir: string): Promise<void> {
   await syncDir(dataDir);
 }
 
+/** Where a purge works: the data folder (its marker), the WARC files, and the index (opened once the files are read). */
+export interface PurgeTarget {
+  dataDir: string;
+  warcs: WarcStore;
+  /** Opens the index the config names (open-index.ts). */
+  openIndex: () => Promise<MementoIndex>;
+  /** Rebuilds the index from the WARC files (maintenance.ts `reindex`): a purge that did not finish is followed by one. */
+  rebuild: () => Promise<void>;
+}
+
+/** The files of `plans` written again without their erased records (in place, each under the marker), the index following file by file. */
+async function purgeFolder(dir: string, dataDir: string, index: MementoIndex, plans: FilePlan[], report: PurgeReport, log: Log): Promise<void> {
+  for (const { file, size, records, empty } of plans) {
+    const abs = path.join(dir, file);
+    await setMarker(dataDir);
+    let moved = new Map<number, number>();
+    if (empty) await rm(abs);
+    else {
+      moved = await copyKept(abs, abs + '.purge-tmp', records);
+      await rename(abs + '.purge-tmp', abs);
+    }
+    await syncDir(path.dirname(abs));
+    report.rows += await index.rewriteRows(await rowChange(index, file, file, records, moved, empty));
+    const erased = records.filter((r) => r.drop).length;
+    const after = empty ? 0 : (await stat(abs)).size;
+    log(`purge: ${file}: ${erased} record(s) erased, ${size} → ${after} bytes${empty ? ' (nothing but warcinfo left: removed)' : ''}`);
+  }
+}
+
 /**
- * Erases the selected captures from the WARC files under
- * `<dataDir>/warcs` and from `<dataDir>/index.sqlite3` (see the module
- * comment): every file is read first, and nothing is changed when one is
- * damaged. The caller holds the data folder's lock.
+ * Erases the selected captures from the WARC files (a folder, or a
+ * bucket: purge-objects.ts) and from the index (SQLite or PostgreSQL,
+ * through memento-index.ts) (see the module comment): every file is read
+ * first, and nothing is changed when one is damaged. The caller holds the
+ * data folder's lock.
  *
  * @param opts.dryRun read and report only; nothing is written
  * @param opts.daemonRuns (a dry run only) a daemon holds the folder and may
@@ -340,50 +246,43 @@ async function setMarker(dataDir: string): Promise<void> {
  * @throws PurgeRefusedError when a WARC file cannot be read whole (nothing changed)
  */
 export async function purge(
-  dataDir: string,
+  target: PurgeTarget,
   sel: PurgeSelection,
   opts: { dryRun?: boolean; daemonRuns?: boolean; log?: Log; progress?: Progress } = {},
 ): Promise<PurgeReport> {
   if (opts.daemonRuns && !opts.dryRun) throw new Error('purge: only a dry run may run beside a daemon');
   const log = opts.log ?? (() => undefined);
-  const warcsDir = path.join(dataDir, 'warcs');
-  const indexFile = path.join(dataDir, 'index.sqlite3');
+  const { dataDir, warcs } = target;
+  const marker = path.join(dataDir, PURGE_MARKER);
   const report: PurgeReport = { captures: [], records: 0, rows: 0, rewritten: [], removed: [], bytesBefore: 0, bytesAfter: 0, reindexed: false };
-  if (!opts.dryRun && existsSync(path.join(dataDir, PURGE_MARKER))) {
-    log(`purge: ${path.join(dataDir, PURGE_MARKER)}: a previous purge did not finish; rebuilding the index from the WARC files first`);
-    await reindex(indexFile, warcsDir);
+  if (!opts.dryRun && existsSync(marker)) {
+    log(`purge: ${marker}: a previous purge did not finish; rebuilding the index from the WARC files first`);
+    await target.rebuild();
     report.reindexed = true;
   }
-  const plans = await planAll(warcsDir, sel, report, opts.progress, opts.daemonRuns);
-  if (opts.dryRun) return report;
-  // No index yet (a data folder of WARC files alone): an empty one, which the daemon fills on start.
-  if (!existsSync(indexFile)) await (await IndexDb.open(indexFile)).close();
-  const db = await openIndex(indexFile);
-  try {
-    for (const { file, size, records, empty } of plans) {
-      const abs = path.join(warcsDir, file);
-      await setMarker(dataDir);
-      let moved = new Map<number, number>();
-      if (empty) await rm(abs);
-      else {
-        moved = await copyKept(abs, abs + '.purge-tmp', records);
-        await rename(abs + '.purge-tmp', abs);
-      }
-      await syncDir(path.dirname(abs));
-      report.rows += await reindexFile(db, file, records, moved, empty);
-      const erased = records.filter((r) => r.drop).length;
-      const after = empty ? 0 : (await stat(abs)).size;
-      log(`purge: ${file}: ${erased} record(s) erased, ${size} → ${after} bytes${empty ? ' (nothing but warcinfo left: removed)' : ''}`);
+  const objects = warcs.kind === 's3' ? await import('./purge-objects.js') : undefined;
+  if (objects && !opts.dryRun) {
+    const index = await target.openIndex();
+    try {
+      await objects.finishPending(warcs as S3WarcStore, index, log);
+    } finally {
+      await index.close();
     }
-    report.rows += await deleteLeftRows(db, sel);
-    // The deleted rows' bytes must not stay in free pages or the WAL.
-    await run(db, 'VACUUM');
-    await run(db, 'PRAGMA wal_checkpoint(TRUNCATE)');
-  } finally {
-    await new Promise<void>((resolve) => db.close(() => resolve()));
   }
-  if (existsSync(path.join(dataDir, PURGE_MARKER))) {
-    await rm(path.join(dataDir, PURGE_MARKER), { force: true });
+  const plans = await planAll(warcs, sel, report, opts.progress, opts.daemonRuns);
+  if (opts.dryRun) return report;
+  const index = await target.openIndex();
+  try {
+    if (objects) await objects.purgeObjects(warcs as S3WarcStore, index, plans, report, log);
+    else await purgeFolder((warcs as FolderWarcStore).dir, dataDir, index, plans, report, log);
+    report.rows += await index.rewriteRows({ drop: await selectedRowIds(index, sel), move: [] });
+    // The deleted rows' bytes must not stay in the database's free space.
+    await index.compact();
+  } finally {
+    await index.close();
+  }
+  if (existsSync(marker)) {
+    await rm(marker, { force: true });
     await syncDir(dataDir);
   }
   return report;

@@ -47,6 +47,11 @@ const PART_SIZE = 8 * 1024 * 1024;
 /** An object's name after the prefix: replica folder, archive id, 14-digit time, serial. */
 const OBJECT_NAME = /^([A-Za-z0-9._-]+)\/(.+)-(\d{14})-(\d+)-[0-9a-f]+\.warc\.gz$/;
 
+/** The archive id an object name (after the prefix: `<folder>/<archive id>-<14 digits>-<serial>-<hex>.warc.gz`) gives; `undefined` for a name {@link S3WarcStore.list} leaves out. */
+export function objectArchive(file: string): string | undefined {
+  return OBJECT_NAME.exec(file)?.[2];
+}
+
 /** The client of `c`: its endpoint, region, path style; credentials as the AWS SDK finds them (environment, files, instance role). */
 export function s3Client(c: S3WarcsConfig): S3Client {
   return new S3Client({
@@ -167,6 +172,30 @@ export class S3WarcStore implements WarcStore, RangeSource {
     } finally {
       body.destroy();
     }
+  }
+
+  /**
+   * Uploads `body` as the object `file` (a name after the prefix), streamed:
+   * one `PutObject` when it is smaller than a part, else a multipart upload
+   * of {@link PART_SIZE} parts, two in flight (`migrate`, `purge`). An
+   * object of that name is replaced.
+   * @param onBytes bytes sent so far, as the upload goes
+   * @throws the store's error (a multipart upload is aborted then)
+   */
+  async putStream(file: string, body: Readable, onBytes?: (sent: number) => void): Promise<void> {
+    const up = new Upload({
+      client: this.client,
+      params: { Bucket: this.conf.bucket, Key: this.key(file), Body: body, ContentType: 'application/warc' },
+      partSize: PART_SIZE,
+      queueSize: 2,
+    });
+    if (onBytes) up.on('httpUploadProgress', (p) => onBytes(p.loaded ?? 0));
+    await up.done();
+  }
+
+  /** Deletes the object `file` (a name after the prefix); none of that name is not an error. */
+  async remove(file: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.conf.bucket, Key: this.key(file) }));
   }
 
   async close(): Promise<void> {

@@ -38,3 +38,13 @@ export function get<T>(stmt: sqlite3.Statement, params: object): Promise<T | und
   if (Object.keys(params).length === 0) stmt.reset();
   return new Promise((resolve, reject) => stmt.get(params, (err: Error | null, row: T) => (err ? reject(err) : resolve(row))));
 }
+
+/** Runs `sql` with positional `params` on `db`. @returns the rows it changed (sqlite3's `changes`) */
+export function runChanges(db: sqlite3.Database, sql: string, params: unknown[] = []): Promise<number> {
+  return new Promise((resolve, reject) =>
+    db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
+      if (err) reject(err);
+      else resolve(this.changes);
+    }),
+  );
+}

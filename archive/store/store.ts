@@ -17,11 +17,12 @@ import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './body-spill.js';
 import { type AnyRow, CaptureIsNew, type DedupBatch } from './capture-is-new.js';
-import { IndexDb, type MementoRow, type NewMementoRow } from './index-db.js';
+import type { MementoRow, NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
 import { DataDirLock, type LockHolder } from './lock.js';
 import { type Log, type RecoveryReport, recover } from './maintenance.js';
 import type { MementoIndex } from './memento-index.js';
+import { openIndex } from './open-index.js';
 import { checkNoPurgePending } from './purge.js';
 import type { RecordCache } from './record-cache.js';
 import { readMementoResponse } from './stored-response.js';
@@ -111,18 +112,6 @@ export interface IngestOptions {
   datetime?: Date;
 }
 
-/**
- * The index `config` names: the PostgreSQL database of `storage.index`
- * (index-pg.ts; without the read cache, since other daemons may write to
- * it and the cache hears only of this one's writes), else the SQLite file
- * `index.sqlite3` in the data folder (index-db.ts).
- */
-async function openIndex(config: ArchiveConfig): Promise<MementoIndex> {
-  // The PostgreSQL client is loaded only when the index is there.
-  if (config.indexPostgres !== undefined) return (await import('./index-pg.js')).PgIndex.open(config.indexPostgres);
-  return IndexDb.open(path.join(config.dataDir, 'index.sqlite3'), { cacheBytes: config.indexCacheBytes });
-}
-
 export class ArchiveStore {
   private queue: Pending[] = [];
   /** Write-queue counters (group commit: compare `batches` with `written`). */
@@ -197,7 +186,7 @@ export class ArchiveStore {
     try {
       // An unfinished purge may have left the index pointing at old offsets.
       checkNoPurgePending(config.dataDir);
-      const index = await openIndex(config);
+      const index = await openIndex(config, { cacheBytes: config.indexCacheBytes });
       const store = new ArchiveStore(config, index, lock, await openWarcStore(config));
       // WARC objects in a bucket are whole or absent: only the folder's files can have a partial tail.
       const folder = store.warcs.kind === 'folder' ? store.warcsDir : null;

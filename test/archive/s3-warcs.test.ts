@@ -190,7 +190,7 @@ t.test('S3: a revisit record in one object, its original read from another', asy
   t.ok(v.ok, `verify passes: ${v.problems.join('; ')}`);
 });
 
-t.test('S3 settings: storage.warcs checked, replica defaults to <host name>-<port>; purge refuses a bucket and erases nothing', async (t) => {
+t.test('S3 settings: storage.warcs checked, replica defaults to <host name>-<port>; purge erases from a bucket (the object replaced)', async (t) => {
   const conf = (storage: string) =>
     validateArchiveConfig(parseYamlText(`listen: 127.0.0.1:8090\ndata_dir: /tmp/none\narchives:\n  - id: a\nstorage:\n${storage}`, '/tmp/none/archive.yaml'));
   const c = conf('  warcs: s3://my-bucket/some/prefix\n  s3:\n    endpoint: http://127.0.0.1:9000/\n    force_path_style: true\n');
@@ -213,12 +213,24 @@ t.test('S3 settings: storage.warcs checked, replica defaults to <host name>-<por
   const s3 = await startS3();
   t.teardown(() => s3.close());
   const a = await startS3Archive(s3);
-  t.teardown(() => a.close());
+  let open = true;
+  t.teardown(() => (open ? a.close() : undefined));
   t.equal((await putCapture(a, '', captureRecord({ target: '/x', date: JAN1 }))).status, 201);
+  t.equal((await putCapture(a, '', captureRecord({ target: '/y', date: JAN1, body: 'page y' }))).status, 201);
   const before = await keys(s3, 'archive/');
-  t.equal(await runPurge(a.config, { url: 'http://www.example.org/x' }), 1, 'purge: exit status 1');
+  t.equal(await runPurge(a.config, { url: 'http://www.example.org/x' }), 1, 'purge while the daemon holds the data folder: exit status 1');
   t.same(await keys(s3, 'archive/'), before, 'nothing erased');
-  t.equal(await a.store.index.count(), 1);
+  await a.close(true);
+  open = false;
+  t.teardown(() => rmSync(a.dataDir, { recursive: true, force: true }));
+  t.equal(await runPurge(a.config, { url: 'http://www.example.org/x' }), 0, 'purge: exit status 0');
+  const after = await keys(s3, 'archive/');
+  t.equal(after.length, before.length - 1, "/x's object (nothing but its warcinfo left) is deleted");
+  t.same(
+    (await objectRecords(s3, after[0])).map((r) => r.target),
+    ['', 'http://www.example.org/y', 'http://www.example.org/y'],
+    "/y's object stays",
+  );
 });
 
 t.test('S3: captures acknowledged by a daemon killed with SIGKILL, its data folder lost, are all in the bucket: reindexed and read by another', async (t) => {
