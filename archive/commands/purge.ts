@@ -55,7 +55,9 @@ function summary(r: PurgeReport, dryRun: boolean): string {
   const files = r.rewritten.length + r.removed.length;
   const what = `${r.captures.length} capture(s) (${r.records} WARC record(s)${dryRun ? '' : `, ${r.rows} index row(s)`})`;
   const where = `${files} WARC file(s) (${r.rewritten.length} rewritten, ${r.removed.length} removed): ${r.bytesBefore} → ${r.bytesAfter} bytes`;
-  return dryRun ? `purge (dry run): would erase ${what} from ${where}; nothing was changed` : `purge: erased ${what} from ${where}`;
+  return dryRun
+    ? `purge (dry run): would erase ${what} from ${where}; nothing was changed`
+    : `purge: erased ${what} from ${where}; ${r.logEntries} purge entr${r.logEntries === 1 ? 'y' : 'ies'} appended to the evidence log`;
 }
 
 /**

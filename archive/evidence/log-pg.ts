@@ -145,6 +145,9 @@ export class PgLogStore implements LogStore {
   async leafOf(archive: string, urlkey: string, datetime: number): Promise<LeafRow | undefined> {
     return (await q<LeafRow>(this.pool, 'leafOf', [archive, urlkey, datetime]))[0];
   }
+  leavesOf(archive: string, keys: { urlkey: string; datetime: number }[]): Promise<LeafRow[]> {
+    return q<LeafRow>(this.pool, 'leavesOf', [archive, keys.map((k) => k.urlkey), keys.map((k) => k.datetime)]);
+  }
   leaves(archive: string, from: number, limit: number): Promise<LeafRow[]> {
     return q<LeafRow>(this.pool, 'leaves', [archive, from, limit]);
   }

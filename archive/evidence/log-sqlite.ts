@@ -156,6 +156,9 @@ export class SqliteLogStore implements LogStore {
   async leafOf(archive: string, urlkey: string, datetime: number): Promise<LeafRow | undefined> {
     return (await all<LeafRow>(this.r.get('leafOf'), { $a: archive, $urlkey: urlkey, $datetime: datetime }))[0];
   }
+  leavesOf(archive: string, keys: { urlkey: string; datetime: number }[]): Promise<LeafRow[]> {
+    return all<LeafRow>(this.r.get('leavesOf'), { $a: archive, $keys: JSON.stringify(keys.map((k) => [k.urlkey, k.datetime])) });
+  }
   leaves(archive: string, from: number, limit: number): Promise<LeafRow[]> {
     return all<LeafRow>(this.r.get('leaves'), { $a: archive, $from: from, $limit: limit });
   }

@@ -78,6 +78,8 @@ export interface LogStore {
   nodes(archive: string, keys: NodeKey[]): Promise<Buffer[]>;
   /** The newest capture entry of the memento (archive, urlkey, datetime epoch s); `undefined` when none. */
   leafOf(archive: string, urlkey: string, datetime: number): Promise<LeafRow | undefined>;
+  /** The capture entries of the memento keys given, by leaf index. */
+  leavesOf(archive: string, keys: { urlkey: string; datetime: number }[]): Promise<LeafRow[]>;
   /** Up to `limit` entries from `from` on, by leaf index. */
   leaves(archive: string, from: number, limit: number): Promise<LeafRow[]>;
   /** Up to `limit` stored nodes (level ≥ 1) after `(level, idx)`, ordered by level then idx. */

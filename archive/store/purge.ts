@@ -36,6 +36,8 @@ import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import { exactUrlkey } from '#shared/uri.js';
 import { matchesPattern, type UrlPattern } from '../access.js';
+import { logPurge } from '../evidence/log.js';
+import { LOG_SCHEMA_SQLITE, SqliteLogTx } from '../evidence/log-sqlite.js';
 import { IndexDb } from './index-db.js';
 import { type Log, type Progress, PURGE_MARKER, reindex } from './maintenance.js';
 import { listWarcFiles } from './warc-files.js';
@@ -100,6 +102,8 @@ export interface PurgeReport {
   bytesAfter: number;
   /** A previous purge had not finished: the index was rebuilt first. */
   reindexed: boolean;
+  /** Purge entries appended to the evidence log (one per removed capture entry; docs/evidence.md). */
+  logEntries: number;
 }
 
 /** A URI field's value without the `<…>` WARC 1.0 writers put around it. */
@@ -238,23 +242,65 @@ async function transaction(db: sqlite3.Database, fn: () => Promise<void>): Promi
  * records (every row, when the file was removed) deleted, the others moved
  * to their new offsets, in one transaction. @returns rows deleted
  */
-async function reindexFile(db: sqlite3.Database, file: string, plan: PlannedRecord[], moved: Map<number, number>, removed: boolean): Promise<number> {
+async function reindexFile(
+  db: sqlite3.Database,
+  file: string,
+  plan: PlannedRecord[],
+  moved: Map<number, number>,
+  removed: boolean,
+  entries: PurgeEntries,
+): Promise<number> {
   const dropped = new Set(plan.filter((r) => r.drop).map((r) => r.offset));
   let deleted = 0;
   await transaction(db, async () => {
-    for (const row of await rows<{ id: number; warc_offset: number }>(db, 'SELECT id, warc_offset FROM memento WHERE warc_file = ?', [file])) {
+    const gone: MementoKey[] = [];
+    for (const row of await rows<MementoKey & { id: number; warc_offset: number }>(
+      db,
+      'SELECT id, warc_offset, archive_id, urlkey, datetime FROM memento WHERE warc_file = ?',
+      [file],
+    )) {
       const to = moved.get(row.warc_offset);
-      if (removed || dropped.has(row.warc_offset)) deleted += await run(db, 'DELETE FROM memento WHERE id = ?', [row.id]);
-      else if (to !== undefined && to !== row.warc_offset) await run(db, 'UPDATE memento SET warc_offset = ? WHERE id = ?', [to, row.id]);
+      if (removed || dropped.has(row.warc_offset)) {
+        deleted += await run(db, 'DELETE FROM memento WHERE id = ?', [row.id]);
+        gone.push(row);
+      } else if (to !== undefined && to !== row.warc_offset) await run(db, 'UPDATE memento SET warc_offset = ? WHERE id = ?', [to, row.id]);
     }
+    await entries.add(gone);
   });
   return deleted;
 }
 
-/** Deletes the index rows of the selection left (rows at a WARC file that is missing). @returns how many */
-function deleteLeftRows(db: sqlite3.Database, sel: PurgeSelection): Promise<number> {
+/** A memento's key, as a purge entry finds its capture entry by it. */
+type MementoKey = { archive_id: string; urlkey: string; datetime: number };
+
+/**
+ * The purge entries of one purge run (archive/evidence/log.ts `logPurge`):
+ * appended inside the transaction that deletes the rows, all dated when
+ * the purge began.
+ */
+class PurgeEntries {
+  private readonly tx: SqliteLogTx;
+  private readonly at = Date.now();
+  /** Purge entries appended. */
+  count = 0;
+  constructor(db: sqlite3.Database) {
+    this.tx = new SqliteLogTx(db);
+  }
+  /** Records the removal of the mementos `keys` (inside the caller's transaction). */
+  async add(keys: MementoKey[]): Promise<void> {
+    const byArchive = new Map<string, MementoKey[]>();
+    for (const k of keys) byArchive.set(k.archive_id, [...(byArchive.get(k.archive_id) ?? []), k]);
+    for (const [archive, list] of byArchive) this.count += await logPurge(this.tx, archive, list, this.at);
+  }
+  close(): Promise<void> {
+    return this.tx.close();
+  }
+}
+
+/** Deletes the index rows of the selection left (rows at a WARC file that is missing), with their purge entries. @returns how many */
+async function deleteLeftRows(db: sqlite3.Database, sel: PurgeSelection, entries: PurgeEntries): Promise<number> {
   const { key, prefix } = sel.pattern;
-  let sql = `DELETE FROM memento WHERE ${prefix ? 'substr(urlkey, 1, ?) = ?' : 'urlkey = ?'}`;
+  let sql = `FROM memento WHERE ${prefix ? 'substr(urlkey, 1, ?) = ?' : 'urlkey = ?'}`;
   const params: unknown[] = prefix ? [key.length, key] : [key];
   if (sel.before !== undefined) {
     sql += ' AND datetime < ?';
@@ -264,7 +310,13 @@ function deleteLeftRows(db: sqlite3.Database, sel: PurgeSelection): Promise<numb
     sql += ' AND datetime >= ?';
     params.push(sel.after);
   }
-  return run(db, sql, params);
+  let deleted = 0;
+  await transaction(db, async () => {
+    const gone = await rows<MementoKey>(db, `SELECT archive_id, urlkey, datetime ${sql}`, params);
+    deleted = await run(db, `DELETE ${sql}`, params);
+    await entries.add(gone);
+  });
+  return deleted;
 }
 
 /** Opens the index for purge's writes: deleted content overwritten (`secure_delete`). */
@@ -274,6 +326,8 @@ async function openIndex(file: string): Promise<sqlite3.Database> {
   });
   db.configure('busyTimeout', 10_000);
   await run(db, 'PRAGMA secure_delete = ON');
+  // An index no daemon of this version opened yet: the evidence log's tables.
+  await new Promise<void>((resolve, reject) => db.exec(LOG_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
   return db;
 }
 
@@ -348,7 +402,17 @@ export async function purge(
   const log = opts.log ?? (() => undefined);
   const warcsDir = path.join(dataDir, 'warcs');
   const indexFile = path.join(dataDir, 'index.sqlite3');
-  const report: PurgeReport = { captures: [], records: 0, rows: 0, rewritten: [], removed: [], bytesBefore: 0, bytesAfter: 0, reindexed: false };
+  const report: PurgeReport = {
+    captures: [],
+    records: 0,
+    rows: 0,
+    rewritten: [],
+    removed: [],
+    bytesBefore: 0,
+    bytesAfter: 0,
+    reindexed: false,
+    logEntries: 0,
+  };
   if (!opts.dryRun && existsSync(path.join(dataDir, PURGE_MARKER))) {
     log(`purge: ${path.join(dataDir, PURGE_MARKER)}: a previous purge did not finish; rebuilding the index from the WARC files first`);
     await reindex(indexFile, warcsDir);
@@ -359,6 +423,7 @@ export async function purge(
   // No index yet (a data folder of WARC files alone): an empty one, which the daemon fills on start.
   if (!existsSync(indexFile)) await (await IndexDb.open(indexFile)).close();
   const db = await openIndex(indexFile);
+  const entries = new PurgeEntries(db);
   try {
     for (const { file, size, records, empty } of plans) {
       const abs = path.join(warcsDir, file);
@@ -370,16 +435,19 @@ export async function purge(
         await rename(abs + '.purge-tmp', abs);
       }
       await syncDir(path.dirname(abs));
-      report.rows += await reindexFile(db, file, records, moved, empty);
+      report.rows += await reindexFile(db, file, records, moved, empty, entries);
       const erased = records.filter((r) => r.drop).length;
       const after = empty ? 0 : (await stat(abs)).size;
       log(`purge: ${file}: ${erased} record(s) erased, ${size} → ${after} bytes${empty ? ' (nothing but warcinfo left: removed)' : ''}`);
     }
-    report.rows += await deleteLeftRows(db, sel);
+    report.rows += await deleteLeftRows(db, sel, entries);
+    report.logEntries = entries.count;
+    await entries.close();
     // The deleted rows' bytes must not stay in free pages or the WAL.
     await run(db, 'VACUUM');
     await run(db, 'PRAGMA wal_checkpoint(TRUNCATE)');
   } finally {
+    await entries.close();
     await new Promise<void>((resolve) => db.close(() => resolve()));
   }
   if (existsSync(path.join(dataDir, PURGE_MARKER))) {
