@@ -55,9 +55,7 @@ function summary(r: PurgeReport, dryRun: boolean): string {
   const files = r.rewritten.length + r.removed.length;
   const what = `${r.captures.length} capture(s) (${r.records} WARC record(s)${dryRun ? '' : `, ${r.rows} index row(s)`})`;
   const where = `${files} WARC file(s) (${r.rewritten.length} rewritten, ${r.removed.length} removed): ${r.bytesBefore} → ${r.bytesAfter} bytes`;
-  return dryRun
-    ? `purge (dry run): would erase ${what} from ${where}; nothing was changed`
-    : `purge: erased ${what} from ${where}; ${r.logEntries} purge entr${r.logEntries === 1 ? 'y' : 'ies'} appended to the evidence log`;
+  return dryRun ? `purge (dry run): would erase ${what} from ${where}; nothing was changed` : `purge: erased ${what} from ${where}`;
 }
 
 /**
@@ -109,6 +107,8 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
       out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file}${of})`);
     }
     out(summary(r, dryRun));
+    // A purge is visible in the evidence log: one purge entry per capture entry removed (docs/evidence.md).
+    if (!dryRun) out(`purge: ${r.logEntries} purge entr${r.logEntries === 1 ? 'y' : 'ies'} appended to the evidence log`);
     return 0;
   } catch (err) {
     bar.stop();
