@@ -7,7 +7,17 @@
 import { toTimestamp14 } from '#shared/http-date.js';
 import type { NewMementoRow } from '../store/memento-row.js';
 import type { WrittenRecord } from '../store/warc-writer.js';
-import type { NewLeaf } from './log.js';
+
+/** An entry to append. */
+export interface NewLeaf {
+  archive_id: string;
+  kind: 'capture' | 'purge';
+  /** The leaf text (leaf.ts). */
+  text: string;
+  /** A capture's memento key (urlkey, Memento-Datetime epoch s); null for a purge entry. */
+  urlkey: string | null;
+  datetime: number | null;
+}
 
 /** A capture entry's fields, as `/proof` gives them (`leaf`). */
 export interface CaptureLeaf {

@@ -17,19 +17,10 @@
  * {@link LogTx} and {@link LogStore}); what to write and what to read is
  * decided here, once for both.
  */
-import { purgeLeafText } from './leaf.js';
-import { appendLeaves, consistencyProof, frontier, inclusionPath, leafHash, type NodeKey, type StoredNode, treeRoot } from './merkle.js';
+import { type NewLeaf, purgeLeafText } from './leaf.js';
 
-/** An entry to append. */
-export interface NewLeaf {
-  archive_id: string;
-  kind: 'capture' | 'purge';
-  /** The leaf text (leaf.ts). */
-  text: string;
-  /** A capture's memento key (urlkey, Memento-Datetime epoch s); null for a purge entry. */
-  urlkey: string | null;
-  datetime: number | null;
-}
+export type { NewLeaf };
+import { appendLeaves, consistencyProof, frontier, inclusionPath, leafHash, type NodeKey, type StoredNode, treeRoot } from './merkle.js';
 
 /** An entry as stored. */
 export interface LeafRow {
