@@ -110,10 +110,10 @@ async function checkEntry(log: LogStore, l: LeafRow, problem: (line: string) => 
 /**
  * Checks the log tables of every archive: entries (hash, purge entries),
  * stored nodes against their children, kept tree heads against the tree
- * and, with `publicKeyDer`, their signatures (without it, a head is a
- * problem: it cannot be checked).
+ * and, with `publicKeyDer`, their signatures (`null`: there is no key,
+ * each head is a problem; `undefined`: signatures are not checked).
  */
-export async function verifyLogTables(log: LogStore, publicKeyDer: Buffer | null, problem: (line: string) => void): Promise<LogVerifyCounts> {
+export async function verifyLogTables(log: LogStore, publicKeyDer: Buffer | null | undefined, problem: (line: string) => void): Promise<LogVerifyCounts> {
   const counts: LogVerifyCounts = { entries: 0, nodes: 0, heads: 0 };
   for (const archive of await log.archives()) {
     let next = 0;
@@ -160,7 +160,8 @@ export async function verifyLogTables(log: LogStore, publicKeyDer: Buffer | null
         return null;
       });
       if (root && !root.equals(h.root_hash)) problem(`${name}: its root hash is not the root of the log's first ${h.tree_size} entries`);
-      if (!publicKeyDer) problem(`${name}: no signing key file to check its signature with`);
+      if (publicKeyDer === undefined) continue;
+      if (publicKeyDer === null) problem(`${name}: no signing key file to check its signature with`);
       else if (!headSignatureOk(h, publicKeyDer)) problem(`${name}: its signature does not verify with the archive's signing key`);
     }
   }

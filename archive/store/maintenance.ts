@@ -233,8 +233,9 @@ export interface VerifyReport {
  * The evidence log (archive/evidence/log-verify.ts): each capture entry
  * matches the record its memento's row points at (record id, block digest
  * recomputed), every entry still holding its text has such a record, and
- * the stored nodes and kept signed tree heads (their signatures checked
- * with `publicKeyDer`; none: a problem) match the entries.
+ * the stored nodes and kept signed tree heads match the entries, and the
+ * heads' signatures verify with `publicKeyDer` (`null`: no key, a problem;
+ * absent: not checked).
  */
 export async function verify(
   index: MementoIndex,
@@ -315,7 +316,7 @@ export async function verify(
     }
   }
   await leaves.finish();
-  Object.assign(log, await verifyLogTables(index.log, opts.publicKeyDer ?? null, problem));
+  Object.assign(log, await verifyLogTables(index.log, opts.publicKeyDer, problem));
   return report;
 }
 
