@@ -279,6 +279,17 @@ export async function run(): Promise<BenchRow[]> {
     writeArchiveConfig(path.join(dir, 'gzip1'), path.join(dir, 'gzip1', 'data'), 'warc_gzip_level: 1\n'),
   );
   const sink = await bareServer('sink');
+  // INGEST_AB=<another checkout>: its daemon, same config, as one more arm (a same-run A/B of a change).
+  const abRoot = process.env.INGEST_AB;
+  const ab = abRoot
+    ? await spawnServer('ingest-archive-ab', [
+        path.join(abRoot, 'bin', 'memento-archive.js'),
+        'serve',
+        '--quiet',
+        '--config',
+        writeArchiveConfig(path.join(dir, 'ab'), path.join(dir, 'ab', 'data'), `revisit_interval: ${REVISIT_INTERVAL}\n`),
+      ])
+    : null;
   try {
     // The revisit arm's URI-Rs, stored once (2001-01-01 on: no other capture of the bench is near them), outside the timing.
     note(`ingest: seeding ${fmt(wrkThreads(REVISIT_CONCURRENCY) * REVISIT_KEYS)} URI-Rs for the revisit arm`);
@@ -298,6 +309,7 @@ export async function run(): Promise<BenchRow[]> {
         archive: () => putLoad(archive, conc, SECONDS),
         sink: () => putLoad(sink, conc, SECONDS),
         fast: () => putLoad(fast, conc, SECONDS),
+        ...(ab ? { ab: () => putLoad(ab, conc, SECONDS) } : {}),
       });
       const a = median(r.archive.map((x) => x.rps)),
         s = median(r.sink.map((x) => x.rps));
@@ -311,6 +323,16 @@ export async function run(): Promise<BenchRow[]> {
         ratio: a / s,
         target: conc === 32 ? '≥ 5,000 captures/s' : 'report',
       });
+      if (ab) {
+        const b = median(r.ab.map((x) => x.rps));
+        rows.push({
+          name: `ingest: new 10 KB captures, ${conc} concurrent, this checkout / ${abRoot} (INGEST_AB, same config, alternated)`,
+          figure: `${fmt(a)} captures/s (CPU ${cpu(r.archive)})`,
+          baseline: `${fmt(b)} captures/s (CPU ${cpu(r.ab)})`,
+          ratio: a / b,
+          target: 'report',
+        });
+      }
       if (conc === REVISIT_CONCURRENCY) {
         const rv = median(r.revisit.map((x) => x.rps));
         const results = await capturesByResult(archive.url);
@@ -336,6 +358,7 @@ export async function run(): Promise<BenchRow[]> {
       }
     }
     await fast.stop();
+    await ab?.stop();
     // The daemon's RSS after those runs (its caches hold what they learnt), then the big capture on a fresh daemon.
     const loadedRss = rssOf(archive.pid);
     await archive.stop();
@@ -369,6 +392,7 @@ export async function run(): Promise<BenchRow[]> {
   } finally {
     await archive.stop();
     await fast.stop();
+    await ab?.stop();
     await sink.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -183,7 +183,7 @@ export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Prom
       `migrate: ${tables} (of ${rows} mementos) to ${shown(opts.to)}` +
         (opts.warcs ? `; ${moved} WARC file(s) (${mib(bytes)} MiB) to ${target}` : '; the WARC files stay in ' + warcsDir) +
         ` (${seconds} s)\n` +
-        `next: set storage.index: ${shown(opts.to)}${opts.warcs ? ` and storage.warcs: ${o.warcs}` : ''} in the config, start the daemon, run memento-archive verify\n`,
+        `next: set storage.index: ${shown(opts.to)}${opts.warcs ? ` and storage.warcs: ${o.warcs}` : ''} in the config, give every daemon signing_key_file: ${config.signingKeyFile} (the key the evidence log is signed with; keep it mode 0600), start the daemon, run memento-archive verify\n`,
     );
     return 0;
   } catch (err) {

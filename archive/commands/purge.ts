@@ -17,6 +17,7 @@ import { PgIndexError } from '../store/memento-index.js';
 import { openIndex, sqliteIndexFile } from '../store/open-index.js';
 import { openWarcStore } from '../store/open-warcs.js';
 import { purge, PurgeRefusedError, type PurgeReport, type PurgeSelection, type PurgeTarget } from '../store/purge.js';
+import type { WarcStore } from '../store/warc-store.js';
 import { progressBar, say } from './terminal.js';
 
 /** The options of `purge` as parsed from the command line. */
@@ -52,6 +53,16 @@ export function purgeSelection(o: PurgeOptions): PurgeSelection | string {
   }
   if (sel.before !== undefined && sel.after !== undefined && sel.after >= sel.before) return '--after must be earlier than --before';
   return sel as PurgeSelection;
+}
+
+/** What a purge of `config`'s archive works on: its data folder, WARC store `warcs`, the index the config names, and how to rebuild it. */
+export function purgeTarget(config: ArchiveConfig, warcs: WarcStore): PurgeTarget {
+  return {
+    dataDir: config.dataDir,
+    warcs,
+    openIndex: () => openIndex(config),
+    rebuild: async () => void (await reindex(sqliteIndexFile(config.dataDir), warcs, { postgres: config.indexPostgres })),
+  };
 }
 
 /** The summary line of a report. */
@@ -100,12 +111,7 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
   }
   const bar = progressBar('purge');
   const warcs = await openWarcStore(config);
-  const target: PurgeTarget = {
-    dataDir: config.dataDir,
-    warcs,
-    openIndex: () => openIndex(config),
-    rebuild: async () => void (await reindex(sqliteIndexFile(config.dataDir), warcs, { postgres: config.indexPostgres })),
-  };
+  const target = purgeTarget(config, warcs);
   try {
     const r = await purge(target, sel, { dryRun, daemonRuns: !lock, log: out, progress: bar.update });
     bar.stop();
@@ -114,6 +120,8 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
       out(`${dryRun ? 'would erase' : 'erased'}: ${toTimestamp14(c.datetime)} ${c.uriR} (${c.file}${of})`);
     }
     out(summary(r, dryRun));
+    // A purge is visible in the evidence log: one purge entry per capture entry removed (docs/evidence.md).
+    if (!dryRun) out(`purge: ${r.logEntries} purge entr${r.logEntries === 1 ? 'y' : 'ies'} appended to the evidence log`);
     return 0;
   } catch (err) {
     bar.stop();

@@ -2,9 +2,13 @@
  * `memento-archive verify [--config FILE]`: checks that the index (the
  * SQLite file, or the PostgreSQL database of `storage.index`) and the
  * WARC files (in the data folder, or the bucket of `storage.warcs`) agree
- * (archive/store/maintenance.ts `verify`). It only reads, so it runs
- * beside the daemon.
+ * (archive/store/maintenance.ts `verify`), and that the evidence log
+ * matches both and its signed tree heads (archive/evidence/log-verify.ts).
+ * It only reads, so it runs beside the daemon.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { openSigningKey } from '../evidence/signing-key.js';
 import type { ArchiveConfig } from '../config.js';
 import { StaleIndexError } from '../store/index-db.js';
 import { verify } from '../store/maintenance.js';
@@ -34,7 +38,9 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
   const bar = progressBar('verify');
   const warcs = await openWarcStore(config);
   try {
-    const r = await verify(index, warcs, { progress: bar.update });
+    // The key that signed the tree heads; none made yet (no daemon ever ran here): heads cannot be checked.
+    const publicKeyDer = existsSync(config.signingKeyFile) ? openSigningKey(config.signingKeyFile).publicKeyDer : null;
+    const r = await verify(index, warcs, { progress: bar.update, publicKeyDer });
     bar.stop();
     for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
     for (const f of r.orphans)
@@ -44,6 +50,7 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
     process.stdout.write(
       `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
         `${r.unindexed} response records not in the index (same-second captures superseded by a later one, in WARC files written before those were refused); ` +
+        `evidence log: ${r.log.entries} entries, ${r.log.nodes} nodes, ${r.log.heads} signed tree heads; ` +
         `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,
     );
     return r.ok ? 0 : 1;

@@ -21,17 +21,26 @@ import { readAll } from './sqlite-calls.js';
 /** A table of the index, as the copy reads it. */
 export interface IndexTable {
   name: string;
-  /** A unique integer column: rows are read in its order, a page at a time. */
-  key: string;
+  /** The columns of a unique key: rows are read in its order, a page at a time. */
+  key: readonly string[];
   /** A column filled from a sequence in PostgreSQL (`bigserial`): its sequence is set past the highest value copied. */
   serial?: string;
 }
 
 /** The table of mementos: the one `reindex` rebuilds from the WARC files. */
-export const MEMENTO_TABLE: IndexTable = { name: 'memento', key: 'id', serial: 'id' };
+export const MEMENTO_TABLE: IndexTable = { name: 'memento', key: ['id'], serial: 'id' };
 
-/** The tables of the index `migrate` copies, in the order they are copied (a table naming another's rows after that one). */
-export const INDEX_TABLES: IndexTable[] = [MEMENTO_TABLE];
+/**
+ * The tables of the index `migrate` copies, in the order they are copied
+ * (a table naming another's rows after that one): the mementos, then the
+ * evidence log's entries, nodes and signed tree heads (archive/evidence/).
+ */
+export const INDEX_TABLES: IndexTable[] = [
+  MEMENTO_TABLE,
+  { name: 'log_leaf', key: ['archive_id', 'leaf_index'] },
+  { name: 'log_node', key: ['archive_id', 'level', 'idx'] },
+  { name: 'log_head', key: ['archive_id', 'tree_size'] },
+];
 
 /** The copy cannot be made (the target holds rows, a table differs); nothing was changed. */
 export class CopyRefusedError extends Error {
@@ -131,11 +140,13 @@ export async function copyIndexToPostgres(sqliteFile: string, pgUrl: string, opt
       const missing = cols.filter((c) => !types.has(c));
       if (missing.length) throw new CopyRefusedError(`the target's table ${t.name} has no column ${missing.join(', ')}: is it an index of an older version?`);
       const insert = `INSERT INTO "${t.name}" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${types.get(c)}[]`).join(', ')})`;
-      for (let after: unknown = null; ;) {
-        const rows = await readAll<IndexRowValues>(
+      const key = t.key.map((c) => `"${c}"`).join(', ');
+      const next = `WHERE (${key}) > (${t.key.map((_, i) => `$k${i}`).join(', ')})`;
+      for (let after: Record<string, unknown> | null = null; ;) {
+        const rows: IndexRowValues[] = await readAll<IndexRowValues>(
           src,
-          `SELECT * FROM "${t.name}" ${after === null ? '' : `WHERE "${t.key}" > $after`} ORDER BY "${t.key}" LIMIT ${PAGE}`,
-          after === null ? {} : { $after: after },
+          `SELECT * FROM "${t.name}" ${after ? next : ''} ORDER BY ${key} LIMIT ${PAGE}`,
+          after ?? {},
         );
         if (!rows.length) break;
         if (opts.rewrite) for (const r of rows) opts.rewrite(t.name, r);
@@ -145,7 +156,8 @@ export async function copyIndexToPostgres(sqliteFile: string, pgUrl: string, opt
         );
         done += rows.length;
         opts.progress?.(done, total);
-        after = rows[rows.length - 1][t.key];
+        const last: IndexRowValues = rows[rows.length - 1];
+        after = Object.fromEntries(t.key.map((c, i) => [`$k${i}`, last[c]]));
         if (rows.length < PAGE) break;
       }
       if (t.serial)

@@ -38,6 +38,9 @@ import {
 export { PgIndexError };
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
+import { appendToLog, logPurgeOf } from '../evidence/log.js';
+import { LOG_SCHEMA_PG, PgLogStore, PgLogTx } from '../evidence/log-pg.js';
+import type { LogAppend } from './memento-index.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memento (
@@ -182,7 +185,12 @@ export class PgIndex implements MementoIndex {
   private constructor(
     private readonly pool: pg.Pool,
     readonly cache: ReadCache,
-  ) {}
+  ) {
+    this.log = new PgLogStore(pool);
+  }
+
+  /** The evidence log's reads and tree heads (archive/evidence/log.ts). */
+  readonly log: PgLogStore;
 
   /**
    * Connects to the database at `url` (`postgres://user[:password]@host[:port]/database`;
@@ -201,6 +209,7 @@ export class PgIndex implements MementoIndex {
         await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
         await client.query(SCHEMA);
         await client.query('ALTER TABLE memento ADD COLUMN IF NOT EXISTS refers_to bigint');
+        await client.query(LOG_SCHEMA_PG);
       });
     } catch (err) {
       await pool.end();
@@ -227,9 +236,11 @@ export class PgIndex implements MementoIndex {
    * rows per statement (array parameters, one prepared statement). Of two
    * rows of one key only the later is sent (PostgreSQL refuses to update a
    * row twice in one statement; SQLite applies both in order: the same end).
+   * The evidence log entries `log` are appended after the rows in the same
+   * transaction (archive/evidence/log.ts, under the archive's advisory lock).
    */
-  async insertMany(rows: NewMementoRow[]): Promise<void> {
-    if (!rows.length) return;
+  async insertMany(rows: NewMementoRow[], log?: LogAppend): Promise<void> {
+    if (!rows.length && !log?.leaves.length) return;
     const last = new Map<string, NewMementoRow>();
     for (const r of rows) {
       const key = `${r.urlkey}\n${r.archive_id}\n${r.datetime}`;
@@ -242,6 +253,7 @@ export class PgIndex implements MementoIndex {
         const part = unique.slice(from, from + ROWS_PER_INSERT);
         await client.query({ name: 'insert', text: INSERT, values: INSERT_COLS.map(([c]) => part.map((r) => r[c])) });
       }
+      if (log?.leaves.length) await appendToLog(new PgLogTx(client), log.leaves, log);
     });
     this.commits++;
   }
@@ -460,9 +472,12 @@ export class PgIndex implements MementoIndex {
   }
 
   /** {@link MementoIndex.rewriteRows}: one statement each for the deletes and the moves (array parameters), in one transaction. */
-  async rewriteRows(change: RowChange): Promise<number> {
+  async rewriteRows(change: RowChange): Promise<{ deleted: number; logEntries: number }> {
     let deleted = 0;
+    let logEntries = 0;
     await inTransaction(this.pool, async (client) => {
+      const gone = await client.query<MementoRow>('SELECT archive_id, urlkey, datetime FROM memento WHERE id = ANY($1::bigint[])', [change.drop]);
+      logEntries = await logPurgeOf(new PgLogTx(client), gone.rows, change.at);
       if (change.drop.length) deleted = (await client.query('DELETE FROM memento WHERE id = ANY($1::bigint[])', [change.drop])).rowCount ?? 0;
       if (change.move.length)
         await client.query(
@@ -470,7 +485,7 @@ export class PgIndex implements MementoIndex {
           [change.move.map((x) => x.id), change.move.map((x) => x.warc_file), change.move.map((x) => x.warc_offset)],
         );
     });
-    return deleted;
+    return { deleted, logEntries };
   }
 
   /** {@link MementoIndex.compact}: `VACUUM FULL memento` (the table written anew; readers wait while it runs). */

@@ -11,6 +11,9 @@
  */
 import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { toTimestamp14 } from '#shared/http-date.js';
+import { copyLogTables } from '../evidence/log-sqlite.js';
+import { LeafRecordCheck, type LogVerifyCounts, type ReadRecord, verifyLogTables } from '../evidence/log-verify.js';
 import { IndexDb, type MementoRow } from './index-db.js';
 import type { MementoIndex } from './memento-index.js';
 import { RowWriter } from './record-rows.js';
@@ -208,6 +211,8 @@ export interface VerifyReport {
   bytes: number;
   /** One line per problem. */
   problems: string[];
+  /** Evidence log entries, stored nodes and signed tree heads checked (archive/evidence/log-verify.ts). */
+  log: LogVerifyCounts;
 }
 
 /**
@@ -225,18 +230,26 @@ export interface VerifyReport {
  * recomputed). A partial record at the very end of the newest file of an
  * archive is reported (the daemon may be writing it, or recovery will
  * truncate it on the next start), as a problem only when `strictTail`.
+ * The evidence log (archive/evidence/log-verify.ts): each capture entry
+ * matches the record its memento's row points at (record id, block digest
+ * recomputed), every entry still holding its text has such a record, and
+ * the stored nodes and kept signed tree heads match the entries, and the
+ * heads' signatures verify with `publicKeyDer` (`null`: no key, a problem;
+ * absent: not checked).
  */
 export async function verify(
   index: MementoIndex,
   warcsDir: WarcStore | string,
-  opts: { progress?: Progress; strictTail?: boolean } = {},
+  opts: { progress?: Progress; strictTail?: boolean; publicKeyDer?: Buffer | null } = {},
 ): Promise<VerifyReport> {
   const warcs = warcStoreOf(warcsDir);
-  const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, orphans: [], files: 0, bytes: 0, problems: [] };
+  const log = { entries: 0, nodes: 0, heads: 0 };
+  const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, orphans: [], files: 0, bytes: 0, problems: [], log };
   const problem = (s: string) => {
     report.problems.push(s);
     report.ok = false;
   };
+  const leaves = new LeafRecordCheck(index.log, problem);
   const byArchive = await warcs.list();
   const onDisk = new Set([...byArchive.values()].flat().map((f) => f.file));
   let total = 0;
@@ -256,6 +269,7 @@ export async function verify(
       const rows = new Map<number, MementoRow>((await index.rowsOfFile(file)).map((r) => [r.warc_offset, r]));
       report.rows += rows.size;
       const seen = new Set<number>();
+      const read: ReadRecord[] = [];
       for await (const item of warcs.scan(file)) {
         if (item.kind !== 'record') {
           const last = fi === files.length - 1;
@@ -279,6 +293,9 @@ export async function verify(
           continue;
         }
         seen.add(r.offset);
+        const recordId = r.headers.get('warc-record-id') ?? '';
+        const expected = { uri: row.uri_r, datetime: toTimestamp14(row.datetime), record_id: recordId, digest: r.blockSha256 };
+        read.push({ archive_id: row.archive_id, urlkey: row.urlkey, datetime: row.datetime, where: `${file}:${r.offset}`, expected });
         const where = `${file}:${r.offset} (index row ${row.id}, ${row.uri_r})`;
         if (row.warc_length !== r.length) problem(`${where}: index length ${row.warc_length}, record length ${r.length}`);
         if (r.headers.get('warc-target-uri') !== row.uri_r) problem(`${where}: record's WARC-Target-URI is ${r.headers.get('warc-target-uri')}`);
@@ -292,11 +309,14 @@ export async function verify(
       }
       for (const [off, row] of rows)
         if (!seen.has(off)) problem(`${file}:${off}: index row ${row.id} (${row.uri_r}) points at no complete response or revisit record`);
+      await leaves.check(read);
       if (mementos && !rows.size) report.orphans.push(file);
       done += size;
       opts.progress?.(done, total);
     }
   }
+  await leaves.finish();
+  Object.assign(log, await verifyLogTables(index.log, opts.publicKeyDer, problem));
   return report;
 }
 
@@ -339,6 +359,8 @@ export async function reindex(
   const warcs = warcStoreOf(warcsDir);
   const tmp = indexFile + '.reindex';
   for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
+  // The evidence log is not derivable from the WARC files: kept; rows already in it get no second entry (record-rows.ts).
+  await copyLogTables(indexFile, tmp);
   const db = await IndexDb.open(tmp);
   const report: ReindexReport = { files: 0, records: 0, rows: 0, skipped: [] };
   try {

@@ -18,6 +18,18 @@
  */
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import type { ReadCache, UrlView } from './read-cache.js';
+import type { LogStore, NewLeaf } from '../evidence/log.js';
+
+/**
+ * Evidence log entries to append in the same transaction as a batch's rows
+ * (archive/evidence/log.ts `appendToLog`): `leaves` in order; with
+ * `ifAbsent`, a capture entry of a memento already in the log is left out
+ * (recovery and `reindex`).
+ */
+export interface LogAppend {
+  leaves: NewLeaf[];
+  ifAbsent?: boolean;
+}
 
 /** One answer of {@link MementoIndex.atOrBeforeMany}. */
 export interface AtOrBefore {
@@ -83,9 +95,14 @@ export interface MementoIndex {
    * Inserts `rows` in one transaction (all or none). A row whose (urlkey,
    * archive_id, datetime) exists replaces it, and of two rows of one key in
    * `rows` the later wins (recovery and `reindex` of old WARC files; ingest
-   * never writes a key twice). `refers_to` is kept as given.
+   * never writes a key twice). `refers_to` is kept as given. The
+   * evidence log entries `log` are appended in the same transaction, so
+   * that a capture is never committed without its entry.
    */
-  insertMany(rows: NewMementoRow[]): Promise<void>;
+  insertMany(rows: NewMementoRow[], log?: LogAppend): Promise<void>;
+
+  /** The evidence log: its entries, nodes and signed tree heads (archive/evidence/log.ts). */
+  readonly log: LogStore;
 
   /**
    * For each `(urlkey, t)` (t epoch s): the latest memento of `urlkey` in any
@@ -185,10 +202,13 @@ export interface MementoIndex {
   /**
    * Upkeep (`purge`): in one transaction, deletes the rows whose ids are
    * in `change.drop` and points each row of `change.move` at its new WARC
-   * file and offset (a file written again without some records).
-   * @returns rows deleted
+   * file and offset (a file written again without some records). In the
+   * same transaction, the evidence log records the removal: each deleted
+   * memento's capture entry loses its text and a purge entry dated
+   * `change.at` names it (archive/evidence/log.ts `logPurge`).
+   * @returns rows deleted and purge entries appended
    */
-  rewriteRows(change: RowChange): Promise<number>;
+  rewriteRows(change: RowChange): Promise<{ deleted: number; logEntries: number }>;
 
   /**
    * Upkeep (`purge`, after {@link rewriteRows}): rewrites the database's
@@ -206,6 +226,8 @@ export interface MementoIndex {
 export interface RowChange {
   drop: readonly number[];
   move: readonly { id: number; warc_file: string; warc_offset: number }[];
+  /** When the purge ran (epoch ms): the date of its purge entries in the evidence log. */
+  at: number;
 }
 
 /** The PostgreSQL index (index-pg.ts) could not be opened: the database (its URL without a password) and why, in one line. Here, so that catching it loads no PostgreSQL client. */

@@ -25,7 +25,7 @@ import { Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Log } from './maintenance.js';
 import type { MementoIndex, RowChange } from './memento-index.js';
-import { type FilePlan, type PlannedRecord, type PurgeReport, rowChange } from './purge-plan.js';
+import { type FilePlan, type PlannedRecord, type PurgeReport, count, rowChange } from './purge-plan.js';
 import type { S3WarcStore } from './s3-warcs.js';
 
 /** The marker object's name after the prefix. */
@@ -111,7 +111,7 @@ export async function purgeObjects(s3: S3WarcStore, index: MementoIndex, plans: 
   if (!plans.length) return;
   const pending: PendingPurge = { objects: plans.map((p) => ({ old: p.file, new: p.empty ? null : replacementName(p.file) })) };
   await putMarker(s3, pending);
-  const change: { drop: number[]; move: RowChange['move'][number][] } = { drop: [], move: [] };
+  const change: { drop: number[]; move: RowChange['move'][number][]; at: number } = { drop: [], move: [], at: report.at };
   for (const [i, { file, size, records, empty }] of plans.entries()) {
     const to = pending.objects[i].new;
     if (to) {
@@ -122,11 +122,11 @@ export async function purgeObjects(s3: S3WarcStore, index: MementoIndex, plans: 
         body.destroy();
       }
     }
-    const c = await rowChange(index, file, to ?? file, records, newOffsets(records), empty);
+    const c = await rowChange(index, file, to ?? file, records, newOffsets(records), empty, report.at);
     change.drop.push(...c.drop);
     change.move.push(...c.move);
   }
-  report.rows += await index.rewriteRows(change);
+  count(report, await index.rewriteRows(change));
   for (const [i, { file, size, records, empty }] of plans.entries()) {
     await s3.remove(file);
     const erased = records.filter((r) => r.drop).length;

@@ -44,6 +44,16 @@ export interface PurgeReport {
   bytesAfter: number;
   /** A previous purge had not finished: the index was rebuilt first. */
   reindexed: boolean;
+  /** Purge entries appended to the evidence log (one per removed capture entry; docs/evidence.md). */
+  logEntries: number;
+  /** When the purge began (epoch ms): the date of its purge entries. */
+  at: number;
+}
+
+/** Adds what one {@link MementoIndex.rewriteRows} did to `report`. */
+export function count(report: PurgeReport, done: { deleted: number; logEntries: number }): void {
+  report.rows += done.deleted;
+  report.logEntries += done.logEntries;
 }
 
 /** A record of a file as the plan needs it: where it is and whether it goes. */
@@ -67,7 +77,7 @@ export interface FilePlan {
  * The index change of one rewritten (or removed) file: its rows of erased
  * records (every row, when the file was removed) deleted, the others
  * moved to `newFile` (the same name, for a file rewritten in place) at
- * their new offsets.
+ * their new offsets; `at` is when the purge began (epoch ms).
  */
 export async function rowChange(
   index: MementoIndex,
@@ -76,9 +86,10 @@ export async function rowChange(
   plan: PlannedRecord[],
   moved: Map<number, number>,
   removed: boolean,
+  at: number,
 ): Promise<RowChange> {
   const dropped = new Set(plan.filter((r) => r.drop).map((r) => r.offset));
-  const change = { drop: [] as number[], move: [] as { id: number; warc_file: string; warc_offset: number }[] };
+  const change = { drop: [] as number[], move: [] as { id: number; warc_file: string; warc_offset: number }[], at };
   for (const row of await index.rowsOfFile(file)) {
     const to = moved.get(row.warc_offset);
     if (removed || dropped.has(row.warc_offset)) change.drop.push(row.id);

@@ -39,7 +39,16 @@ import { exactUrlkey } from '#shared/uri.js';
 import { matchesPattern } from '../access.js';
 import { type Log, type Progress, PURGE_MARKER } from './maintenance.js';
 import type { MementoIndex } from './memento-index.js';
-import { type FilePlan, type PlannedRecord, type PurgedCapture, type PurgeReport, type PurgeSelection, rowChange, selectedRowIds } from './purge-plan.js';
+import {
+  type FilePlan,
+  type PlannedRecord,
+  type PurgedCapture,
+  type PurgeReport,
+  type PurgeSelection,
+  count,
+  rowChange,
+  selectedRowIds,
+} from './purge-plan.js';
 
 export type { FilePlan, PlannedRecord, PurgedCapture, PurgeReport, PurgeSelection };
 import type { S3WarcStore } from './s3-warcs.js';
@@ -223,7 +232,7 @@ async function purgeFolder(dir: string, dataDir: string, index: MementoIndex, pl
       await rename(abs + '.purge-tmp', abs);
     }
     await syncDir(path.dirname(abs));
-    report.rows += await index.rewriteRows(await rowChange(index, file, file, records, moved, empty));
+    count(report, await index.rewriteRows(await rowChange(index, file, file, records, moved, empty, report.at)));
     const erased = records.filter((r) => r.drop).length;
     const after = empty ? 0 : (await stat(abs)).size;
     log(`purge: ${file}: ${erased} record(s) erased, ${size} → ${after} bytes${empty ? ' (nothing but warcinfo left: removed)' : ''}`);
@@ -254,7 +263,18 @@ export async function purge(
   const log = opts.log ?? (() => undefined);
   const { dataDir, warcs } = target;
   const marker = path.join(dataDir, PURGE_MARKER);
-  const report: PurgeReport = { captures: [], records: 0, rows: 0, rewritten: [], removed: [], bytesBefore: 0, bytesAfter: 0, reindexed: false };
+  const report: PurgeReport = {
+    captures: [],
+    records: 0,
+    rows: 0,
+    rewritten: [],
+    removed: [],
+    bytesBefore: 0,
+    bytesAfter: 0,
+    reindexed: false,
+    logEntries: 0,
+    at: Date.now(),
+  };
   if (!opts.dryRun && existsSync(marker)) {
     log(`purge: ${marker}: a previous purge did not finish; rebuilding the index from the WARC files first`);
     await target.rebuild();
@@ -275,7 +295,7 @@ export async function purge(
   try {
     if (objects) await objects.purgeObjects(warcs as S3WarcStore, index, plans, report, log);
     else await purgeFolder((warcs as FolderWarcStore).dir, dataDir, index, plans, report, log);
-    report.rows += await index.rewriteRows({ drop: await selectedRowIds(index, sel), move: [] });
+    count(report, await index.rewriteRows({ drop: await selectedRowIds(index, sel), move: [], at: report.at }));
     // The deleted rows' bytes must not stay in the database's free space.
     await index.compact();
   } finally {

@@ -9,7 +9,7 @@
  * the database empty and the next run completes.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -116,11 +116,11 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^migrate: 6 memento row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
+    /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
   );
   t.match(
     r.stdout,
-    /\nnext: set storage\.index: postgres:\/\/\S+ and storage\.warcs: s3:\/\/warcs\/shared\/ in the config, start the daemon, run memento-archive verify\n$/,
+    /\nnext: set storage\.index: postgres:\/\/\S+ and storage\.warcs: s3:\/\/warcs\/shared\/ in the config, give every daemon signing_key_file: \S+ \(the key the evidence log is signed with; keep it mode 0600\), start the daemon, run memento-archive verify\n$/,
   );
   t.same(tree(src.dataDir), before, 'the data folder (index and WARC files) is unchanged');
   const folderFiles = Object.keys(before).filter((f) => f.startsWith('warcs/'));
@@ -131,7 +131,16 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
       `${path.basename(f)}: the object is the file, byte for byte`,
     );
 
-  const storage = `storage:\n  index: ${db}\n${s3.storageYaml('shared/', 'web1').replace(/^storage:\n/, '')}`;
+  // The log's signing key goes with it (the next: line says so); another key is refused.
+  t.match(r.stdout, `give every daemon signing_key_file: ${path.join(src.dataDir, 'log-signing-key.pem')}`);
+  const elsewhere = `${src.dataDir}-elsewhere`;
+  t.teardown(() => rmSync(elsewhere, { recursive: true, force: true }));
+  mkdirSync(elsewhere);
+  writeFileSync(path.join(elsewhere, 'archive.yaml'), `listen: 127.0.0.1:0\ndata_dir: .\nstorage:\n  index: ${db}\n${TWO_ARCHIVES}`);
+  const other = await runCli(['serve', '--config', path.join(elsewhere, 'archive.yaml')]);
+  t.equal(other.code, 1);
+  t.match(other.stderr, /the evidence log of archive \S+ was signed with another key .*give this daemon the signing_key_file the log was signed with/);
+  const storage = `signing_key_file: ${JSON.stringify(path.join(src.dataDir, 'log-signing-key.pem'))}\nstorage:\n  index: ${db}\n${s3.storageYaml('shared/', 'web1').replace(/^storage:\n/, '')}`;
   const b = await startArchive(storage + TWO_ARCHIVES);
   let bOpen = true;
   t.teardown(() => (bOpen ? b.close() : undefined));
@@ -175,7 +184,10 @@ t.test(
     const db = await server.database('alone');
     const r = await runCli(['migrate', '--config', src.config, '--to', db]);
     t.equal(r.code, 0, r.stderr);
-    t.match(r.stdout, /^migrate: 6 memento row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/);
+    t.match(
+      r.stdout,
+      /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/,
+    );
     const b = await startArchive(`storage:\n  index: ${db}\n${TWO_ARCHIVES}`, { dataDir: src.dataDir });
     const got = await answers(b);
     await b.close();

@@ -379,7 +379,7 @@ function contract(t: Test, open: Open): void {
     await index.insertMany(ROWS);
     const rows = await index.rowsOfFile('a-0.warc.gz');
     const [gone, moved, ...rest] = rows;
-    const deleted = await index.rewriteRows({ drop: [gone.id, 999_999], move: [{ id: moved.id, warc_file: 'a-1.warc.gz', warc_offset: 7 }] });
+    const { deleted } = await index.rewriteRows({ drop: [gone.id, 999_999], move: [{ id: moved.id, warc_file: 'a-1.warc.gz', warc_offset: 7 }], at: 0 });
     t.equal(deleted, 1, 'rows deleted (an id that is not there counts nothing)');
     t.equal(await index.byId(gone.id), undefined);
     t.match(await index.byId(moved.id), { warc_file: 'a-1.warc.gz', warc_offset: 7, urlkey: moved.urlkey, datetime: moved.datetime });
@@ -388,7 +388,7 @@ function contract(t: Test, open: Open): void {
       rest.map((r) => r.id),
     );
     // A failure (a move that breaks a NOT NULL) leaves the deletes of the same call undone.
-    await t.rejects(index.rewriteRows({ drop: [rest[0].id], move: [{ id: rest[1].id, warc_file: null as unknown as string, warc_offset: 0 }] }));
+    await t.rejects(index.rewriteRows({ drop: [rest[0].id], move: [{ id: rest[1].id, warc_file: null as unknown as string, warc_offset: 0 }], at: 0 }));
     t.ok(await index.byId(rest[0].id), 'all or nothing');
     await index.compact();
     t.equal(await index.count(), ROWS.length - 1);
