@@ -273,6 +273,29 @@ t.test('two replicas decide the same second at once: the one that commits first 
   }
 });
 
+t.test('a capture found identical to one that then lost its second to another replica is not acknowledged (503), and is stored when sent again', async (t) => {
+  const { a, b } = await twoInProcess(t);
+  const uriR = 'http://replicas.example/twice';
+  const lookup = b.store.index.atOrBeforeMany.bind(b.store.index);
+  b.store.index.atOrBeforeMany = async (pairs) => {
+    const found = await lookup(pairs);
+    b.store.index.atOrBeforeMany = lookup;
+    t.equal((await putCapture(a, uriR, capture('/twice', 'a was first', JAN5))).status, 201, 'a stores its capture of the first second meanwhile');
+    return found;
+  };
+  // One batch on b: the page at 10:00:00, and the same page a minute later (a duplicate of the first, decided in the batch).
+  const later = 'Mon, 05 Jan 2026 10:01:00 GMT';
+  const [first, second] = await Promise.allSettled([
+    b.store.ingest(Readable.from([capture('/twice', 'b page', JAN5)]), new Date()),
+    b.store.ingest(Readable.from([capture('/twice', 'b page', later)]), new Date()),
+  ]);
+  t.match(first, { status: 'fulfilled', value: { kind: 'conflict' } }, 'the first second: a conflict with what a stored');
+  t.match(second, { status: 'rejected', reason: { status: 503 } }, 'its duplicate a minute later: 503, nothing stored');
+  const again = await putCapture(b, uriR, capture('/twice', 'b page', later));
+  t.equal(again.status, 201, 'sent again, it is a new memento (it differs from the one before it)');
+  t.equal((await request(at(a, raw(String(again.headers.location))))).text, 'b page');
+});
+
 t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a second is refused in one line', async (t) => {
   const db = await pg.database(`replicas_${databases++}`);
   const folder = () => {
