@@ -452,6 +452,7 @@ export class ArchiveStore {
     }
     this.stats.batches++;
     this.stats.ms.append += performance.now() - t;
+    let committing = false;
     try {
       t = performance.now();
       for (const w of this.writers.values()) await w.sync();
@@ -461,6 +462,7 @@ export class ArchiveStore {
       let lost = new Set<NewMementoRow>();
       if (written.length) {
         t = performance.now();
+        committing = true;
         lost = await this.commit(written.map(({ p }) => p.row));
         this.stats.ms.commit += performance.now() - t;
       }
@@ -473,11 +475,14 @@ export class ArchiveStore {
       if (lost.size) await this.decideLost(lost, written, done);
     } catch (err) {
       // Not acknowledged: take the records back out of the WARC files, so that no
-      // unindexed record is left between acknowledged ones.
-      for (const { p } of [...written].reverse())
-        await this.writer(p.archive.id)
-          .rollback(p.row.warc_file, p.row.warc_offset)
-          .catch(() => undefined);
+      // unindexed record is left between acknowledged ones. Not after a failed commit to
+      // PostgreSQL: it may have committed all the same (the connection lost before COMMIT's
+      // answer), and a row naming records taken back would be worse than unindexed records.
+      if (!committing || this.config.indexPostgres === undefined)
+        for (const { p } of [...written].reverse())
+          await this.writer(p.archive.id)
+            .rollback(p.row.warc_file, p.row.warc_offset)
+            .catch(() => undefined);
       for (const { p } of written) p.reject(err);
       // Duplicates of (and conflicts with) a capture of this batch point at nothing now: not acknowledged either.
       const lost = new Set<NewMementoRow | MementoRow>(written.map(({ p }) => p.row));

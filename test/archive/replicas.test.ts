@@ -296,6 +296,28 @@ t.test('a capture found identical to one that then lost its second to another re
   t.equal((await request(at(a, raw(String(again.headers.location))))).text, 'b page');
 });
 
+t.test(
+  'a commit that fails but happened (the connection lost before its answer) keeps its object: the capture is read, not a row naming nothing',
+  async (t) => {
+    const { a, b } = await twoInProcess(t);
+    const insert = a.store.index.insertNew.bind(a.store.index);
+    a.store.index.insertNew = async (rows) => {
+      a.store.index.insertNew = insert;
+      await insert(rows);
+      throw new Error('Connection terminated unexpectedly');
+    };
+    const put = await putCapture(a, 'http://replicas.example/ambiguous', capture('/ambiguous', 'committed after all'));
+    t.equal(put.status, 500, 'not acknowledged');
+    const gate = await request(`${b.url}/current/timegate/http://replicas.example/ambiguous`);
+    t.equal(gate.status, 302, 'the row is there, on every replica');
+    const m = await request(at(b, raw(String(gate.headers.location))));
+    t.equal(m.status, 200, 'and its record is read');
+    t.equal(m.text, 'committed after all');
+    const v = await verify(a.store.index, a.store.warcs);
+    t.ok(v.ok, `verify passes: ${v.problems.join('; ')}`);
+  },
+);
+
 t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a second is refused in one line', async (t) => {
   const db = await pg.database(`replicas_${databases++}`);
   const folder = () => {
