@@ -286,12 +286,16 @@ export class PgIndex implements MementoIndex {
   /**
    * {@link MementoIndex.insertNew}: as {@link insertMany}, but a row whose
    * key is in the table (another daemon committed it first) is left out
-   * (`ON CONFLICT DO NOTHING`) and returned.
+   * (`ON CONFLICT DO NOTHING`) and returned. Rows go in key order, so that
+   * two daemons inserting the same keys at once wait for each other rather
+   * than deadlock.
    */
   async insertNew(rows: NewMementoRow[]): Promise<NewMementoRow[]> {
     if (!rows.length) return [];
-    const inserted = new Set((await this.insertRows('insertNew', INSERT_NEW, rows)).map((k) => `${k.urlkey}\n${k.archive_id}\n${k.datetime}`));
-    return rows.filter((r) => !inserted.has(`${r.urlkey}\n${r.archive_id}\n${r.datetime}`));
+    const key = (r: Pick<NewMementoRow, 'urlkey' | 'archive_id' | 'datetime'>) => `${r.urlkey}\n${r.archive_id}\n${String(r.datetime).padStart(16, '0')}`;
+    const ordered = [...rows].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    const inserted = new Set((await this.insertRows('insertNew', INSERT_NEW, ordered)).map(key));
+    return rows.filter((r) => !inserted.has(key(r)));
   }
 
   /** `rows` by the prepared statement `name` (`sql`), {@link ROWS_PER_INSERT} a statement, in one transaction; the rows the statements returned. */
