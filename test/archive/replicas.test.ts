@@ -176,9 +176,13 @@ t.test('kill -9 of a replica under 250 concurrent PUTs loses no acknowledged cap
   const index = await PgIndex.open(db);
   const store = new S3WarcStore(validateArchiveConfig(parseYamlText(readFileSync(cb.config, 'utf8'), cb.config)).warcStore!);
   const v = await verify(index, store);
+  const named = new Set((await index.files()).map((f) => f.warc_file));
   await index.close();
   await store.close();
-  t.ok(v.ok, `verify: ${v.rows} rows, ${v.records} records, ${v.orphans.length} orphan(s)${v.ok ? '' : ': ' + v.problems.join('; ')}`);
+  // s3rver, unlike S3, lists an object whose PutObject the kill cut short, with the bytes it got (verify finds its
+  // record partial); no row names such an object. A problem in an object a row names would be a lost capture.
+  const problems = v.problems.filter((p) => named.has(p.slice(0, p.indexOf(':'))));
+  t.same(problems, [], `verify: ${v.rows} rows, ${v.records} records, ${v.orphans.length} orphan(s); no problem in an object an index row names`);
   // More rows than acknowledged captures: a batch committed just before the kill, never answered (its senders would retry: duplicates).
   t.ok(v.rows >= acked.size + 1, `${v.rows} index rows for ${acked.size + 1} acknowledged captures`);
 });
