@@ -40,8 +40,8 @@ CREATE TABLE IF NOT EXISTS log_head (
 );
 `;
 
-/** First key of the advisory lock of an archive's log (the second is the hash of its id). */
-const LOG_LOCK = 726_617_002;
+/** First key of the advisory lock of an archive's log (the second is the hash of its id); index-pg.ts holds 726_617_001 and _002. */
+const LOG_LOCK = 726_617_003;
 
 const LEAF_COLS = 'archive_id, leaf_index, leaf_hash, kind, leaf_text, urlkey, datetime';
 const HEAD_COLS = 'archive_id, tree_size, root_hash, timestamp, signature';

@@ -20,10 +20,15 @@
  *   same second (one URI-M for both): nothing is stored, 409.
  * - `new`: store it (201).
  *
- * The newest memento of recently seen urlkeys is kept in memory, so that
- * most captures of a busy page need no index query; it is right because
- * the daemon is the only writer of its index (the data folder's lock) and
- * the store tells this module of every commit ({@link CaptureIsNew.committed}).
+ * With one writer of the index (SQLite, under the data folder's lock) the
+ * newest memento of recently seen urlkeys is kept in memory, so that most
+ * captures of a busy page need no index query; it is right because the
+ * store tells this module of every commit ({@link CaptureIsNew.committed}).
+ * On an index other daemons write into too (PostgreSQL, docs/scale-out.md)
+ * nothing is kept: each batch asks the index (one query), so it sees what
+ * the others committed before it; of two daemons deciding the same key at
+ * once, the index's unique key picks the one stored, and the other's
+ * capture is decided again against it ({@link CaptureIsNew.lost}).
  */
 import { LRUCache } from 'lru-cache';
 import type { AtOrBefore, MementoRow, NewMementoRow } from './index-db.js';
@@ -56,11 +61,13 @@ export class CaptureIsNew {
    * @param index the index the captures are committed to
    * @param hidden asked at decision time (the daemon sets the access rules after the store opens)
    * @param revisitIntervalS `revisit_interval`, seconds; `null` (`off`, the default): identical captures are always duplicates
+   * @param oneWriter true (the default): this daemon alone writes into `index`, so newest mementos are kept in memory; false: other daemons may, every batch asks the index
    */
   constructor(
     private readonly index: MementoIndex,
     private readonly hidden: () => HiddenFn | undefined,
     private readonly revisitIntervalS: number | null = null,
+    private readonly oneWriter = true,
   ) {}
 
   /**
@@ -75,7 +82,7 @@ export class CaptureIsNew {
     const found: (AnyRow | undefined)[] = new Array(keys.length).fill(undefined);
     const ask: number[] = [];
     for (const [i, k] of keys.entries()) {
-      const known = this.newest.get(k.urlkey);
+      const known = this.oneWriter ? this.newest.get(k.urlkey) : undefined;
       if (known && 'none' in known) continue;
       if (known && known.datetime <= k.datetime) found[i] = known;
       else ask.push(i);
@@ -85,14 +92,26 @@ export class CaptureIsNew {
       for (const [j, i] of ask.entries()) {
         const { row, isNewest } = rows[j];
         found[i] = row;
-        if (isNewest) this.newest.set(keys[i].urlkey, row ?? { none: true });
+        if (isNewest && this.oneWriter) this.newest.set(keys[i].urlkey, row ?? { none: true });
       }
     }
     return new DedupBatch(found, this.hidden(), this.revisitIntervalS);
   }
 
+  /**
+   * The verdict on a capture whose row the index left out because another
+   * daemon committed `winner`, a memento of its key (urlkey, archive,
+   * Memento-Datetime), first: a `duplicate` of it when identical (and not
+   * hidden), else a `conflict` with it, as if `winner` had been in the
+   * index when the capture was decided.
+   */
+  lost(row: NewMementoRow, winner: MementoRow): Verdict {
+    return new DedupBatch([winner], this.hidden(), null).verdict(0, row);
+  }
+
   /** `rows` are committed to the index: each is the newest of its urlkey where the cache knew the newest and it is not older. */
   committed(rows: NewMementoRow[]): void {
+    if (!this.oneWriter) return;
     for (const row of rows) {
       const known = this.newest.get(row.urlkey);
       if (known && ('none' in known || known.datetime <= row.datetime)) this.newest.set(row.urlkey, row);

@@ -223,6 +223,12 @@ export class IndexDb implements MementoIndex {
     this.commits++;
   }
 
+  /** {@link MementoIndex.insertNew}: the daemon is the only writer of its SQLite file (the data folder's lock), so no row is left out. */
+  async insertNew(rows: NewMementoRow[], log?: LogAppend): Promise<NewMementoRow[]> {
+    await this.insertMany(rows, log);
+    return [];
+  }
+
   /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows. */
   private insertPart(part: NewMementoRow[]): Promise<void> {
     const stmt = this.cached(

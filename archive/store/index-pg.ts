@@ -12,15 +12,15 @@
  * their paging depend on it). It is created when missing, under an
  * advisory lock so that daemons starting together do not race.
  *
- * What a second daemon writing into the same table needs beyond this
- * (not built yet): the unique key (urlkey, archive_id, datetime) is the
- * arbiter between writers, so a capture another daemon stored at the same
- * second would today be overwritten by the upsert where it should be a
- * 409 (ingest should insert with `ON CONFLICT DO NOTHING` and re-decide);
- * dedup's cache of newest mementos (capture-is-new.ts) and the read cache
- * hear only of this daemon's commits (they need the others', e.g. by
- * `LISTEN`/`NOTIFY`, or must be off); crash recovery reads `fileEnds` of
- * WARC files other daemons write too.
+ * Several daemons (replicas) may write into one table
+ * (docs/scale-out.md "Replicas"): the unique key (urlkey, archive_id,
+ * datetime) is the arbiter between them. Ingest inserts with
+ * {@link PgIndex.insertNew} (`ON CONFLICT DO NOTHING`): a row another
+ * daemon committed first is never replaced, and the store re-decides the
+ * rows that lost. A daemon whose WARC files are in its own folder must be
+ * the only one on its database (the others could not read its files):
+ * {@link PgIndex.open} with `writers` takes an advisory lock that says so
+ * for as long as the daemon runs.
  */
 import pg from 'pg';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
@@ -87,8 +87,22 @@ const INSERT = `INSERT INTO memento (${INSERT_COLS.map(([c]) => c).join(', ')})
   ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET ${INSERT_COLS.filter(([c]) => !['urlkey', 'archive_id', 'datetime'].includes(c))
     .map(([c]) => `${c} = excluded.${c}`)
     .join(', ')}`;
+/** Ingest's insert: a key another daemon committed first stays as it is; the keys inserted are returned ({@link PgIndex.insertNew}). */
+const INSERT_NEW = `INSERT INTO memento (${INSERT_COLS.map(([c]) => c).join(', ')})
+  SELECT * FROM unnest(${INSERT_COLS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+  ON CONFLICT (urlkey, archive_id, datetime) DO NOTHING RETURNING urlkey, archive_id, datetime`;
+/**
+ * Key of the advisory lock of the daemons writing into the database
+ * ({@link PgIndex.open} `writers`): held shared by each daemon whose WARC
+ * files are in a bucket (replicas), exclusive by one whose WARC files are
+ * in its own folder.
+ */
+export const WRITERS_LOCK = 726_617_002;
 /** Rows per INSERT statement (recovery and reindex insert many; a write batch is one statement). */
 const ROWS_PER_INSERT = 5000;
+
+/** A memento's unique key. */
+type MementoKey = Pick<NewMementoRow, 'urlkey' | 'archive_id' | 'datetime'>;
 /** Pairs per {@link PgIndex.atOrBeforeMany} query, as in SQLite. */
 const PAIRS_PER_LOOKUP = 300;
 /** Rows per query when {@link PgIndex.mementoPages} walks a TimeMap, as in SQLite. */
@@ -169,6 +183,38 @@ function shown(url: string): string {
   }
 }
 
+/**
+ * Who may write into the database beside this daemon ({@link PgIndex.open}):
+ * `alone` for a daemon whose WARC files are in its own folder (no other
+ * daemon may write, since none could read its files), `replicas` for one
+ * whose WARC files are in a bucket (other replicas may, each with its WARC
+ * files in the bucket too).
+ */
+export type Writers = 'alone' | 'replicas';
+
+/**
+ * Takes the advisory lock {@link WRITERS_LOCK} on a connection of its own,
+ * exclusive (`alone`) or shared (`replicas`), without waiting; the lock
+ * lasts as long as that connection (closing it, or the process ending,
+ * lets it go).
+ * @throws PgIndexError when another daemon holds it the other way, saying which setting to change
+ */
+async function holdWritersLock(url: string, writers: Writers): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  // A broken connection (the server restarted) loses the lock; the pool's queries report the failure.
+  client.on('error', () => undefined);
+  await client.connect();
+  const take = writers === 'alone' ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
+  const { rows } = await client.query<{ ok: boolean }>(`SELECT ${take}($1) AS ok`, [WRITERS_LOCK]);
+  if (rows[0].ok) return client;
+  await client.end();
+  throw new PgIndexError(
+    writers === 'alone'
+      ? `the index database ${shown(url)} is in use by another archive daemon, and this one keeps its WARC files in its own folder (storage.warcs: folder), which no other daemon can read: run one daemon per database, or give every daemon on it storage.warcs: s3://…`
+      : `the index database ${shown(url)} is in use by an archive daemon that keeps its WARC files in its own folder (storage.warcs: folder), which no other daemon can read: stop it, or give it storage.warcs: s3://… as this one has`,
+  );
+}
+
 /** A waiting view load ({@link PgIndex.view}). */
 interface ViewLoad {
   urlkey: string;
@@ -185,6 +231,8 @@ export class PgIndex implements MementoIndex {
   private constructor(
     private readonly pool: pg.Pool,
     readonly cache: ReadCache,
+    /** The connection holding {@link WRITERS_LOCK}, when taken. */
+    private readonly writersLock?: pg.Client,
   ) {
     this.log = new PgLogStore(pool);
   }
@@ -198,9 +246,10 @@ export class PgIndex implements MementoIndex {
    * and its indexes when missing.
    * @param opts.cacheBytes bytes of the read cache (read-cache.ts; default 0: none)
    * @param opts.connections most connections of the pool (default 10)
-   * @throws PgIndexError when the database cannot be reached or the schema made (the pool is closed then)
+   * @param opts.writers a daemon's: who may write beside it ({@link Writers}), held until {@link close}; omitted: nothing is checked
+   * @throws PgIndexError when the database cannot be reached or the schema made, or another daemon writes into it that `writers` does not allow (the pool is closed then)
    */
-  static async open(url: string, opts: { cacheBytes?: number; connections?: number } = {}): Promise<PgIndex> {
+  static async open(url: string, opts: { cacheBytes?: number; connections?: number; writers?: Writers } = {}): Promise<PgIndex> {
     const pool = new pg.Pool({ connectionString: url, max: opts.connections ?? 10, types: TYPES });
     // An idle connection's error (the server restarted) is not the process's end: the next query reports it.
     pool.on('error', () => undefined);
@@ -215,7 +264,14 @@ export class PgIndex implements MementoIndex {
       await pool.end();
       throw new PgIndexError(`the index database ${shown(url)}: ${(err as Error).message}`, { cause: err });
     }
-    return new PgIndex(pool, new ReadCache(opts.cacheBytes ?? 0));
+    let lock: pg.Client | undefined;
+    try {
+      if (opts.writers) lock = await holdWritersLock(url, opts.writers);
+    } catch (err) {
+      await pool.end();
+      throw err instanceof PgIndexError ? err : new PgIndexError(`the index database ${shown(url)}: ${(err as Error).message}`, { cause: err });
+    }
+    return new PgIndex(pool, new ReadCache(opts.cacheBytes ?? 0), lock);
   }
 
   /** Runs a named prepared statement (`$name` parameters) to its end. */
@@ -247,15 +303,46 @@ export class PgIndex implements MementoIndex {
       last.delete(key);
       last.set(key, r);
     }
-    const unique = [...last.values()];
+    await this.insertRows('insert', INSERT, [...last.values()], log);
+  }
+
+  /**
+   * {@link MementoIndex.insertNew}: as {@link insertMany}, but a row whose
+   * key is in the table (another daemon committed it first) is left out
+   * (`ON CONFLICT DO NOTHING`) and returned. Rows go in key order, so that
+   * two daemons inserting the same keys at once wait for each other rather
+   * than deadlock.
+   */
+  async insertNew(rows: NewMementoRow[], log?: LogAppend): Promise<NewMementoRow[]> {
+    if (!rows.length) return [];
+    const key = (r: Pick<NewMementoRow, 'urlkey' | 'archive_id' | 'datetime'>) => `${r.urlkey}\n${r.archive_id}\n${String(r.datetime).padStart(16, '0')}`;
+    const ordered = [...rows].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    const inserted = new Set((await this.insertRows('insertNew', INSERT_NEW, ordered, log, key)).map(key));
+    return rows.filter((r) => !inserted.has(key(r)));
+  }
+
+  /**
+   * `rows` by the prepared statement `name` (`sql`), {@link ROWS_PER_INSERT}
+   * a statement, then the evidence log entries of `log`, in one
+   * transaction; with `keyOf`, only the capture entries of the rows the
+   * statements returned (inserted).
+   * @returns the rows the statements returned
+   */
+  private async insertRows(name: string, sql: string, rows: NewMementoRow[], log?: LogAppend, keyOf?: (r: MementoKey) => string): Promise<MementoKey[]> {
+    const out: MementoKey[] = [];
     await inTransaction(this.pool, async (client) => {
-      for (let from = 0; from < unique.length; from += ROWS_PER_INSERT) {
-        const part = unique.slice(from, from + ROWS_PER_INSERT);
-        await client.query({ name: 'insert', text: INSERT, values: INSERT_COLS.map(([c]) => part.map((r) => r[c])) });
+      for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
+        const part = rows.slice(from, from + ROWS_PER_INSERT);
+        out.push(...(await client.query({ name, text: sql, values: INSERT_COLS.map(([c]) => part.map((r) => r[c])) })).rows);
       }
-      if (log?.leaves.length) await appendToLog(new PgLogTx(client), log.leaves, log);
+      const inserted = keyOf && new Set(out.map(keyOf));
+      const leaves = inserted
+        ? log?.leaves.filter((l) => l.urlkey === null || inserted.has(keyOf({ urlkey: l.urlkey, archive_id: l.archive_id, datetime: l.datetime! })))
+        : log?.leaves;
+      if (leaves?.length) await appendToLog(new PgLogTx(client), leaves, log);
     });
     this.commits++;
+    return out;
   }
 
   async atOrBeforeMany(pairs: { urlkey: string; t: number }[]): Promise<AtOrBefore[]> {
@@ -493,8 +580,9 @@ export class PgIndex implements MementoIndex {
     await this.pool.query('VACUUM FULL memento');
   }
 
-  /** Ends the pool (waits for queries running). */
+  /** Ends the pool (waits for queries running) and lets go of the writers' lock. */
   async close(): Promise<void> {
     await this.pool.end();
+    await this.writersLock?.end().catch(() => undefined);
   }
 }

@@ -105,6 +105,19 @@ export interface MementoIndex {
   readonly log: LogStore;
 
   /**
+   * Ingest's commit: inserts `rows` (of distinct keys) in one transaction,
+   * never replacing a row: a row whose (urlkey, archive_id, datetime) is
+   * in the index already (another daemon sharing it committed that key
+   * first, docs/scale-out.md) is left out. An index with one writer (SQLite,
+   * under the data folder's lock: the write queue decided every row
+   * against it) inserts them all as {@link insertMany} does. The capture
+   * entries of `log` go into the evidence log in the same transaction, but
+   * only those of the rows inserted.
+   * @returns the rows left out (none with one writer)
+   */
+  insertNew(rows: NewMementoRow[], log?: LogAppend): Promise<NewMementoRow[]>;
+
+  /**
    * For each `(urlkey, t)` (t epoch s): the latest memento of `urlkey` in any
    * archive at or before `t` (of two at one second, the higher row id), and
    * whether it is the newest of its urlkey (or the urlkey has none at all).

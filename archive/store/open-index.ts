@@ -21,10 +21,14 @@ export function sqliteIndexFile(dataDir: string): string {
  *
  * @param opts.cacheBytes the SQLite index's read cache (default none)
  * @param opts.anyUrlkeys SQLite: open an index whatever rules computed its urlkeys (index-db.ts)
+ * @param opts.writers PostgreSQL, the daemon only: take the writers' lock (index-pg.ts `WRITERS_LOCK`), shared by `replicas` (WARC files in a bucket), `alone` otherwise
  * @throws index-pg.ts `PgIndexError` when the database cannot be reached; index-db.ts `StaleIndexError`; a file SQLite cannot open
  */
-export async function openIndex(config: ArchiveConfig, opts: { cacheBytes?: number; anyUrlkeys?: boolean } = {}): Promise<MementoIndex> {
-  if (config.indexPostgres !== undefined) return (await import('./index-pg.js')).PgIndex.open(config.indexPostgres);
+export async function openIndex(
+  config: ArchiveConfig,
+  opts: { cacheBytes?: number; anyUrlkeys?: boolean; writers?: 'alone' | 'replicas' } = {},
+): Promise<MementoIndex> {
+  if (config.indexPostgres !== undefined) return (await import('./index-pg.js')).PgIndex.open(config.indexPostgres, { writers: opts.writers });
   return IndexDb.open(sqliteIndexFile(config.dataDir), opts);
 }
 

@@ -234,7 +234,12 @@ class S3Appender implements WarcAppender {
     private readonly gzipLevel: number,
   ) {}
 
-  /** The name of a new object: `<replica>/<archive id>-<UTC 14 digits>-<serial>-<random>.warc.gz`; serials go on from the replica's objects already there. */
+  /**
+   * The name of a new object: `<replica>/<archive id>-<UTC 14 digits>-<serial>-<random>.warc.gz`;
+   * serials go on from the replica's objects already there. The 64 random
+   * bits keep two daemons given the same `replica` name (a mistake) from
+   * writing over each other's objects.
+   */
   private async newName(): Promise<string> {
     const dir = `${this.store.conf.replica}/`;
     if (this.seq < 0) {
@@ -245,7 +250,7 @@ class S3Appender implements WarcAppender {
       }
       this.seq = max + 1;
     }
-    const name = `${dir}${this.archiveId}-${toTimestamp14(new Date())}-${String(this.seq++).padStart(5, '0')}-${randomBytes(3).toString('hex')}.warc.gz`;
+    const name = `${dir}${this.archiveId}-${toTimestamp14(new Date())}-${String(this.seq++).padStart(5, '0')}-${randomBytes(8).toString('hex')}.warc.gz`;
     this.batch.add(name);
     return name;
   }

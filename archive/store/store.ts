@@ -63,6 +63,9 @@ export interface IngestResult {
   bytes: number;
 }
 
+/** The 503 of a capture decided against one that lost its key to another daemon's ({@link ArchiveStore.decideLost}). */
+const LOST_RACE = 'another archive daemon stored a capture of this URI-R first, which this one was compared with; nothing stored, send it again';
+
 interface PendingCapture {
   archive: ArchiveSpan;
   row: NewMementoRow;
@@ -113,6 +116,11 @@ export interface IngestOptions {
    * the response's Date (shared/capture-rules.ts `acceptCapture`).
    */
   datetime?: Date;
+}
+
+/** True when other daemons (replicas) may write into the index `config` names: PostgreSQL with the WARC files in a bucket. */
+function sharedIndex(config: ArchiveConfig): boolean {
+  return config.indexPostgres !== undefined && config.warcStore !== undefined;
 }
 
 export class ArchiveStore {
@@ -168,7 +176,7 @@ export class ArchiveStore {
     this.warcsDir = path.join(config.dataDir, 'warcs');
     this.tmpDir = path.join(config.dataDir, 'tmp');
     this.reader = this.warcs.reader(config.recordCacheBytes);
-    this.isNew = new CaptureIsNew(index, () => this.hidden, config.revisitIntervalS);
+    this.isNew = new CaptureIsNew(index, () => this.hidden, config.revisitIntervalS, !sharedIndex(config));
   }
 
   /**
@@ -189,7 +197,7 @@ export class ArchiveStore {
     try {
       // An unfinished purge may have left the index pointing at old offsets.
       checkNoPurgePending(config.dataDir);
-      const index = await openIndex(config, { cacheBytes: config.indexCacheBytes });
+      const index = await openIndex(config, { cacheBytes: config.indexCacheBytes, writers: sharedIndex(config) ? 'replicas' : 'alone' });
       const store = new ArchiveStore(config, index, lock, await openWarcStore(config));
       // WARC objects in a bucket are whole or absent: only the folder's files can have a partial tail.
       const folder = store.warcs.kind === 'folder' ? store.warcsDir : null;
@@ -434,30 +442,40 @@ export class ArchiveStore {
     }
     this.stats.batches++;
     this.stats.ms.append += performance.now() - t;
+    let committing = false;
     try {
       t = performance.now();
       for (const w of this.writers.values()) await w.sync();
       const syncMs = performance.now() - t;
       this.stats.ms.sync += syncMs;
       if (captures) this.onBatch?.(captures, written.length, syncMs / 1000);
+      let lost = new Set<NewMementoRow>();
       if (written.length) {
         t = performance.now();
-        await this.commit(
+        committing = true;
+        lost = await this.commit(
           written.map(({ p }) => p.row),
           written.map(({ p, rec }) => captureLeaf(p.row, rec)),
         );
         this.stats.ms.commit += performance.now() - t;
       }
-      for (const { p, kind } of written) done.push([p, { kind, created: true, conflict: false, row: p.row }]);
-      this.stats.written += written.length;
-      this.stats.revisits += written.filter((w) => w.kind === 'revisit').length;
+      for (const { p, kind } of written) {
+        if (lost.has(p.row)) continue;
+        done.push([p, { kind, created: true, conflict: false, row: p.row }]);
+        this.stats.written++;
+        if (kind === 'revisit') this.stats.revisits++;
+      }
+      if (lost.size) await this.decideLost(lost, written, done);
     } catch (err) {
       // Not acknowledged: take the records back out of the WARC files, so that no
-      // unindexed record is left between acknowledged ones.
-      for (const { p } of [...written].reverse())
-        await this.writer(p.archive.id)
-          .rollback(p.row.warc_file, p.row.warc_offset)
-          .catch(() => undefined);
+      // unindexed record is left between acknowledged ones. Not after a failed commit to
+      // PostgreSQL: it may have committed all the same (the connection lost before COMMIT's
+      // answer), and a row naming records taken back would be worse than unindexed records.
+      if (!committing || this.config.indexPostgres === undefined)
+        for (const { p } of [...written].reverse())
+          await this.writer(p.archive.id)
+            .rollback(p.row.warc_file, p.row.warc_offset)
+            .catch(() => undefined);
       for (const { p } of written) p.reject(err);
       // Duplicates of (and conflicts with) a capture of this batch point at nothing now: not acknowledged either.
       const lost = new Set<NewMementoRow | MementoRow>(written.map(({ p }) => p.row));
@@ -489,15 +507,54 @@ export class ArchiveStore {
   /**
    * The commit point of the write path: `rows` (whose WARC records are
    * fsynced) and their evidence log entries `leaves` go into the index in
-   * one transaction, and then everything that keeps index rows in memory
-   * learns of them. Throws the index's error (nothing committed then).
+   * one transaction, never replacing a row (`insertNew`; the entries of
+   * the rows left out are left out too), and then everything that keeps
+   * index rows in memory learns of them. Throws the index's error (nothing
+   * committed then).
+   * @returns the rows left out: another daemon sharing the index committed their key first
    */
-  private async commit(rows: NewMementoRow[], leaves: NewLeaf[]): Promise<void> {
+  private async commit(rows: NewMementoRow[], leaves: NewLeaf[]): Promise<Set<NewMementoRow>> {
     this.stats.transactions++;
-    await this.index.insertMany(rows, { leaves });
+    const lost = new Set(await this.index.insertNew(rows, { leaves }));
     // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
     this.index.cache.written(rows.map((r) => r.urlkey));
-    this.isNew.committed(rows);
+    this.isNew.committed(lost.size ? rows.filter((r) => !lost.has(r)) : rows);
+    return lost;
+  }
+
+  /**
+   * The captures of a batch whose rows another daemon beat to their key
+   * (urlkey, archive, second) between this batch's decisions and its commit
+   * ({@link commit}): each is decided again against the memento that
+   * daemon stored (capture-is-new.ts `lost`): a duplicate of it (200) or a
+   * conflict with it (409), as if it had been stored before. Nothing is
+   * indexed for them; their records stay unindexed in the WARC object
+   * (`verify` counts them; an object holding nothing else is an orphan). A
+   * capture of the batch that was found a duplicate of (or in conflict
+   * with) a lost row is decided again the same way when at its second,
+   * else answered 503 (not stored; the sender retries, and the next batch
+   * decides it against the index). Never throws: a failed lookup fails
+   * the captures that needed it.
+   */
+  private async decideLost(lost: Set<NewMementoRow>, written: { p: PendingCapture }[], done: [PendingCapture, Omit<IngestResult, 'bytes'>][]): Promise<void> {
+    const again: [PendingCapture, NewMementoRow][] = written.filter(({ p }) => lost.has(p.row)).map(({ p }) => [p, p.row]);
+    for (let i = done.length - 1; i >= 0; i--) {
+      const [p, r] = done[i];
+      if (!lost.has(r.row as NewMementoRow)) continue;
+      again.push([p, r.row as NewMementoRow]);
+      done.splice(i, 1);
+      this.stats[r.kind === 'duplicate' ? 'duplicates' : 'conflicts']--;
+    }
+    for (const [p, row] of again) {
+      const winner = await this.index.rowAt(row.archive_id, row.urlkey, row.datetime).catch((err: unknown) => err as Error);
+      if (winner instanceof Error || winner?.datetime !== p.row.datetime) {
+        p.reject(winner instanceof Error ? winner : httpError(503, LOST_RACE, { headers: { 'retry-after': '1' } }));
+        continue;
+      }
+      const kind = this.isNew.lost(p.row, winner).kind === 'duplicate' ? 'duplicate' : 'conflict';
+      this.stats[kind === 'duplicate' ? 'duplicates' : 'conflicts']++;
+      done.push([p, { kind, created: false, conflict: kind === 'conflict', row: winner }]);
+    }
   }
 
   /**

@@ -67,7 +67,7 @@ t.test('S3: a small and a 24 MiB capture are stored as objects, read back byte f
   const objects = await keys(s3, 'archive/');
   t.equal(objects.length, 2, 'two objects: the small capture’s batch, the big capture’s own');
   for (const k of objects)
-    t.match(k, /^archive\/r1\/current-\d{14}-\d{5}-[0-9a-f]{6}\.warc\.gz$/, `${k}: <prefix><replica>/<archive>-<time>-<serial>-<random>.warc.gz`);
+    t.match(k, /^archive\/r1\/current-\d{14}-\d{5}-[0-9a-f]{16}\.warc\.gz$/, `${k}: <prefix><replica>/<archive>-<time>-<serial>-<random>.warc.gz`);
   const types = await objectRecords(s3, objects[0]);
   t.same(
     types.map((r) => r.type),

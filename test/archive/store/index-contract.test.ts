@@ -93,6 +93,14 @@ function contract(t: Test, open: Open): void {
     t.equal(await index.count(), ROWS.length, 'all or nothing');
   });
 
+  withIndex('insertNew (ingest) commits rows of keys not in the index in one transaction and leaves none out', async (t, index) => {
+    t.same(await index.insertNew(ROWS), [], 'none left out');
+    t.equal(await index.count(), ROWS.length);
+    t.equal(index.commits, 1);
+    t.same(await index.insertNew([]), []);
+    t.equal(index.commits, 1, 'an empty batch commits nothing');
+  });
+
   withIndex('atOrBeforeMany: the latest memento at or before t in any archive, whether it is the newest, in order, over 300 pairs', async (t, index) => {
     await index.insertMany([...ROWS, row('com,example)/', T0 + DAY, { archive_id: 'b' })]);
     const pairs = [
@@ -413,4 +421,15 @@ t.test('PostgreSQL (PgIndex)', async (t) => {
   t.teardown(() => server.stop());
   let n = 0;
   contract(t, async () => PgIndex.open(await server.database(`contract_${n++}`), { cacheBytes: 1 << 20 }));
+
+  t.test('insertNew leaves out, and returns, the rows whose key another writer committed first; those rows stay as they were', async (t) => {
+    const index = await PgIndex.open(await server.database(`contract_${n++}`));
+    t.teardown(() => index.close());
+    await index.insertMany(ROWS.slice(0, 2));
+    const theirs = { ...ROWS[1], digest: 'sha256:other', warc_file: 'other.warc.gz' };
+    const lost = await index.insertNew([ROWS[2], theirs, ROWS[3]]);
+    t.same(lost, [theirs], 'the row of a key in the index, the same object');
+    t.equal(await index.count(), 4);
+    t.match(await index.rowAt(ROWS[1].archive_id, ROWS[1].urlkey, ROWS[1].datetime), { digest: ROWS[1].digest, warc_file: ROWS[1].warc_file }, 'not replaced');
+  });
 });
