@@ -18,33 +18,14 @@ import type { AtOrBefore, DumpRow, MementoIndex, RowChange, TimemapRow, WalkQuer
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
 import { appendToLog, logPurgeOf } from '../evidence/log.js';
-import { LOG_SCHEMA_SQLITE, SqliteLogStore, SqliteLogTx } from '../evidence/log-sqlite.js';
+import { SqliteLogStore, SqliteLogTx } from '../evidence/log-sqlite.js';
+import { makeTables } from './index-db-tables.js';
 import type { LogAppend } from './memento-index.js';
 
 export { rangeSql, StaleIndexError };
 export type { AtOrBefore, DumpRow, MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans, TimemapRow };
 
 const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (12 parameters each)
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS memento (
-  id INTEGER PRIMARY KEY,
-  archive_id TEXT NOT NULL,
-  urlkey TEXT NOT NULL,
-  uri_r TEXT NOT NULL,
-  datetime INTEGER NOT NULL,
-  status INTEGER NOT NULL,
-  mime TEXT NOT NULL,
-  digest TEXT NOT NULL,
-  warc_file TEXT NOT NULL,
-  warc_offset INTEGER NOT NULL,
-  warc_length INTEGER NOT NULL,
-  client_ip TEXT,
-  refers_to INTEGER,
-  UNIQUE (urlkey, archive_id, datetime)
-);
-CREATE INDEX IF NOT EXISTS memento_urlkey_datetime ON memento (urlkey, datetime);
-`;
 
 const COLS = 'id, archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip, refers_to';
 const INSERT_COLS = 'archive_id, urlkey, uri_r, datetime, status, mime, digest, warc_file, warc_offset, warc_length, client_ip, refers_to';
@@ -72,15 +53,6 @@ const ALL_TIME: Ranges = [[-Infinity, Infinity]];
 export async function ownerOnly(file: string): Promise<void> {
   await (await open(file, 'a', 0o600)).close();
   await chmod(file, 0o600).catch(() => undefined);
-}
-
-/**
- * Gives an index made before revisits were recorded its `refers_to`
- * column (NULL in every existing row: each is a `response` record's).
- */
-async function addRefersTo(db: sqlite3.Database): Promise<void> {
-  const cols = await readAll<{ name: string }>(db, 'PRAGMA table_info(memento)', {});
-  if (!cols.some((c) => c.name === 'refers_to')) await run(db, 'ALTER TABLE memento ADD COLUMN refers_to INTEGER');
 }
 
 /** Rows per query when {@link IndexDb.mementoPages} walks a TimeMap. */
@@ -150,8 +122,7 @@ export class IndexDb implements MementoIndex {
     db.configure('busyTimeout', 10_000);
     await run(db, 'PRAGMA journal_mode = WAL');
     await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
-    await new Promise<void>((resolve, reject) => db.exec(SCHEMA + LOG_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
-    await addRefersTo(db);
+    await makeTables(db);
     if (!opts.anyUrlkeys) {
       try {
         await checkUrlkeys(db, file);
