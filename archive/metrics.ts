@@ -20,6 +20,7 @@ export type Resource =
   | 'metrics'
   | 'static'
   | 'web'
+  | 'record'
   | 'other';
 
 /** What the read caches say at a scrape: per cache (`index`, `record`), answers from memory, lookups that missed, bytes held. */

@@ -29,6 +29,7 @@ import { timemapRoutes } from './http/timemap.js';
 import type { DecodeOptions } from './memento/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
+import { recordRoutes } from './evidence/record.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
 import type { ArchiveStore } from './store/store.js';
@@ -43,7 +44,19 @@ export interface ServerOptions {
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
-const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, cdxRoutes, staticRoutes, webRoutes, opsRoutes];
+const PLUGINS = [
+  ingestRoutes,
+  discoveryRoutes,
+  redirectorRoutes,
+  timegateRoutes,
+  mementoRoutes,
+  timemapRoutes,
+  cdxRoutes,
+  staticRoutes,
+  webRoutes,
+  opsRoutes,
+  recordRoutes,
+];
 
 /**
  * Builds the archive's fastify instance (not listening yet): limits and
