@@ -34,6 +34,7 @@ import { type Period, timestampPeriod, uris } from '../memento/navigation.js';
 import { formOfModifier, type MementoForm } from '../memento/prefer.js';
 import { timestampBound } from '../cdx/query.js';
 import { parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
+import { type CaptureCheck, evidenceLinks } from '../evidence/banner-check.js';
 import { type CoherencePanel, coherencePanel } from './coherence.js';
 import { displayUrl, longDate, monthName } from './format.js';
 import { type SameMachine, notArchivedData, sameMachineCaptures, sameMachineNames } from './not-archived.js';
@@ -353,7 +354,7 @@ function frameTime(p: Period, chosen: number): number {
  * mementos are served): `<T>if_`, the replay at the reader's time T (archive/http/memento.ts), so that the
  * page's embedded resources come as they were at T.
  */
-function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period: Period, n: Nearest, panel: CoherencePanel | undefined) {
+function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period: Period, n: Nearest, panel: CoherencePanel | undefined, check?: CaptureCheck) {
   const m = n.memento;
   const at = toTimestamp14(frameTime(period, m.datetime));
   const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}` : undefined);
@@ -372,6 +373,7 @@ function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period
     timemap: uris.indexTimemap(req.base, uriR),
     panel,
     diffPrev: n.prev ? `${req.base}/web/diff/${toTimestamp14(n.prev.datetime)}/${toTimestamp14(m.datetime)}/${uriR}` : undefined,
+    verify: { ...evidenceLinks(req.base, m.archive_id, toTimestamp14(m.datetime), m.uri_r), check },
   };
 }
 
