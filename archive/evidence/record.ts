@@ -187,26 +187,30 @@ async function openOwnRecord(warcs: WarcStore, row: MementoRow): Promise<{ head:
 }
 
 /**
- * The memento of `urlkey` stored at exactly `ts` in archive `archiveId`,
- * as the access rules let it be seen: its index row.
+ * The memento of a URL stored at exactly `ts` in archive `archiveId`, as
+ * the access rules let it be seen: its index row.
  *
+ * @param url the URI-R, its urlkey, and the archive's base URL (for a 451's `Link`)
  * @param ts the Memento-Datetime as 14 digits (UTC)
  * @throws HttpError 404 for a `ts` that is not 14 digits or not a stored
  *   datetime, and for an excluded or embargoed memento (as if not stored);
  *   451 for a blocked one (RFC 7725)
  */
-export async function exactMemento(app: FastifyInstance, req: FastifyRequest, archiveId: string, ts: string): Promise<MementoRow> {
+export async function exactMemento(
+  app: FastifyInstance,
+  archiveId: string,
+  url: { uriR: string; urlkey: string; base: string },
+  ts: string,
+): Promise<MementoRow> {
   const when = /^\d{14}$/.test(ts) ? parseTimestamp14(ts) : null;
   const notFound = () =>
-    httpError(404, `no memento of ${req.uriR} at ${ts.slice(0, 40)} in archive ${archiveId}; the address needs its exact 14-digit timestamp`);
+    httpError(404, `no memento of ${url.uriR} at ${ts.slice(0, 40)} in archive ${archiveId}; the address needs its exact 14-digit timestamp`);
   if (!when) throw notFound();
   const t = toEpochSeconds(when);
-  const verdict = app.access.policy(req.urlkey).verdict(t);
-  const m = (await app.store.index.neighbourhood(archiveId, req.urlkey, t))?.atOrBefore[0];
-  if (!m || m.datetime !== t || verdict === 'exclude') throw notFound();
-  if (verdict === 'block') throw blockedError(req.uriR, req.base);
-  const row = await app.store.index.byId(m.id);
-  if (!row) throw notFound();
+  const verdict = app.access.policy(url.urlkey).verdict(t);
+  const row = await app.store.index.rowAt(archiveId, url.urlkey, t);
+  if (!row || verdict === 'exclude') throw notFound();
+  if (verdict === 'block') throw blockedError(url.uriR, url.base);
   return row;
 }
 
@@ -249,7 +253,7 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
 async function record(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const archive = localArchive(app.config, req.params.archive);
   const ts = req.params.ts;
-  const row = await exactMemento(app, req, archive.id, ts);
+  const row = await exactMemento(app, archive.id, req, ts);
   const { records, close } = await mementoRecords(app.store.warcs, row);
   reply
     .code(200)
