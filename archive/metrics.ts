@@ -21,6 +21,7 @@ export type Resource =
   | 'metrics'
   | 'static'
   | 'web'
+  | 'record'
   | 'other';
 
 /** What the read caches say at a scrape: per cache (`index`, `record`), answers from memory, lookups that missed, bytes held. */

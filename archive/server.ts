@@ -33,6 +33,7 @@ import { timemapRoutes } from './http/timemap.js';
 import type { DecodeOptions } from './memento/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
+import { recordRoutes } from './evidence/record.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
 import type { ArchiveStore } from './store/store.js';
@@ -59,6 +60,7 @@ const PLUGINS = [
   staticRoutes,
   webRoutes,
   opsRoutes,
+  recordRoutes,
 ];
 
 /**

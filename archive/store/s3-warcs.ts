@@ -116,6 +116,23 @@ export class S3WarcStore implements WarcStore, RangeSource {
     return this.get(file, offset, length);
   }
 
+  async readAt(file: string, offset: number, max: number): Promise<Buffer> {
+    let body: Readable;
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.conf.bucket, Key: this.key(file), Range: `bytes=${offset}-${offset + max - 1}` }));
+      body = r.Body as Readable;
+    } catch (err) {
+      const e = err as Error & { $metadata?: { httpStatusCode?: number } };
+      // A range that starts at or past the object's end: no bytes there.
+      if (e.name === 'InvalidRange' || e.$metadata?.httpStatusCode === 416) return Buffer.alloc(0);
+      if (e.name === 'NoSuchKey') throw new Error(`WARC object ${this.location}${file} is missing`, { cause: err });
+      throw unavailable(this.location, `could not be read (${file})`, err);
+    }
+    const parts: Buffer[] = [];
+    for await (const c of body as AsyncIterable<Buffer>) parts.push(c);
+    return Buffer.concat(parts);
+  }
+
   appender(archiveId: string, _maxBytes: number, gzipLevel: number): WarcAppender {
     return new S3Appender(this, archiveId, gzipLevel);
   }

@@ -5,8 +5,10 @@
  * several daemons share (s3-warcs.ts); open-warcs.ts picks the one the
  * config names. docs/storage.md, docs/scale-out.md.
  */
-import { stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { listWarcFiles } from './warc-files.js';
 import { WarcReader } from './warc-reader.js';
 import { type ScanItem, scanWarcFile } from './warc-scan.js';
@@ -59,6 +61,10 @@ export interface WarcStore {
   list(): Promise<Map<string, WarcFileInfo[]>>;
   /** The records of `file` from the byte `start` on (warc-scan.ts), streamed. */
   scan(file: string, start?: number): AsyncGenerator<ScanItem>;
+  /** Up to `max` raw bytes of `file` from `offset` (fewer at its end, none past it). @throws when the file is missing */
+  readAt(file: string, offset: number, max: number): Promise<Buffer>;
+  /** The raw bytes `[offset, offset + length)` of `file` as a stream (the caller destroys it when it stops early). @throws when the file is missing */
+  stream(file: string, offset: number, length: number): Promise<Readable>;
   /** Lets go of connections; the store is not used afterwards. */
   close(): Promise<void>;
 }
@@ -92,6 +98,27 @@ export class FolderWarcStore implements WarcStore {
 
   scan(file: string, start = 0): AsyncGenerator<ScanItem> {
     return scanWarcFile(path.join(this.dir, file), start);
+  }
+
+  async readAt(file: string, offset: number, max: number): Promise<Buffer> {
+    const fh = await open(path.join(this.dir, file), 'r');
+    try {
+      const buf = Buffer.allocUnsafe(max);
+      let got = 0;
+      while (got < max) {
+        const { bytesRead } = await fh.read(buf, got, max - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return buf.subarray(0, got);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async stream(file: string, offset: number, length: number): Promise<Readable> {
+    const fh = await open(path.join(this.dir, file), 'r');
+    return createReadStream('', { fd: fh, start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
   }
 
   async close(): Promise<void> {}

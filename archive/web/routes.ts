@@ -33,7 +33,9 @@ import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { type Period, timestampPeriod, uris } from '../memento/navigation.js';
 import { formOfModifier, type MementoForm } from '../memento/prefer.js';
 import { timestampBound } from '../cdx/query.js';
-import { parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
+import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
+import { captureCheck, evidenceLinks } from '../evidence/banner-check.js';
+import { exactMemento } from '../evidence/record.js';
 import { type CoherencePanel, coherencePanel } from './coherence.js';
 import { displayUrl, longDate, monthName } from './format.js';
 import { type SameMachine, notArchivedData, sameMachineCaptures, sameMachineNames } from './not-archived.js';
@@ -136,6 +138,7 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
   if (raw === '' || raw.startsWith('?')) return home(app, req, reply, homeSites);
   if (head.startsWith('search')) return search(app, req, reply, max);
   if (head === 'diff') return diffPage(app, req, reply, rest, max);
+  if (head === 'verify') return verifyPage(app, req, reply, rest, max);
   const calendarSel = /^(\d{0,8})\*$/.exec(head);
   if (calendarSel) {
     const prefix = prefixOf(rest);
@@ -149,6 +152,26 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
     return replayPage(app, req, reply, replaySel[1], rest, max);
   }
   throw httpError(404, `nothing here: /web/${head.slice(0, 40)} is not a page of this archive (see ${req.base}/web/)`);
+}
+
+/**
+ * `GET /web/verify/<id>/<ts>/<url>`: the archive's check of one capture's entry in its signed log
+ * (evidence/banner-check.ts), with the downloads that let anyone check it again; linked from the replay
+ * banner's "Verify this capture". Errors as at the capture's `/record` (404, 451).
+ */
+async function verifyPage(app: FastifyInstance, req: Req, reply: FastifyReply, rest: string, max: number): Promise<FastifyReply> {
+  const [id, afterId] = splitFirst(rest);
+  const [ts, url] = splitFirst(afterId);
+  const archive = localArchive(app.config, id).id;
+  const { uriR, urlkey } = parseUriR(url, max);
+  const row = await exactMemento(app, archive, { uriR, urlkey, base: req.base }, ts);
+  return render(app, req, reply, 200, 'verify', {
+    title: `Verify ${displayUrl(row.uri_r)} — ${longDate(row.datetime)}`,
+    capture: row,
+    page: `${req.base}/web/${ts}/${row.uri_r}`,
+    links: evidenceLinks(req.base, archive, ts, row.uri_r),
+    check: await captureCheck(app, row),
+  });
 }
 
 /** `a/b/c` → `['a', 'b/c']`. */
@@ -372,6 +395,7 @@ function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period
     timemap: uris.indexTimemap(req.base, uriR),
     panel,
     diffPrev: n.prev ? `${req.base}/web/diff/${toTimestamp14(n.prev.datetime)}/${toTimestamp14(m.datetime)}/${uriR}` : undefined,
+    verify: evidenceLinks(req.base, m.archive_id, toTimestamp14(m.datetime), m.uri_r),
   };
 }
 
