@@ -86,7 +86,9 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
     return 2;
   }
   if (config.warcStore) {
-    say(`wacz: the WARC files are in s3://${config.warcStore.bucket}/${config.warcStore.prefix} (storage.warcs); wacz reads the data folder's WARC files only for now`);
+    say(
+      `wacz: the WARC files are in s3://${config.warcStore.bucket}/${config.warcStore.prefix} (storage.warcs); wacz reads the data folder's WARC files only for now`,
+    );
     return 1;
   }
   const indexFile = path.join(config.dataDir, 'index.sqlite3');
@@ -115,7 +117,14 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
     return 1;
   }
   try {
-    const r = await writeWacz({ index, warcsDir: path.join(config.dataDir, 'warcs'), rules: new AccessRules(config.access), key, selection: sel, out: o.output });
+    const r = await writeWacz({
+      index,
+      warcsDir: path.join(config.dataDir, 'warcs'),
+      rules: new AccessRules(config.access),
+      key,
+      selection: sel,
+      out: o.output,
+    });
     const extra = [
       r.originals ? `${r.originals} revisited original(s) outside the selection added` : '',
       r.hidden ? `${r.hidden} memento(s) the access rules hide left out` : '',

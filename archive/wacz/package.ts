@@ -202,8 +202,11 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
             report.revisitsOfHidden++;
             continue;
           }
-          const inSelection = (!selection.pattern || (selection.pattern.prefix ? original.urlkey.startsWith(selection.pattern.key) : original.urlkey === selection.pattern.key)) &&
-            original.datetime >= (selection.from ?? -Infinity) && original.datetime <= (selection.to ?? Infinity);
+          const inSelection =
+            (!selection.pattern ||
+              (selection.pattern.prefix ? original.urlkey.startsWith(selection.pattern.key) : original.urlkey === selection.pattern.key)) &&
+            original.datetime >= (selection.from ?? -Infinity) &&
+            original.datetime <= (selection.to ?? Infinity);
           if (!inSelection) report.originals++;
           yield await put(original, inSelection);
         }

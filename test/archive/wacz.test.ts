@@ -8,14 +8,16 @@
  * TimeMaps and the same raw (id_) bodies. Bad options: one line, exit 2.
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { createWriteStream, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import t from 'tap';
 import { WARCParser } from 'warcio';
 import yauzl from 'yauzl';
+import yazl from 'yazl';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { exchange, httpResponse, warcFile } from '../helpers/warc.js';
 import { runCli, writeConfig } from './helpers.js';
 
 /** Every entry of a zip file: its bytes (inflated) and compression method. */
@@ -45,7 +47,8 @@ async function unzip(file: string): Promise<Map<string, { bytes: Buffer; method:
 
 const sha256 = (b: Buffer | string) => 'sha256:' + createHash('sha256').update(b).digest('hex');
 const day = (d: number) => `${['Tue', 'Wed', 'Thu', 'Fri'][d - 20]}, ${d} Mar 2001 20:35:00 GMT`;
-const html = (title: string, colour: string) => `<html><head><title>${title}</title><link rel="stylesheet" href="/s.css"></head><body style="color:${colour}">${title}</body></html>`;
+const html = (title: string, colour: string) =>
+  `<html><head><title>${title}</title><link rel="stylesheet" href="/s.css"></head><body style="color:${colour}">${title}</body></html>`;
 
 /** The captures of the test archive: [URI path, capture record]. */
 function captures(): [string, Buffer][] {
@@ -56,7 +59,15 @@ function captures(): [string, Buffer][] {
     ['/s.css', captureRecord({ target: '/s.css', date: day(20), responseHeaders: [['Content-Type', 'text/css']], body: 'body{background:#ffeeee}' })],
     ['/b', captureRecord({ target: '/b', date: 'Sun, 01 Feb 2026 10:00:00 GMT', body: html('B', 'blue') })],
     ['/secret/x', captureRecord({ target: '/secret/x', date: day(20), body: html('hidden', 'black') })],
-    ['/img', captureRecord({ target: '/img', date: day(21), responseHeaders: [['Content-Type', 'image/png']], body: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]) })],
+    [
+      '/img',
+      captureRecord({
+        target: '/img',
+        date: day(21),
+        responseHeaders: [['Content-Type', 'image/png']],
+        body: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]),
+      }),
+    ],
   ];
 }
 
@@ -86,7 +97,13 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
 
   // datapackage.json: every other file, its size and SHA-256.
   const dpBytes = files.get('datapackage.json')!.bytes;
-  const dp = JSON.parse(dpBytes.toString('utf8')) as { profile: string; wacz_version: string; created: string; software: string; resources: { path: string; hash: string; bytes: number }[] };
+  const dp = JSON.parse(dpBytes.toString('utf8')) as {
+    profile: string;
+    wacz_version: string;
+    created: string;
+    software: string;
+    resources: { path: string; hash: string; bytes: number }[];
+  };
   t.equal(dp.profile, 'data-package');
   t.equal(dp.wacz_version, '1.1.1');
   t.match(dp.created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
@@ -108,13 +125,20 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
   t.equal(digest.signedData.publicKey, publicDer.toString('base64'), 'the archive key (SPKI DER, base64)');
   const key = createPublicKey({ key: Buffer.from(digest.signedData.publicKey, 'base64'), format: 'der', type: 'spki' });
   t.equal(key.asymmetricKeyType, 'ed25519');
-  t.ok(verify(null, Buffer.from(digest.hash, 'utf8'), key, Buffer.from(digest.signedData.signature, 'base64')), 'the Ed25519 signature of the hash string verifies');
+  t.ok(
+    verify(null, Buffer.from(digest.hash, 'utf8'), key, Buffer.from(digest.signedData.signature, 'base64')),
+    'the Ed25519 signature of the hash string verifies',
+  );
   t.notOk(verify(null, Buffer.from(sha256('other'), 'utf8'), key, Buffer.from(digest.signedData.signature, 'base64')), 'and not of another hash');
 
   // indexes/index.cdx: sorted CDXJ, each line pointing at its record in data.warc.gz.
   const warc = files.get('archive/data.warc.gz')!.bytes;
   const lines = files.get('indexes/index.cdx')!.bytes.toString('utf8').trimEnd().split('\n');
-  t.same([...lines].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)), lines, 'sorted bytewise');
+  t.same(
+    [...lines].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)),
+    lines,
+    'sorted bytewise',
+  );
   t.equal(lines.length, 6);
   const seen: string[] = [];
   for (const line of lines) {
@@ -123,7 +147,8 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     t.equal(j.filename, 'data.warc.gz');
     const member = warc.subarray(Number(j.offset), Number(j.offset) + Number(j.length));
     const recs = [];
-    for await (const rec of new WARCParser(Readable.from([member]))) recs.push({ type: rec.warcType, uri: rec.warcTargetURI, date: rec.warcDate, body: await rec.readFully(false) });
+    for await (const rec of new WARCParser(Readable.from([member])))
+      recs.push({ type: rec.warcType, uri: rec.warcTargetURI, date: rec.warcDate, body: await rec.readFully(false) });
     t.equal(recs.length, 1, `${m[2]} ${j.url}: one record at the line's offset and length`);
     t.equal(recs[0].uri, j.url);
     t.equal(recs[0].type, j.mime === 'warc/revisit' ? 'revisit' : 'response');
@@ -143,14 +168,26 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
   for await (const rec of new WARCParser(Readable.from([warc]))) types += letter[rec.warcType!] ?? '?';
   t.match(types, /^([pv]q){6}$/, 'each record followed by its request record, in the WARC file');
 
-  const pages = files.get('pages/pages.jsonl')!.bytes.toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+  const pages = files
+    .get('pages/pages.jsonl')!
+    .bytes.toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   t.same(pages[0], { format: 'json-pages-1.0', id: 'pages', title: 'All Pages' });
-  t.same(pages.slice(1).map((p: { url: string; ts: string }) => `${p.ts} ${p.url}`).sort(), [
-    '2001-03-20T20:35:00Z http://www.example.org/a',
-    '2001-03-21T20:35:00Z http://www.example.org/a',
-    '2001-03-22T20:35:00Z http://www.example.org/a',
-    '2026-02-01T10:00:00Z http://www.example.org/b',
-  ], 'the HTML pages that answered 200');
+  t.same(
+    pages
+      .slice(1)
+      .map((p: { url: string; ts: string }) => `${p.ts} ${p.url}`)
+      .sort(),
+    [
+      '2001-03-20T20:35:00Z http://www.example.org/a',
+      '2001-03-21T20:35:00Z http://www.example.org/a',
+      '2001-03-22T20:35:00Z http://www.example.org/a',
+      '2026-02-01T10:00:00Z http://www.example.org/b',
+    ],
+    'the HTML pages that answered 200',
+  );
 
   // Round trip: the package imported into a fresh archive.
   const b = writeConfig();
@@ -200,6 +237,53 @@ t.test('bad options: one line, exit 2, nothing written', async (t) => {
     t.equal(r.stderr.trim().split('\n').length, 1, 'one line');
   }
   t.notOk(existsSync(out), 'nothing written');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'wacz-none-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+});
+
+/** A zip file of `entries` (name, bytes, deflated or stored) written with yazl; `names` renames entries after the fact (a name yazl itself refuses). */
+async function makeZip(file: string, entries: [string, Buffer, boolean][]): Promise<void> {
+  const zip = new yazl.ZipFile();
+  for (const [name, bytes, compress] of entries) zip.addBuffer(bytes, name, { compress });
+  zip.end();
+  await pipeline(zip.outputStream, createWriteStream(file));
+}
+
+t.test('import of a hostile package: refused whole, one line, nothing imported', async (t) => {
+  const c = writeConfig();
+  t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+  const warc = warcFile(exchange('http://example.org/x', '2026-02-01T00:00:00Z', httpResponse('200 OK', [['Content-Type', 'text/plain']], 'x')).records, true);
+  const cases: [string, [string, Buffer, boolean][], RegExp][] = [
+    [
+      'a path with ..',
+      [
+        ['archive/data.warc.gz', warc, false],
+        ['archive/a/../../evil.warc', warc, false],
+      ],
+      /has a \.\. segment|invalid relative path/,
+    ],
+    ['a zip bomb', [['archive/bomb.warc', Buffer.alloc(4 * 1024 * 1024), true]], /would inflate \d+ bytes to 4194304 \(a zip bomb\?\)/],
+    ['no WARC file', [['datapackage.json', Buffer.from('{}'), true]], /no WARC file under archive\//],
+    [
+      'too many entries',
+      Array.from({ length: 10_001 }, (_, i) => [`pages/p${i}.jsonl`, Buffer.alloc(0), false] as [string, Buffer, boolean]),
+      /10001 entries, more than a WACZ package has/,
+    ],
+  ];
+  for (const [what, entries, msg] of cases) {
+    const file = path.join(c.dir, `${what.replace(/\W/g, '-')}.wacz`);
+    if (what === 'a path with ..') {
+      // yazl refuses to write such a name: write a same-length one and rename it in the bytes.
+      await makeZip(
+        file,
+        entries.map(([n, b, z]) => [n.replace('a/../../', 'a/xx/xx/'), b, z]),
+      );
+      const bytes = readFileSync(file);
+      writeFileSync(file, Buffer.from(bytes.toString('latin1').replaceAll('archive/a/xx/xx/evil.warc', 'archive/a/../../evil.warc'), 'latin1'));
+    } else await makeZip(file, entries);
+    const r = await runCli(['import', '--config', c.config, file]);
+    t.equal(r.code, 2, `${what}: exit 2`);
+    t.match(r.stderr, msg, what);
+    t.match(r.stderr, /nothing imported\n$/);
+    t.equal(r.stderr.trim().split('\n').length, 1, 'one line');
+  }
+  t.notOk(existsSync(path.join(c.dataDir, 'index.sqlite3')), 'no archive was even opened');
 });
