@@ -14,6 +14,7 @@ export type Resource =
   | 'memento'
   | 'timemap'
   | 'timebundle'
+  | 'log'
   | 'host-meta'
   | 'put'
   | 'health'

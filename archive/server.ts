@@ -12,6 +12,9 @@ import type pino from 'pino';
 import { clientAddress } from '#shared/net.js';
 import { errorAnswer, errorText, httpError, isHttpError } from '#shared/http-error.js';
 import { AccessRules } from './access.js';
+import { openSigningKey } from './evidence/signing-key.js';
+import { TreeHeadSigner } from './evidence/tree-heads.js';
+import { isLocal } from './spans.js';
 import type { ArchiveConfig } from './config.js';
 import { cdxRoutes } from './http/cdx.js';
 import { decorateArchive, TEXT, wantsPage } from './http/context.js';
@@ -20,6 +23,7 @@ import { notFound } from './http/fallback.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
 import { ingestRoutes, revisitPuts } from './http/ingest.js';
+import { logRoutes } from './http/log.js';
 import { mementoRoutes } from './http/memento.js';
 import { opsRoutes } from './http/ops.js';
 import { redirectorRoutes } from './http/redirector.js';
@@ -43,7 +47,19 @@ export interface ServerOptions {
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
-const PLUGINS = [ingestRoutes, discoveryRoutes, redirectorRoutes, timegateRoutes, mementoRoutes, timemapRoutes, cdxRoutes, staticRoutes, webRoutes, opsRoutes];
+const PLUGINS = [
+  ingestRoutes,
+  discoveryRoutes,
+  redirectorRoutes,
+  timegateRoutes,
+  mementoRoutes,
+  timemapRoutes,
+  logRoutes,
+  cdxRoutes,
+  staticRoutes,
+  webRoutes,
+  opsRoutes,
+];
 
 /**
  * Builds the archive's fastify instance (not listening yet): limits and
@@ -78,6 +94,16 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   store.hidden = (urlkey, datetime) => app.access.verdict(urlkey, datetime) !== 'allow';
   sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
+  // The evidence logs' tree heads: signed within ~a second of new entries, by whichever replica looks first.
+  const treeHeads = new TreeHeadSigner(
+    store.index.log,
+    openSigningKey(config.signingKeyFile),
+    config.archives.filter(isLocal).map((a) => a.id),
+    (err) => opts.log?.error({ error: err.message }, 'evidence log: signing a tree head failed; trying again'),
+  );
+  app.decorate('treeHeads', treeHeads);
+  treeHeads.start();
+  app.addHook('onClose', async () => treeHeads.close());
   const caches = () => ({
     index: { ...store.index.cache.stats, bytes: store.index.cache.bytes },
     record: { ...store.recordCache.stats, bytes: store.recordCache.bytes },

@@ -5,6 +5,7 @@
  * (shared/log.ts, the proxy's format) unless quiet, reads the config again
  * on SIGHUP (systemd's reload) and stops cleanly on SIGTERM/SIGINT.
  */
+import { SigningKeyError } from '../evidence/signing-key.js';
 import { jsonLinesLogger } from '#shared/log.js';
 import { formatHostPort } from '#shared/net.js';
 import type { AccessRules } from '../access.js';
@@ -40,7 +41,14 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
     if (e.code && e.syscall) fail(`${config.dataDir}: ${e.message}`, 1);
     throw err;
   }
-  const app = await buildArchiveServer(config, store, { log, quiet });
+  let app: Awaited<ReturnType<typeof buildArchiveServer>>;
+  try {
+    app = await buildArchiveServer(config, store, { log, quiet });
+  } catch (err) {
+    await store.close();
+    if (err instanceof SigningKeyError) fail(err.message, 1);
+    throw err;
+  }
   let address: string;
   try {
     address = await app.listen({ host: config.listen.host, port: config.listen.port });

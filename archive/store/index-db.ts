@@ -17,6 +17,9 @@ import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, type Ra
 import type { AtOrBefore, DumpRow, MementoIndex, TimemapRow, WalkQuery } from './memento-index.js';
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
+import { appendToLog } from '../evidence/log.js';
+import { LOG_SCHEMA_SQLITE, SqliteLogStore, SqliteLogTx } from '../evidence/log-sqlite.js';
+import type { LogAppend } from './memento-index.js';
 
 export { rangeSql, StaleIndexError };
 export type { AtOrBefore, DumpRow, MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans, TimemapRow };
@@ -121,7 +124,15 @@ export class IndexDb implements MementoIndex {
      * (read-cache.ts); the store tells it of every write it commits.
      */
     readonly cache: ReadCache,
-  ) {}
+  ) {
+    this.log = new SqliteLogStore(reader, db);
+    this.logTx = new SqliteLogTx(db);
+  }
+
+  /** The evidence log's reads and tree heads (archive/evidence/log.ts). */
+  readonly log: SqliteLogStore;
+  /** The evidence log's writes, inside {@link insertMany}'s transaction. */
+  private readonly logTx: SqliteLogTx;
 
   /**
    * Opens (creating if needed) the index at `file`.
@@ -139,7 +150,7 @@ export class IndexDb implements MementoIndex {
     db.configure('busyTimeout', 10_000);
     await run(db, 'PRAGMA journal_mode = WAL');
     await run(db, `PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
-    await new Promise<void>((resolve, reject) => db.exec(SCHEMA, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => db.exec(SCHEMA + LOG_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
     await addRefersTo(db);
     if (!opts.anyUrlkeys) {
       try {
@@ -188,17 +199,21 @@ export class IndexDb implements MementoIndex {
    * Inserts rows in one transaction. A row whose (urlkey, archive_id, datetime) exists
    * replaces it (for recovery and reindex of old WARC files, see the module comment).
    * Up to {@link ROWS_PER_INSERT} rows (a write batch) are one statement, its own transaction
-   * (one round trip to SQLite's thread); more are several between `BEGIN IMMEDIATE` and `COMMIT`.
+   * (one round trip to SQLite's thread); more, or rows with evidence log entries
+   * (`log`, appended after the rows: archive/evidence/log.ts), are several between
+   * `BEGIN IMMEDIATE` and `COMMIT`.
    */
-  async insertMany(rows: NewMementoRow[]): Promise<void> {
-    if (!rows.length) return;
-    if (rows.length <= ROWS_PER_INSERT) {
+  async insertMany(rows: NewMementoRow[], log?: LogAppend): Promise<void> {
+    const leaves = log?.leaves.length ? log : undefined;
+    if (!rows.length && !leaves) return;
+    if (rows.length <= ROWS_PER_INSERT && !leaves) {
       await this.insertPart(rows);
     } else {
       await run(this.db, 'BEGIN IMMEDIATE');
       try {
         // Rows apply in order, so of two rows with one key the later wins.
         for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) await this.insertPart(rows.slice(from, from + ROWS_PER_INSERT));
+        if (leaves) await appendToLog(this.logTx, leaves.leaves, leaves);
         await run(this.db, 'COMMIT');
       } catch (err) {
         await run(this.db, 'ROLLBACK').catch(() => undefined);
@@ -554,6 +569,8 @@ export class IndexDb implements MementoIndex {
 
   /** Finalizes statements and closes the file. */
   async close(): Promise<void> {
+    await this.log.close();
+    await this.logTx.close();
     for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values(), ...this.browseStmts.values()])
       await new Promise<void>((r) => s.finalize(() => r()));
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));

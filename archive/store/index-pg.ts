@@ -29,6 +29,9 @@ import { type AtOrBefore, type DumpRow, type MementoIndex, PgIndexError, type Sq
 export { PgIndexError };
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read-cache.js';
+import { appendToLog } from '../evidence/log.js';
+import { LOG_SCHEMA_PG, PgLogStore, PgLogTx } from '../evidence/log-pg.js';
+import type { LogAppend } from './memento-index.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memento (
@@ -173,7 +176,12 @@ export class PgIndex implements MementoIndex {
   private constructor(
     private readonly pool: pg.Pool,
     readonly cache: ReadCache,
-  ) {}
+  ) {
+    this.log = new PgLogStore(pool);
+  }
+
+  /** The evidence log's reads and tree heads (archive/evidence/log.ts). */
+  readonly log: PgLogStore;
 
   /**
    * Connects to the database at `url` (`postgres://user[:password]@host[:port]/database`;
@@ -192,6 +200,7 @@ export class PgIndex implements MementoIndex {
         await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
         await client.query(SCHEMA);
         await client.query('ALTER TABLE memento ADD COLUMN IF NOT EXISTS refers_to bigint');
+        await client.query(LOG_SCHEMA_PG);
       });
     } catch (err) {
       await pool.end();
@@ -218,9 +227,11 @@ export class PgIndex implements MementoIndex {
    * rows per statement (array parameters, one prepared statement). Of two
    * rows of one key only the later is sent (PostgreSQL refuses to update a
    * row twice in one statement; SQLite applies both in order: the same end).
+   * The evidence log entries `log` are appended after the rows in the same
+   * transaction (archive/evidence/log.ts, under the archive's advisory lock).
    */
-  async insertMany(rows: NewMementoRow[]): Promise<void> {
-    if (!rows.length) return;
+  async insertMany(rows: NewMementoRow[], log?: LogAppend): Promise<void> {
+    if (!rows.length && !log?.leaves.length) return;
     const last = new Map<string, NewMementoRow>();
     for (const r of rows) {
       const key = `${r.urlkey}\n${r.archive_id}\n${r.datetime}`;
@@ -233,6 +244,7 @@ export class PgIndex implements MementoIndex {
         const part = unique.slice(from, from + ROWS_PER_INSERT);
         await client.query({ name: 'insert', text: INSERT, values: INSERT_COLS.map(([c]) => part.map((r) => r[c])) });
       }
+      if (log?.leaves.length) await appendToLog(new PgLogTx(client), log.leaves, log);
     });
     this.commits++;
   }

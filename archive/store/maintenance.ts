@@ -11,6 +11,7 @@
  */
 import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { copyLogTables } from '../evidence/log-sqlite.js';
 import { IndexDb, type MementoRow } from './index-db.js';
 import type { MementoIndex } from './memento-index.js';
 import { RowWriter } from './record-rows.js';
@@ -329,6 +330,8 @@ export async function reindex(indexFile: string, warcsDir: WarcStore | string, o
   const warcs = warcStoreOf(warcsDir);
   const tmp = indexFile + '.reindex';
   for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
+  // The evidence log is not derivable from the WARC files: kept; rows already in it get no second entry (record-rows.ts).
+  await copyLogTables(indexFile, tmp);
   const db = await IndexDb.open(tmp);
   const report: ReindexReport = { files: 0, records: 0, rows: 0, skipped: [] };
   try {

@@ -18,6 +18,18 @@
  */
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import type { ReadCache, UrlView } from './read-cache.js';
+import type { LogStore, NewLeaf } from '../evidence/log.js';
+
+/**
+ * Evidence log entries to append in the same transaction as a batch's rows
+ * (archive/evidence/log.ts `appendToLog`): `leaves` in order; with
+ * `ifAbsent`, a capture entry of a memento already in the log is left out
+ * (recovery and `reindex`).
+ */
+export interface LogAppend {
+  leaves: NewLeaf[];
+  ifAbsent?: boolean;
+}
 
 /** One answer of {@link MementoIndex.atOrBeforeMany}. */
 export interface AtOrBefore {
@@ -83,9 +95,14 @@ export interface MementoIndex {
    * Inserts `rows` in one transaction (all or none). A row whose (urlkey,
    * archive_id, datetime) exists replaces it, and of two rows of one key in
    * `rows` the later wins (recovery and `reindex` of old WARC files; ingest
-   * never writes a key twice). `refers_to` is kept as given.
+   * never writes a key twice). `refers_to` is kept as given. The
+   * evidence log entries `log` are appended in the same transaction, so
+   * that a capture is never committed without its entry.
    */
-  insertMany(rows: NewMementoRow[]): Promise<void>;
+  insertMany(rows: NewMementoRow[], log?: LogAppend): Promise<void>;
+
+  /** The evidence log: its entries, nodes and signed tree heads (archive/evidence/log.ts). */
+  readonly log: LogStore;
 
   /**
    * For each `(urlkey, t)` (t epoch s): the latest memento of `urlkey` in any

@@ -5,7 +5,8 @@
  * one row builder, index-row.ts), and the rows go into the index in
  * writing order. A revisit's `refers_to` (the row of the memento holding
  * its payload) is resolved against the index as it stands with every
- * earlier row inserted. docs/storage.md "Revisits".
+ * earlier row inserted. Each row's evidence log entry is appended with it,
+ * unless the log has one for that memento already (archive/evidence/log.ts). docs/storage.md "Revisits".
  */
 import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { exactUrlkey } from '#shared/uri.js';
@@ -13,6 +14,14 @@ import type { NewMementoRow } from './index-db.js';
 import type { MementoIndex } from './memento-index.js';
 import { indexRow } from './index-row.js';
 import type { ScannedRecord } from './warc-scan.js';
+import { captureLeaf } from '../evidence/leaf.js';
+import type { NewLeaf } from '../evidence/log.js';
+
+/** The evidence log entry of the memento `row` read from `record` (its WARC-Record-ID and block digest as read); null for a record without an id. */
+function leafOf(row: NewMementoRow, record: ScannedRecord): NewLeaf | null {
+  const recordId = record.headers.get('warc-record-id');
+  return recordId ? captureLeaf(row, { recordId, blockDigest: record.blockSha256 }) : null;
+}
 
 /**
  * The index row of a response or revisit record (and the request record
@@ -67,6 +76,7 @@ function namedOriginal(record: ScannedRecord): { urlkey: string; datetime: numbe
  */
 export class RowWriter {
   private rows: NewMementoRow[] = [];
+  private leaves: NewLeaf[] = [];
   /** Revisits whose original was not found when read: their row (without `refers_to`) and what they name. */
   private waiting: { row: NewMementoRow; named: { urlkey: string; datetime: number } | null; record: ScannedRecord; file: string }[] = [];
   /** Rows inserted so far. */
@@ -91,16 +101,24 @@ export class RowWriter {
       }
       row.refers_to = id;
     }
-    this.rows.push(row);
+    this.push(row, record);
     if (this.rows.length >= this.batchSize) await this.flush();
   }
 
-  /** Inserts the rows collected so far (one transaction). */
+  private push(row: NewMementoRow, record: ScannedRecord): void {
+    this.rows.push(row);
+    const leaf = leafOf(row, record);
+    if (leaf) this.leaves.push(leaf);
+  }
+
+  /** Inserts the rows collected so far and their log entries (one transaction). */
   async flush(): Promise<void> {
     if (!this.rows.length) return;
     const rows = this.rows;
+    const leaves = this.leaves;
     this.rows = [];
-    await this.index.insertMany(rows);
+    this.leaves = [];
+    await this.index.insertMany(rows, { leaves, ifAbsent: true });
     this.inserted += rows.length;
   }
 
@@ -121,7 +139,7 @@ export class RowWriter {
         continue;
       }
       row.refers_to = id;
-      this.rows.push(row);
+      this.push(row, record);
     }
     await this.flush();
   }

@@ -251,7 +251,7 @@ class S3Appender implements WarcAppender {
       this.held = { file, parts: [info], size: info.length };
     }
     const o = this.held;
-    const rec = { file: o.file, offset: o.size, length: e.response.length };
+    const rec = { file: o.file, offset: o.size, length: e.response.length, recordId: e.recordId, blockDigest: e.blockDigest };
     o.parts.push(e.response, e.request);
     o.size += e.response.length + e.request.length;
     if (o.size > MAX_HELD) await this.upload();
@@ -285,7 +285,7 @@ class S3Appender implements WarcAppender {
     const file = await this.newName();
     const info = warcinfoMember(file.slice(file.lastIndexOf('/') + 1));
     const { bodyLength, blockDigest } = await blockOf(pair);
-    const { response: header, request } = pairHeaders(pair, bodyLength, blockDigest);
+    const { response: header, request, recordId } = pairHeaders(pair, bodyLength, blockDigest);
     const requestMember = gzipRecord(request, this.gzipLevel);
     let length = 0;
     const gz = pipeline(Readable.from(responseRecordParts(header, pair)), zlib.createGzip({ level: this.gzipLevel, chunkSize: 64 * 1024 }), () => undefined);
@@ -329,7 +329,7 @@ class S3Appender implements WarcAppender {
       throw unavailable(this.store.location, 'did not take the capture', err);
     }
     this.fsyncs++;
-    return { file, offset: info.length, length };
+    return { file, offset: info.length, length, recordId, blockDigest };
   }
 
   /** Uploads the held object: the batch's records are in the bucket when this returns. @throws 503 when an upload of the batch failed */

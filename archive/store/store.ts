@@ -28,6 +28,9 @@ import { readMementoResponse } from './stored-response.js';
 import type { StoredResponse, WarcReader } from './warc-reader.js';
 import { openWarcStore } from './open-warcs.js';
 import type { WarcAppender, WarcStore } from './warc-store.js';
+import type { WrittenRecord } from './warc-writer.js';
+import { captureLeaf } from '../evidence/leaf.js';
+import type { NewLeaf } from '../evidence/log.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
 function refuse(status: number, reason: string): HttpError {
@@ -382,7 +385,7 @@ export class ArchiveStore {
    * queue (the next batch decides them again, against the index).
    */
   private async writeBatch(batch: Pending[]): Promise<void> {
-    const written: { p: PendingCapture; kind: 'new' | 'revisit' }[] = [];
+    const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord }[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
     let captures = 0;
     let t = performance.now();
@@ -433,7 +436,7 @@ export class ArchiveStore {
         p.row.warc_length = rec.length;
         p.row.refers_to = original ? original.id : null;
         decide.wrote(p.row);
-        written.push({ p, kind: original ? 'revisit' : 'new' });
+        written.push({ p, kind: original ? 'revisit' : 'new', rec });
       } catch (err) {
         p.reject(err);
       } finally {
@@ -450,7 +453,10 @@ export class ArchiveStore {
       if (captures) this.onBatch?.(captures, written.length, syncMs / 1000);
       if (written.length) {
         t = performance.now();
-        await this.commit(written.map(({ p }) => p.row));
+        await this.commit(
+          written.map(({ p }) => p.row),
+          written.map(({ p, rec }) => captureLeaf(p.row, rec)),
+        );
         this.stats.ms.commit += performance.now() - t;
       }
       for (const { p, kind } of written) done.push([p, { kind, created: true, conflict: false, row: p.row }]);
@@ -493,13 +499,13 @@ export class ArchiveStore {
 
   /**
    * The commit point of the write path: `rows` (whose WARC records are
-   * fsynced) go into the index in one transaction, and then everything that
-   * keeps index rows in memory learns of them. Throws the index's error
-   * (nothing committed then).
+   * fsynced) and their evidence log entries `leaves` go into the index in
+   * one transaction, and then everything that keeps index rows in memory
+   * learns of them. Throws the index's error (nothing committed then).
    */
-  private async commit(rows: NewMementoRow[]): Promise<void> {
+  private async commit(rows: NewMementoRow[], leaves: NewLeaf[]): Promise<void> {
     this.stats.transactions++;
-    await this.index.insertMany(rows);
+    await this.index.insertMany(rows, { leaves });
     // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
     this.index.cache.written(rows.map((r) => r.urlkey));
     this.isNew.committed(rows);

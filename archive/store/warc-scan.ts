@@ -33,6 +33,8 @@ export interface ScannedRecord {
   blockLength: number;
   /** `WARC-Block-Digest` recomputed matches the stated one; `null` when none is stated. */
   blockDigestOk: boolean | null;
+  /** `sha256:` + lower-case hex of SHA-256 over the block as read (what the evidence log's leaf names), whatever digest is stated. */
+  blockSha256: string;
   /** `WARC-Payload-Digest` recomputed (over the block after the HTTP head) matches; `null` when none is stated, and for a `revisit` record (its payload is its original's). */
   payloadDigestOk: boolean | null;
   /** The recomputed payload digest in the stated form (`sha256:<hex>` for this archive's records); `null` for a `revisit` record. */
@@ -186,6 +188,8 @@ class RecordBytes {
   private httpHeadLen = 0;
   httpHead: Buffer | null = null;
   private blockCheck: DigestCheck | null = null;
+  /** SHA-256 of the block, when the stated block digest is not one already (its check computes it then). */
+  private blockSha: Hash | null = null;
   private payloadCheck: DigestCheck | null = null;
   private tail = Buffer.alloc(0);
   error: string | null = null;
@@ -237,6 +241,7 @@ class RecordBytes {
     this.http = /^application\/http\b/i.test(this.headers.get('content-type') ?? '');
     if (this.http) this.httpHeadParts = [];
     this.blockCheck = new DigestCheck(this.headers.get('warc-block-digest'));
+    this.blockSha = /^sha256:[0-9a-f]{64}$/i.test(this.headers.get('warc-block-digest') ?? '') ? null : createHash('sha256');
     // A revisit record's payload is its original's, not in its block (WARC 1.1 §6.7.2): nothing here to check it against.
     this.payloadCheck = new DigestCheck(this.headers.get('warc-type') === 'revisit' ? undefined : this.headers.get('warc-payload-digest'));
     this.state = this.blockLength === 0 ? 'tail' : 'block';
@@ -248,6 +253,7 @@ class RecordBytes {
     const take = chunk.subarray(0, this.blockLength - this.blockSeen);
     this.blockSeen += take.length;
     this.blockCheck!.update(take);
+    this.blockSha?.update(take);
     if (this.httpHeadParts) {
       this.httpHeadParts.push(take);
       this.httpHeadLen += take.length;
@@ -273,10 +279,11 @@ class RecordBytes {
     return this.state === 'done';
   }
 
-  digests(): { block: boolean | null; payload: boolean | null; payloadDigest: string | null } {
-    const [block] = this.blockCheck!.result();
+  digests(): { block: boolean | null; blockSha256: string; payload: boolean | null; payloadDigest: string | null } {
+    const [block, recomputed] = this.blockCheck!.result();
     const [payload, payloadDigest] = this.payloadCheck!.result();
-    return { block, payload, payloadDigest };
+    const blockSha256 = this.blockSha ? 'sha256:' + this.blockSha.digest('hex') : recomputed!.toLowerCase();
+    return { block, blockSha256, payload, payloadDigest };
   }
 }
 
@@ -367,6 +374,7 @@ async function readMember(win: Window, offset: number): Promise<ScanItem | null>
       httpHead: rec.httpHead,
       blockLength: rec.blockLength,
       blockDigestOk: d.block,
+      blockSha256: d.blockSha256,
       payloadDigestOk: d.payload,
       payloadDigest: d.payloadDigest,
     },

@@ -42,11 +42,15 @@ export interface CapturePair {
   blockDigest?: string;
 }
 
-/** Where a written response record is. */
+/** Where a written response (or revisit) record is, and what the evidence log names it by. */
 export interface WrittenRecord {
   file: string;
   offset: number;
   length: number;
+  /** Its `WARC-Record-ID`, angle brackets included. */
+  recordId: string;
+  /** Its `WARC-Block-Digest`: `sha256:<hex>` of its block as written. */
+  blockDigest: string;
 }
 
 const EMPTY_DIGEST = 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
@@ -93,10 +97,13 @@ export interface EncodedPair {
   response: Buffer;
   /** The request record's gzip member. */
   request: Buffer;
+  /** The response (or revisit) record's `WARC-Record-ID` and `WARC-Block-Digest`. */
+  recordId: string;
+  blockDigest: string;
 }
 
 /** The WARC headers of a capture's response record and the whole request record (header, block, end), uncompressed. */
-export function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string): { response: Buffer; request: Buffer } {
+export function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string): { response: Buffer; request: Buffer; recordId: string } {
   const date = formatIsoSeconds(pair.datetime);
   const responseId = `<urn:uuid:${randomUUID()}>`;
   const response = warcHeader([
@@ -109,7 +116,7 @@ export function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: 
     ['WARC-Block-Digest', blockDigest],
     ['Content-Length', String(pair.responseHead.length + bodyLength)],
   ]);
-  return { response, request: requestRecord(pair, date, responseId) };
+  return { response, request: requestRecord(pair, date, responseId), recordId: responseId };
 }
 
 /** The whole request record (header, block, end) of a capture, uncompressed, linked to the record `concurrentTo` (WARC 1.1 §5.7). */
@@ -160,6 +167,7 @@ export interface RevisitPair {
 export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
   const date = formatIsoSeconds(pair.datetime);
   const revisitId = `<urn:uuid:${randomUUID()}>`;
+  const blockDigest = sha256(pair.responseHead);
   const header = warcHeader([
     ['WARC-Type', 'revisit'],
     ['WARC-Record-ID', revisitId],
@@ -170,12 +178,14 @@ export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
     ['WARC-Refers-To-Date', formatIsoSeconds(pair.original.datetime)],
     ['Content-Type', 'application/http; msgtype=response'],
     ['WARC-Payload-Digest', pair.payloadDigest],
-    ['WARC-Block-Digest', sha256(pair.responseHead)],
+    ['WARC-Block-Digest', blockDigest],
     ['Content-Length', String(pair.responseHead.length)],
   ]);
   return {
     response: gzipRecord(Buffer.concat([header, pair.responseHead, RECORD_END]), level),
     request: gzipRecord(requestRecord(pair, date, revisitId), level),
+    recordId: revisitId,
+    blockDigest,
   };
 }
 
@@ -195,6 +205,8 @@ export function encodePair(pair: CapturePair & { bodyBuffer: Buffer; blockDigest
   return {
     response: gzipRecord(Buffer.concat([h.response, pair.responseHead, pair.bodyBuffer, RECORD_END]), level),
     request: gzipRecord(h.request, level),
+    recordId: h.recordId,
+    blockDigest: pair.blockDigest,
   };
 }
 
@@ -358,7 +370,7 @@ export class WarcWriter {
     try {
       await w.flush();
       const { bodyLength, blockDigest } = await blockOf(pair);
-      const { response: resHeader, request } = pairHeaders(pair, bodyLength, blockDigest);
+      const { response: resHeader, request, recordId } = pairHeaders(pair, bodyLength, blockDigest);
       const requestMember = gzipRecord(request, this.gzipLevel);
       let pos = start;
       const fh = w.fh;
@@ -376,7 +388,7 @@ export class WarcWriter {
       await writeAll(w.fh, requestMember, pos);
       w.size = w.flushed = start + length + requestMember.length;
       w.dirty = true;
-      return { file: path.posix.join(this.archiveId, w.name), offset: start, length };
+      return { file: path.posix.join(this.archiveId, w.name), offset: start, length, recordId, blockDigest };
     } catch (err) {
       // A streamed record that failed half-way: cut it off. (Pending records of the
       // batch stay; a failed write of them is reported by sync.)
@@ -401,7 +413,7 @@ export class WarcWriter {
     w.size = start + e.response.length + e.request.length;
     w.dirty = true;
     if (w.pendingBytes > MAX_PENDING) await w.flush();
-    return { file: path.posix.join(this.archiveId, w.name), offset: start, length: e.response.length };
+    return { file: path.posix.join(this.archiveId, w.name), offset: start, length: e.response.length, recordId: e.recordId, blockDigest: e.blockDigest };
   }
 
   /**

@@ -1,0 +1,204 @@
+/**
+ * The evidence log's tables in the SQLite index (log.ts has their shape
+ * and the logic): the statements of a write transaction on the index's
+ * write connection ({@link SqliteLogTx}), and the reads of the committed
+ * log on its read connection ({@link SqliteLogStore}). Sets of keys and
+ * rows go in as one JSON parameter (`json_each`), so that each step is
+ * one prepared statement whatever the batch size; hashes travel as hex
+ * inside JSON and as BLOBs outside it.
+ */
+import { existsSync } from 'node:fs';
+import sqlite3 from 'sqlite3';
+import { all, run } from '../store/sqlite-calls.js';
+import { keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
+import type { NodeKey, StoredNode } from './merkle.js';
+
+/** The log's tables (log.ts), made on open of every index, old ones included. */
+export const LOG_SCHEMA_SQLITE = `
+CREATE TABLE IF NOT EXISTS log_leaf (
+  archive_id TEXT NOT NULL,
+  leaf_index INTEGER NOT NULL,
+  leaf_hash BLOB NOT NULL,
+  kind TEXT NOT NULL,
+  leaf_text TEXT,
+  urlkey TEXT,
+  datetime INTEGER,
+  PRIMARY KEY (archive_id, leaf_index)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS log_leaf_memento ON log_leaf (urlkey, archive_id, datetime);
+CREATE TABLE IF NOT EXISTS log_node (
+  archive_id TEXT NOT NULL,
+  level INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  hash BLOB NOT NULL,
+  PRIMARY KEY (archive_id, level, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log_head (
+  archive_id TEXT NOT NULL,
+  tree_size INTEGER NOT NULL,
+  root_hash BLOB NOT NULL,
+  timestamp INTEGER NOT NULL,
+  signature BLOB NOT NULL,
+  PRIMARY KEY (archive_id, tree_size)
+) WITHOUT ROWID;
+`;
+
+const LEAF_COLS = 'archive_id, leaf_index, leaf_hash, kind, leaf_text, urlkey, datetime';
+const HEAD_COLS = 'archive_id, tree_size, root_hash, timestamp, signature';
+
+const SQL = {
+  size: 'SELECT leaf_index FROM log_leaf WHERE archive_id = $a ORDER BY leaf_index DESC LIMIT 1',
+  nodes: `SELECT 0 AS level, l.leaf_index AS idx, l.leaf_hash AS hash FROM json_each($leaves) k JOIN log_leaf l ON l.archive_id = $a AND l.leaf_index = k.value
+    UNION ALL SELECT n.level, n.idx, n.hash FROM json_each($nodes) k JOIN log_node n ON n.archive_id = $a AND n.level = k.value ->> 0 AND n.idx = k.value ->> 1`,
+  leavesOf: `SELECT ${LEAF_COLS} FROM json_each($keys) k JOIN log_leaf l ON l.urlkey = k.value ->> 0 AND l.archive_id = $a AND l.datetime = k.value ->> 1
+    AND l.kind = 'capture' ORDER BY l.leaf_index`,
+  insertLeaves: `INSERT INTO log_leaf (${LEAF_COLS}) SELECT $a, value ->> 0, unhex(value ->> 1), value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each($rows)`,
+  insertNodes: 'INSERT INTO log_node (archive_id, level, idx, hash) SELECT $a, value ->> 0, value ->> 1, unhex(value ->> 2) FROM json_each($rows)',
+  erase: 'UPDATE log_leaf SET leaf_text = NULL, urlkey = NULL, datetime = NULL WHERE archive_id = $a AND leaf_index IN (SELECT value FROM json_each($indexes))',
+  leafOf: `SELECT ${LEAF_COLS} FROM log_leaf WHERE urlkey = $urlkey AND archive_id = $a AND datetime = $datetime AND kind = 'capture' ORDER BY leaf_index DESC LIMIT 1`,
+  leaves: `SELECT ${LEAF_COLS} FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from ORDER BY leaf_index LIMIT $limit`,
+  storedNodes: 'SELECT level, idx AS "index", hash FROM log_node WHERE archive_id = $a AND (level, idx) > ($level, $idx) ORDER BY level, idx LIMIT $limit',
+  newestHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size DESC LIMIT 1`,
+  headAt: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a AND tree_size = $size`,
+  heads: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size`,
+  addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($a, $size, $root, $timestamp, $signature) ON CONFLICT DO NOTHING`,
+  archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head',
+} as const;
+
+/** Prepared statements of one connection, made on first use. */
+class Statements {
+  private readonly stmts = new Map<string, sqlite3.Statement>();
+  constructor(private readonly db: sqlite3.Database) {}
+  get(name: keyof typeof SQL): sqlite3.Statement {
+    let st = this.stmts.get(name);
+    if (!st) this.stmts.set(name, (st = this.db.prepare(SQL[name])));
+    return st;
+  }
+  async close(): Promise<void> {
+    for (const s of this.stmts.values()) await new Promise<void>((r) => s.finalize(() => r()));
+    this.stmts.clear();
+  }
+}
+
+/** Perfect subtree hashes of `keys`, in order, through the `nodes` statement. @throws when one is missing */
+async function readNodes(st: Statements, archive: string, keys: NodeKey[]): Promise<Buffer[]> {
+  const leaves = keys.filter((k) => k.level === 0).map((k) => k.index);
+  const nodes = keys.filter((k) => k.level > 0).map((k) => [k.level, k.index]);
+  const rows = await all<{ level: number; idx: number; hash: Buffer }>(st.get('nodes'), {
+    $a: archive,
+    $leaves: JSON.stringify(leaves),
+    $nodes: JSON.stringify(nodes),
+  });
+  const byKey = new Map(rows.map((r) => [`${r.level}/${r.idx}`, r.hash]));
+  return keys.map((k) => {
+    const h = byKey.get(`${k.level}/${k.index}`);
+    if (!h) throw new Error(`the evidence log of archive ${archive} lacks its node ${k.level}/${k.index}`);
+    return h;
+  });
+}
+
+/** The log inside a write transaction on `db` (the index's write connection, or purge's). */
+export class SqliteLogTx implements LogTx {
+  private readonly st: Statements;
+  constructor(db: sqlite3.Database) {
+    this.st = new Statements(db);
+  }
+  async lock(): Promise<void> {
+    // The transaction is BEGIN IMMEDIATE: SQLite has one writer.
+  }
+  async size(archive: string): Promise<number> {
+    const [row] = await all<{ leaf_index: number }>(this.st.get('size'), { $a: archive });
+    return row ? row.leaf_index + 1 : 0;
+  }
+  nodes(archive: string, keys: NodeKey[]): Promise<Buffer[]> {
+    return readNodes(this.st, archive, keys);
+  }
+  async captured(archive: string, keys: { urlkey: string; datetime: number }[]): Promise<Set<string>> {
+    return new Set((await this.leavesOf(archive, keys)).map((l) => keyText({ urlkey: l.urlkey!, datetime: l.datetime! })));
+  }
+  leavesOf(archive: string, keys: { urlkey: string; datetime: number }[]): Promise<LeafRow[]> {
+    return all<LeafRow>(this.st.get('leavesOf'), { $a: archive, $keys: JSON.stringify(keys.map((k) => [k.urlkey, k.datetime])) });
+  }
+  async insertLeaves(rows: LeafRow[]): Promise<void> {
+    if (!rows.length) return;
+    const json = JSON.stringify(rows.map((r) => [r.leaf_index, r.leaf_hash.toString('hex'), r.kind, r.leaf_text, r.urlkey, r.datetime]));
+    await run(this.st.get('insertLeaves'), null, { $a: rows[0].archive_id, $rows: json });
+  }
+  async insertNodes(archive: string, nodes: StoredNode[]): Promise<void> {
+    await run(this.st.get('insertNodes'), null, { $a: archive, $rows: JSON.stringify(nodes.map((n) => [n.level, n.index, n.hash.toString('hex')])) });
+  }
+  async eraseLeaves(archive: string, indexes: number[]): Promise<void> {
+    await run(this.st.get('erase'), null, { $a: archive, $indexes: JSON.stringify(indexes) });
+  }
+  close(): Promise<void> {
+    return this.st.close();
+  }
+}
+
+/** The committed log, read on `reader` (read-only); tree heads are written on `writer`. */
+export class SqliteLogStore implements LogStore {
+  private readonly r: Statements;
+  private readonly w: Statements;
+  constructor(reader: sqlite3.Database, writer: sqlite3.Database) {
+    this.r = new Statements(reader);
+    this.w = new Statements(writer);
+  }
+  async archives(): Promise<string[]> {
+    return (await all<{ archive_id: string }>(this.r.get('archives'), {})).map((r) => r.archive_id);
+  }
+  async size(archive: string): Promise<number> {
+    const [row] = await all<{ leaf_index: number }>(this.r.get('size'), { $a: archive });
+    return row ? row.leaf_index + 1 : 0;
+  }
+  nodes(archive: string, keys: NodeKey[]): Promise<Buffer[]> {
+    return readNodes(this.r, archive, keys);
+  }
+  async leafOf(archive: string, urlkey: string, datetime: number): Promise<LeafRow | undefined> {
+    return (await all<LeafRow>(this.r.get('leafOf'), { $a: archive, $urlkey: urlkey, $datetime: datetime }))[0];
+  }
+  leaves(archive: string, from: number, limit: number): Promise<LeafRow[]> {
+    return all<LeafRow>(this.r.get('leaves'), { $a: archive, $from: from, $limit: limit });
+  }
+  storedNodes(archive: string, after: NodeKey, limit: number): Promise<StoredNode[]> {
+    return all<StoredNode>(this.r.get('storedNodes'), { $a: archive, $level: after.level, $idx: after.index, $limit: limit });
+  }
+  async head(archive: string, size?: number): Promise<TreeHead | undefined> {
+    if (size === undefined) return (await all<TreeHead>(this.r.get('newestHead'), { $a: archive }))[0];
+    return (await all<TreeHead>(this.r.get('headAt'), { $a: archive, $size: size }))[0];
+  }
+  heads(archive: string): Promise<TreeHead[]> {
+    return all<TreeHead>(this.r.get('heads'), { $a: archive });
+  }
+  async addHead(h: TreeHead): Promise<void> {
+    await run(this.w.get('addHead'), null, { $a: h.archive_id, $size: h.tree_size, $root: h.root_hash, $timestamp: h.timestamp, $signature: h.signature });
+  }
+  async close(): Promise<void> {
+    await this.r.close();
+    await this.w.close();
+  }
+}
+
+/**
+ * Copies the log tables of the SQLite index `from` (when it exists and has
+ * them) into the index file `to` (made when missing): `reindex` builds a
+ * new index from the WARC files, and the log is not derivable from them.
+ */
+export async function copyLogTables(from: string, to: string): Promise<void> {
+  if (!existsSync(from)) return;
+  const db = await new Promise<sqlite3.Database>((resolve, reject) => {
+    const d = new sqlite3.Database(to, (err) => (err ? reject(err) : resolve(d)));
+  });
+  try {
+    await new Promise<void>((resolve, reject) => db.exec(LOG_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
+    await run(db, 'ATTACH DATABASE $file AS old', { $file: from });
+    const have = await new Promise<{ name: string }[]>((resolve, reject) =>
+      db.all("SELECT name FROM old.sqlite_master WHERE type = 'table' AND name LIKE 'log\\_%' ESCAPE '\\'", (err, rows: { name: string }[]) =>
+        err ? reject(err) : resolve(rows),
+      ),
+    );
+    for (const t of ['log_leaf', 'log_node', 'log_head']) if (have.some((h) => h.name === t)) await run(db, `INSERT INTO main.${t} SELECT * FROM old.${t}`);
+    await run(db, 'DETACH DATABASE old');
+  } finally {
+    await new Promise<void>((resolve) => db.close(() => resolve()));
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Signed tree heads (STH) of the evidence logs (docs/evidence.md "Signed
+ * tree heads"): the daemon looks at each local archive's log once a
+ * second and, when it has entries its newest head does not cover (or no
+ * head at all: an empty log has one of size 0), signs the tree as it
+ * stands: Ed25519 (signing-key.ts) over the UTF-8 of
+ * `<tree_size>\n<root_hash base64>\n<timestamp ms>`. Heads are kept
+ * forever (`log_head`), one per size: every replica of an archive may
+ * sign, the first to store a size keeps it (insert if absent).
+ */
+import { type LogStore, rootOf, type TreeHead } from './log.js';
+import { type SigningKey, verifySignature } from './signing-key.js';
+
+/** A tree head as the `/log` JSON gives it. */
+export interface TreeHeadJson {
+  tree_size: number;
+  /** base64 */
+  root_hash: string;
+  /** ms since the epoch */
+  timestamp: number;
+  /** base64 Ed25519 over {@link signedText} */
+  signature: string;
+  /** base64 SPKI DER of the key */
+  public_key: string;
+}
+
+/** The bytes a tree head's signature covers: UTF-8 of `<tree_size>\n<root_hash base64>\n<timestamp>`. */
+export function signedText(treeSize: number, rootHash: Buffer, timestamp: number): string {
+  return `${treeSize}\n${rootHash.toString('base64')}\n${timestamp}`;
+}
+
+/** The JSON of a stored head, with the key's public half. */
+export function headJson(h: TreeHead, publicKeyBase64: string): TreeHeadJson {
+  return {
+    tree_size: h.tree_size,
+    root_hash: h.root_hash.toString('base64'),
+    timestamp: h.timestamp,
+    signature: h.signature.toString('base64'),
+    public_key: publicKeyBase64,
+  };
+}
+
+/** Whether `h`'s signature is the one of its size, root and timestamp by the key `publicKeyDer`. */
+export function headSignatureOk(h: TreeHead, publicKeyDer: Buffer): boolean {
+  return verifySignature(publicKeyDer, signedText(h.tree_size, h.root_hash, h.timestamp), h.signature);
+}
+
+/** How often the daemon looks for entries to sign, ms. */
+const INTERVAL_MS = 1000;
+
+/** Signs the tree heads of the `archives` named (see the module comment). */
+export class TreeHeadSigner {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  /**
+   * @param onError what a failed round says (the next round tries again)
+   */
+  constructor(
+    private readonly log: LogStore,
+    readonly key: SigningKey,
+    private readonly archives: readonly string[],
+    private readonly onError: (err: Error) => void = () => undefined,
+  ) {}
+
+  /** Starts looking once a second (the timer keeps no process alive). */
+  start(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setInterval(() => {
+      this.running = this.running.then(() => this.round()).catch((err: Error) => this.onError(err));
+    }, INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** One round: each archive whose log its newest head does not cover gets a new head. */
+  private async round(): Promise<void> {
+    for (const a of this.archives) {
+      if (this.closed) return;
+      await this.newest(a);
+    }
+  }
+
+  /**
+   * The newest head of `archive`'s log: the kept one when it covers at
+   * least `atLeast` entries (default: every entry committed now), else
+   * one signed now over the tree as it stands.
+   */
+  async newest(archive: string, atLeast?: number): Promise<TreeHead> {
+    const head = await this.log.head(archive);
+    if (head && atLeast !== undefined && head.tree_size >= atLeast) return head;
+    const size = await this.log.size(archive);
+    if (head && head.tree_size >= size) return head;
+    return this.sign(archive, size);
+  }
+
+  /** Signs the tree of `archive` of size `size` (its entries committed), keeps the head unless one of that size is kept, and returns the kept one. */
+  private async sign(archive: string, size: number): Promise<TreeHead> {
+    const root = await rootOf(this.log, archive, size);
+    const timestamp = Date.now();
+    const signature = this.key.sign(signedText(size, root, timestamp));
+    await this.log.addHead({ archive_id: archive, tree_size: size, root_hash: root, timestamp, signature });
+    return (await this.log.head(archive, size))!;
+  }
+
+  /** Stops the timer and waits for a round in progress. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}
