@@ -12,6 +12,7 @@ import { AccessRules, urlPattern } from '../access.js';
 import { timestampBound } from '../cdx/query.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
 import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { TreeHeadSigner } from '../evidence/tree-heads.js';
 import { IndexDb } from '../store/index-db.js';
 import { lockHolder } from '../store/lock.js';
 import { RecordDamage } from '../wacz/records.js';
@@ -117,6 +118,8 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
     return 1;
   }
   try {
+    // A tree head is signed for the package when the newest does not cover the log (as any replica may sign).
+    const heads = new TreeHeadSigner(index.log, key, []);
     const r = await writeWacz({
       index,
       warcsDir: path.join(config.dataDir, 'warcs'),
@@ -124,13 +127,20 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
       key,
       selection: sel,
       out: o.output,
+      log: { store: index.log, heads },
     });
     const extra = [
       r.originals ? `${r.originals} revisited original(s) outside the selection added` : '',
       r.hidden ? `${r.hidden} memento(s) the access rules hide left out` : '',
       r.revisitsOfHidden ? `${r.revisitsOfHidden} revisit(s) of hidden mementos left out` : '',
+      r.unlogged ? `${r.unlogged} memento(s) without an evidence log entry (indexed before the log was kept): no proof` : '',
+      r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
+      r.unlogged ? `${r.unlogged} memento(s) without an evidence log entry (indexed before the log was kept): no proof` : '',
+      r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
     ].filter(Boolean);
-    process.stdout.write(`wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`);
+    process.stdout.write(
+      `wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.proofs} proof(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`,
+    );
     return 0;
   } catch (err) {
     if (err instanceof RecordDamage) {

@@ -27,7 +27,10 @@ import { finished, pipeline } from 'node:stream/promises';
 import { ZipFile } from 'yazl';
 import { formatIsoSeconds } from '#shared/http-date.js';
 import { type AccessRules, afterPrefix, type UrlPattern } from '../access.js';
+import { parseCaptureLeaf } from '../evidence/leaf.js';
+import { inclusionOf, type LogStore, type TreeHead } from '../evidence/log.js';
 import type { SigningKey } from '../evidence/signing-key.js';
+import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
 import { cdxWalk, type UrlkeyRange } from '../store/cdx-walk.js';
 import { writeCdxj } from '../store/cdxj.js';
 import type { IndexDb, MementoRow, NewMementoRow } from '../store/index-db.js';
@@ -62,6 +65,12 @@ export interface WaczReport {
   revisitsOfHidden: number;
   /** Lines of pages/pages.jsonl. */
   pages: number;
+  /** Lines of proofs/proofs.jsonl: mementos with an inclusion proof. */
+  proofs: number;
+  /** Mementos in the package without an entry in the evidence log (indexed before the log was kept): no proof. */
+  unlogged: number;
+  /** Mementos left out because they were committed after the package's tree head of their archive was taken (captured while it was written). */
+  later: number;
   /** Bytes of the package. */
   bytes: number;
 }
@@ -78,8 +87,8 @@ export interface WaczInput {
   out: string;
   /** The package's creation time (datapackage.json `created`), also the instant the access rules are applied at. */
   now?: Date;
-  /** The proof lines of one exported memento (proofs/proofs.jsonl), or none; called once per memento in the package. */
-  proof?: (row: MementoRow) => Promise<object | null>;
+  /** The archive's evidence log (the index's, `IndexDb.log`) and its tree head signer: each memento's inclusion proof goes in proofs/proofs.jsonl. */
+  log: { store: LogStore; heads: TreeHeadSigner };
 }
 
 /** A pass-through that counts and hashes what passes (SHA-256). */
@@ -121,6 +130,45 @@ class LineFile {
   }
 }
 
+/**
+ * The inclusion proofs of the package's mementos: per archive, the newest
+ * signed tree head when its first memento is met (one is signed then if
+ * the newest does not cover every entry: tree-heads.ts), kept for the
+ * whole package, so that every proof of an archive is in the same tree.
+ */
+class Evidence {
+  private readonly heads = new Map<string, TreeHead>();
+  constructor(
+    private readonly store: LogStore,
+    private readonly signer: TreeHeadSigner,
+    private readonly publicKey: string,
+  ) {}
+
+  /**
+   * The memento's line of proofs/proofs.jsonl: the `/proof` answer's
+   * fields (`leaf`, `leaf_index`, `tree_size`, `audit_path`, `sth`) and
+   * `archive`; `null` when it has no log entry; `'later'` when its entry
+   * is not in the archive's tree head taken for the package.
+   */
+  async proof(row: MementoRow): Promise<object | null | 'later'> {
+    const leaf = await this.store.leafOf(row.archive_id, row.urlkey, row.datetime);
+    const fields = leaf?.leaf_text ? parseCaptureLeaf(leaf.leaf_text) : undefined;
+    if (!leaf || !fields) return null;
+    let head = this.heads.get(row.archive_id);
+    if (!head) this.heads.set(row.archive_id, (head = await this.signer.newest(row.archive_id)));
+    if (leaf.leaf_index >= head.tree_size) return 'later';
+    const path = await inclusionOf(this.store, row.archive_id, leaf.leaf_index, head.tree_size);
+    return {
+      archive: row.archive_id,
+      leaf: fields,
+      leaf_index: leaf.leaf_index,
+      tree_size: head.tree_size,
+      audit_path: path.map((h) => h.toString('base64')),
+      sth: headJson(head, this.publicKey),
+    };
+  }
+}
+
 /** The urlkeys a selection walks. */
 function rangeOf(sel: WaczSelection): UrlkeyRange {
   if (!sel.pattern) return { from: '', to: '\u{10ffff}' };
@@ -146,7 +194,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
   const now = input.now ?? new Date();
   const nowS = Math.floor(now.getTime() / 1000);
   const { index, rules, selection } = input;
-  const report: WaczReport = { mementos: 0, originals: 0, hidden: 0, revisitsOfHidden: 0, pages: 0, bytes: 0 };
+  const report: WaczReport = { mementos: 0, originals: 0, hidden: 0, revisitsOfHidden: 0, pages: 0, proofs: 0, unlogged: 0, later: 0, bytes: 0 };
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'memento-wacz-'));
   const partial = `${input.out}.${process.pid}.partial`;
   const zip = new ZipFile();
@@ -165,8 +213,10 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
     const exported = new Set<number>();
     let warcBytes = 0;
 
-    /** Copies a memento's records into data.warc.gz; its CDXJ row (offsets in the package). */
-    const put = async (row: MementoRow, page: boolean): Promise<NewMementoRow> => {
+    const evidence = new Evidence(input.log.store, input.log.heads, input.key.publicKeyBase64);
+
+    /** Copies a memento's records into data.warc.gz, its proof into proofs.jsonl; its CDXJ row (offsets in the package). */
+    const put = async (row: MementoRow, page: boolean, proof: object | null): Promise<NewMementoRow> => {
       const file = path.join(input.warcsDir, row.warc_file);
       const recs = await mementoRecords(file, row.warc_offset, row.warc_length);
       const offset = warcBytes;
@@ -182,8 +232,10 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
         await pages.write({ id: `${row.archive_id}-${row.id}`, url: row.uri_r, ts: formatIsoSeconds(row.datetime) });
         report.pages++;
       }
-      const proof = await input.proof?.(row);
-      if (proof) await proofs.write(proof);
+      if (proof) {
+        await proofs.write(proof);
+        report.proofs++;
+      } else report.unlogged++;
       return { ...row, warc_file: WARC_NAME, warc_offset: offset, warc_length: row.warc_length };
     };
 
@@ -196,10 +248,20 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
           report.hidden++;
           continue;
         }
+        const proof = await evidence.proof(row);
+        if (proof === 'later') {
+          report.later++;
+          continue;
+        }
         if (row.refers_to !== null && !exported.has(row.refers_to)) {
           const original = await index.byId(row.refers_to);
           if (!original || rules.verdict(original.urlkey, original.datetime, nowS) !== 'allow') {
             report.revisitsOfHidden++;
+            continue;
+          }
+          const originalProof = await evidence.proof(original);
+          if (originalProof === 'later') {
+            report.later++;
             continue;
           }
           const inSelection =
@@ -208,9 +270,9 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
             original.datetime >= (selection.from ?? -Infinity) &&
             original.datetime <= (selection.to ?? Infinity);
           if (!inSelection) report.originals++;
-          yield await put(original, inSelection);
+          yield await put(original, inSelection, originalProof);
         }
-        yield await put(row, true);
+        yield await put(row, true, proof);
       }
       warc.end();
     };

@@ -71,6 +71,48 @@ function captures(): [string, Buffer][] {
   ];
 }
 
+/** A line of proofs/proofs.jsonl. */
+interface Proof {
+  archive: string;
+  leaf: { uri: string; datetime: string; record_id: string; digest: string };
+  leaf_index: number;
+  tree_size: number;
+  audit_path: string[];
+  sth: { tree_size: number; root_hash: string; timestamp: number; signature: string; public_key: string };
+}
+
+/**
+ * RFC 9162 §2.1.3.2, written here from the RFC alone: whether
+ * `path` proves the leaf `hash` at `index` in the tree of `size` leaves
+ * whose root is `root` (node hash SHA-256(0x01 ‖ left ‖ right)).
+ */
+function inclusionOk(hash: Buffer, index: number, size: number, path: Buffer[], root: Buffer): boolean {
+  if (index >= size) return false;
+  const node = (l: Buffer, r: Buffer) =>
+    createHash('sha256')
+      .update(Buffer.from([1]))
+      .update(l)
+      .update(r)
+      .digest();
+  let fn = index;
+  let sn = size - 1;
+  let r = hash;
+  for (const p of path) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      r = node(p, r);
+      if (fn % 2 === 0)
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+    } else r = node(r, p);
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && r.equals(root);
+}
+
 const ACCESS = `access:
   - url: http://www.example.org/secret/*
     action: exclude
@@ -86,7 +128,7 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
   const wacz = path.join(c.dir, 'out.wacz');
   const r = await runCli(['wacz', '--config', c.config, '-o', wacz]);
   t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /^wacz: .*out\.wacz: 6 memento\(s\), 4 page\(s\), \d+ bytes; 1 memento\(s\) the access rules hide left out\n$/);
+  t.match(r.stdout, /^wacz: .*out\.wacz: 6 memento\(s\), 4 page\(s\), 6 proof\(s\), \d+ bytes; 1 memento\(s\) the access rules hide left out\n$/);
   const files = await unzip(wacz);
   t.same(
     [...files.keys()].sort(),
@@ -141,18 +183,21 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
   );
   t.equal(lines.length, 6);
   const seen: string[] = [];
+  /** Per `<URI-R>\n<14 digits>`: the WARC-Record-ID and block digest of the record the CDXJ line points at. */
+  const records = new Map<string, { id: string; digest: string }>();
   for (const line of lines) {
     const m = /^(\S+) (\d{14}) (\{.*\})$/.exec(line)!;
     const j = JSON.parse(m[3]) as { url: string; mime: string; offset: string; length: string; filename: string };
     t.equal(j.filename, 'data.warc.gz');
     const member = warc.subarray(Number(j.offset), Number(j.offset) + Number(j.length));
     const recs = [];
-    for await (const rec of new WARCParser(Readable.from([member])))
-      recs.push({ type: rec.warcType, uri: rec.warcTargetURI, date: rec.warcDate, body: await rec.readFully(false) });
+    for await (const rec of new WARCParser(Readable.from([member]), { parseHttp: false }))
+      recs.push({ type: rec.warcType, uri: rec.warcTargetURI, id: rec.warcHeader('WARC-Record-ID'), block: Buffer.from(await rec.readFully(false)) });
     t.equal(recs.length, 1, `${m[2]} ${j.url}: one record at the line's offset and length`);
     t.equal(recs[0].uri, j.url);
     t.equal(recs[0].type, j.mime === 'warc/revisit' ? 'revisit' : 'response');
     seen.push(`${m[2]} ${j.url.replace('http://www.example.org', '')} ${recs[0].type}`);
+    records.set(`${j.url}\n${m[2]}`, { id: recs[0].id!, digest: sha256(recs[0].block) });
   }
   t.same(seen.sort(), [
     '20010320203500 /a response',
@@ -188,6 +233,63 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     ],
     'the HTML pages that answered 200',
   );
+
+  // proofs/proofs.jsonl: each memento's entry in its archive's log, its inclusion in a signed tree head (RFC 9162 §2.1.3.2).
+  const proofs = files
+    .get('proofs/proofs.jsonl')!
+    .bytes.toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Proof);
+  t.equal(proofs.length, 6, 'a proof per memento');
+  for (const p of proofs) {
+    const what = `${p.leaf.datetime} ${p.leaf.uri}`;
+    t.same(
+      records.get(`${p.leaf.uri}\n${p.leaf.datetime}`),
+      { id: p.leaf.record_id, digest: p.leaf.digest },
+      `${what}: the entry names the package's record and its block's SHA-256`,
+    );
+    const leafText = `${p.leaf.uri}\n${p.leaf.datetime}\n${p.leaf.record_id}\n${p.leaf.digest}`;
+    const leafHash = createHash('sha256')
+      .update(Buffer.from([0]))
+      .update(leafText, 'utf8')
+      .digest();
+    t.equal(p.tree_size, p.sth.tree_size);
+    t.ok(
+      inclusionOk(
+        leafHash,
+        p.leaf_index,
+        p.tree_size,
+        p.audit_path.map((h) => Buffer.from(h, 'base64')),
+        Buffer.from(p.sth.root_hash, 'base64'),
+      ),
+      `${what}: the inclusion proof verifies`,
+    );
+    const tampered = createHash('sha256')
+      .update(Buffer.from([0]))
+      .update(
+        leafText.replace(/.$/, (x) => (x === '0' ? '1' : '0')),
+        'utf8',
+      )
+      .digest();
+    t.notOk(
+      inclusionOk(
+        tampered,
+        p.leaf_index,
+        p.tree_size,
+        p.audit_path.map((h) => Buffer.from(h, 'base64')),
+        Buffer.from(p.sth.root_hash, 'base64'),
+      ),
+      `${what}: and not for a changed digest`,
+    );
+    t.equal(p.sth.public_key, digest.signedData.publicKey, 'the same key signs the tree head and the package');
+    t.ok(
+      verify(null, Buffer.from(`${p.sth.tree_size}\n${p.sth.root_hash}\n${p.sth.timestamp}`, 'utf8'), key, Buffer.from(p.sth.signature, 'base64')),
+      `${what}: the tree head's signature verifies`,
+    );
+    const kept = JSON.parse((await request(`${a.url}/${p.archive}/log?tree_size=${p.sth.tree_size}`)).text);
+    t.same(kept, p.sth, `${what}: the archive keeps that tree head (/log?tree_size=N)`);
+  }
 
   // Round trip: the package imported into a fresh archive.
   const b = writeConfig();
