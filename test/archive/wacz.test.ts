@@ -291,6 +291,25 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     t.same(kept, p.sth, `${what}: the archive keeps that tree head (/log?tree_size=N)`);
   }
 
+  // A selection: one URL from a date on; the revisit in it brings its original, outside it, along.
+  const part = path.join(c.dir, 'part.wacz');
+  const rp = await runCli(['wacz', '--config', c.config, '--url', 'http://www.example.org/a', '--from', '20010322', '-o', part]);
+  t.equal(rp.code, 0, rp.stderr);
+  t.match(rp.stdout, /: 2 memento\(s\), 1 page\(s\), 2 proof\(s\), \d+ bytes; 1 revisited original\(s\) outside the selection added\n$/);
+  const partFiles = await unzip(part);
+  t.same(
+    partFiles
+      .get('indexes/index.cdx')!
+      .bytes.toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(' ').slice(0, 2).join(' ') + ' ' + JSON.parse(l.slice(l.indexOf('{'))).mime),
+    ['org,example)/a 20010321203500 text/html', 'org,example)/a 20010322203500 warc/revisit'],
+    'the revisit and the original it repeats',
+  );
+  t.match(partFiles.get('pages/pages.jsonl')!.bytes.toString('utf8'), /"ts":"2001-03-22T20:35:00Z"/);
+  t.notMatch(partFiles.get('pages/pages.jsonl')!.bytes.toString('utf8'), /2001-03-21/, 'the original is no page of the selection');
+
   // Round trip: the package imported into a fresh archive.
   const b = writeConfig();
   t.teardown(() => rmSync(b.dir, { recursive: true, force: true }));
