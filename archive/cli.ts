@@ -10,6 +10,7 @@
  *   memento-archive import  [--config conf/archive.yaml] [--daemon URL] FILE.warc[.gz]...
  *   memento-archive cdxj    [--config conf/archive.yaml] [--archive ID]
  *   memento-archive migrate [--config conf/archive.yaml] [--from sqlite] --to postgres://… [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
+ *   memento-archive wacz    [--config conf/archive.yaml] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
  *
  * Bad arguments or a config with a mistake: one line on stderr, exit
  * status 2.
@@ -24,13 +25,15 @@ import { runReindex } from './commands/reindex.js';
 import { serve } from './commands/serve.js';
 import { say } from './commands/terminal.js';
 import { runVerify } from './commands/verify.js';
+import { runWacz } from './commands/wacz.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE]
-       memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]...
+       memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]|FILE.wacz...
        memento-archive cdxj [--config FILE] [--archive ID]
        memento-archive migrate [--config FILE] [--from sqlite] --to postgres://...
                        [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
+       memento-archive wacz [--config FILE] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
 redirector, TimeGates, Mementos, TimeMaps and host-meta discovery.
@@ -58,7 +61,8 @@ commands:
                    under it), optionally --before DATE / --after DATE (the
                    captures earlier than / at or after). Stop the daemon
                    first. --dry-run says what would go and changes nothing.
-  import FILE...   WARC 1.0/1.1 files (plain or .gz) → mementos, with the
+  import FILE...   WARC 1.0/1.1 files (plain or .gz), and the WARC files inside
+                   WACZ packages (.wacz), → mementos, with the
                    rules of a capture PUT (span, dedup, same second):
                    response records with their request records, revisit
                    records resolved to the memento they repeat; resource,
@@ -77,12 +81,19 @@ commands:
                    <prefix>migrated/ in the bucket. Stop the daemon first.
                    The source is only read. Then set storage.index (and
                    storage.warcs) in the config and run verify.
+  wacz             write a WACZ 1.1.1 package (ReplayWeb.page opens it) of the
+                   mementos of --url URL (or every URL under PREFIX*), from
+                   --from DATE to --to DATE (both included; every memento when
+                   none is given): their WARC records as stored, a CDXJ index,
+                   the HTML pages, the evidence log's inclusion proofs, and a
+                   manifest signed with the archive's Ed25519 key. What the
+                   access rules hide is left out. Safe while the daemon runs.
 
 options:
   -c, --config FILE   archive config (YAML), default conf/archive.yaml;
                       relative paths inside it are relative to its folder
   -q, --quiet         do not log each request
-  --url URL           purge: the URL whose captures go
+  --url URL           purge: the URL whose captures go (wacz: see below)
   --prefix URL*       purge: every URL beginning with this (SURT prefix)
   --before DATE       purge: only captures earlier than DATE (ISO 8601 or 14 digits)
   --after DATE        purge: only captures at or after DATE
@@ -96,6 +107,12 @@ options:
   --s3-endpoint URL   migrate: the S3-compatible store's URL (omit for AWS;
                       given, path-style requests are used)
   --s3-region R       migrate: the store's region (default us-east-1)
+  --url URL|PREFIX*   wacz: one URL, or every URL beginning with PREFIX
+  --from DATE         wacz: mementos at or after DATE (ISO 8601, or 1 to 14
+                      digits yyyyMMddhhmmss: the first second they begin)
+  --to DATE           wacz: mementos at or before DATE (digits: the last
+                      second they begin, --to 2025 is all of 2025)
+  -o, --output FILE   wacz: the package to write (a new file ending in .wacz)
   -h, --help          show this text
 `;
 
@@ -114,6 +131,7 @@ const OPTIONS = {
   warcs: { type: 'string' },
   's3-endpoint': { type: 'string' },
   's3-region': { type: 'string' },
+  output: { type: 'string', short: 'o' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -132,6 +150,7 @@ const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<nu
   import: (config, args) => runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }),
   cdxj: (config, args) => runCdxj(config, { archive: args.values.archive }),
   migrate: (config, args) => runMigrate(config, args.values),
+  wacz: (config, args) => runWacz(config, args.values),
 };
 
 /** Runs the CLI with `argv` (without node and script). Exits the process when a command returns its exit code. */

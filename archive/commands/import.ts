@@ -1,7 +1,8 @@
 /**
- * `memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]...`:
+ * `memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]|FILE.wacz...`:
  * WARC files (wget --warc-file, Heritrix, browsertrix, other archives,
- * this archive's own) → mementos (archive/import/importer.ts).
+ * this archive's own), and the WARC files inside WACZ packages
+ * (archive/import/wacz-input.ts), → mementos (archive/import/importer.ts).
  *
  * With no daemon running, it takes the data folder's lock and stores
  * captures itself (crash recovery first, as the daemon would). When the
@@ -17,10 +18,12 @@
  * is a terminal. Exit status 0, 1 when a file or record was damaged or the
  * import stopped, 2 for a file that cannot be opened (nothing imported).
  */
+import { open } from 'node:fs/promises';
 import type { ArchiveConfig } from '../config.js';
 import { Importer } from '../import/importer.js';
 import { type CaptureSink, DaemonSink, daemonAddress, StoreSink } from '../import/sinks.js';
 import { WarcDamage, WarcFile } from '../import/warc-input.js';
+import { isZip, openWacz, type WaczPackage, WaczRefused } from '../import/wacz-input.js';
 import { DataDirBusyError, lockHolder } from '../store/lock.js';
 import { PgIndexError } from '../store/memento-index.js';
 import { ArchiveStore } from '../store/store.js';
@@ -42,6 +45,17 @@ async function withoutWarcioWarnings<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } finally {
     console.warn = warn;
+  }
+}
+
+/** The first `n` bytes of the file at `file` (fewer when it is shorter). @throws the file system's error */
+async function firstBytes(file: string, n: number): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(n), 0, n, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
   }
 }
 
@@ -94,20 +108,31 @@ async function chooseSink(config: ArchiveConfig, daemon: string | undefined): Pr
  */
 export async function runImport(config: ArchiveConfig, files: string[], opts: { daemon?: string } = {}): Promise<number> {
   if (!files.length) {
-    say('import needs one or more WARC files: memento-archive import [--config FILE] FILE.warc[.gz]...');
+    say('import needs one or more WARC files or WACZ packages: memento-archive import [--config FILE] FILE.warc[.gz]|FILE.wacz...');
     return 2;
   }
   const warcs: WarcFile[] = [];
+  const packages: WaczPackage[] = [];
+  const closePackages = () => packages.forEach((p) => p.close());
   for (const f of files) {
     try {
-      warcs.push(await WarcFile.open(f));
+      if (isZip(await firstBytes(f, 4))) {
+        const p = await openWacz(f);
+        packages.push(p);
+        warcs.push(...p.warcs);
+      } else warcs.push(await WarcFile.open(f));
     } catch (err) {
-      say(`${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing imported`);
+      closePackages();
+      if (err instanceof WaczRefused) say(`${err.message}; nothing imported`);
+      else say(`${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing imported`);
       return 2;
     }
   }
   const sink = await openSink(config, opts.daemon);
-  if (!sink) return 1;
+  if (!sink) {
+    closePackages();
+    return 1;
+  }
   const total = warcs.reduce((n, w) => n + w.size, 0);
   const bar = progressBar('import');
   let before = 0;
@@ -140,6 +165,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
     importer.counts.errors++;
   } finally {
     bar.stop(!stopped);
+    closePackages();
     await sink.close();
   }
   if (stopped) say(`import stopped: ${stopped}`);

@@ -19,8 +19,9 @@
  * {@link WarcDamage} too. The HTTP head inside a record is read by
  * {@link readHead}, within the importer's `max_head_bytes`.
  */
-import { createReadStream, type ReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { AsyncIterReader, WARCParser, type WARCRecord } from 'warcio';
 import { ScavengeCounter } from '#shared/gc.js';
 import { DigestCheck, MAX_WARC_HEAD } from '../store/warc-scan.js';
@@ -120,6 +121,14 @@ class HeadBoundReader extends AsyncIterReader {
  * would hold a quarter of a GiB.
  */
 const GZIP_PIECE = 8 * 1024;
+
+/** The chunks of `source`, counted in `read.bytes`. */
+async function* counting(source: AsyncIterable<Buffer>, read: { bytes: number }): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    read.bytes += chunk.length;
+    yield chunk;
+  }
+}
 
 /** The chunks of `source` cut into pieces of at most `size` bytes. */
 async function* pieces(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
@@ -260,35 +269,65 @@ export interface RequestPairs {
 
 const bare = (uri: string | undefined | null) => (uri ?? '').trim().replace(/^<(.*)>$/, '$1');
 
+/** Where a WARC file's bytes come from: a file on disk, or an entry of a WACZ package (wacz-input.ts). */
+export interface ByteSource {
+  /** Bytes in the WARC file. */
+  readonly size: number;
+  /** Its bytes from `start` to the end, as a stream (the caller destroys it when it stops early). */
+  open(start: number): Promise<Readable>;
+}
+
+/** The bytes of the file at `file`. */
+function fileSource(file: string, size: number): ByteSource {
+  return { size, open: async (start) => createReadStream(file, { start, highWaterMark: 256 * 1024 }) };
+}
+
+/** Whether the bytes begin with a gzip member (RFC 1952 magic bytes). */
+async function startsWithGzip(source: ByteSource): Promise<boolean> {
+  if (source.size < 2) return false;
+  const stream = await source.open(0);
+  try {
+    let head = Buffer.alloc(0);
+    for await (const c of stream) {
+      head = Buffer.concat([head, c as Buffer]);
+      if (head.length >= 2) break;
+    }
+    return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    stream.destroy();
+  }
+}
+
 /** A WARC file read with warcio; {@link bytesRead} counts what its passes read, for a progress bar. */
 export class WarcFile {
-  /** The stream of the pass under way, and the bytes read by the passes before it. */
-  private stream: ReadStream | null = null;
+  /** Bytes read by the pass under way, and by the passes before it. */
+  private current: { bytes: number } | null = null;
   private passBytes = 0;
 
   private constructor(
+    /** The file's name in messages: its path, or `<package>.wacz:archive/<name>`. */
     readonly file: string,
     readonly size: number,
     /** The file begins with a gzip member (RFC 1952 magic bytes). */
     private readonly gzip: boolean,
+    private readonly source: ByteSource,
   ) {}
 
   /** @throws the file system's error (ENOENT, EISDIR…) */
   static async open(file: string): Promise<WarcFile> {
     const st = await stat(file);
     if (!st.isFile()) throw Object.assign(new Error(`${file} is not a file`), { code: 'EISDIR' });
-    const fh = await open(file, 'r');
-    try {
-      const { buffer, bytesRead } = await fh.read(Buffer.alloc(2), 0, 2, 0);
-      return new WarcFile(file, st.size, bytesRead === 2 && buffer[0] === 0x1f && buffer[1] === 0x8b);
-    } finally {
-      await fh.close();
-    }
+    return WarcFile.of(file, fileSource(file, st.size));
+  }
+
+  /** The WARC file whose bytes `source` gives, named `name` in messages. */
+  static async of(name: string, source: ByteSource): Promise<WarcFile> {
+    return new WarcFile(name, source.size, await startsWithGzip(source), source);
   }
 
   /** Bytes of the file read so far by the import's pass over it (not counting the first pass, {@link pairRequests}). */
   get bytesRead(): number {
-    return this.passBytes + (this.stream?.bytesRead ?? 0);
+    return this.passBytes + (this.current?.bytes ?? 0);
   }
 
   /**
@@ -301,9 +340,11 @@ export class WarcFile {
    */
   async *records(opts: { check?: boolean; start?: number; quiet?: boolean } = {}): AsyncGenerator<WarcItem> {
     const whole = opts.start === undefined && !opts.quiet;
-    const stream = createReadStream(this.file, { start: opts.start ?? 0, highWaterMark: 256 * 1024 });
-    if (whole) this.stream = stream;
-    const reader = new HeadBoundReader(this.gzip ? pieces(stream, GZIP_PIECE) : stream);
+    const stream = await this.source.open(opts.start ?? 0);
+    const read = { bytes: 0 };
+    if (whole) this.current = read;
+    const counted = counting(stream, read);
+    const reader = new HeadBoundReader(this.gzip ? pieces(counted, GZIP_PIECE) : counted);
     const parser = new HeadBoundParser(reader);
     const base = opts.start ?? 0;
     let offset = base;
@@ -344,8 +385,8 @@ export class WarcFile {
     } finally {
       stream.destroy();
       if (whole) {
-        this.passBytes += stream.bytesRead;
-        this.stream = null;
+        this.passBytes += read.bytes;
+        this.current = null;
       }
     }
     // warcio ends quietly on a cut member or leftover bytes: the last record must end at the end of the file.

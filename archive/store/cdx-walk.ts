@@ -9,7 +9,7 @@ import { type Ranges, rangeSql } from './index-sql.js';
 import type { MementoIndex, WalkQuery } from './memento-index.js';
 
 /** Columns a CDX walk ({@link cdxWalk}) reads when asked, beyond those of every {@link CdxRow}. */
-export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length';
+export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length' | 'refers_to';
 
 /**
  * A memento as a CDX walk reads it: its place in the index order (urlkey,

@@ -23,9 +23,10 @@ const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
  * makes sure the screenshot folder exists (tests run in any order, two at
  * a time: none removes it).
  *
+ * @param extraArgs more Chromium switches
  * @throws when Debian's chromium is not installed, saying how to install it
  */
-export async function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   const executablePath = CHROMIUM.find((p) => existsSync(p));
   if (!executablePath) throw new Error('no Chromium at /usr/bin/chromium: apt-get install -y chromium (as .ci/run does)');
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -46,6 +47,7 @@ export async function launchBrowser(): Promise<Browser> {
       '--metrics-recording-only',
       '--safebrowsing-disable-auto-update',
       '--font-render-hinting=none',
+      ...extraArgs,
     ],
   });
 }

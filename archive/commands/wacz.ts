@@ -1,0 +1,163 @@
+/**
+ * `memento-archive wacz [--config F] [--url URL|PREFIX*] [--from D] [--to D] -o FILE.wacz`:
+ * the selected mementos as a signed WACZ 1.1.1 package (archive/wacz/package.ts,
+ * docs/evidence.md "WACZ packages"). It only reads the index and the WARC
+ * files and takes no lock, so it runs beside the daemon (as `cdxj` and
+ * `verify` do).
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { UriError } from '#shared/uri.js';
+import { AccessRules, urlPattern } from '../access.js';
+import { timestampBound } from '../cdx/query.js';
+import { type ArchiveConfig, parseInstant } from '../config.js';
+import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { TreeHeadSigner } from '../evidence/tree-heads.js';
+import { IndexDb } from '../store/index-db.js';
+import { lockHolder } from '../store/lock.js';
+import { RecordDamage } from '../wacz/records.js';
+import { type WaczSelection, writeWacz } from '../wacz/package.js';
+import { say } from './terminal.js';
+
+/** The options of `wacz` as parsed from the command line. */
+export interface WaczOptions {
+  url?: string;
+  from?: string;
+  to?: string;
+  output?: string;
+}
+
+/** A date option: 1–14 digits (a prefix: its first second for `--from`, its last for `--to`) or ISO 8601; epoch s, `undefined` when it is neither. */
+function dateOption(v: string, end: 'first' | 'last'): number | undefined {
+  return /^\d{1,14}$/.test(v) ? timestampBound(v, end) : parseInstant(v);
+}
+
+/**
+ * The selection the options name.
+ * @returns the selection, or the one-line reason it cannot be made
+ */
+export function waczSelection(o: WaczOptions): WaczSelection | string {
+  const sel: WaczSelection = {};
+  if (o.url !== undefined) {
+    try {
+      sel.pattern = urlPattern(o.url);
+    } catch (err) {
+      if (err instanceof UriError) return `--url ${JSON.stringify(o.url)}: ${err.message}`;
+      throw err;
+    }
+  }
+  for (const [k, end] of [
+    ['from', 'first'],
+    ['to', 'last'],
+  ] as const) {
+    if (o[k] === undefined) continue;
+    const t = dateOption(o[k], end);
+    if (t === undefined) return `--${k} must be a date like 2026-01-01T00:00:00Z or 1 to 14 digits (yyyyMMddhhmmss), not ${JSON.stringify(o[k])}`;
+    sel[k] = t;
+  }
+  if (sel.from !== undefined && sel.to !== undefined && sel.from > sel.to) return '--from must not be later than --to';
+  return sel;
+}
+
+/**
+ * Runs `wacz`: writes the package and one summary line on stdout.
+ *
+ * @returns the exit status: 0 written (possibly with no memento: a
+ *   package of nothing), 2 bad options (nothing written), 1 the package
+ *   cannot be made (no data folder, `reindex` or `purge` at work, the
+ *   WARC files in a bucket, a damaged record, a key file that does not
+ *   read, an output that cannot be written); one line on stderr.
+ */
+export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<number> {
+  const sel = waczSelection(o);
+  if (typeof sel === 'string') {
+    say(`wacz: ${sel}`);
+    return 2;
+  }
+  if (!o.output) {
+    say('wacz: give the package to write with -o FILE.wacz');
+    return 2;
+  }
+  if (!o.output.endsWith('.wacz')) {
+    say(`wacz: -o ${JSON.stringify(o.output)}: a WACZ package's name ends in .wacz`);
+    return 2;
+  }
+  if (existsSync(o.output)) {
+    say(`wacz: ${o.output} exists; give a new name (nothing is overwritten)`);
+    return 2;
+  }
+  if (config.warcStore) {
+    say(
+      `wacz: the WARC files are in s3://${config.warcStore.bucket}/${config.warcStore.prefix} (storage.warcs); wacz reads the data folder's WARC files only for now`,
+    );
+    return 1;
+  }
+  if (config.indexPostgres !== undefined) {
+    say('wacz: the index is in PostgreSQL (storage.index); wacz reads the SQLite index of the data folder only for now');
+    return 1;
+  }
+  const indexFile = path.join(config.dataDir, 'index.sqlite3');
+  if (!existsSync(indexFile)) {
+    say(`wacz: ${config.dataDir}: no index there (no archive yet?)`);
+    return 1;
+  }
+  const holder = await lockHolder(config.dataDir);
+  if (holder && (holder.what === 'reindex' || holder.what === 'purge')) {
+    say(`wacz: ${holder.what} (pid ${holder.pid}) is rewriting the data folder; wait until it has finished`);
+    return 1;
+  }
+  let key;
+  try {
+    key = openSigningKey(config.signingKeyFile);
+  } catch (err) {
+    if (!(err instanceof SigningKeyError)) throw err;
+    say(`wacz: ${err.message}`);
+    return 1;
+  }
+  let index: IndexDb;
+  try {
+    index = await IndexDb.open(indexFile);
+  } catch (err) {
+    say(`wacz: cannot open the index in ${config.dataDir}: ${(err as Error).message}`);
+    return 1;
+  }
+  try {
+    // A tree head is signed for the package when the newest does not cover the log (as any replica may sign).
+    const heads = new TreeHeadSigner(index.log, key, []);
+    const r = await writeWacz({
+      index,
+      warcsDir: path.join(config.dataDir, 'warcs'),
+      rules: new AccessRules(config.access),
+      key,
+      selection: sel,
+      out: o.output,
+      log: { store: index.log, heads },
+    });
+    const extra = [
+      r.originals ? `${r.originals} revisited original(s) outside the selection added` : '',
+      r.hidden ? `${r.hidden} memento(s) the access rules hide left out` : '',
+      r.revisitsOfHidden ? `${r.revisitsOfHidden} revisit(s) of hidden mementos left out` : '',
+      r.unlogged ? `${r.unlogged} memento(s) without an evidence log entry (indexed before the log was kept): no proof` : '',
+      r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
+      r.unlogged ? `${r.unlogged} memento(s) without an evidence log entry (indexed before the log was kept): no proof` : '',
+      r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
+    ].filter(Boolean);
+    process.stdout.write(
+      `wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.proofs} proof(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof RecordDamage) {
+      say(`wacz: ${err.message}; no package written`);
+      return 1;
+    }
+    const e = err as NodeJS.ErrnoException;
+    if (e.code && e.syscall) {
+      say(`wacz: ${o.output}: ${e.message}; no package written`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await index.close();
+  }
+}

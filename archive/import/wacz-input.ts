@@ -1,0 +1,112 @@
+/**
+ * The WARC files inside a WACZ package (a ZIP: WACZ 1.1.1 "archive"
+ * directory), for `memento-archive import`: each `archive/*.warc` or
+ * `archive/*.warc.gz` entry is read in place with yauzl, streamed, as a
+ * {@link WarcFile}; the rest of the package (indexes, pages, manifest) is
+ * not needed to import its records.
+ *
+ * A ZIP is untrusted input: a package is refused whole, before anything
+ * is imported, when it has more than {@link MAX_ENTRIES} entries, an entry
+ * name that is absolute or has a `..` segment, a WARC entry compressed
+ * with anything but STORE or DEFLATE, or a deflated WARC entry that would
+ * inflate to more than {@link MAX_RATIO} times its size (a zip bomb).
+ * yauzl checks each entry's bytes against the sizes the package states.
+ */
+import { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import { type ByteSource, WarcFile } from './warc-input.js';
+
+/** Most entries a package may have (a WACZ has a handful of files, and its WARC files). */
+export const MAX_ENTRIES = 10_000;
+/** Most a deflated WARC entry may inflate to, as a multiple of its compressed size (text deflates 3–10×; a zip bomb 1000×). */
+export const MAX_RATIO = 100;
+
+/** The package cannot be imported: the file and why, in one line. */
+export class WaczRefused extends Error {}
+
+/** Whether the file at `file` begins as a ZIP does (a local file header, `PK\3\4`). */
+export function isZip(head: Buffer): boolean {
+  return head.length >= 4 && head.readUInt32LE(0) === 0x04034b50;
+}
+
+/** An opened package: its WARC files, and the ZIP to close when they have been read. */
+export interface WaczPackage {
+  warcs: WarcFile[];
+  close(): void;
+}
+
+const ZIP_OPTIONS: yauzl.Options = { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true };
+
+/**
+ * Opens the package at `file` and its WARC files (see the module comment).
+ * @throws WaczRefused (nothing is read from it then); the file system's error when it cannot be opened
+ */
+export async function openWacz(file: string): Promise<WaczPackage> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+    yauzl.open(file, ZIP_OPTIONS, (err, z) => (err ? reject(new WaczRefused(`${file}: not a ZIP file we can read (${err.message})`)) : resolve(z))),
+  );
+  try {
+    if (zip.entryCount > MAX_ENTRIES) throw new WaczRefused(`${file}: ${zip.entryCount} entries, more than a WACZ package has (at most ${MAX_ENTRIES})`);
+    const entries = await listEntries(file, zip);
+    const warcs: WarcFile[] = [];
+    for (const e of entries) {
+      if (!/^archive\/[^/]+\.warc(\.gz)?$/.test(e.fileName)) continue;
+      if (e.compressionMethod !== 0 && e.compressionMethod !== 8)
+        throw new WaczRefused(`${file}: ${e.fileName} is compressed with method ${e.compressionMethod} (only STORE and DEFLATE are read)`);
+      if (e.compressionMethod === 8 && e.uncompressedSize > MAX_RATIO * Math.max(1, e.compressedSize))
+        throw new WaczRefused(`${file}: ${e.fileName} would inflate ${e.compressedSize} bytes to ${e.uncompressedSize} (a zip bomb?)`);
+      warcs.push(await WarcFile.of(`${file}:${e.fileName}`, entrySource(zip, e)));
+    }
+    if (!warcs.length) throw new WaczRefused(`${file}: no WARC file under archive/ (not a WACZ package?)`);
+    return { warcs, close: () => zip.close() };
+  } catch (err) {
+    zip.close();
+    throw err;
+  }
+}
+
+/** Every entry of the ZIP (central directory order). @throws WaczRefused for a name yauzl refuses (absolute, `..`, backslash) */
+function listEntries(file: string, zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
+  return new Promise((resolve, reject) => {
+    const out: yauzl.Entry[] = [];
+    zip.on('entry', (e: yauzl.Entry) => {
+      if (e.fileName.split('/').includes('..')) return reject(new WaczRefused(`${file}: entry ${JSON.stringify(e.fileName)} has a .. segment`));
+      out.push(e);
+      zip.readEntry();
+    });
+    zip.once('end', () => resolve(out));
+    zip.once('error', (err: Error) => reject(new WaczRefused(`${file}: ${err.message}`)));
+    zip.readEntry();
+  });
+}
+
+/** The bytes of one entry: read from `start` in place when stored; inflated from its beginning, and the first `start` bytes dropped, when deflated. */
+function entrySource(zip: yauzl.ZipFile, e: yauzl.Entry): ByteSource {
+  const stream = (opts: yauzl.ZipFileOptions) =>
+    new Promise<Readable>((resolve, reject) => zip.openReadStream(e, opts, (err, s) => (err ? reject(err) : resolve(s))));
+  return {
+    size: e.uncompressedSize,
+    async open(start) {
+      if (e.compressionMethod === 0) return stream({ start, end: e.uncompressedSize } as yauzl.ZipFileOptions);
+      const s = await stream({} as yauzl.ZipFileOptions);
+      return start ? Readable.from(skip(s, start)) : s;
+    },
+  };
+}
+
+/** The chunks of `s` without its first `n` bytes. */
+async function* skip(s: Readable, n: number): AsyncGenerator<Buffer> {
+  try {
+    for await (const c of s) {
+      const chunk = c as Buffer;
+      if (n >= chunk.length) {
+        n -= chunk.length;
+        continue;
+      }
+      yield n ? chunk.subarray(n) : chunk;
+      n = 0;
+    }
+  } finally {
+    s.destroy();
+  }
+}
