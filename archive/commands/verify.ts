@@ -7,7 +7,6 @@
  * It only reads, so it runs beside the daemon.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { openSigningKey } from '../evidence/signing-key.js';
 import type { ArchiveConfig } from '../config.js';
 import { StaleIndexError } from '../store/index-db.js';
