@@ -103,3 +103,14 @@ export function s3WarcsConfig(raw: RawStorage | undefined, listenPort: number): 
     replica: raw?.replica ?? `${host}-${listenPort}`,
   };
 }
+
+/** A database URL (`storage.index`) for messages: its password, if any, as `***`; `postgres://…` when it does not parse. */
+export function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.href;
+  } catch {
+    return 'postgres://…';
+  }
+}

@@ -20,7 +20,7 @@ import { DataDirBusyError, DataDirLock } from '../store/lock.js';
 import { PgIndexError } from '../store/memento-index.js';
 import { sqliteIndexFile } from '../store/open-index.js';
 import { PurgeInterruptedError, checkNoPurgePending } from '../store/purge.js';
-import { parseS3Url } from '../storage-config.js';
+import { parseS3Url, withoutPassword } from '../storage-config.js';
 import { listWarcFiles } from '../store/warc-files.js';
 import { mib, progressBar, say } from './terminal.js';
 
@@ -34,17 +34,6 @@ export interface MigrateOptions {
   warcs?: string;
   's3-endpoint'?: string;
   's3-region'?: string;
-}
-
-/** `url` without its password, for messages. */
-function shown(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.href;
-  } catch {
-    return 'postgres://…';
-  }
 }
 
 /** The checked options, or the one-line reason they are wrong. */
@@ -121,7 +110,7 @@ export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Prom
     // Refused before anything is uploaded (the copy checks again in its transaction).
     const held = await targetHolds(opts.to);
     if (held) {
-      say(`migrate: ${shown(opts.to)}: ${held}; migrate copies into an empty index only; nothing was changed`);
+      say(`migrate: ${withoutPassword(opts.to)}: ${held}; migrate copies into an empty index only; nothing was changed`);
       return 1;
     }
     let moved = 0;
@@ -180,10 +169,10 @@ export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Prom
     const tables = [...counts].map(([t, n]) => `${n} ${t} row(s)`).join(', ');
     const target = opts.warcs ? `s3://${opts.warcs.bucket}/${opts.warcs.prefix}${MIGRATED_FOLDER}/` : '';
     process.stdout.write(
-      `migrate: ${tables} (of ${rows} mementos) to ${shown(opts.to)}` +
+      `migrate: ${tables} (of ${rows} mementos) to ${withoutPassword(opts.to)}` +
         (opts.warcs ? `; ${moved} WARC file(s) (${mib(bytes)} MiB) to ${target}` : '; the WARC files stay in ' + warcsDir) +
         ` (${seconds} s)\n` +
-        `next: set storage.index: ${shown(opts.to)}${opts.warcs ? ` and storage.warcs: ${o.warcs}` : ''} in the config, give every daemon signing_key_file: ${config.signingKeyFile} (the key the evidence log is signed with; keep it mode 0600), start the daemon, run memento-archive verify\n`,
+        `next: set storage.index: ${withoutPassword(opts.to)}${opts.warcs ? ` and storage.warcs: ${o.warcs}` : ''} in the config, give every daemon signing_key_file: ${config.signingKeyFile} (the key the evidence log is signed with; keep it mode 0600), start the daemon, run memento-archive verify\n`,
     );
     return 0;
   } catch (err) {

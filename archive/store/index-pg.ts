@@ -23,6 +23,7 @@
  * for as long as the daemon runs.
  */
 import pg from 'pg';
+import { withoutPassword } from '../storage-config.js';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
 import {
   type AtOrBefore,
@@ -172,17 +173,6 @@ function values(names: readonly string[], params: Record<string, string | number
   });
 }
 
-/** `url` without its password, for messages. */
-function shown(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.href;
-  } catch {
-    return 'postgres://…';
-  }
-}
-
 /**
  * Who may write into the database beside this daemon ({@link PgIndex.open}):
  * `alone` for a daemon whose WARC files are in its own folder (no other
@@ -210,8 +200,8 @@ async function holdWritersLock(url: string, writers: Writers): Promise<pg.Client
   await client.end();
   throw new PgIndexError(
     writers === 'alone'
-      ? `the index database ${shown(url)} is in use by another archive daemon, and this one keeps its WARC files in its own folder (storage.warcs: folder), which no other daemon can read: run one daemon per database, or give every daemon on it storage.warcs: s3://…`
-      : `the index database ${shown(url)} is in use by an archive daemon that keeps its WARC files in its own folder (storage.warcs: folder), which no other daemon can read: stop it, or give it storage.warcs: s3://… as this one has`,
+      ? `the index database ${withoutPassword(url)} is in use by another archive daemon, and this one keeps its WARC files in its own folder (storage.warcs: folder), which no other daemon can read: run one daemon per database, or give every daemon on it storage.warcs: s3://…`
+      : `the index database ${withoutPassword(url)} is in use by an archive daemon that keeps its WARC files in its own folder (storage.warcs: folder), which no other daemon can read: stop it, or give it storage.warcs: s3://… as this one has`,
   );
 }
 
@@ -262,14 +252,14 @@ export class PgIndex implements MementoIndex {
       });
     } catch (err) {
       await pool.end();
-      throw new PgIndexError(`the index database ${shown(url)}: ${(err as Error).message}`, { cause: err });
+      throw new PgIndexError(`the index database ${withoutPassword(url)}: ${(err as Error).message}`, { cause: err });
     }
     let lock: pg.Client | undefined;
     try {
       if (opts.writers) lock = await holdWritersLock(url, opts.writers);
     } catch (err) {
       await pool.end();
-      throw err instanceof PgIndexError ? err : new PgIndexError(`the index database ${shown(url)}: ${(err as Error).message}`, { cause: err });
+      throw err instanceof PgIndexError ? err : new PgIndexError(`the index database ${withoutPassword(url)}: ${(err as Error).message}`, { cause: err });
     }
     return new PgIndex(pool, new ReadCache(opts.cacheBytes ?? 0), lock);
   }

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { ArchiveConfig } from '../config.js';
+import { withoutPassword } from '../storage-config.js';
 import { IndexDb } from './index-db.js';
 import type { MementoIndex } from './memento-index.js';
 
@@ -34,12 +35,5 @@ export async function openIndex(
 
 /** For messages: where the index `config` names is (the database URL without its password, or the file). */
 export function indexLocation(config: ArchiveConfig): string {
-  if (config.indexPostgres === undefined) return sqliteIndexFile(config.dataDir);
-  try {
-    const u = new URL(config.indexPostgres);
-    if (u.password) u.password = '***';
-    return u.href;
-  } catch {
-    return 'postgres://…';
-  }
+  return config.indexPostgres === undefined ? sqliteIndexFile(config.dataDir) : withoutPassword(config.indexPostgres);
 }

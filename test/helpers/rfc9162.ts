@@ -43,6 +43,14 @@ export function mth(leaves: readonly Uint8Array[]): Buffer {
   return nodeHash(mth(leaves.slice(0, k)), mth(leaves.slice(k)));
 }
 
+/** MTH as above, over leaf hashes already made (a log's stored `leaf_hash` column): nodes by §2.1.1, the empty tree's SHA-256 of nothing. */
+export function mthOfHashes(hashes: readonly Uint8Array[]): Buffer {
+  if (hashes.length === 0) return sha256();
+  if (hashes.length === 1) return Buffer.from(hashes[0]);
+  const k = split(hashes.length);
+  return nodeHash(mthOfHashes(hashes.slice(0, k)), mthOfHashes(hashes.slice(k)));
+}
+
 /** RFC 9162 §2.1.3.1 PATH(m, D[n]): the inclusion path of leaf `m` (0-based), by the recursive definition. */
 export function path(m: number, leaves: readonly Uint8Array[]): Buffer[] {
   const n = leaves.length;

@@ -18,6 +18,7 @@ import { PgIndex } from '../../../archive/store/index-pg.js';
 import { reindex } from '../../../archive/store/maintenance.js';
 import type { MementoIndex } from '../../../archive/store/memento-index.js';
 import { partsOf } from '../../conformance/helpers.js';
+import { mthOfHashes as mth } from '../../helpers/rfc9162.js';
 import { captureRecord, putCapture, startArchive } from '../../helpers/archive.js';
 import { indexRowOf } from '../../helpers/index-rows.js';
 import { startPostgres } from '../../helpers/postgres.js';
@@ -26,13 +27,6 @@ const sha = (...parts: Buffer[]) => {
   const h = createHash('sha256');
   for (const p of parts) h.update(p);
   return h.digest();
-};
-const mth = (h: Buffer[]): Buffer => {
-  if (h.length === 0) return sha();
-  if (h.length === 1) return h[0];
-  let k = 1;
-  while (k * 2 < h.length) k *= 2;
-  return sha(Buffer.of(1), mth(h.slice(0, k)), mth(h.slice(k)));
 };
 
 /** `n` made-up rows of archive `a` (from second `t0` on) with their capture entries. */

@@ -17,6 +17,7 @@ import { IndexDb } from '../../../archive/store/index-db.js';
 import { verify } from '../../../archive/store/maintenance.js';
 import { purge, type PurgeSelection } from '../../../archive/store/purge.js';
 import { partsOf, ts14 } from '../../conformance/helpers.js';
+import { mthOfHashes as mth } from '../../helpers/rfc9162.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 
 const DATES = ['Mon, 01 Jan 2001 00:00:00 GMT', 'Tue, 02 Jan 2001 00:00:00 GMT', 'Wed, 03 Jan 2001 00:00:00 GMT'];
@@ -26,14 +27,6 @@ const sha = (...parts: Buffer[]) => {
   const h = createHash('sha256');
   for (const p of parts) h.update(p);
   return h.digest();
-};
-/** RFC 9162 MTH over leaf hashes already made. */
-const mth = (h: Buffer[]): Buffer => {
-  if (h.length === 0) return sha();
-  if (h.length === 1) return h[0];
-  let k = 1;
-  while (k * 2 < h.length) k *= 2;
-  return sha(Buffer.of(1), mth(h.slice(0, k)), mth(h.slice(k)));
 };
 
 /** Polls `/log` until the newest signed head has `size` entries (the signer looks once a second). */
