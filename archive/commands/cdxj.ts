@@ -8,7 +8,7 @@ import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
 import { writeCdxj } from '../store/cdxj.js';
 import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
-import { indexLocation, openIndex } from '../store/open-index.js';
+import { openIndex } from '../store/open-index.js';
 import { say } from './terminal.js';
 
 /**
@@ -32,7 +32,7 @@ export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } 
   try {
     index = await openIndex(config);
   } catch (err) {
-    say(err instanceof PgIndexError ? err.message : `cannot open the index ${indexLocation(config)}: ${(err as Error).message}`);
+    say(err instanceof PgIndexError ? err.message : `cannot open the index in ${config.dataDir}: ${(err as Error).message}`);
     return 1;
   }
   let closed = false;

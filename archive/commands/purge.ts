@@ -60,7 +60,8 @@ export function purgeTarget(config: ArchiveConfig, warcs: WarcStore): PurgeTarge
   return {
     dataDir: config.dataDir,
     warcs,
-    openIndex: () => openIndex(config),
+    // The purge itself (never a dry run): no daemon may write into a shared index meanwhile.
+    openIndex: () => openIndex(config, { writers: 'upkeep' }),
     rebuild: async () => void (await reindex(sqliteIndexFile(config.dataDir), warcs, { postgres: config.indexPostgres })),
   };
 }

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import type { ArchiveConfig } from '../config.js';
 import { DataDirBusyError, DataDirLock } from '../store/lock.js';
-import { PgIndexError } from '../store/memento-index.js';
+import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
 import { openIndex, sqliteIndexFile } from '../store/open-index.js';
 import { reindex } from '../store/maintenance.js';
 import { openWarcStore } from '../store/open-warcs.js';
@@ -36,17 +36,20 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
   try {
     const indexFile = sqliteIndexFile(config.dataDir);
     let before = 0;
+    // On PostgreSQL the index stays open, holding the writers' lock: no daemon starts on it while it is rebuilt.
+    let held: MementoIndex | undefined;
     if (config.indexPostgres !== undefined || existsSync(indexFile)) {
       let index;
       try {
-        index = await openIndex(config, { anyUrlkeys: true });
+        index = await openIndex(config, { anyUrlkeys: true, writers: 'upkeep' });
       } catch (err) {
         if (!(err instanceof PgIndexError)) throw err;
         say(`${err.message}; nothing was changed`);
         return 1;
       }
       before = await index.count();
-      await index.close();
+      if (config.indexPostgres === undefined) await index.close();
+      else held = index;
     }
     const warcs = await openWarcStore(config);
     const r = await reindex(indexFile, warcs, {
@@ -56,7 +59,7 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
         bar.stop();
         rowBar.update(done, total);
       },
-    }).finally(() => warcs.close());
+    }).finally(() => Promise.all([warcs.close(), held?.close()]));
     bar.stop();
     rowBar.stop();
     for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);

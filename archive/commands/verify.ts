@@ -7,7 +7,7 @@
  * It only reads, so it runs beside the daemon.
  */
 import { existsSync } from 'node:fs';
-import { openSigningKey } from '../evidence/signing-key.js';
+import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
 import type { ArchiveConfig } from '../config.js';
 import { StaleIndexError } from '../store/index-db.js';
 import { verify } from '../store/maintenance.js';
@@ -26,6 +26,15 @@ import { progressBar, say } from './terminal.js';
  *   one line on stderr)
  */
 export async function runVerify(config: ArchiveConfig): Promise<number> {
+  // The key that signed the tree heads; none made yet (no daemon ever ran here): heads cannot be checked.
+  let publicKeyDer: Buffer | null;
+  try {
+    publicKeyDer = existsSync(config.signingKeyFile) ? openSigningKey(config.signingKeyFile).publicKeyDer : null;
+  } catch (err) {
+    if (!(err instanceof SigningKeyError)) throw err;
+    say(err.message);
+    return 1;
+  }
   let index: MementoIndex;
   try {
     index = await openIndex(config);
@@ -37,8 +46,6 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
   const bar = progressBar('verify');
   const warcs = await openWarcStore(config);
   try {
-    // The key that signed the tree heads; none made yet (no daemon ever ran here): heads cannot be checked.
-    const publicKeyDer = existsSync(config.signingKeyFile) ? openSigningKey(config.signingKeyFile).publicKeyDer : null;
     const r = await verify(index, warcs, { progress: bar.update, publicKeyDer });
     bar.stop();
     for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);

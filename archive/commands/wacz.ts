@@ -12,6 +12,7 @@ import { AccessRules, urlPattern } from '../access.js';
 import { timestampBound } from '../cdx/query.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
 import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { isLocal } from '../spans.js';
 import { TreeHeadSigner } from '../evidence/tree-heads.js';
 import { IndexDb } from '../store/index-db.js';
 import { lockHolder } from '../store/lock.js';
@@ -106,6 +107,12 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
     say(`wacz: ${holder.what} (pid ${holder.pid}) is rewriting the data folder; wait until it has finished`);
     return 1;
   }
+  if (!existsSync(config.signingKeyFile)) {
+    say(
+      `wacz: ${config.signingKeyFile}: no signing key there; give wacz the signing_key_file the archive's log is signed with (the daemon makes it on its first start)`,
+    );
+    return 1;
+  }
   let key;
   try {
     key = openSigningKey(config.signingKeyFile);
@@ -123,7 +130,12 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
   }
   try {
     // A tree head is signed for the package when the newest does not cover the log (as any replica may sign).
-    const heads = new TreeHeadSigner(index.log, key, []);
+    const heads = new TreeHeadSigner(
+      index.log,
+      key,
+      config.archives.filter(isLocal).map((a) => a.id),
+    );
+    await heads.checkKey(config.signingKeyFile);
     const r = await writeWacz({
       index,
       warcsDir: path.join(config.dataDir, 'warcs'),
@@ -139,15 +151,13 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
       r.revisitsOfHidden ? `${r.revisitsOfHidden} revisit(s) of hidden mementos left out` : '',
       r.unlogged ? `${r.unlogged} memento(s) without an evidence log entry (indexed before the log was kept): no proof` : '',
       r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
-      r.unlogged ? `${r.unlogged} memento(s) without an evidence log entry (indexed before the log was kept): no proof` : '',
-      r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
     ].filter(Boolean);
     process.stdout.write(
       `wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.proofs} proof(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`,
     );
     return 0;
   } catch (err) {
-    if (err instanceof RecordDamage) {
+    if (err instanceof RecordDamage || err instanceof SigningKeyError) {
       say(`wacz: ${err.message}; no package written`);
       return 1;
     }

@@ -45,11 +45,22 @@ const textOf = (l: CaptureLeaf) => `${l.uri}\n${l.datetime}\n${l.record_id}\n${l
 export class LeafRecordCheck {
   /** Per archive, the leaf indexes matched by a record. */
   private readonly matched = new Map<string, Set<number>>();
+  /** Per archive, the log's size when the check began ({@link snapshot}). */
+  private readonly sizes = new Map<string, number>();
 
   constructor(
     private readonly log: LogStore,
     private readonly problem: (line: string) => void,
   ) {}
+
+  /**
+   * Notes each log's size; call before the WARC files are listed, so that
+   * {@link finish} looks for the records of those entries only (a daemon
+   * running beside `verify` commits more, in files the scan may not see).
+   */
+  async snapshot(): Promise<void> {
+    for (const archive of await this.log.archives()) this.sizes.set(archive, await this.log.size(archive));
+  }
 
   /** Checks the entries of the mementos whose records are `records` (one WARC file's). */
   async check(records: readonly ReadRecord[]): Promise<void> {
@@ -76,16 +87,16 @@ export class LeafRecordCheck {
 
   /** Every capture entry with its text that no record matched: its record is gone or damaged. */
   async finish(): Promise<void> {
-    for (const archive of await this.log.archives()) {
+    for (const [archive, size] of this.sizes) {
       const seen = this.matched.get(archive) ?? new Set<number>();
-      for (let from = 0; ; from += PAGE) {
-        const page = await this.log.leaves(archive, from, PAGE);
+      for (let from = 0; from < size; from += PAGE) {
+        const page = await this.log.leaves(archive, from, Math.min(PAGE, size - from));
         for (const l of page) {
           if (l.kind !== 'capture' || l.leaf_text === null || seen.has(l.leaf_index)) continue;
           const f = parseCaptureLeaf(l.leaf_text);
           this.problem(`log ${archive} entry ${l.leaf_index} (${f?.uri} ${f?.datetime}, record ${f?.record_id}) names no complete WARC record that matches it`);
         }
-        if (page.length < PAGE) break;
+        if (page.length < Math.min(PAGE, size - from)) break;
       }
     }
   }
@@ -117,16 +128,23 @@ export async function verifyLogTables(log: LogStore, publicKeyDer: Buffer | null
   const counts: LogVerifyCounts = { entries: 0, nodes: 0, heads: 0 };
   for (const archive of await log.archives()) {
     let next = 0;
+    // Capture entries whose text is erased, and the entries purge entries name: a removal must be recorded.
+    const erased: number[] = [];
+    const named = new Set<number>();
     for (let from = 0; ; from += PAGE) {
       const page = await log.leaves(archive, from, PAGE);
       for (const l of page) {
         if (l.leaf_index !== next) problem(`log ${archive}: entry ${next} is missing`);
         next = l.leaf_index + 1;
         counts.entries++;
+        if (l.kind === 'capture' && l.leaf_text === null) erased.push(l.leaf_index);
+        if (l.kind === 'purge' && l.leaf_text !== null) named.add(Number(l.leaf_text.split('\n')[2]));
         await checkEntry(log, l, problem);
       }
       if (page.length < PAGE) break;
     }
+    for (const i of erased)
+      if (!named.has(i)) problem(`log ${archive} entry ${i}: its text is erased, but no purge entry names it (a removal the log does not record)`);
     let after: NodeKey = { level: 0, index: -1 };
     for (;;) {
       const page = await log.storedNodes(archive, after, PAGE);

@@ -102,19 +102,20 @@ export async function appendToLog(tx: LogTx, leaves: readonly NewLeaf[], opts: {
     if (list) list.push(l);
     else byArchive.set(l.archive_id, [l]);
   }
-  for (const [archive, list] of byArchive) {
+  // Archives in one order (their ids sorted), so that two daemons appending to the same two logs at once never wait on each other in a circle.
+  for (const [archive, list] of byId(byArchive)) {
     await tx.lock(archive);
     let todo = list;
     if (opts.ifAbsent) {
       const keys = list.filter((l) => l.urlkey !== null && l.datetime !== null).map((l) => ({ urlkey: l.urlkey!, datetime: l.datetime! }));
       const there = keys.length ? await tx.captured(archive, keys) : new Set<string>();
-      const seen = new Set<string>();
+      // Of two entries of one memento the later is kept, as the index keeps the later row (insertMany).
+      const last = new Map<string, NewLeaf>();
+      for (const l of list) if (l.urlkey !== null && l.datetime !== null) last.set(keyText({ urlkey: l.urlkey, datetime: l.datetime }), l);
       todo = list.filter((l) => {
         if (l.urlkey === null || l.datetime === null) return true;
         const k = keyText({ urlkey: l.urlkey, datetime: l.datetime });
-        if (there.has(k) || seen.has(k)) return false;
-        seen.add(k);
-        return true;
+        return !there.has(k) && last.get(k) === l;
       });
       if (!todo.length) continue;
     }
@@ -187,6 +188,11 @@ export async function logPurgeOf(tx: LogTx, gone: { archive_id: string; urlkey: 
   const byArchive = new Map<string, { urlkey: string; datetime: number }[]>();
   for (const g of gone) byArchive.set(g.archive_id, [...(byArchive.get(g.archive_id) ?? []), g]);
   let n = 0;
-  for (const [archive, keys] of byArchive) n += await logPurge(tx, archive, keys, at);
+  for (const [archive, keys] of byId(byArchive)) n += await logPurge(tx, archive, keys, at);
   return n;
+}
+
+/** The entries of `m` in the order of their keys (archive ids), bytewise. */
+function byId<T>(m: Map<string, T>): [string, T][] {
+  return [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }

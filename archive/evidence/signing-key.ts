@@ -6,7 +6,7 @@
  * bucket are given the same file, so that one log has one key.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The most bytes a key file may have: a PEM Ed25519 key is 119. */
@@ -81,12 +81,23 @@ function readKey(file: string): KeyObject | undefined {
   }
 }
 
-/** Makes a new Ed25519 key in `file` (mode 0600) and returns it. */
+/**
+ * Makes a new Ed25519 key in `file` (mode 0600) and returns it; when
+ * another process made the file first (two daemons starting on one shared
+ * key file), that key: a hard link never replaces an existing file.
+ */
 function makeKey(file: string): KeyObject {
   const { privateKey } = generateKeyPairSync('ed25519');
   mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
-  renameSync(tmp, file);
+  try {
+    linkSync(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return readKey(file)!;
+  } finally {
+    unlinkSync(tmp);
+  }
   return privateKey;
 }

@@ -114,11 +114,18 @@ export class TreeHeadSigner {
 
   /** Signs the tree of `archive` of size `size` (its entries committed), keeps the head unless one of that size is kept, and returns the kept one. */
   private async sign(archive: string, size: number): Promise<TreeHead> {
+    // Another daemon of this archive may have been given another key: never sign after a head this key did not sign.
+    const prev = await this.log.head(archive);
+    if (prev && !headSignatureOk(prev, this.key.publicKeyDer))
+      throw new SigningKeyError(
+        `the evidence log of archive ${archive} has a tree head (size ${prev.tree_size}) signed with another key than this daemon's; not signing`,
+      );
     const root = await rootOf(this.log, archive, size);
     const timestamp = Date.now();
-    const signature = this.key.sign(signedText(size, root, timestamp));
-    await this.log.addHead({ archive_id: archive, tree_size: size, root_hash: root, timestamp, signature });
-    return (await this.log.head(archive, size))!;
+    const made = { archive_id: archive, tree_size: size, root_hash: root, timestamp, signature: this.key.sign(signedText(size, root, timestamp)) };
+    await this.log.addHead(made);
+    // The kept head of that size (another daemon's, when it stored one first); this one when the write is not visible to reads yet.
+    return (await this.log.head(archive, size)) ?? made;
   }
 
   /** Stops the timer and waits for a round in progress. */

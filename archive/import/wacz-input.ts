@@ -8,8 +8,10 @@
  * A ZIP is untrusted input: a package is refused whole, before anything
  * is imported, when it has more than {@link MAX_ENTRIES} entries, an entry
  * name that is absolute or has a `..` segment, a WARC entry compressed
- * with anything but STORE or DEFLATE, or a deflated WARC entry that would
- * inflate to more than {@link MAX_RATIO} times its size (a zip bomb).
+ * in the ZIP (WACZ stores WARC files with STORE; reading a deflated one at
+ * many offsets would inflate it again each time), saying so first of one
+ * that would inflate to more than {@link MAX_RATIO} times its size (a zip
+ * bomb).
  * yauzl checks each entry's bytes against the sizes the package states.
  */
 import { Readable } from 'node:stream';
@@ -51,10 +53,13 @@ export async function openWacz(file: string): Promise<WaczPackage> {
     const warcs: WarcFile[] = [];
     for (const e of entries) {
       if (!/^archive\/[^/]+\.warc(\.gz)?$/.test(e.fileName)) continue;
-      if (e.compressionMethod !== 0 && e.compressionMethod !== 8)
-        throw new WaczRefused(`${file}: ${e.fileName} is compressed with method ${e.compressionMethod} (only STORE and DEFLATE are read)`);
       if (e.compressionMethod === 8 && e.uncompressedSize > MAX_RATIO * Math.max(1, e.compressedSize))
         throw new WaczRefused(`${file}: ${e.fileName} would inflate ${e.compressedSize} bytes to ${e.uncompressedSize} (a zip bomb?)`);
+      // Import reads a WARC file in place at many offsets (a request record after its response): a deflated entry would be inflated again from its start each time.
+      if (e.compressionMethod !== 0)
+        throw new WaczRefused(
+          `${file}: ${e.fileName} is compressed in the ZIP (method ${e.compressionMethod}); WACZ stores WARC files uncompressed (STORE), which import reads in place`,
+        );
       warcs.push(await WarcFile.of(`${file}:${e.fileName}`, entrySource(zip, e)));
     }
     if (!warcs.length) throw new WaczRefused(`${file}: no WARC file under archive/ (not a WACZ package?)`);
@@ -80,33 +85,13 @@ function listEntries(file: string, zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
   });
 }
 
-/** The bytes of one entry: read from `start` in place when stored; inflated from its beginning, and the first `start` bytes dropped, when deflated. */
+/** The bytes of one stored (STORE) entry, read in place from `start`. */
 function entrySource(zip: yauzl.ZipFile, e: yauzl.Entry): ByteSource {
-  const stream = (opts: yauzl.ZipFileOptions) =>
-    new Promise<Readable>((resolve, reject) => zip.openReadStream(e, opts, (err, s) => (err ? reject(err) : resolve(s))));
   return {
     size: e.uncompressedSize,
-    async open(start) {
-      if (e.compressionMethod === 0) return stream({ start, end: e.uncompressedSize } as yauzl.ZipFileOptions);
-      const s = await stream({} as yauzl.ZipFileOptions);
-      return start ? Readable.from(skip(s, start)) : s;
-    },
+    open: (start) =>
+      new Promise<Readable>((resolve, reject) =>
+        zip.openReadStream(e, { start, end: e.uncompressedSize } as yauzl.ZipFileOptions, (err, s) => (err ? reject(err) : resolve(s))),
+      ),
   };
-}
-
-/** The chunks of `s` without its first `n` bytes. */
-async function* skip(s: Readable, n: number): AsyncGenerator<Buffer> {
-  try {
-    for await (const c of s) {
-      const chunk = c as Buffer;
-      if (n >= chunk.length) {
-        n -= chunk.length;
-        continue;
-      }
-      yield n ? chunk.subarray(n) : chunk;
-      n = 0;
-    }
-  } finally {
-    s.destroy();
-  }
 }

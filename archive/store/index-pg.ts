@@ -178,9 +178,10 @@ function values(names: readonly string[], params: Record<string, string | number
  * `alone` for a daemon whose WARC files are in its own folder (no other
  * daemon may write, since none could read its files), `replicas` for one
  * whose WARC files are in a bucket (other replicas may, each with its WARC
- * files in the bucket too).
+ * files in the bucket too); `upkeep` for a command that rewrites the
+ * index (`purge`, `reindex`): no daemon may run on it meanwhile.
  */
-export type Writers = 'alone' | 'replicas';
+export type Writers = 'alone' | 'replicas' | 'upkeep';
 
 /**
  * Takes the advisory lock {@link WRITERS_LOCK} on a connection of its own,
@@ -194,10 +195,11 @@ async function holdWritersLock(url: string, writers: Writers): Promise<pg.Client
   // A broken connection (the server restarted) loses the lock; the pool's queries report the failure.
   client.on('error', () => undefined);
   await client.connect();
-  const take = writers === 'alone' ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
+  const take = writers === 'replicas' ? 'pg_try_advisory_lock_shared' : 'pg_try_advisory_lock';
   const { rows } = await client.query<{ ok: boolean }>(`SELECT ${take}($1) AS ok`, [WRITERS_LOCK]);
   if (rows[0].ok) return client;
   await client.end();
+  if (writers === 'upkeep') throw new PgIndexError(`the index database ${withoutPassword(url)} is in use by an archive daemon: stop every daemon on it first`);
   throw new PgIndexError(
     writers === 'alone'
       ? `the index database ${withoutPassword(url)} is in use by another archive daemon, and this one keeps its WARC files in its own folder (storage.warcs: folder), which no other daemon can read: run one daemon per database, or give every daemon on it storage.warcs: s3://…`

@@ -6,7 +6,6 @@
  */
 import path from 'node:path';
 import type { ArchiveConfig } from '../config.js';
-import { withoutPassword } from '../storage-config.js';
 import { IndexDb } from './index-db.js';
 import type { MementoIndex } from './memento-index.js';
 
@@ -22,18 +21,13 @@ export function sqliteIndexFile(dataDir: string): string {
  *
  * @param opts.cacheBytes the SQLite index's read cache (default none)
  * @param opts.anyUrlkeys SQLite: open an index whatever rules computed its urlkeys (index-db.ts)
- * @param opts.writers PostgreSQL, the daemon only: take the writers' lock (index-pg.ts `WRITERS_LOCK`), shared by `replicas` (WARC files in a bucket), `alone` otherwise
+ * @param opts.writers PostgreSQL, the daemon only: take the writers' lock (index-pg.ts `WRITERS_LOCK`), shared by `replicas` (WARC files in a bucket), `alone` otherwise; `upkeep` for a command that rewrites the index while no daemon runs on it
  * @throws index-pg.ts `PgIndexError` when the database cannot be reached; index-db.ts `StaleIndexError`; a file SQLite cannot open
  */
 export async function openIndex(
   config: ArchiveConfig,
-  opts: { cacheBytes?: number; anyUrlkeys?: boolean; writers?: 'alone' | 'replicas' } = {},
+  opts: { cacheBytes?: number; anyUrlkeys?: boolean; writers?: 'alone' | 'replicas' | 'upkeep' } = {},
 ): Promise<MementoIndex> {
   if (config.indexPostgres !== undefined) return (await import('./index-pg.js')).PgIndex.open(config.indexPostgres, { writers: opts.writers });
   return IndexDb.open(sqliteIndexFile(config.dataDir), opts);
-}
-
-/** For messages: where the index `config` names is (the database URL without its password, or the file). */
-export function indexLocation(config: ArchiveConfig): string {
-  return config.indexPostgres === undefined ? sqliteIndexFile(config.dataDir) : withoutPassword(config.indexPostgres);
 }

@@ -11,7 +11,9 @@
  * PostgreSQL server binaries this test fails, saying what to install.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { validateArchiveConfig } from '../../archive/config.js';
@@ -42,9 +44,14 @@ t.teardown(() => s3.close());
 
 let databases = 0;
 
+/** The signing key every replica is given (the evidence log of an archive has one key, whichever replica signs). */
+const keyDir = mkdtempSync(path.join(os.tmpdir(), 'replicas-key-'));
+t.teardown(() => rmSync(keyDir, { recursive: true, force: true }));
+const SHARED_KEY = `signing_key_file: ${JSON.stringify(path.join(keyDir, 'log-signing-key.pem'))}\n`;
+
 /** A replica's config (its own temp folder and `data_dir`) on database `db`, WARCs under `s3://warcs/<prefix>` as `name`. */
 function replicaConfig(t: Test, db: string, prefix: string, name: string, storage = s3.storageYaml(prefix, name)) {
-  const c = writeConfig(`base_url: ${BASE}\n${storage}  index: ${db}\n`);
+  const c = writeConfig(`base_url: ${BASE}\n${SHARED_KEY}${storage}  index: ${db}\n`);
   t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
   return c;
 }
@@ -241,7 +248,7 @@ t.test('a same-second capture of a URI-R another replica stored: 409 (200 when i
 async function twoInProcess(t: Test): Promise<{ a: TestArchive; b: TestArchive }> {
   const db = await pg.database(`replicas_${databases++}`);
   const prefix = `p${databases}/`;
-  const yaml = (name: string) => `base_url: ${BASE}\n${s3.storageYaml(prefix, name)}  index: ${db}\n${TWO_ARCHIVES}`;
+  const yaml = (name: string) => `base_url: ${BASE}\n${SHARED_KEY}${s3.storageYaml(prefix, name)}  index: ${db}\n${TWO_ARCHIVES}`;
   const a = await startArchive(yaml('a'));
   t.teardown(() => a.close());
   const b = await startArchive(yaml('b'));
@@ -325,7 +332,7 @@ t.test(
 t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a second is refused in one line', async (t) => {
   const db = await pg.database(`replicas_${databases++}`);
   const folder = () => {
-    const c = writeConfig(`storage:\n  index: ${db}\n`);
+    const c = writeConfig(`${SHARED_KEY}storage:\n  index: ${db}\n`);
     t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
     return c.config;
   };
@@ -336,6 +343,15 @@ t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a s
     second.stderr,
     /^memento-archive: the index database postgres:\/\/postgres@127\.0\.0\.1:\d+\/replicas_\d+ is in use by another archive daemon, and this one keeps its WARC files in its own folder \(storage\.warcs: folder\), which no other daemon can read: run one daemon per database, or give every daemon on it storage\.warcs: s3:\/\/…\n$/,
   );
+  // The commands that rewrite the index refuse while a daemon runs on it (the data folder's lock covers one host only).
+  for (const args of [['purge', '--url', 'http://replicas.example/'], ['reindex']]) {
+    const other = writeConfig(`${SHARED_KEY}storage:\n  index: ${db}\n`);
+    t.teardown(() => rmSync(other.dir, { recursive: true, force: true }));
+    mkdirSync(path.join(other.dataDir, 'warcs'), { recursive: true });
+    const busy = await runCli([args[0], '--config', other.config, ...args.slice(1)], 30_000);
+    t.equal(busy.code, 1, `${args[0]} beside a running daemon: exit status 1`);
+    t.match(busy.stderr, /is in use by an archive daemon: stop every daemon on it first/);
+  }
   const replica = await runCli(['serve', '--config', replicaConfig(t, db, 'folder/', 'r').config], 30_000);
   t.equal(replica.code, 1, 'a replica with its WARC files in the bucket: refused too');
   t.match(replica.stderr, /is in use by an archive daemon that keeps its WARC files in its own folder \(storage\.warcs: folder\)/);

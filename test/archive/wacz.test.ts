@@ -343,6 +343,11 @@ t.test('import of a hostile package: refused whole, one line, nothing imported',
     ['a zip bomb', [['archive/bomb.warc', Buffer.alloc(4 * 1024 * 1024), true]], /would inflate \d+ bytes to 4194304 \(a zip bomb\?\)/],
     ['no WARC file', [['datapackage.json', Buffer.from('{}'), true]], /no WARC file under archive\//],
     [
+      'a deflated WARC file',
+      [['archive/x.warc', Buffer.from('WARC/1.1\r\nWARC-Type: warcinfo\r\n'), true]],
+      /archive\/x\.warc is compressed in the ZIP \(method 8\); WACZ stores WARC files uncompressed \(STORE\), which import reads in place; nothing imported/,
+    ],
+    [
       'too many entries',
       Array.from({ length: 10_001 }, (_, i) => [`pages/p${i}.jsonl`, Buffer.alloc(0), false] as [string, Buffer, boolean]),
       /10001 entries, more than a WACZ package has/,

@@ -113,6 +113,15 @@ t.test('verify passes on an untouched archive and names the record and entry whe
   await sql(a.dataDir, 'UPDATE log_node SET hash = zeroblob(32) WHERE level = 1');
   const node = await verifyFolder(a);
   t.ok(node.problems.includes('log 2025 node 1/0 (entries 0…1) is not the hash of its children'), node.problems.join(' | '));
+
+  // A removal without a purge entry (the row and the entry's text deleted by hand): not silent either.
+  await sql(a.dataDir, 'UPDATE log_leaf SET leaf_text = NULL, urlkey = NULL, datetime = NULL WHERE leaf_index = 2');
+  await sql(a.dataDir, "DELETE FROM memento WHERE uri_r = 'http://www.example.org/three'");
+  const silent = await verifyFolder(a);
+  t.ok(
+    silent.problems.includes('log 2025 entry 2: its text is erased, but no purge entry names it (a removal the log does not record)'),
+    silent.problems.join(' | '),
+  );
 });
 
 t.test('purge appends a purge entry per removed capture entry; the tree only grows; the purged proof is 404', async (t) => {
