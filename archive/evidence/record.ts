@@ -25,6 +25,7 @@ import { httpError } from '#shared/http-error.js';
 import { blockedError } from '../access.js';
 import { localArchive, readRoute } from '../http/context.js';
 import type { MementoRow } from '../store/memento-row.js';
+import { gunzipOf } from '../store/warc-reader.js';
 import type { WarcStore } from '../store/warc-store.js';
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
@@ -142,14 +143,7 @@ async function requestBefore(warcs: WarcStore, file: string, offset: number, res
  * `response` or `revisit` record.
  */
 async function openOwnRecord(warcs: WarcStore, row: MementoRow): Promise<{ head: WarcHead; body: AsyncGenerator<Buffer>; close(): void }> {
-  const raw = await warcs.stream(row.warc_file, row.warc_offset, row.warc_length);
-  const gunzip = zlib.createGunzip({ chunkSize: 64 * 1024 });
-  raw.on('error', (err) => gunzip.destroy(err));
-  raw.pipe(gunzip);
-  const close = () => {
-    raw.destroy();
-    gunzip.destroy();
-  };
+  const { gunzip, close } = gunzipOf(await warcs.stream(row.warc_file, row.warc_offset, row.warc_length));
   const it = gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const first: Buffer[] = [];
   let got = 0;

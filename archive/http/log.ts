@@ -9,8 +9,8 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { httpError } from '#shared/http-error.js';
-import { blockedError } from '../access.js';
 import { parseCaptureLeaf } from '../evidence/leaf.js';
+import { exactMemento } from '../evidence/record.js';
 import { consistencyOf, inclusionOf } from '../evidence/log.js';
 import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
 import { localArchive, readRoute } from './context.js';
@@ -86,13 +86,10 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
       const ts = req.params.ts;
       if (!/^\d{14}$/.test(ts))
         throw httpError(400, `a proof address is /<archive>/proof/<14-digit timestamp>/<URL>; ${JSON.stringify(ts.slice(0, 40))} is not 14 digits`);
-      const t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(8, 10), +ts.slice(10, 12), +ts.slice(12, 14)) / 1000;
-      const { urlkey, uriR, base } = req;
-      const row = await app.store.index.rowAt(archive, urlkey, t);
-      const verdict = app.access.policy(urlkey).verdict(t);
-      if (row && verdict === 'block') throw blockedError(uriR, base);
-      if (!row || verdict !== 'allow') throw httpError(404, `no memento of ${uriR} at ${ts} in archive "${archive}"`);
-      const leaf = await app.store.index.log.leafOf(archive, urlkey, t);
+      // The memento as /record finds it: 404 when not stored at ts, excluded or embargoed; 451 when blocked.
+      const row = await exactMemento(app, archive, req, ts);
+      const uriR = req.uriR;
+      const leaf = await app.store.index.log.leafOf(archive, row.urlkey, row.datetime);
       const fields = leaf?.leaf_text ? parseCaptureLeaf(leaf.leaf_text) : undefined;
       if (!leaf || !fields) throw httpError(404, `the memento of ${uriR} at ${ts} has no entry in the evidence log (indexed before the log was kept)`);
       const head = await app.treeHeads.newest(archive, leaf.leaf_index + 1);

@@ -229,6 +229,24 @@ export function readResponseRecord(warcsDir: string, file: string, offset: numbe
 }
 
 /**
+ * `raw` (the bytes of a gzip member) piped into a gunzip stream of 64 KiB
+ * chunks; an error of `raw` ends the gunzip with it, and `close` lets go
+ * of both (a record not read to its end).
+ */
+export function gunzipOf(raw: Readable): { gunzip: zlib.Gunzip; close(): void } {
+  const gunzip = zlib.createGunzip({ chunkSize: 64 * 1024 });
+  raw.on('error', (err) => gunzip.destroy(err));
+  raw.pipe(gunzip);
+  return {
+    gunzip,
+    close: () => {
+      raw.destroy();
+      gunzip.destroy();
+    },
+  };
+}
+
+/**
  * The response (or revisit) record whose gzip member `raw` streams (from
  * its first byte; `file`/`offset` name it in errors): gunzipped as it is
  * read, the WARC header block and the HTTP head split off, the rest up to
@@ -237,13 +255,7 @@ export function readResponseRecord(warcsDir: string, file: string, offset: numbe
  * @throws when the bytes are not a WARC response record with an HTTP head.
  */
 export async function streamRecord(raw: Readable, file: string, offset: number): Promise<StoredResponse> {
-  const gunzip = zlib.createGunzip({ chunkSize: 64 * 1024 });
-  raw.on('error', (err) => gunzip.destroy(err));
-  raw.pipe(gunzip);
-  const close = () => {
-    raw.destroy();
-    gunzip.destroy();
-  };
+  const { gunzip, close } = gunzipOf(raw);
   const fail = (why: string) => {
     close();
     return new Error(`no WARC response record at ${file}:${offset}: ${why}`);
