@@ -107,6 +107,26 @@ export function verifyInclusion(hash: Uint8Array, leafIndex: number, treeSize: n
   return sn === 0 && r.equals(Buffer.from(rootHash));
 }
 
+/** The inclusion proof of an archive's `/proof` answer (and a WACZ package's `proofs/proofs.jsonl` line), as JSON. */
+export interface ProofJson {
+  leaf_index: number;
+  tree_size: number;
+  /** base64 */
+  audit_path: string[];
+  sth: { root_hash: string };
+}
+
+/** {@link verifyInclusion} of the leaf `leaf` (its bytes, or UTF-8 text) with the index, size, path and signed root of the proof `p`. */
+export function proofProves(leaf: Uint8Array | string, p: ProofJson): boolean {
+  return verifyInclusion(
+    leafHash(leaf),
+    p.leaf_index,
+    p.tree_size,
+    p.audit_path.map((h) => Buffer.from(h, 'base64')),
+    Buffer.from(p.sth.root_hash, 'base64'),
+  );
+}
+
 /**
  * RFC 9162 §2.1.4.2: true when `consistencyPath` proves that the tree of
  * `first` leaves with root `firstHash` is a prefix of the tree of `second`
