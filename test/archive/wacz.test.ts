@@ -311,6 +311,8 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     const [one, two] = [await raw(a), await raw(a2)];
     t.equal(one.status, 200);
     t.same(two.body, one.body, `${ts} ${p}: the same id_ body`);
+    const replay = (x: { url: string }) => request(`${x.url}/${id}/memento/${ts}/http://www.example.org${p}`).then((res) => res.text.replaceAll(x.url, 'BASE'));
+    t.equal(await replay(a2), await replay(a), `${ts} ${p}: the same archival replay, without the request records`);
   }
   t.equal((await request(`${a2.url}/2025/timemap/link/http://www.example.org/secret/x`)).status, 404, 'the hidden URL did not travel');
 });
