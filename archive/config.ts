@@ -91,12 +91,7 @@ export interface ArchiveConfig {
    * archive are given the same file.
    */
   signingKeyFile: string;
-  /**
-   * Publish the request record of each memento (`publish_requests`), with
-   * only the fields archive/evidence/published-request.ts allows, on
-   * `/record` and in WACZ packages; `false` (the default): request records
-   * stay in the WARC files for the operator, never served or exported.
-   */
+  /** `publish_requests`: serve and export request records, their allowed fields only (archive/evidence/published-request.ts); false: never. */
   publishRequests: boolean;
 }
 
