@@ -12,6 +12,8 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
+import { parseYamlText } from '#shared/config.js';
+import { validateArchiveConfig } from '../../archive/config.js';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { runCli, writeConfig } from './helpers.js';
 
@@ -93,4 +95,11 @@ t.test('no read address gives what the visitor sent; the operator keeps it', asy
   t.equal(out.code, 0, out.stderr);
   t.equal(out.stdout.trim().split('\n').length, 3, 'cdxj: one line per memento, none for a request record');
   for (const p of PRIVATE) t.notOk(out.stdout.includes(p), `cdxj: not ${p}`);
+});
+
+t.test('publish_requests: false unless set to true; another value is refused with file:line', async (t) => {
+  const load = (extra: string) => validateArchiveConfig(parseYamlText(`archives:\n  - id: a\n${extra}`, '/etc/archive.yaml'));
+  t.equal(load('').publishRequests, false, 'off by default');
+  t.equal(load('publish_requests: true\n').publishRequests, true);
+  t.throws(() => load('publish_requests: maybe\n'), { message: /^\/etc\/archive\.yaml:3: publish_requests must be true or false, not "maybe"$/ });
 });
