@@ -91,6 +91,8 @@ export interface ArchiveConfig {
    * archive are given the same file.
    */
   signingKeyFile: string;
+  /** `publish_requests`: serve and export request records, their allowed fields only (archive/evidence/published-request.ts); false: never. */
+  publishRequests: boolean;
 }
 
 /** Path segments an archive id may not take: they are fixed words of the URL space. */
@@ -392,6 +394,14 @@ export const ARCHIVE_FILE_SCHEMA = {
         'a capture identical to the memento it follows (payload digest, status, media type) stores no second copy of the body; once this long has passed since that memento it is recorded as a WARC `revisit` record and a memento of its own (the page was served then), else it stores nothing. An age (`1d`, `12h`, `30m`), `0` (a revisit at every new second) or `off` (identical captures never store anything)',
       errorMessage: '{key} must be an age like 1d, 12h or 30m (units s, m, h, d, w, y), 0 or off, not {value}',
     },
+    publish_requests: {
+      type: 'boolean',
+      default: false,
+      docDefault: '`false`',
+      description:
+        'what a visitor sent is private: by default the WARC `request` record of a capture (the visitor\'s `User-Agent`, `Referer`, cookie names, `X-Client-IP`…) stays in the WARC files for the operator and is never served (`/<id>/record/…` gives the response or revisit record alone) nor put in a WACZ package. `true` publishes it there, as a new request record with the request line and the fields `Host`, `Accept`, `Accept-Encoding`, `Accept-Language` and `X-Forwarded-Proto` only (see docs/threat-model.md "What a visitor\'s data becomes")',
+      errorMessage: 'must be true or false',
+    },
     put_tokens: {
       type: 'array',
       items: { check: 'put-token', errorMessage: '{key} entry {value} must be a bearer token of at least 16 characters (letters, digits, -._~+/)' },
@@ -469,6 +479,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     maxDecodedBytes: raw.max_decoded_bytes,
     access: accessRules(src, raw.access),
     revisitIntervalS: parseRevisitInterval(raw.revisit_interval)!,
+    publishRequests: raw.publish_requests,
     indexPostgres: raw.storage.index === undefined || raw.storage.index === 'sqlite' ? undefined : raw.storage.index,
     warcStore: s3WarcsConfig(raw.storage, parseListen(raw.listen)!.port),
     signingKeyFile:

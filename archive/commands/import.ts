@@ -19,6 +19,7 @@
  * import stopped, 2 for a file that cannot be opened (nothing imported).
  */
 import { open } from 'node:fs/promises';
+import { AccessRules } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
 import { Importer } from '../import/importer.js';
 import { type CaptureSink, DaemonSink, daemonAddress, StoreSink } from '../import/sinks.js';
@@ -139,6 +140,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
   let current: WarcFile | null = null;
   const importer = new Importer(sink, {
     maxHeadBytes: config.maxHeadBytes,
+    access: new AccessRules(config.access),
     note: (line) => process.stdout.write(line + '\n'),
     progress: () => {
       const c = importer.counts;

@@ -144,6 +144,7 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
       selection: sel,
       out: o.output,
       log: { store: index.log, heads },
+      publishRequests: config.publishRequests,
     });
     const extra = [
       r.originals ? `${r.originals} revisited original(s) outside the selection added` : '',

@@ -1,20 +1,23 @@
 /**
- * `GET /<id>/record/<ts>/<URI-R>`: the memento's own WARC records, as they
- * are stored, for anyone to check its entry in the log (docs/evidence.md):
- * the `response` record (or, for a revisit, the `revisit` record) and the
- * `request` record captured with it, each gunzipped from its gzip member
- * (WARC 1.1 §9: one member per record) and sent in the order they have in
- * the file, as `application/warc`.
+ * `GET /<id>/record/<ts>/<URI-R>`: the memento's own WARC record, as it is
+ * stored, for anyone to check its entry in the log (docs/evidence.md):
+ * the `response` record (or, for a revisit, the `revisit` record),
+ * gunzipped from its gzip member (WARC 1.1 §9: one member per record), as
+ * `application/warc`.
  *
- * The index knows where the memento's own record is (file, offset and
- * length of its gzip member), not where its request record is. This
- * archive writes the request record right after its response (WARC 1.1
- * §5.7, linked by `WARC-Concurrent-To`); WARC files of other tools put it
- * right before. Both places are looked at, a bounded number of bytes
- * each, and a record there is taken only when it is a `request` linked to
- * the memento's record by `WARC-Concurrent-To` (either way round). A
- * memento without one (a WARC file of another tool that kept none) gets
- * its own record alone.
+ * The `request` record captured with it holds what the visitor sent and
+ * is never served (archive/evidence/published-request.ts). Only an
+ * archive with `publish_requests: true` adds a request record, made anew
+ * from the stored one with the allowed fields only, after the memento's.
+ * To find the stored one: the index knows where the memento's own record
+ * is (file, offset and length of its gzip member), not where its request
+ * record is. This archive writes the request record right after its
+ * response (WARC 1.1 §5.7, linked by `WARC-Concurrent-To`); WARC files of
+ * other tools put it right before. Both places are looked at, a bounded
+ * number of bytes each, and a record there is taken only when it is a
+ * `request` linked to the memento's record by `WARC-Concurrent-To`
+ * (either way round). A memento without one (a WARC file of another tool
+ * that kept none) gets its own record alone.
  */
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -23,6 +26,7 @@ import { parseTimestamp14, toEpochSeconds } from '#shared/http-date.js';
 import { getHeader, getHeaders, parseHead, type RawHeader } from '#shared/http-head.js';
 import { httpError } from '#shared/http-error.js';
 import { blockedError } from '../access.js';
+import { publishedRequest } from './published-request.js';
 import { localArchive, readRoute } from '../http/context.js';
 import type { MementoRow } from '../store/memento-row.js';
 import { gunzipOf } from '../store/warc-reader.js';
@@ -209,24 +213,30 @@ export async function exactMemento(
 }
 
 /**
- * The memento's WARC records, uncompressed, in file order: its own record
- * (`response` or `revisit`) and the `request` record beside it when there is
- * one. `close` lets go of the file when the records are not read to the end.
+ * The memento's WARC records as served, uncompressed: its own record
+ * (`response` or `revisit`) as stored; with `publishRequests`, then the
+ * published form of the `request` record beside it, when there is one
+ * (published-request.ts). `close` lets go of the file when the records are
+ * not read to the end.
  */
-export async function mementoRecords(warcs: WarcStore, row: MementoRow): Promise<{ records: AsyncGenerator<Buffer>; close(): void }> {
+export async function mementoRecords(warcs: WarcStore, row: MementoRow, publishRequests: boolean): Promise<{ records: AsyncGenerator<Buffer>; close(): void }> {
   const own = await openOwnRecord(warcs, row);
-  let before: Buffer | undefined, after: Buffer | undefined;
+  let request: Buffer | undefined;
   try {
-    after = await requestAfter(warcs, row.warc_file, row.warc_offset + row.warc_length, own.head);
-    if (!after) before = await requestBefore(warcs, row.warc_file, row.warc_offset, own.head);
+    if (publishRequests) {
+      request =
+        (await requestAfter(warcs, row.warc_file, row.warc_offset + row.warc_length, own.head)) ??
+        (await requestBefore(warcs, row.warc_file, row.warc_offset, own.head));
+    }
   } catch (err) {
     own.close();
     throw err;
   }
+  const ownId = getHeader(own.head.fields, 'warc-record-id') ?? '';
+  const published = request && publishedRequest(request, ownId);
   async function* records(): AsyncGenerator<Buffer> {
-    if (before) yield before;
     yield* own.body;
-    if (after) yield after;
+    if (published) yield published;
   }
   return { records: records(), close: own.close };
 }
@@ -241,14 +251,15 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
 
 /**
  * `GET/HEAD /<id>/record/<ts>/<URI-R>`: `application/warc`, the memento's
- * records ({@link mementoRecords}), `Content-Disposition: attachment;
+ * record (and its published request record where the config says so:
+ * {@link mementoRecords}), `Content-Disposition: attachment;
  * filename="<id>-<ts>.warc"`. Errors as {@link exactMemento}.
  */
 async function record(app: FastifyInstance, req: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply): Promise<unknown> {
   const archive = localArchive(app.config, req.params.archive);
   const ts = req.params.ts;
   const row = await exactMemento(app, archive.id, req, ts);
-  const { records, close } = await mementoRecords(app.store.warcs, row);
+  const { records, close } = await mementoRecords(app.store.warcs, row, app.config.publishRequests);
   reply
     .code(200)
     .header('content-type', 'application/warc')

@@ -24,6 +24,14 @@
  * when its sender knows it (`memento-archive import` sends each WARC
  * record's WARC-Date): it is used instead of the response's Date; one that
  * is not an HTTP-date is 400.
+ *
+ * A PUT may carry `Archive-Revisit-Of: <archive id> <14 digits> <URI-R>`,
+ * the memento whose payload the capture repeats (import sends it for a
+ * WARC revisit record; archive/store/revisit-of.ts): a memento that is not
+ * stored or that the access rules hide is 422 (the same answer for both),
+ * a body with another payload is 400; else the capture is stored as a
+ * revisit of it (unless it is a duplicate or revisit of its own URI-R's
+ * newest memento).
  */
 import type { FastifyInstance } from 'fastify';
 import { captureEntityTag } from '#shared/capture-tag.js';
@@ -31,6 +39,7 @@ import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow, NewMementoRow } from '../store/index-db.js';
+import { parseRevisitOf, REVISIT_OF, revisitTargetShown } from '../store/revisit-of.js';
 import { TEXT } from './context.js';
 import { putAccessHook } from './guards.js';
 
@@ -66,7 +75,8 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     const given = req.headers['memento-datetime'];
     const datetime = given === undefined ? undefined : parseHttpDate(String(given));
     if (datetime === null) throw httpError(400, "the PUT's Memento-Datetime is not an HTTP-date (e.g. Tue, 20 Mar 2001 20:35:00 GMT)", { close: true });
-    const result = await store.ingest(req.raw, new Date(), { datetime });
+    const revisitOf = await namedOriginal(app, req.headers[REVISIT_OF.toLowerCase()]);
+    const result = await store.ingest(req.raw, new Date(), { datetime, revisitOf });
     app.metrics.ingestBytes.inc(result.bytes);
     const row: MementoRow | NewMementoRow = result.row;
     const uriM = uris.memento(req.base, row.archive_id, row);
@@ -85,4 +95,19 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       .type(TEXT)
       .send(uriM + '\n');
   });
+}
+
+/**
+ * The memento an `Archive-Revisit-Of` value names, when the access rules
+ * show it and its payload; `undefined` without the header.
+ * @throws HttpError 400 for a value not of its form, 422 for a memento not stored or hidden (one answer for both)
+ */
+async function namedOriginal(app: FastifyInstance, value: string | string[] | undefined): Promise<MementoRow | undefined> {
+  if (value === undefined) return undefined;
+  const named = typeof value === 'string' ? parseRevisitOf(value) : undefined;
+  if (!named) throw httpError(400, `the PUT's ${REVISIT_OF} is not "<archive id> <14-digit datetime> <URI-R>"`, { close: true });
+  const row = await app.store.index.rowAt(named.archiveId, named.urlkey, named.datetime);
+  if (!row || !(await revisitTargetShown(app.access, app.store.index, row)))
+    throw httpError(422, `the PUT's ${REVISIT_OF} names no memento of this archive; nothing stored`, { close: true });
+  return row;
 }

@@ -11,13 +11,18 @@
  *   or the payload digest among the records of this import, else by
  *   `WARC-Refers-To-Target-URI` + `WARC-Refers-To-Date` in the archive,
  *   else the latest memento of its own URI whose SHA-256 payload digest is
- *   the one it states — and imported as a capture with that memento's
- *   body (and its own HTTP head, unless that is a 304: then the
- *   memento's). One that resolves to nothing when read is read again at
+ *   the one it states; the first of these the access rules show (it and
+ *   its payload: archive/store/revisit-of.ts, asked as every read asks) —
+ *   and imported as a capture with that memento's body (and its own HTTP
+ *   head, unless that is a 304: then the memento's) that names the
+ *   memento as its original: the store writes it as a revisit of it (never
+ *   a second copy of another URL's body, which a purge of that URL would
+ *   miss) unless it is a duplicate or revisit of its own URI's newest
+ *   memento. One that resolves to nothing when read is read again at
  *   the end of the run ({@link Importer.finish}: its memento may be in a
  *   file given after it, as another archive's folder of this archive's
- *   `warcs/` may be); one that still resolves to nothing is skipped and
- *   counted.
+ *   `warcs/` may be); one that still resolves to nothing, or only to
+ *   hidden mementos, is skipped and counted.
  * - `resource`, `metadata`, and any other type: skipped and counted;
  *   `warcinfo` and `request` records are read and not counted.
  *
@@ -29,7 +34,9 @@
 import { Readable } from 'node:stream';
 import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { exactUrlkey } from '#shared/uri.js';
+import type { AccessRules } from '../access.js';
 import type { MementoRow } from '../store/index-db.js';
+import { revisitTargetShown } from '../store/revisit-of.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { ChunkedError, dechunk, isChunked, requestHeadFor, withoutTransferEncoding } from './capture.js';
 import type { CaptureSink, SinkResult } from './sinks.js';
@@ -70,6 +77,8 @@ export interface ImportOptions {
   progress?: () => void;
   /** Captures being stored at once (default 16). */
   inflight?: number;
+  /** The access rules (the config's `access`): a revisit record resolves only to a memento they show. */
+  access: AccessRules;
 }
 
 /** Where a memento is, as far as revisit records need it. */
@@ -256,8 +265,8 @@ export class Importer {
     if (!item.date) return this.refuse(item, uri.href, 'the record has no valid WARC-Date');
     const own = await readHead(item.block, this.opts.maxHeadBytes);
     await this.flush();
-    const row = await this.resolve(item, uri, item.date);
-    if (!row && !last && this.later.length < MAX_LATER) {
+    const { row, hidden } = await this.resolve(item, uri, item.date);
+    if (!row && !hidden && !last && this.later.length < MAX_LATER) {
       // Its memento may be in a file read after this one (another archive's folder of this archive's warcs/): tried again at the end.
       this.later.push({ file, offset: item.offset, date: item.date.getTime(), request: reqHead });
       return;
@@ -265,9 +274,8 @@ export class Importer {
     if (!row) {
       this.counts.revisitsUnresolved++;
       const of = item.field('warc-refers-to-target-uri') ?? item.field('warc-refers-to') ?? item.field('warc-payload-digest') ?? '(nothing named)';
-      this.opts.note(
-        `unresolved: ${item.file}:${item.offset} ${uri.href}: revisit of ${of.trim()}, which is neither in this import nor in the archive; skipped`,
-      );
+      const why = hidden ? 'a memento the access rules hide' : 'neither in this import nor in the archive';
+      this.opts.note(`unresolved: ${item.file}:${item.offset} ${uri.href}: revisit of ${of.trim()}, which is ${why}; skipped`);
       return;
     }
     this.counts.revisitsResolved++;
@@ -282,7 +290,7 @@ export class Importer {
         stored.close();
       }
     };
-    await this.submit(item, uri, Buffer.concat([requestHeadFor(uri, reqHead), head]), body(), item.date);
+    await this.submit(item, uri, Buffer.concat([requestHeadFor(uri, reqHead), head]), body(), item.date, row);
   }
 
   /**
@@ -320,26 +328,36 @@ export class Importer {
     if (this.fatal) throw this.fatal;
   }
 
-  /** The memento a revisit record repeats (module comment), or `null`. */
-  private async resolve(item: WarcItem, uri: URL, date: Date): Promise<MementoRow | null> {
+  /**
+   * The memento a revisit record repeats (module comment): the first
+   * candidate the access rules show; `row` null with `hidden` when every
+   * candidate found is hidden.
+   */
+  private async resolve(item: WarcItem, uri: URL, date: Date): Promise<{ row: MementoRow | null; hidden: boolean }> {
     const at = async (urlkey: string, t: number) => (await this.sink.index.atOrBeforeMany([{ urlkey, t }]))[0]?.row ?? null;
     const digest = item.field('warc-payload-digest')?.trim();
     const stated = sha256Hex(digest);
     const sameDigest = (row: MementoRow) => stated !== null && row.digest === 'sha256:' + stated;
+    let hidden = false;
+    const shown = async (row: MementoRow | null) => {
+      if (row && (await revisitTargetShown(this.opts.access, this.sink.index, row))) return true;
+      hidden ||= row !== null;
+      return false;
+    };
     const ref = this.byId.get(item.field('warc-refers-to')?.trim() ?? '') ?? (digest ? this.byDigest.get(digest.toLowerCase()) : undefined);
     if (ref) {
       const row = await at(ref.urlkey, ref.datetime);
-      if (row?.datetime === ref.datetime) return row;
+      if (row?.datetime === ref.datetime && (await shown(row))) return { row, hidden };
     }
     const refUri = (item.field('warc-refers-to-target-uri') ?? '').trim().replace(/^<(.*)>$/, '$1');
     const refDate = Date.parse(item.field('warc-refers-to-date') ?? '');
     if (refUri && !Number.isNaN(refDate)) {
       const t = Math.floor(refDate / 1000);
       const row = await at(this.urlkey(refUri), t).catch(() => null);
-      if (row && (row.datetime === t || sameDigest(row))) return row;
+      if (row && (row.datetime === t || sameDigest(row)) && (await shown(row))) return { row, hidden };
     }
     const row = await at(this.urlkey(uri.href), Math.floor(date.getTime() / 1000)).catch(() => null);
-    return row && sameDigest(row) ? row : null;
+    return row && sameDigest(row) && (await shown(row)) ? { row, hidden } : { row: null, hidden };
   }
 
   /** The archive's key of a URI (shared/uri.ts); `''` for one it would not store. */
@@ -352,12 +370,13 @@ export class Importer {
   }
 
   /**
-   * Sends one capture record (`head` then `body`) to the sink, after the
+   * Sends one capture record (`head` then `body`; naming `revisitOf` as
+   * its original, for a revisit record) to the sink, after the
    * captures of the same URI-R sent before it, and returns once its body
    * is read (or the sink gave up on it early); the outcome is counted when
    * it comes.
    */
-  private async submit(item: WarcItem, uri: URL, head: Buffer, body: AsyncIterable<Buffer>, date: Date): Promise<void> {
+  private async submit(item: WarcItem, uri: URL, head: Buffer, body: AsyncIterable<Buffer>, date: Date, revisitOf?: MementoRow): Promise<void> {
     const key = this.urlkey(uri.href);
     await this.byKey.get(key);
     while (this.inflight.size >= (this.opts.inflight ?? 16)) await Promise.race(this.inflight);
@@ -374,7 +393,7 @@ export class Importer {
       { objectMode: false, highWaterMark: 64 * 1024 },
     );
     const done: Promise<void> = this.sink
-      .put(capture, date, uri.href)
+      .put(capture, date, uri.href, revisitOf)
       .then(
         (r) => this.settle(item, uri, r),
         (err) => this.failed(item, uri, err),

@@ -11,7 +11,10 @@
  * in the ZIP (WACZ stores WARC files with STORE; reading a deflated one at
  * many offsets would inflate it again each time), saying so first of one
  * that would inflate to more than {@link MAX_RATIO} times its size (a zip
- * bomb).
+ * bomb), or a central directory that names the same bytes twice
+ * (entries whose byte ranges are the same or overlap: one WARC entry
+ * listed under thousands of names would be read, and imported, once per
+ * name).
  * yauzl checks each entry's bytes against the sizes the package states.
  */
 import { Readable } from 'node:stream';
@@ -50,6 +53,7 @@ export async function openWacz(file: string): Promise<WaczPackage> {
   try {
     if (zip.entryCount > MAX_ENTRIES) throw new WaczRefused(`${file}: ${zip.entryCount} entries, more than a WACZ package has (at most ${MAX_ENTRIES})`);
     const entries = await listEntries(file, zip);
+    refuseOverlaps(file, entries);
     const warcs: WarcFile[] = [];
     for (const e of entries) {
       if (!/^archive\/[^/]+\.warc(\.gz)?$/.test(e.fileName)) continue;
@@ -83,6 +87,33 @@ function listEntries(file: string, zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
     zip.once('error', (err: Error) => reject(new WaczRefused(`${file}: ${err.message}`)));
     zip.readEntry();
   });
+}
+
+/**
+ * Refuses a ZIP whose central directory names overlapping bytes (APPNOTE
+ * 6.3.10 §4.3.6: each file is stored once, its local header then its
+ * data): two entries whose local headers are at one offset, or one whose
+ * local header lies inside another's header or data. An entry's bytes are
+ * taken as at least its fixed 30-byte local header and its compressed
+ * data, from the offset the central directory gives (its name and extra
+ * field, whose lengths the local header may state otherwise, come on
+ * top): a valid ZIP never fails this, and a ZIP that passes has entries
+ * whose data add up to no more than the file, so reading them all reads
+ * no byte twice over. Looks at the central directory only: runs before
+ * any entry's bytes are read.
+ *
+ * @throws WaczRefused naming the package and the two entries
+ */
+export function refuseOverlaps(file: string, entries: readonly yauzl.Entry[]): void {
+  const spans = entries
+    .map((e) => ({ name: e.fileName, start: e.relativeOffsetOfLocalHeader, end: e.relativeOffsetOfLocalHeader + 30 + e.compressedSize }))
+    .sort((a, b) => a.start - b.start || a.end - b.end);
+  for (let i = 1; i < spans.length; i++) {
+    const [p, q] = [spans[i - 1], spans[i]];
+    if (q.start >= p.end) continue;
+    const how = q.start === p.start ? `are the same bytes (from byte ${q.start})` : `overlap (at byte ${q.start})`;
+    throw new WaczRefused(`${file}: entries ${JSON.stringify(p.name)} and ${JSON.stringify(q.name)} ${how}; a ZIP holds each file once`);
+  }
 }
 
 /** The bytes of one stored (STORE) entry, read in place from `start`. */

@@ -73,6 +73,7 @@ interface PendingCapture {
   body: BodySpill;
   /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
   blockDigest: string;
+  revisitOf?: MementoRow;
   resolve: (r: Omit<IngestResult, 'bytes'>) => void;
   reject: (e: unknown) => void;
 }
@@ -116,6 +117,8 @@ export interface IngestOptions {
    * the response's Date (shared/capture-rules.ts `acceptCapture`).
    */
   datetime?: Date;
+  /** The memento this capture repeats, as its sender names it (revisit-of.ts): same payload digest; written as a revisit of it unless dedup decides. */
+  revisitOf?: MementoRow;
 }
 
 /** True when other daemons (replicas) may write into the index `config` names: PostgreSQL with the WARC files in a bucket. */
@@ -282,11 +285,15 @@ export class ArchiveStore {
       throw refuse(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
     }
     row.digest = 'sha256:' + hash.digest('hex');
+    if (opts.revisitOf && opts.revisitOf.digest !== row.digest) {
+      await spill.dispose();
+      throw refuse(400, 'the body is not the payload of the memento named as its original (another payload digest); nothing stored');
+    }
     const blockDigest = 'sha256:' + blockHash.digest('hex');
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ archive, row, head, body: spill, blockDigest, resolve: done, reject });
+      this.queue.push({ archive, row, head, body: spill, blockDigest, revisitOf: opts.revisitOf, resolve: done, reject });
       void this.drain();
     });
   }
@@ -416,7 +423,7 @@ export class ArchiveStore {
           this.stats.conflicts++;
           continue;
         }
-        const original = v.kind === 'revisit' ? await this.originalOf(v.of) : undefined;
+        const original = v.kind === 'revisit' ? await this.originalOf(v.of) : p.revisitOf && (await this.originalOf(p.revisitOf));
         const rec = original
           ? await this.writer(p.archive.id).appendRevisit({
               ...this.recordOf(p.row, p.head, p.blockDigest),

@@ -4,7 +4,8 @@
  * Frictionless data package manifest) of the mementos a selection names,
  * for `memento-archive wacz` (docs/evidence.md "WACZ packages"):
  *
- *   archive/data.warc.gz      the mementos' WARC records, each gzip member copied as stored (ZIP STORE)
+ *   archive/data.warc.gz      the mementos' WARC records, each gzip member copied as stored (ZIP STORE);
+ *                             no request record (what a visitor sent), unless `publish_requests` (then its published form)
  *   indexes/index.cdx         CDXJ of those records, sorted, offsets into data.warc.gz
  *   pages/pages.jsonl         the HTML 200 mementos, one page each
  *   proofs/proofs.jsonl       inclusion proofs of the mementos in the archive's evidence log
@@ -34,7 +35,7 @@ import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
 import { cdxWalk, type UrlkeyRange } from '../store/cdx-walk.js';
 import { writeCdxj } from '../store/cdxj.js';
 import type { IndexDb, MementoRow, NewMementoRow } from '../store/index-db.js';
-import { copyMember, mementoRecords } from './records.js';
+import { copyMember, mementoRecords, publishedRequestMember } from './records.js';
 
 /** The WACZ version written (datapackage.json `wacz_version`). */
 export const WACZ_VERSION = '1.1.1';
@@ -89,6 +90,8 @@ export interface WaczInput {
   now?: Date;
   /** The archive's evidence log (the index's, `IndexDb.log`) and its tree head signer: each memento's inclusion proof goes in proofs/proofs.jsonl. */
   log: { store: LogStore; heads: TreeHeadSigner };
+  /** The `publish_requests` setting: each memento's request record goes in, in its published form (archive/evidence/published-request.ts); none when false. */
+  publishRequests: boolean;
 }
 
 /** A pass-through that counts and hashes what passes (SHA-256). */
@@ -222,9 +225,10 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
       const offset = warcBytes;
       await copyMember(file, recs.own, warc);
       warcBytes += recs.own.length;
-      if (recs.request) {
-        await copyMember(file, recs.request, warc);
-        warcBytes += recs.request.length;
+      const request = input.publishRequests && recs.request ? await publishedRequestMember(file, recs.request, recs.recordId) : null;
+      if (request) {
+        if (!warc.write(request)) await once(warc, 'drain');
+        warcBytes += request.length;
       }
       exported.add(row.id);
       report.mementos++;

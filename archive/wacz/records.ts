@@ -1,13 +1,21 @@
 /**
- * A memento's WARC records as stored, for copying them into a WACZ
- * package unchanged: its own record (`response`, or `revisit`) and the
+ * A memento's WARC records as stored, for a WACZ package: its own record
+ * (`response`, or `revisit`), copied unchanged, and where the archive
+ * publishes requests (`publish_requests`) the published form of the
  * `request` record the archive writes right after it (WARC 1.1 §5.7,
- * linked by `WARC-Concurrent-To`), each one gzip member (WARC 1.1 §9).
+ * linked by `WARC-Concurrent-To`; archive/evidence/published-request.ts),
+ * each one gzip member (WARC 1.1 §9).
  */
 import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
+import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
+import zlib from 'node:zlib';
+import { publishedRequest } from '../evidence/published-request.js';
 import { type ScannedRecord, scanWarcFile } from '../store/warc-scan.js';
+
+/** Longest request record (gzip member) published; a longer one is left out. */
+const MAX_REQUEST_MEMBER = 1024 * 1024;
 
 /** A gzip member in a WARC file: byte offset and length. */
 export interface Member {
@@ -75,4 +83,25 @@ export async function copyMember(file: string, m: Member, out: Writable): Promis
     if (!out.write(chunk)) await once(out, 'drain');
   }
   if (got !== m.length) throw new RecordDamage(`${file}:${m.offset}: the file ends inside the record (${got} of ${m.length} bytes)`);
+}
+
+/**
+ * The published form of the request record in member `m` of `file`
+ * (published-request.ts), gzipped as one member, for the memento whose
+ * own record is `recordId`; `null` when it is longer than
+ * {@link MAX_REQUEST_MEMBER} or not a request record with an HTTP head.
+ * @throws when the file cannot be read, or the member is not gzip
+ */
+export async function publishedRequestMember(file: string, m: Member, recordId: string): Promise<Buffer | null> {
+  if (m.length > MAX_REQUEST_MEMBER) return null;
+  const fh = await open(file, 'r');
+  let member: Buffer;
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(m.length), 0, m.length, m.offset);
+    member = buffer.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+  const published = publishedRequest(zlib.gunzipSync(member, { maxOutputLength: 4 * MAX_REQUEST_MEMBER }), recordId);
+  return published ? zlib.gzipSync(published) : null;
 }

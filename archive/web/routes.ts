@@ -170,6 +170,7 @@ async function verifyPage(app: FastifyInstance, req: Req, reply: FastifyReply, r
     capture: row,
     page: `${req.base}/web/${ts}/${row.uri_r}`,
     links: evidenceLinks(req.base, archive, ts, row.uri_r),
+    publishRequests: app.config.publishRequests,
     check: await captureCheck(app, row),
   });
 }
@@ -395,7 +396,7 @@ function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period
     timemap: uris.indexTimemap(req.base, uriR),
     panel,
     diffPrev: n.prev ? `${req.base}/web/diff/${toTimestamp14(n.prev.datetime)}/${toTimestamp14(m.datetime)}/${uriR}` : undefined,
-    verify: evidenceLinks(req.base, m.archive_id, toTimestamp14(m.datetime), m.uri_r),
+    verify: { ...evidenceLinks(req.base, m.archive_id, toTimestamp14(m.datetime), m.uri_r), publishRequests: req.server.config.publishRequests },
   };
 }
 

@@ -5,7 +5,10 @@
  * datapackage.json, its digest and Ed25519 signature checked against the
  * archive's public key, each CDXJ line's record read with warcio, and the
  * package imported into a fresh archive, which then answers the same
- * TimeMaps and the same raw (id_) bodies. Bad options: one line, exit 2.
+ * TimeMaps and the same raw (id_) bodies. What the visitors sent (their
+ * request records) is in no package; with `publish_requests: true`, a
+ * new request record with the allowed fields only. Bad options: one
+ * line, exit 2.
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +19,7 @@ import t from 'tap';
 import { WARCParser } from 'warcio';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
+import zlib from 'node:zlib';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { proofProves } from '../helpers/rfc9162.js';
 import { exchange, httpResponse, warcFile } from '../helpers/warc.js';
@@ -46,23 +50,35 @@ async function unzip(file: string): Promise<Map<string, { bytes: Buffer; method:
   return out;
 }
 
+/** The bytes of a run of gzip members inflated, or none when `b` is not gzip. */
+const zlibGunzipAll = (b: Buffer) => (b[0] === 0x1f && b[1] === 0x8b ? zlib.gunzipSync(b) : Buffer.alloc(0));
 const sha256 = (b: Buffer | string) => 'sha256:' + createHash('sha256').update(b).digest('hex');
 const day = (d: number) => `${['Tue', 'Wed', 'Thu', 'Fri'][d - 20]}, ${d} Mar 2001 20:35:00 GMT`;
 const html = (title: string, colour: string) =>
   `<html><head><title>${title}</title><link rel="stylesheet" href="/s.css"></head><body style="color:${colour}">${title}</body></html>`;
 
+/** What a visitor sent with each capture: none of it may be in a package. */
+const VISITOR: [string, string][] = [
+  ['User-Agent', 'Mozilla/5.0 (visitor-agent-canary)'],
+  ['Referer', 'http://intranet.example/private-referer-canary'],
+  ['Accept', 'text/html'],
+  ['X-Client-IP', '192.0.2.77'],
+];
+const PRIVATE = ['visitor-agent-canary', 'private-referer-canary', '192.0.2.77', 'User-Agent', 'Referer', 'X-Client-IP'];
+
 /** The captures of the test archive: [URI path, capture record]. */
 function captures(): [string, Buffer][] {
+  const c = (p: Parameters<typeof captureRecord>[0]) => captureRecord({ ...p, requestHeaders: VISITOR });
   return [
-    ['/a', captureRecord({ target: '/a', date: day(20), body: html('A one', 'red') })],
-    ['/a', captureRecord({ target: '/a', date: day(21), body: html('A two', 'green') })],
-    ['/a', captureRecord({ target: '/a', date: day(22), body: html('A two', 'green') })], // a day after the same body: a revisit
-    ['/s.css', captureRecord({ target: '/s.css', date: day(20), responseHeaders: [['Content-Type', 'text/css']], body: 'body{background:#ffeeee}' })],
-    ['/b', captureRecord({ target: '/b', date: 'Sun, 01 Feb 2026 10:00:00 GMT', body: html('B', 'blue') })],
-    ['/secret/x', captureRecord({ target: '/secret/x', date: day(20), body: html('hidden', 'black') })],
+    ['/a', c({ target: '/a', date: day(20), body: html('A one', 'red') })],
+    ['/a', c({ target: '/a', date: day(21), body: html('A two', 'green') })],
+    ['/a', c({ target: '/a', date: day(22), body: html('A two', 'green') })], // a day after the same body: a revisit
+    ['/s.css', c({ target: '/s.css', date: day(20), responseHeaders: [['Content-Type', 'text/css']], body: 'body{background:#ffeeee}' })],
+    ['/b', c({ target: '/b', date: 'Sun, 01 Feb 2026 10:00:00 GMT', body: html('B', 'blue') })],
+    ['/secret/x', c({ target: '/secret/x', date: day(20), body: html('hidden', 'black') })],
     [
       '/img',
-      captureRecord({
+      c({
         target: '/img',
         date: day(21),
         responseHeaders: [['Content-Type', 'image/png']],
@@ -70,6 +86,17 @@ function captures(): [string, Buffer][] {
       }),
     ],
   ];
+}
+
+/** Every record of a package's WARC file, as warcio reads it: type and block (the HTTP head and body). */
+async function warcRecordsOf(warc: Buffer): Promise<{ type: string; fields: Map<string, string>; block: Buffer }[]> {
+  const out = [];
+  for await (const rec of new WARCParser(Readable.from([warc]), { parseHttp: false })) {
+    const fields = new Map<string, string>();
+    for (const [k, v] of rec.warcHeaders.headers) fields.set(k.toLowerCase(), v);
+    out.push({ type: rec.warcType ?? '', fields, block: Buffer.from(await rec.readFully(false)) });
+  }
+  return out;
 }
 
 /** A line of proofs/proofs.jsonl. */
@@ -177,10 +204,11 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     '20260201100000 /b response',
   ]);
   t.notOk(warc.includes(Buffer.from('secret')) || lines.some((l) => l.includes('secret')), 'the excluded URL is nowhere in the package');
-  let types = '';
   const letter: Record<string, string> = { response: 'p', revisit: 'v', request: 'q' };
-  for await (const rec of new WARCParser(Readable.from([warc]))) types += letter[rec.warcType!] ?? '?';
-  t.match(types, /^([pv]q){6}$/, 'each record followed by its request record, in the WARC file');
+  const types = (await warcRecordsOf(warc)).map((rec) => letter[rec.type] ?? '?').join('');
+  t.match(types, /^[pv]{6}$/, 'the mementos’ records, and no request record, in the WARC file');
+  for (const [name, f] of files)
+    for (const p of PRIVATE) t.notOk(f.bytes.includes(p) || zlibGunzipAll(f.bytes).includes(p), `${name}: nothing the visitor sent (${p})`);
 
   const pages = files
     .get('pages/pages.jsonl')!
@@ -283,8 +311,38 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     const [one, two] = [await raw(a), await raw(a2)];
     t.equal(one.status, 200);
     t.same(two.body, one.body, `${ts} ${p}: the same id_ body`);
+    const replay = (x: { url: string }) => request(`${x.url}/${id}/memento/${ts}/http://www.example.org${p}`).then((res) => res.text.replaceAll(x.url, 'BASE'));
+    t.equal(await replay(a2), await replay(a), `${ts} ${p}: the same archival replay, without the request records`);
   }
   t.equal((await request(`${a2.url}/2025/timemap/link/http://www.example.org/secret/x`)).status, 404, 'the hidden URL did not travel');
+});
+
+t.test('publish_requests: true: each memento’s record, then a new request record with the allowed fields only', async (t) => {
+  const c = writeConfig('publish_requests: true\n');
+  t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+  const a = await startArchive(TWO_ARCHIVES + 'publish_requests: true\n', { dataDir: c.dataDir });
+  t.teardown(() => a.close(true));
+  for (const [p, rec] of captures()) t.equal((await putCapture(a, '', rec)).status, 201, `PUT ${p}`);
+  const wacz = path.join(c.dir, 'out.wacz');
+  const r = await runCli(['wacz', '--config', c.config, '-o', wacz]);
+  t.equal(r.code, 0, r.stderr);
+  const files = await unzip(wacz);
+  const warc = files.get('archive/data.warc.gz')!.bytes;
+  const dp = JSON.parse(files.get('datapackage.json')!.bytes.toString('utf8')) as { resources: { path: string; hash: string }[] };
+  t.equal(dp.resources.find((x) => x.path === 'archive/data.warc.gz')!.hash, sha256(warc), 'the WARC file’s hash in datapackage.json');
+  const recs = await warcRecordsOf(warc);
+  t.equal(recs.map((x) => (x.type === 'request' ? 'q' : 'p')).join(''), 'pq'.repeat(7), 'each memento’s record followed by a request record');
+  for (let i = 0; i < recs.length; i += 2) {
+    const [own, req] = [recs[i], recs[i + 1]];
+    t.equal(req.fields.get('warc-concurrent-to'), own.fields.get('warc-record-id'), 'the request record names the memento’s record');
+    t.match(
+      req.block.toString('latin1'),
+      /^GET \/\S* HTTP\/1\.1\r\nHost: www\.example\.org\r\nAccept: text\/html\r\n\r\n$/,
+      'request line, Host, Accept: nothing else',
+    );
+    t.equal(req.fields.get('warc-block-digest'), sha256(req.block), 'its block digest recomputed');
+  }
+  for (const p of PRIVATE) t.notOk(zlibGunzipAll(warc).includes(p), `nothing that identifies the visitor (${p})`);
 });
 
 t.test('bad options: one line, exit 2, nothing written', async (t) => {

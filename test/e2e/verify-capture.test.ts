@@ -63,6 +63,7 @@ t.test('"Verify this capture": the links of the banner, the archive’s check on
     const record = await page.$eval('#verify a[href*="/record/"]', (e) => (e as HTMLAnchorElement).href);
     t.equal(proof, `${a.url}/current/proof/${TS}/${SITE}/index.html`);
     t.equal(record, `${a.url}/current/record/${TS}/${SITE}/index.html`);
+    t.equal(await page.$eval('#verify a[href*="/record/"]', (e) => (e as HTMLElement).innerText), 'WARC response record', 'labelled for what it gives');
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, `verify-banner-${width}.png`) });
     await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('#verify a[href*="/web/verify/"]')]);
     t.equal(page.url(), `${a.url}/web/verify/current/${TS}/${SITE}/index.html`, `${width} px: the check’s page`);
@@ -77,6 +78,10 @@ t.test('"Verify this capture": the links of the banner, the archive’s check on
     t.equal(line.match(LINE)![1], String(json.leaf_index), 'the line names the proof’s leaf');
     t.ok(line.endsWith(json.leaf.digest), 'and its digest');
     t.equal((await request(record)).headers['content-type'], 'application/warc');
+    t.match(
+      await page.$eval('main a[href*="/record/"]', (e) => (e.parentElement as HTMLElement).innerText),
+      /^WARC response record: .* The request record beside it, which holds what the visitor sent, is not published\.$/,
+    );
     t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px: no sideways scrolling`);
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, `verify-page-${width}.png`), fullPage: true });
   }

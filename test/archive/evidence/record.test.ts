@@ -1,11 +1,13 @@
 /**
- * `GET /<id>/record/<ts>/<URL>` (docs/evidence.md): a memento's WARC
- * records as stored — its response (or revisit) record and its request
- * record, gunzipped, in file order — for WARC files in a folder and in a
- * bucket, and for a WARC file of another tool whose request record comes
- * first. Checked against the stored files read independently (the whole
+ * `GET /<id>/record/<ts>/<URL>` (docs/evidence.md): a memento's own WARC
+ * record as stored — its response (or revisit) record, gunzipped — for
+ * WARC files in a folder and in a bucket, and for a WARC file of another
+ * tool. Checked against the stored files read independently (the whole
  * file gunzipped and cut into records by their Content-Length), with
- * warcio, and by recomputing the response's block digest.
+ * warcio, and by recomputing the response's block digest. The request
+ * record beside it (what the visitor sent: X-Client-IP, Referer,
+ * User-Agent) is never served; with `publish_requests: true`, a new
+ * request record with the allowed fields only follows it.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,8 +28,19 @@ const JAN1 = 'Thu, 01 Jan 2026 00:00:00 GMT';
 const JAN2 = 'Fri, 02 Jan 2026 00:00:00 GMT';
 const JAN3 = 'Sat, 03 Jan 2026 00:00:00 GMT';
 
+/** What a visitor sent with each capture: none of it may be served. */
+const VISITOR: [string, string][] = [
+  ['User-Agent', 'Mozilla/5.0 (visitor-agent-canary)'],
+  ['Referer', 'http://intranet.example/private-referer-canary'],
+  ['Accept', 'text/html'],
+  ['Accept-Language', 'de-CH'],
+  ['Cookie', 'session-cookie-canary='],
+  ['X-Client-IP', '192.0.2.77'],
+];
+const PRIVATE = ['visitor-agent-canary', 'private-referer-canary', 'session-cookie-canary', '192.0.2.77', 'User-Agent', 'Referer', 'X-Client-IP'];
+
 const capture = (target: string, date: string, body: string) =>
-  captureRecord({ target, date, body, responseHeaders: [['Content-Type', 'text/html']], requestHeaders: [['User-Agent', 'record-test']] });
+  captureRecord({ target, date, body, responseHeaders: [['Content-Type', 'text/html']], requestHeaders: VISITOR });
 
 /** One WARC record of a gunzipped file: its bytes and named fields (lower-case names). */
 interface Rec {
@@ -58,15 +71,18 @@ function recordsOf(file: Buffer): Rec[] {
   return out;
 }
 
-/** What `/record` must answer for the memento whose own record has id `id`: it and the request record beside it that names it, in file order. */
+/** What `/record` must answer for the memento whose own record has id `id`: that record alone, as stored. */
 function expected(recs: Rec[], id: string): Buffer {
+  return recs.find((r) => r.fields.get('warc-record-id') === id)!.bytes;
+}
+
+/** The stored request record that names (or is named by) the record `id`, next to it in the file. */
+function storedRequest(recs: Rec[], id: string): Rec | undefined {
   const i = recs.findIndex((r) => r.fields.get('warc-record-id') === id);
-  const names = (r: Rec | undefined) => r?.fields.get('warc-type') === 'request' && r.fields.get('warc-concurrent-to') === id;
-  const linked = (r: Rec | undefined) =>
-    r?.fields.get('warc-type') === 'request' && recs[i].fields.get('warc-concurrent-to') === r.fields.get('warc-record-id');
-  if (names(recs[i + 1]) || linked(recs[i + 1])) return Buffer.concat([recs[i].bytes, recs[i + 1].bytes]);
-  if (names(recs[i - 1]) || linked(recs[i - 1])) return Buffer.concat([recs[i - 1].bytes, recs[i].bytes]);
-  return recs[i].bytes;
+  const pairs = (r: Rec | undefined) =>
+    r?.fields.get('warc-type') === 'request' &&
+    (r.fields.get('warc-concurrent-to') === id || recs[i].fields.get('warc-concurrent-to') === r.fields.get('warc-record-id'));
+  return [recs[i + 1], recs[i - 1]].find(pairs);
 }
 
 /** The records of a `/record` answer as warcio reads them: type, record id, block. */
@@ -107,15 +123,17 @@ async function checkAll(t: Test, a: TestArchive, fileBytes: (file: string) => Pr
     const recs = recordsOf(await fileBytes(row.warc_file));
     const own = recordsOf((await fileBytes(row.warc_file)).subarray(row.warc_offset, row.warc_offset + row.warc_length))[0];
     const id = own.fields.get('warc-record-id')!;
-    t.ok(res.body.equals(expected(recs, id)), 'the bytes are the stored records, gunzipped, in file order');
+    t.ok(res.body.equals(expected(recs, id)), 'the bytes are the stored record, gunzipped');
     const got = await parsed(res.body);
     const type = row.refers_to === null ? 'response' : 'revisit';
     if (type === 'revisit') revisits++;
     t.same(
       got.map((r) => r.type),
-      [type, 'request'],
-      `warcio reads the ${type} record and its request record`,
+      [type],
+      `warcio reads the ${type} record alone: no request record`,
     );
+    t.ok(storedRequest(recs, id)?.block.includes('private-referer-canary'), 'the request record is kept in the WARC file');
+    for (const s of PRIVATE) t.notOk(res.body.includes(s), `nothing the visitor sent: ${s}`);
     t.equal(got[0].id, id);
     t.equal(got[0].digest, 'sha256:' + createHash('sha256').update(got[0].block).digest('hex'), 'sha256 of the block is its WARC-Block-Digest');
     const head = await request(`${a.url}/${row.archive_id}/record/${ts}/${row.uri_r}`, { method: 'HEAD' });
@@ -189,7 +207,56 @@ t.test('a WARC file of another tool, request record first: found before the resp
     t.ok(res.body.equals(expected(recs, id)), `${uri}: the stored bytes`);
     t.same(
       (await parsed(res.body)).map((r) => r.type),
-      n === 2 ? ['request', 'response'] : ['response'],
+      ['response'],
     );
+    t.equal(n === 2, storedRequest(recs, id) !== undefined);
   }
+});
+
+t.test('publish_requests: true: the response record, then a new request record with the allowed fields only', async (t) => {
+  const a = await startArchive(`${TWO_ARCHIVES}publish_requests: true\n`);
+  t.teardown(() => a.close());
+  await fill(t, a);
+  const rows = [];
+  for await (const r of a.store.index.allMementos()) rows.push(r);
+  for (const row of rows) {
+    const ts = ts14(new Date(row.datetime * 1000).toUTCString());
+    const url = `${a.url}/${row.archive_id}/record/${ts}/${row.uri_r}`;
+    const res = await request(url);
+    t.equal(res.status, 200);
+    const recs = recordsOf(readFileSync(path.join(a.dataDir, 'warcs', row.warc_file)));
+    const own = recordsOf(readFileSync(path.join(a.dataDir, 'warcs', row.warc_file)).subarray(row.warc_offset, row.warc_offset + row.warc_length))[0];
+    const ownId = own.fields.get('warc-record-id')!;
+    const stored = storedRequest(recs, ownId)!;
+    const got = recordsOf(zlib.gzipSync(res.body));
+    t.same(
+      got.map((r) => r.fields.get('warc-type')),
+      [row.refers_to === null ? 'response' : 'revisit', 'request'],
+    );
+    t.ok(got[0].bytes.equals(own.bytes), 'the memento’s record as stored');
+    const req = got[1];
+    t.equal(req.fields.get('warc-concurrent-to'), ownId, 'the request names the memento’s record');
+    t.not(req.fields.get('warc-record-id'), stored.fields.get('warc-record-id'), 'a new record, with an id of its own');
+    t.match(req.fields.get('warc-record-id'), /^<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}>$/);
+    t.equal(req.fields.get('warc-date'), stored.fields.get('warc-date'));
+    t.equal(req.fields.get('warc-target-uri'), stored.fields.get('warc-target-uri'));
+    const path_ = new URL(row.uri_r).pathname + new URL(row.uri_r).search;
+    t.equal(
+      req.block.toString('latin1'),
+      `GET ${path_} HTTP/1.1\r\nHost: www.example.org\r\nAccept: text/html\r\nAccept-Language: de-CH\r\n\r\n`,
+      'request line, Host and negotiation fields only',
+    );
+    t.equal(req.fields.get('warc-block-digest'), 'sha256:' + createHash('sha256').update(req.block).digest('hex'), 'its block digest recomputed');
+    t.equal(req.fields.get('warc-payload-digest'), 'sha256:' + createHash('sha256').digest('hex'), 'no payload');
+    for (const s of PRIVATE) t.notOk(res.body.includes(s), `nothing that identifies the visitor: ${s}`);
+    t.ok((await request(url)).body.equals(res.body), 'the same bytes on every read');
+  }
+  const page = await request(`${a.url}/web/verify/current/${ts14(JAN3)}/${URL_A}`, { headers: { accept: 'text/html' } });
+  t.match(
+    page.text,
+    />WARC records<\/a>: .* After it, the request: its request line, Host and the fields that chose the representation only/,
+    'the check page says what the download holds',
+  );
+  const banner = await request(`${a.url}/web/${ts14(JAN3)}/${URL_A}`, { headers: { accept: 'text/html' } });
+  t.match(banner.text, />WARC records \(response, request without the visitor’s details\)<\/a>/, 'and so does the banner');
 });

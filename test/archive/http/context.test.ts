@@ -120,6 +120,7 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     access: [],
     revisitIntervalS: 86_400,
     signingKeyFile: '/nonexistent/log-signing-key.pem',
+    publishRequests: false,
     ...over,
   };
 }

@@ -194,9 +194,9 @@ function crawlerWarc(): { file: Buffer; responseId: string } {
       ],
       head200,
     ),
-    // Another URI with that payload, by record id: a new memento with alpha's body.
+    // Another URI with that payload, by record id: a memento with alpha's body, stored as a revisit of /a (never a second copy of it).
     revisit('http://example.org/b', '2026-02-03T00:00:00Z', [['WARC-Refers-To', alpha.id]], head200),
-    // By payload digest alone, a 304 (server-not-modified): alpha's head and body.
+    // By payload digest alone, a 304 (server-not-modified): alpha's head and body; a revisit of /a too.
     revisit('http://example.org/c', '2026-02-04T00:00:00Z', [['WARC-Payload-Digest', sha1Digest('alpha')]], Buffer.from('HTTP/1.1 304 Not Modified\r\n\r\n')),
     // Refers to a record nobody has.
     revisit(
@@ -254,7 +254,7 @@ t.test('revisit records resolve to the memento they repeat; resource and metadat
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^import: 1 file, 16 WARC records \([\d.]+ MiB, [\d.]+ s\): 4 new mementos, 1 revisit memento, 0 duplicates, 3 revisit records resolved, 1 revisit record unresolved \(skipped\), 2 refused; skipped 1 resource, 1 metadata, 1 other; 0 errors; /m,
+    /^import: 1 file, 16 WARC records \([\d.]+ MiB, [\d.]+ s\): 2 new mementos, 3 revisit mementos, 0 duplicates, 3 revisit records resolved, 1 revisit record unresolved \(skipped\), 2 refused; skipped 1 resource, 1 metadata, 1 other; 0 errors; /m,
   );
   t.match(
     r.stdout,
@@ -283,6 +283,14 @@ t.test('revisit records resolve to the memento they repeat; resource and metadat
     );
     t.equal(m.text, 'alpha', `${uri}: the body of the record the revisit refers to`);
     t.equal(m.headers['content-type'], 'text/html');
+  }
+  for (const [ts, uri] of [
+    ['20260203000000', 'http://example.org/b'],
+    ['20260204000000', 'http://example.org/c'],
+  ]) {
+    const rec = await request(`${a.url}/current/record/${ts}/${uri}`);
+    t.match(rec.text, /^WARC-Type: revisit\r$/m, `${uri}: a revisit record`);
+    t.match(rec.text, /^WARC-Refers-To-Target-URI: http:\/\/example\.org\/a\r$/m, `${uri}: of /a`);
   }
   const tm = await request(`${a.url}/current/timemap/link/http://example.org/a`);
   t.equal(tm.text.match(/rel="[^"]*memento"/g)?.length, 2, 'the revisit of /a a day later is a memento of its own (a revisit)');
@@ -546,7 +554,7 @@ t.test('while the daemon runs, import PUTs the captures to it (with the put_toke
   t.match(
     r.stdout,
     new RegExp(
-      `: 4 new mementos, 1 revisit memento, 0 duplicates, 3 revisit records resolved, 1 revisit record unresolved \\(skipped\\), 2 refused; .*; through the running daemon at ${d.url}$`,
+      `: 2 new mementos, 3 revisit mementos, 0 duplicates, 3 revisit records resolved, 1 revisit record unresolved \\(skipped\\), 2 refused; .*; through the running daemon at ${d.url}$`,
       'm',
     ),
   );
