@@ -223,9 +223,14 @@ export function tilePathFor(level: number | 'entries', n: number, size: number):
   return undefined;
 }
 
-/** GETs `<base>/<p>`: the body; throws on anything but 200. */
+/**
+ * GETs `<base>/<p>`: the body; throws on anything but 200. A connection
+ * that fails is tried once more (a kept-alive connection the server
+ * closed just as it was reused; a GET of a tile is safe to repeat).
+ */
 async function get(base: string, p: string): Promise<Buffer> {
-  const res = await fetch(`${base.replace(/\/+$/, '')}/${p}`, { redirect: 'manual' });
+  const url = `${base.replace(/\/+$/, '')}/${p}`;
+  const res = await fetch(url, { redirect: 'manual' }).catch(() => fetch(url, { redirect: 'manual' }));
   if (res.status !== 200) throw new Error(`GET ${p}: ${res.status}`);
   return Buffer.from(await res.arrayBuffer());
 }

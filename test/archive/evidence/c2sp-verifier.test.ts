@@ -78,8 +78,12 @@ async function tileServer(t: Test): Promise<{ url: string; fetched: string[] }> 
         : Buffer.concat(slice.map((j) => source[j]));
     res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body);
   });
+  server.keepAliveTimeout = 60_000; // the test computes roots between fetches, seconds on a busy machine
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, fetched };
 }
 
