@@ -216,7 +216,8 @@ t.test('a stored redirect to another site: no form of the memento, and no /web/ 
     chain.push(res.status);
     if (res.status < 300 || res.status >= 400) break;
     url = new URL(res.headers.location!, url).href;
-    t.ok(url.startsWith(`${a.url}/`), `hop ${hops + 1} stays on the archive: ${url}`);
+    // Never asked of the outside (nothing leaves 127.0.0.1, even when this fails).
+    if (!t.ok(url.startsWith(`${a.url}/`), `hop ${hops + 1} stays on the archive: ${url}`)) break;
   }
   t.same(chain, [302, 302, 404], '/web/2026id_/: to the raw memento, to the raw address of the target, which the archive does not have');
 });
