@@ -54,7 +54,7 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   let applied: string | undefined;
   if (preferred) {
     // What that URI-M will say it satisfies (Prefer rule 8), worked out as it will work it out.
-    const row = form === 'raw' ? undefined : await store.index.byId(s.memento.id);
+    const row = await store.index.byId(s.memento.id);
     const target = { base, archiveId: archive.id, ts: toTimestamp14(s.memento.datetime) };
     const changes = row ? await formChanges(row, form, (r) => store.readResponse(r), target, app.decodeOptions) : { content: false, links: false };
     applied = preferenceApplied(prefer, form, changes);

@@ -11,6 +11,7 @@ import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from './content-coding.js';
 import { isHtml, withBaseElement, withBaseElementBuffer } from './html-base.js';
+import { isRedirect, mementoLocation } from './location.js';
 import type { BodyChanges, MementoForm } from './prefer.js';
 
 /** Reads a memento's stored response record (again). */
@@ -154,11 +155,12 @@ export async function formChanges(
   target: ReplayTarget,
   decode: DecodeOptions = {},
 ): Promise<BodyChanges> {
-  if (form === 'raw') return UNCHANGED;
+  if (form === 'raw' && !isRedirect(row.status)) return UNCHANGED;
   const stored = await read(row);
   const contentType = stored.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1];
   const plan = await planBody(row, stored, form, read, target, contentType, decode);
   plan.close();
-  const location = stored.status >= 300 && stored.status < 400 && stored.headers.some(([k]) => k.toLowerCase() === 'location');
-  return { content: plan.changes.content, links: plan.changes.links || (form === 'replay' && location) };
+  const location = isRedirect(stored.status) ? stored.headers.find(([k]) => k.toLowerCase() === 'location')?.[1] : undefined;
+  const locationChanged = location !== undefined && mementoLocation(target, form, location, row.uri_r).changed;
+  return { content: plan.changes.content, links: plan.changes.links || locationChanged };
 }

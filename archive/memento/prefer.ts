@@ -101,17 +101,18 @@ export interface BodyChanges {
 }
 
 /**
- * The dimensions a Memento response satisfies (Prefer rule 3): the raw
- * form all three; the links form keeps every URI as captured, and the
- * content when nothing was inserted; the archival replay keeps the content
- * and the links only when nothing was rewritten (an image, a script). Every
- * form echoes the original headers (`X-Archive-Orig-*`).
+ * The dimensions a Memento response satisfies (Prefer rule 3): the content
+ * when nothing was inserted or rewritten (always in the raw form: the
+ * stored bytes); the links when no URI was rewritten (the links form and
+ * the raw form rewrite none in the body; the archival replay rewrites a
+ * page's or a stylesheet's; every form sends a 3xx's `Location` into the
+ * archive, memento/location.ts); the original headers always
+ * (`X-Archive-Orig-*`).
  */
 export function satisfied(form: MementoForm, changes: BodyChanges): Dimension[] {
-  if (form === 'raw') return [...DIMENSIONS];
   const out: Dimension[] = [];
-  if (!changes.content) out.push('original-content');
-  if (form === 'links' || !changes.links) out.push('original-links');
+  if (form === 'raw' || !changes.content) out.push('original-content');
+  if (!changes.links) out.push('original-links');
   out.push('echo-original-headers');
   return out;
 }

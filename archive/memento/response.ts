@@ -6,11 +6,12 @@
  *
  * Headers: every original header as `X-Archive-Orig-<name>`; only
  * `Content-Type` also as itself (and `Content-Encoding` when the body goes
- * out as stored; `Location` for a 3xx, rewritten into the archive in the
- * replay form; in the replay form a `Refresh` with a URL, rewritten), so
- * that no stale header acts on the client. Every form is
- * sandboxed; the replay form is also kept on the archive's origin (no
- * fetch reaches the live web). Bodies: body.ts.
+ * out as stored; `Location` for a 3xx, into the archive in every form,
+ * location.ts; in the replay form a `Refresh` with a URL, rewritten), so
+ * that no stale header acts on the client. Every form is sandboxed; the
+ * replay form is also kept on the archive's origin (no fetch reaches the
+ * live web); the stored forms fetch nothing and go to a browser as
+ * downloads. Bodies: body.ts.
  */
 import http from 'node:http';
 import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
@@ -20,6 +21,7 @@ import type { StoredResponse } from '../store/warc-reader.js';
 import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.js';
 import { archiveUrl, rewriteRefresh } from '../replay/urls.js';
 import { type BodyPlan, planBody, type ReadRecord, storedContentEncoding } from './body.js';
+import { isRedirect, mementoLocation } from './location.js';
 import type { DecodeOptions } from './content-coding.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
 import { LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
@@ -100,39 +102,62 @@ export interface MementoRequest {
 }
 
 /**
- * The sandbox of every Memento answer, in every form (CSP 3 `sandbox`
- * without `allow-same-origin`, HTML "sandboxing flags"): a stored page,
- * HTML or SVG, runs its scripts in an opaque origin and never as the
- * archive (no access to the archive's cookies, storage or same-origin
- * requests).
+ * The sandbox of the replay form (CSP 3 `sandbox` without
+ * `allow-same-origin`, HTML "sandboxing flags"): a stored page, HTML or
+ * SVG, runs its scripts in an opaque origin and never as the archive (no
+ * access to the archive's cookies, storage or same-origin requests). No
+ * `allow-popups`: a new window (`window.open`, a `target=_blank` link)
+ * loads its URL as written, and no fetch directive governs a navigation, so
+ * a stored page could open the live site in a tab of its own (the replay
+ * shim, static/replay.js, turns a click on a link to a new window into one
+ * in place, in the archive).
  */
-export const MEMENTO_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals';
+export const REPLAY_SANDBOX = 'sandbox allow-scripts allow-forms allow-modals';
 
 /**
- * The Content-Security-Policy of the stored forms (`id_`, `ol_`): the
- * sandbox of {@link MEMENTO_CSP}, and framed only by the archive's pages
- * for people (`pagesOrigin`, CSP 3 `frame-ancestors`), never by another
- * site or a stored page.
+ * The Content-Security-Policy of the stored forms (`id_`, `ol_`): a
+ * sandbox without a single flag (no script, form, popup or plugin runs),
+ * and no fetch at all (`default-src 'none'`; inline styles and `data:`
+ * images, which fetch nothing, still show), so that a browser that renders
+ * one after all (the stored forms go out as downloads,
+ * {@link STORED_DISPOSITION}) loads nothing, neither from the live web nor
+ * from the archive; framed only by the archive's pages for people
+ * (`pagesOrigin`, CSP 3 `frame-ancestors`), never by another site or a
+ * stored page. What it cannot stop, a download can: `<link rel=preconnect>`
+ * and `dns-prefetch` in the stored markup are followed by Chromium
+ * whatever the policy says (docs/threat-model.md).
  */
 export function storedCsp(base: string, pagesOrigin = new URL(base).origin): string {
-  return `${MEMENTO_CSP}; frame-ancestors ${pagesOrigin}`;
+  return `sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors ${pagesOrigin}`;
 }
+
+/**
+ * The `Content-Disposition` of the stored forms (RFC 6266): a browser
+ * saves the stored bytes instead of rendering them, so that a stored
+ * page's connection hints, scripts and subresources (which go to the live
+ * site in these forms: nothing is rewritten) never run. Tools read the
+ * body as always; a subresource (`<img>`, `<script>`) ignores it.
+ */
+export const STORED_DISPOSITION = 'attachment';
 
 /**
  * The Content-Security-Policy of the replay form: every fetch and form
  * submission only to the archive's own origin (a URL a script builds, which
  * the rewriter could not see, fails instead of reaching the live web),
- * inline code and `data:`/`blob:` allowed as the page had them, and the
- * sandbox of {@link MEMENTO_CSP}. No `frame-ancestors`: a replayed page's
- * own iframes are replay-form mementos framed by that page, whose origin
- * is opaque, and no `frame-ancestors` source matches an opaque origin
+ * inline code and `data:`/`blob:` allowed as the page had them, frames
+ * only from the archive (a `data:` or `blob:` document would run without
+ * the replay shim, which disables WebRTC), and the sandbox of
+ * {@link REPLAY_SANDBOX}. No `frame-ancestors`: a replayed page's own
+ * iframes are replay-form mementos framed by that page, whose origin is
+ * opaque, and no `frame-ancestors` source matches an opaque origin
  * (Chromium refuses them all); the sandbox leaves nothing to gain by
- * framing one.
+ * framing one. No `webrtc 'block'`: Chromium 156 knows no such directive
+ * (nor a `webrtc` Permissions-Policy) and warns of it on every page.
  */
 export function replayCsp(base: string): string {
   const origin = new URL(base).origin;
   const own = `'self' ${origin}`;
-  return `default-src ${own} data: blob: 'unsafe-inline' 'unsafe-eval'; form-action ${own}; ${MEMENTO_CSP}`;
+  return `default-src ${own} data: blob: 'unsafe-inline' 'unsafe-eval'; frame-src ${own}; form-action ${own}; ${REPLAY_SANDBOX}`;
 }
 
 /** A Memento answer ready to send. */
@@ -146,10 +171,11 @@ export interface MementoAnswer {
  * Assembles a Memento answer: the stored status; the original headers as
  * `X-Archive-Orig-<name>` plus Content-Type (and Content-Encoding when the
  * body goes out as stored; Content-Length when it is known); a 3xx's
- * Location, rewritten into the archive in the replay form, as stored in
- * the others (original-links means no URI is rewritten); Memento-Datetime;
- * Link (original, timegate, timemap, the neighbouring URI-Ms); Vary:
- * prefer; the sandbox (and, replay form, the fetch policy); nosniff;
+ * Location, an archive address of the same form (location.ts: never a
+ * redirect out of the archive); Memento-Datetime; Link (original,
+ * timegate, timemap, the neighbouring URI-Ms); Vary: prefer; the sandbox
+ * and fetch policy of the form (stored forms also `Content-Disposition:
+ * attachment`); nosniff;
  * `Access-Control-Allow-Origin: *` (the replayed page's origin is opaque,
  * its fonts and other CORS fetches come from the archive);
  * Preference-Applied; Content-Location (the URI-M of the form served; at
@@ -179,10 +205,11 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
   // RFC 9110 §8.6: no Content-Length in a 1xx or 204 answer; a 304 has no body to measure.
   if (plan.length !== null && status >= 200 && status !== 204 && status !== 304) before['content-length'] = String(plan.length);
   let linksChanged = plan.changes.links;
-  if (orig.location !== undefined && status >= 300 && status < 400) {
-    const rewritten = m.form === 'replay' ? archiveUrl(target, orig.location, m.row.uri_r) : null;
-    before.location = rewritten ?? orig.location;
-    linksChanged ||= rewritten !== null;
+  if (orig.location !== undefined && isRedirect(status)) {
+    // Every form redirects only within the archive (location.ts); the stored value is X-Archive-Orig-Location.
+    const out = mementoLocation(target, m.form, orig.location, m.row.uri_r);
+    if (out.location !== undefined) before.location = out.location;
+    linksChanged ||= out.changed;
   }
   if (orig.refresh !== undefined && m.form === 'replay') {
     // A Refresh header is followed as a browser follows a 3xx: in the replay, into the archive (and only there).
@@ -196,6 +223,8 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
   after.vary = 'prefer';
   // Stored pages never run as the archive: an opaque origin, and no type sniffing (a stored body is what it says it is).
   after['content-security-policy'] = m.form === 'replay' ? replayCsp(m.base) : storedCsp(m.base, m.pagesOrigin);
+  // The stored forms rewrite nothing: a browser saves them instead of loading what they name from the live web.
+  if (m.form !== 'replay') after['content-disposition'] = STORED_DISPOSITION;
   after['x-content-type-options'] = 'nosniff';
   after['access-control-allow-origin'] = '*';
   after['preference-applied'] = preferenceApplied(m.prefer, m.form, { content: plan.changes.content, links: linksChanged });

@@ -6,9 +6,14 @@
  * `longdesc`, `cite`, `xlink:href`, `<object data>`, the URL of
  * `<meta http-equiv=refresh>` (read as the browser reads it; one that would
  * leave the archive, to another scheme, is dropped), `style` attributes and `<style>` elements
- * (css.ts). Relative URLs resolve against the page's base element, else
+ * (css.ts), and `<iframe srcdoc>` (a page of its own, the replay script
+ * first in it). Relative URLs resolve against the page's base element, else
  * its URI-R; the base element's own `href` is rewritten too, so that URLs
- * scripts build from it stay in the archive.
+ * scripts build from it stay in the archive. What a browser follows
+ * without any fetch policy is taken out: `<link rel=preconnect>` and
+ * `dns-prefetch` (the rel kept as `data-archive-orig-rel`), and
+ * speculation rules (`<script type=speculationrules>` becomes a data
+ * block).
  *
  * Only the tags that change are written again (their attributes as
  * written, entities kept); every other byte of the page goes out as it
@@ -23,6 +28,17 @@ import { archiveUrl, type ReplayTarget, refreshUrl, rewriteRefresh, rewriteSrcse
 
 /** Attributes whose whole value is one URL, on any element. */
 const URL_ATTRIBUTES = new Set(['href', 'src', 'poster', 'action', 'formaction', 'background', 'longdesc', 'cite', 'xlink:href', 'lowsrc', 'dynsrc']);
+
+/**
+ * `<link rel>` values a browser acts on by connecting to the host the link
+ * names, before and without any fetch (HTML "link types"): `preconnect`
+ * (DNS, TCP, TLS) and `dns-prefetch` (DNS). Chromium applies no
+ * Content-Security-Policy to either, so the replay drops them.
+ */
+const CONNECTION_HINTS = new Set(['preconnect', 'dns-prefetch']);
+
+/** The `type` a speculation-rules script gets in the replay: an unknown type, a data block that nothing reads. */
+export const INERT_SPECULATION_RULES = 'text/x-archive-speculationrules';
 
 /** A `<style>` element's text longer than this is left as it is (memory bound). */
 const MAX_STYLE_CHARS = 4 * 1024 * 1024;
@@ -39,7 +55,7 @@ export interface HtmlReplay extends ReplayTarget {
 
 type Attr = [name: string, raw: string, quote: string | null];
 
-/** An attribute to drop (kept as `data-archive-orig-<name>`): a refresh that would leave the archive. */
+/** An attribute to drop (kept as `data-archive-orig-<name>`): a refresh that would leave the archive, a rel of connection hints only. */
 const DROP = Symbol('drop');
 
 /** Escapes a rewritten URL (ASCII; a serialized URL has no `"`) for a double-quoted attribute value. */
@@ -271,13 +287,26 @@ export class HtmlRewriter {
       return r === text ? null : attributeBytes(r, this.page.utf8);
     }
     if (name === 'srcdoc' && tag === 'iframe') {
-      // A document in an attribute: rewritten as a page of its own, with this page's base.
+      // A document in an attribute: rewritten as a page of its own, with this page's base, the replay script first in it.
       const text = attributeUrl(raw, this.page.utf8);
-      const inner = new HtmlRewriter({ ...this.page, uriR: this.docBase, utf8: true, inject: undefined });
+      const inner = new HtmlRewriter({ ...this.page, uriR: this.docBase, utf8: true });
       const bytes = Buffer.from(text, 'utf8').toString('latin1');
       const r = inner.write(bytes) + inner.end();
       this.rewritten += inner.rewritten;
-      return inner.rewritten ? attributeBytes(Buffer.from(r, 'latin1').toString('utf8'), this.page.utf8) : null;
+      return r === bytes ? null : attributeBytes(Buffer.from(r, 'latin1').toString('utf8'), this.page.utf8);
+    }
+    if (name === 'rel' && tag === 'link') {
+      // Connection hints connect to a host whatever the fetch policy says: dropped (kept as data-archive-orig-rel when nothing else is left).
+      const tokens = attributeUrl(raw, this.page.utf8)
+        .split(/[\t\n\f\r ]+/)
+        .filter(Boolean);
+      const kept = tokens.filter((k) => !CONNECTION_HINTS.has(k.toLowerCase()));
+      if (kept.length === tokens.length) return null;
+      return kept.length ? attributeBytes(kept.join(' '), this.page.utf8) : DROP;
+    }
+    if (name === 'type' && tag === 'script' && attributeUrl(raw, this.page.utf8).trim().toLowerCase() === 'speculationrules') {
+      // Speculation rules prefetch their URLs as navigations, which no fetch directive governs: a data block instead.
+      return INERT_SPECULATION_RULES;
     }
     if (
       name === 'content' &&

@@ -37,9 +37,10 @@ function isSpace(c: number): boolean {
  * The archive address of `raw` (a URL as written in the page, entities
  * already decoded) resolved against `docBase`; `null` when it stays as it
  * is (empty, a fragment only, not http(s), unparsable, or already an
- * archive address).
+ * archive address). `modifier` names the form of the address (prefer.ts
+ * `FORM_MODIFIERS`: `''` the replay, `id_` raw, `ol_` original links).
  */
-export function archiveUrl(target: ReplayTarget, raw: string, docBase: string): string | null {
+export function archiveUrl(target: ReplayTarget, raw: string, docBase: string, modifier = ''): string | null {
   const value = raw.length && (isSpace(raw.charCodeAt(0)) || isSpace(raw.charCodeAt(raw.length - 1))) ? raw.replace(EDGE_SPACE, '') : raw;
   if (!value || value.charCodeAt(0) === 35 /* # */) return null;
   let href: string;
@@ -52,7 +53,7 @@ export function archiveUrl(target: ReplayTarget, raw: string, docBase: string): 
   if (!href.startsWith('http:') && !href.startsWith('https:')) return null;
   if (href.startsWith(target.base + '/')) return null;
   // The fragment stays outside the archive address (it is the browser's, not part of the URI-R).
-  return `${target.base}/${target.archiveId}/memento/${target.ts}/${href}`;
+  return `${target.base}/${target.archiveId}/memento/${target.ts}${modifier}/${href}`;
 }
 
 /**

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import t from 'tap';
 import { loadArchiveConfig, validateArchiveConfig } from '../../archive/config.js';
-import { MEMENTO_CSP } from '../../archive/memento/response.js';
+import { REPLAY_SANDBOX } from '../../archive/memento/response.js';
 import { parseYamlText } from '#shared/config.js';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { seed, ts14 } from '../conformance/helpers.js';
@@ -47,14 +47,25 @@ t.test(
         t.match(csp, /(^|;)\s*sandbox\b/, `${path} ${form}: Content-Security-Policy has sandbox`);
         t.notMatch(csp, /allow-same-origin/, `${path} ${form}: the sandbox has no allow-same-origin (an opaque origin, never the archive's)`);
         t.equal(res.headers['x-content-type-options'], 'nosniff', `${path} ${form}: nosniff`);
+        t.notMatch(csp, /allow-popups/, `${path} ${form}: no popups (a new window would load its URL live)`);
         if (form === 'replay') {
           const origin = new URL(a.url).origin;
           t.match(csp, new RegExp(`^default-src 'self' ${origin} data: blob: 'unsafe-inline' 'unsafe-eval';`), `${path} replay: fetches only from the archive`);
+          t.match(
+            csp,
+            new RegExp(`; frame-src 'self' ${origin};`),
+            `${path} replay: frames only from the archive (no data: or blob: document without the replay script)`,
+          );
           t.match(csp, new RegExp(`; form-action 'self' ${origin};`), `${path} replay: forms submit only to the archive`);
+          t.equal(res.headers['content-disposition'], undefined, `${path} replay: shown`);
+        } else {
+          // The stored forms rewrite nothing: every URL in them is the live site's.
+          t.match(csp, /^sandbox; default-src 'none'; /, `${path} ${form}: no script, no fetch at all`);
+          t.equal(res.headers['content-disposition'], 'attachment', `${path} ${form}: a browser saves it, never renders it`);
         }
       }
     }
-    t.equal(MEMENTO_CSP.split(' ')[0], 'sandbox');
+    t.equal(REPLAY_SANDBOX.split(' ')[0], 'sandbox');
   },
 );
 

@@ -144,9 +144,15 @@ t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with M
   t.equal(res.headers.location, uriM('http://www.example.org/new', DAY), 'the archival replay redirects within the archive, at its own datetime');
   t.equal(res.headers['x-archive-orig-location'], 'http://www.example.org/new');
   t.equal(res.headers['access-control-allow-origin'], '*');
+  // The stored forms redirect within the archive too, to the same form (as pywb does); the stored value is only
+  // X-Archive-Orig-Location. Before, they answered with the stored Location: an open redirect on the archive's origin.
   for (const form of ['ol_', 'id_']) {
     const kept = await request(abs.replace(`/${ts14(DAY)}/`, `/${ts14(DAY)}${form}/`));
-    t.same([kept.status, kept.headers.location], [302, 'http://www.example.org/new'], `${form}: the stored Location`);
+    t.same(
+      [kept.status, kept.headers.location, kept.headers['x-archive-orig-location']],
+      [302, `${a.url}/2025/memento/${ts14(DAY)}${form}/http://www.example.org/new`, 'http://www.example.org/new'],
+      `${form}: Location into the archive, the stored one echoed`,
+    );
   }
   t.equal(res.headers['memento-datetime'], DAY);
   t.ok(byRel(links(res.headers.link), 'original').length);
@@ -162,11 +168,58 @@ t.test('RFC 7089 §4.5.4: a Memento of a 302 replays status and Location, with M
   const res2 = await request(rel);
   t.equal(res2.status, 301);
   t.equal(res2.headers.location, uriM('http://www.example.org/other?x=1', DAY), 'a relative Location resolved against the URI-R, into the archive');
-  t.equal((await request(olOf(rel))).headers.location, '../other?x=1', 'a relative Location as stored in the ol_ form (original-links: no URI rewritten)');
+  const olRel = await request(olOf(rel));
+  t.equal(
+    olRel.headers.location,
+    olOf(uriM('http://www.example.org/other?x=1', DAY)),
+    'a relative Location in the ol_ form: resolved, into the archive as ol_',
+  );
+  t.equal(olRel.headers['preference-applied'], 'original-content, echo-original-headers', 'so its links are no longer all as captured');
   t.equal(res2.headers['x-archive-orig-location'], '../other?x=1');
   t.equal(res2.body.length, 0);
   t.equal(res2.headers['content-length'], '0');
   await headMatchesGet(t, abs);
+});
+
+t.test('a stored redirect to another site: no form of the memento, and no /web/ address, redirects out of the archive', async (t) => {
+  const evil = 'https://evil.example/login';
+  const m = await capture('http://www.example.org/login', {
+    status: 302,
+    reason: 'Found',
+    responseHeaders: [
+      ['Location', evil],
+      ['Content-Type', 'text/html'],
+    ],
+    body: `<a href="${evil}">moved</a>`,
+  });
+  const ts = ts14(DAY);
+  for (const [form, url, headers] of [
+    ['replay', m, {}],
+    ['ol_', m.replace(`/${ts}/`, `/${ts}ol_/`), {}],
+    ['id_', m.replace(`/${ts}/`, `/${ts}id_/`), {}],
+    ['Prefer: original-content', m, { prefer: 'original-content' }],
+    ['Prefer: original-links', m, { prefer: 'original-links' }],
+  ] as const) {
+    const res = await request(url, { headers });
+    const modifier = form === 'replay' ? '' : form === 'ol_' || form === 'Prefer: original-links' ? 'ol_' : 'id_';
+    t.same(
+      [res.status, res.headers.location, res.headers['x-archive-orig-location']],
+      [302, `${a.url}/2025/memento/${ts}${modifier}/${evil}`, evil],
+      `${form}: Location is the archive's address of the target, the stored value only echoed`,
+    );
+  }
+  // The /web/ address of the raw form redirects to the raw memento, whose redirect stays in the archive: followed to the end.
+  let url = `${a.url}/web/2026id_/http://www.example.org/login`;
+  const chain: number[] = [];
+  for (let hops = 0; hops < 5; hops++) {
+    const res = await request(url);
+    chain.push(res.status);
+    if (res.status < 300 || res.status >= 400) break;
+    url = new URL(res.headers.location!, url).href;
+    // Never asked of the outside (nothing leaves 127.0.0.1, even when this fails).
+    if (!t.ok(url.startsWith(`${a.url}/`), `hop ${hops + 1} stays on the archive: ${url}`)) break;
+  }
+  t.same(chain, [302, 302, 404], '/web/2026id_/: to the raw memento, to the raw address of the target, which the archive does not have');
 });
 
 t.test('RFC 7089 §4.5.5: a Memento of a 404 replays the 404 with Memento-Datetime', async (t) => {

@@ -317,8 +317,8 @@ t.test('replay_origin: mementos framed from a second host name, which serves non
   const raw = await request(`${main}/${ID}/memento/${ts}id_/${EVIL}/news.html`, { headers: onReplay });
   t.match(
     raw.headers['content-security-policy'],
-    new RegExp(`^sandbox [^;]*; frame-ancestors ${main}$`),
-    "framed only by the main origin's pages, sandboxed still",
+    new RegExp(`^sandbox; default-src 'none'; .*; frame-ancestors ${main}$`),
+    "framed only by the main origin's pages, sandboxed (no script, no fetch) still",
   );
 
   // In Chromium.

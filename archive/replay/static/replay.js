@@ -1,7 +1,19 @@
 /**
  * Loaded first by every page the archive replays (archive/replay/html.ts
- * puts it in, with the page's Memento-Datetime as `data-memento-datetime`).
+ * puts it in, with the page's Memento-Datetime as `data-memento-datetime`;
+ * also first in every `<iframe srcdoc>` document).
  *
+ * 0. Ways out that no Content-Security-Policy governs in Chromium are cut
+ *    before any script of the page runs: WebRTC (`RTCPeerConnection` and
+ *    its kin are removed: STUN and TURN would send UDP and TCP to hosts
+ *    the page names), connection hints made by script (`rel=preconnect`
+ *    and `dns-prefetch` set on a link are left out), speculation rules
+ *    made by script (a `speculationrules` script type becomes a data
+ *    block), and a `srcdoc` set by script gets this script first. The
+ *    sandbox has no `allow-popups` (a new window would load its URL as it
+ *    is), so a click on a link to a new window opens it in place, in the
+ *    archive. docs/threat-model.md says what a page written to get around
+ *    this can still reach.
  * 1. A replayed page runs in a sandbox with an opaque origin, not as the
  *    archive; there `localStorage`, `sessionStorage` and `document.cookie`
  *    throw a SecurityError, and scripts written for the live site stop at
@@ -32,6 +44,107 @@
  */
 (function () {
   'use strict';
+
+  var script = document.currentScript;
+  try {
+    cutWaysOut(script);
+  } catch {
+    // a browser this cannot patch keeps what its sandbox and the fetch policy leave
+  }
+
+  /** Point 0 above: what no fetch directive governs. */
+  function cutWaysOut(script) {
+    ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel', 'RTCIceTransport', 'RTCSessionDescription', 'RTCIceCandidate'].forEach(function (name) {
+      try {
+        delete window[name];
+      } catch {
+        // not configurable here: the page keeps it
+      }
+    });
+
+    var HINTS = /^(preconnect|dns-prefetch)$/i;
+    function withoutHints(value) {
+      return String(value)
+        .split(/[\t\n\f\r ]+/)
+        .filter(function (k) {
+          return k && !HINTS.test(k);
+        })
+        .join(' ');
+    }
+    function inertType(value) {
+      return String(value).trim().toLowerCase() === 'speculationrules' ? 'text/x-archive-speculationrules' : value;
+    }
+    // The script element of this script, first in a srcdoc document a script sets.
+    var self = script
+      ? '<script src="' +
+        script.src.replace(/"/g, '&quot;') +
+        '" data-memento-datetime="' +
+        (script.getAttribute('data-memento-datetime') || '') +
+        '"></script>'
+      : '';
+    function withShim(value) {
+      var s = String(value);
+      return self && s.indexOf(self) !== 0 ? self + s : s;
+    }
+    // Element interface, attribute, how its value is made safe.
+    var FILTERS = [
+      ['HTMLLinkElement', 'rel', withoutHints],
+      ['HTMLScriptElement', 'type', inertType],
+      ['HTMLIFrameElement', 'srcdoc', withShim],
+    ];
+    FILTERS.forEach(function (f) {
+      if (typeof window[f[0]] !== 'function') return;
+      var proto = window[f[0]].prototype;
+      var d = Object.getOwnPropertyDescriptor(proto, f[1]);
+      if (!d || !d.set || !d.configurable) return;
+      Object.defineProperty(proto, f[1], {
+        configurable: true,
+        enumerable: d.enumerable,
+        get: d.get,
+        set: function (value) {
+          d.set.call(this, f[2](value));
+        },
+      });
+    });
+    var setAttribute = Element.prototype.setAttribute;
+    Element.prototype.setAttribute = function (name, value) {
+      var lower = String(name).toLowerCase();
+      for (var i = 0; i < FILTERS.length; i++) {
+        var f = FILTERS[i];
+        if (f[1].toLowerCase() === lower && typeof window[f[0]] === 'function' && this instanceof window[f[0]]) {
+          value = f[2](value);
+          break;
+        }
+      }
+      return setAttribute.call(this, name, value);
+    };
+    if (typeof HTMLScriptElement === 'function' && typeof HTMLScriptElement.supports === 'function') {
+      var supports = HTMLScriptElement.supports;
+      HTMLScriptElement.supports = function (type) {
+        return String(type).trim().toLowerCase() === 'speculationrules' ? false : supports.call(HTMLScriptElement, type);
+      };
+    }
+
+    // A link to a new window: in place (a click the reader made; the sandbox lets no page open a window).
+    document.addEventListener('click', function (e) {
+      if (!e.isTrusted || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      var a = e.target && e.target.closest ? e.target.closest('a[href], area[href]') : null;
+      if (!a || !(a instanceof HTMLAnchorElement || a instanceof HTMLAreaElement) || a.hasAttribute('download')) return;
+      var target = a.getAttribute('target');
+      if (target === null) {
+        var base = document.querySelector('base[target]');
+        target = base ? base.getAttribute('target') : '';
+      }
+      target = String(target).trim();
+      var lower = target.toLowerCase();
+      if (!target || lower === '_self' || lower === '_parent' || lower === '_top' || target === window.name) return;
+      // A frame of this page by that name is navigated as the page meant.
+      var frames = document.querySelectorAll('iframe[name], frame[name]');
+      for (var i = 0; i < frames.length; i++) if (frames[i].getAttribute('name') === target) return;
+      e.preventDefault();
+      location.href = a.href;
+    });
+  }
 
   function memoryStorage() {
     var data = new Map();
@@ -106,7 +219,6 @@
     else tell();
   }
 
-  var script = document.currentScript;
   try {
     mapScriptUrls(script);
   } catch {

@@ -222,6 +222,12 @@ t.test("formChanges: what the URI-M of each form will say it changed (for a Time
   t.same(await formChanges(row('text/html'), 'replay', reader(html).read, TARGET), { content: true, links: true }, 'replay: the script goes in');
   const redirect = () => stored(301, [['Location', '/y']], '');
   t.same(await formChanges(row('text/html', 301), 'replay', reader(redirect).read, TARGET), { content: false, links: true }, 'replay of a 3xx: its Location');
+  for (const form of ['links', 'raw'] as const)
+    t.same(
+      await formChanges(row('text/plain', 301), form, reader(redirect).read, TARGET),
+      { content: false, links: true },
+      `${form} form of a 3xx: its Location too`,
+    );
   const { read, reads } = reader(html);
   await formChanges(row('text/html'), 'replay', read, TARGET);
   t.same(

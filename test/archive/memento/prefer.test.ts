@@ -106,7 +106,8 @@ t.test('satisfied (spec Prefer rule 3): what each form satisfies for what it cha
   const content = { content: true, links: false };
   const both = { content: true, links: true };
   t.same(satisfied('raw', none), ALL, 'raw');
-  t.same(satisfied('raw', both), ALL, 'raw: always the stored bytes');
+  t.same(satisfied('raw', { content: false, links: true }), ['original-content', 'echo-original-headers'], 'raw of a 3xx: its Location goes into the archive');
+  t.same(satisfied('raw', both), ['original-content', 'echo-original-headers'], 'raw: always the stored bytes');
   t.same(satisfied('links', none), ALL, 'links form, nothing inserted');
   t.same(satisfied('links', content), ['original-links', 'echo-original-headers'], 'links form with a base element');
   t.same(satisfied('replay', none), ALL, 'replay of something without URLs (an image)');

@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import t from 'tap';
 import type { Selection } from '../../../archive/memento/navigation.js';
 import { formFor, type MementoForm, parsePrefer } from '../../../archive/memento/prefer.js';
-import { assembleMemento, MEMENTO_CSP, type MementoRequest, originalHeaders, replayCsp, storedCsp } from '../../../archive/memento/response.js';
+import { assembleMemento, type MementoRequest, originalHeaders, REPLAY_SANDBOX, replayCsp, storedCsp } from '../../../archive/memento/response.js';
 import { ReplayCache } from '../../../archive/replay/cache.js';
 import type { RawHeader } from '#shared/http-head.js';
 import { BASE, bytes, DT, type Fake, PAGE, reader, row, stored, URI_R, WITH_BASE } from './helpers.js';
@@ -126,27 +126,49 @@ t.test('assembleMemento: Preference-Applied and Content-Location of each form (P
   }
 });
 
-t.test('assembleMemento: RFC 7089 §4.5.4: a 3xx memento redirects within the archive in the replay form; ol_ and id_ keep the stored Location', async (t) => {
-  const cases: [string, string][] = [
-    ['http://a.example.org/y', M('http://a.example.org/y')],
-    ['/y?q=1', M('http://a.example.org/y?q=1')],
-    ['y', M('http://a.example.org/y')],
-    ['https://other.example/z#frag', M('https://other.example/z') + '#frag'],
-  ];
-  for (const [location, want] of cases) {
-    const make = () => stored(302, [['Location', location]], '');
-    const replay = await assembleMemento(request('text/html', { status: 302 }), reader(make).read);
-    t.equal(replay.headers.location, want, `${location}: rewritten`);
-    t.equal(replay.headers['preference-applied'], 'original-content, echo-original-headers', `${location}: links are no longer original`);
-    for (const address of ['links', 'raw'] as const) {
-      const a = await assembleMemento(request('text/html', { status: 302, address }), reader(make).read);
-      t.equal(a.headers.location, location, `${location}: ${address} form keeps it`);
-      t.equal(a.headers['x-archive-orig-location'], location);
+t.test(
+  'assembleMemento: RFC 7089 §4.5.4: a 3xx memento redirects within the archive in every form, to the same form; the stored Location as X-Archive-Orig-Location',
+  async (t) => {
+    const cases: [string, string][] = [
+      ['http://a.example.org/y', 'http://a.example.org/y'],
+      ['/y?q=1', 'http://a.example.org/y?q=1'],
+      ['y', 'http://a.example.org/y'],
+      ['https://evil.example/login', 'https://evil.example/login'],
+    ];
+    const at = (modifier: string, uriR: string) => `${BASE}/2001/memento/20010320203500${modifier}/${uriR}`;
+    for (const [location, target] of cases) {
+      const make = () => stored(302, [['Location', location]], '');
+      for (const [address, modifier] of [
+        ['replay', ''],
+        ['links', 'ol_'],
+        ['raw', 'id_'],
+      ] as const) {
+        const a = await assembleMemento(request('text/html', { status: 302, address }), reader(make).read);
+        // Before, the ol_ and id_ forms sent the stored Location: an open redirect on the archive's origin.
+        t.equal(a.headers.location, at(modifier, target), `${location}: ${address} form, into the archive`);
+        t.equal(a.headers['x-archive-orig-location'], location, `${location}: ${address} form, the stored value echoed`);
+        t.equal(a.headers['preference-applied'], 'original-content, echo-original-headers', `${location}: ${address} form: its links are no longer original`);
+      }
     }
-  }
-  const elsewhere = await assembleMemento(request('text/html', { status: 302 }), reader(() => stored(302, [['Location', 'mailto:x@a.example.org']], '')).read);
-  t.equal(elsewhere.headers.location, 'mailto:x@a.example.org', 'a Location that is not http(s) is left as it is');
-});
+    const frag = await assembleMemento(
+      request('text/html', { status: 302 }),
+      reader(() => stored(302, [['Location', 'https://other.example/z#frag']], '')).read,
+    );
+    t.equal(frag.headers.location, M('https://other.example/z') + '#frag', 'the fragment stays outside the archive address');
+    const own = `${BASE}/2001/memento/20010320203500/http://a.example.org/z`;
+    for (const address of ['replay', 'links', 'raw'] as const) {
+      const elsewhere = await assembleMemento(
+        request('text/html', { status: 302, address }),
+        reader(() => stored(302, [['Location', 'mailto:x@a.example.org']], '')).read,
+      );
+      t.equal(elsewhere.headers.location, undefined, `${address}: a Location that cannot go into the archive (not http(s)) is not sent`);
+      t.equal(elsewhere.headers['x-archive-orig-location'], 'mailto:x@a.example.org', `${address}: only echoed`);
+      const archive = await assembleMemento(request('text/html', { status: 302, address }), reader(() => stored(302, [['Location', own]], '')).read);
+      t.equal(archive.headers.location, own, `${address}: one that names the archive already goes out as stored`);
+      t.match(archive.headers['preference-applied'], 'original-links', `${address}: a link as captured`);
+    }
+  },
+);
 
 t.test('assembleMemento: a Refresh header goes out rewritten in the replay form only', async (t) => {
   const make = () => stored(200, [['Refresh', '5; url=/next']], 'x');
@@ -168,7 +190,7 @@ t.test('assembleMemento: Location is sent only for a stored 3xx; X-Archive-Orig-
     [201, false],
   ] as const) {
     const a = await assembleMemento(request('text/plain', { status, address: 'links' }), reader(() => stored(status, loc, '')).read);
-    t.equal(a.headers.location, sent ? 'http://a.example.org/y' : undefined, `${status}: Location`);
+    t.equal(a.headers.location, sent ? `${BASE}/2001/memento/20010320203500ol_/http://a.example.org/y` : undefined, `${status}: Location (into the archive)`);
     t.equal(a.headers['x-archive-orig-location'], 'http://a.example.org/y', `${status}: X-Archive-Orig-Location`);
   }
 });
@@ -197,27 +219,43 @@ t.test('assembleMemento: Content-Encoding only when the body goes out as stored'
   t.same([js.headers['content-encoding'], js.headers['content-length']], ['gzip', String(gz.length)], 'a script: as stored, coding kept');
 });
 
-t.test('assembleMemento: every form sandboxed, nosniff, CORS open; the replay form also kept on the archive origin', async (t) => {
-  const html = () => stored(200, [['Content-Type', 'text/html']], PAGE);
-  for (const address of ['replay', 'links', 'raw'] as const) {
-    const a = await assembleMemento(request('text/html', { address }), reader(html).read);
-    t.equal(a.headers['content-security-policy'], address === 'replay' ? replayCsp(BASE) : storedCsp(BASE), address);
-    t.match(a.headers['content-security-policy'], /(^|; )sandbox allow-scripts/, `${address}: sandboxed`);
-    t.notMatch(a.headers['content-security-policy'], /allow-same-origin/, `${address}: not as the archive's origin`);
-    t.equal(a.headers['x-content-type-options'], 'nosniff');
-    t.equal(a.headers['access-control-allow-origin'], '*');
-  }
-  t.equal(
-    replayCsp('https://arc.example.net/web'),
-    "default-src 'self' https://arc.example.net data: blob: 'unsafe-inline' 'unsafe-eval'; form-action 'self' https://arc.example.net; " + MEMENTO_CSP,
-  );
-  t.equal(storedCsp('https://arc.example.net/web'), `${MEMENTO_CSP}; frame-ancestors https://arc.example.net`, 'the stored forms: framed by the pages alone');
-  t.equal(
-    storedCsp('https://replay.example.net/web', 'https://arc.example.net'),
-    `${MEMENTO_CSP}; frame-ancestors https://arc.example.net`,
-    'on replay_origin: framed by the pages of the main origin',
-  );
-});
+t.test(
+  'assembleMemento: every form sandboxed, nosniff, CORS open; the replay form kept on the archive origin, the stored forms fetch nothing and download',
+  async (t) => {
+    const html = () => stored(200, [['Content-Type', 'text/html']], PAGE);
+    for (const address of ['replay', 'links', 'raw'] as const) {
+      const a = await assembleMemento(request('text/html', { address }), reader(html).read);
+      t.equal(a.headers['content-security-policy'], address === 'replay' ? replayCsp(BASE) : storedCsp(BASE), address);
+      t.match(a.headers['content-security-policy'], /(^|; )sandbox( allow-scripts|;)/, `${address}: sandboxed`);
+      t.notMatch(a.headers['content-security-policy'], /allow-same-origin|allow-popups/, `${address}: not as the archive's origin, no popups`);
+      t.equal(
+        a.headers['content-disposition'],
+        address === 'replay' ? undefined : 'attachment',
+        `${address}: ${address === 'replay' ? 'shown' : 'a download'}`,
+      );
+      t.equal(a.headers['x-content-type-options'], 'nosniff');
+      t.equal(a.headers['access-control-allow-origin'], '*');
+    }
+    t.equal(REPLAY_SANDBOX, 'sandbox allow-scripts allow-forms allow-modals');
+    t.equal(
+      replayCsp('https://arc.example.net/web'),
+      "default-src 'self' https://arc.example.net data: blob: 'unsafe-inline' 'unsafe-eval'; frame-src 'self' https://arc.example.net; " +
+        "form-action 'self' https://arc.example.net; " +
+        REPLAY_SANDBOX,
+    );
+    const stored_ = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+    t.equal(
+      storedCsp('https://arc.example.net/web'),
+      `${stored_}; frame-ancestors https://arc.example.net`,
+      'the stored forms: no script, no fetch, framed by the pages alone',
+    );
+    t.equal(
+      storedCsp('https://replay.example.net/web', 'https://arc.example.net'),
+      `${stored_}; frame-ancestors https://arc.example.net`,
+      'on replay_origin: framed by the pages of the main origin',
+    );
+  },
+);
 
 t.test('assembleMemento: a replayed page is kept in the cache and served from it without reading the record', async (t) => {
   const cache = new ReplayCache(1024 * 1024);

@@ -139,9 +139,31 @@ t.test('an integrity attribute on a tag whose URL changed is kept as data-archiv
   t.equal(rewrite('<script integrity="sha384-abc">x()</script>'), '<script integrity="sha384-abc">x()</script>', 'no URL, no change');
 });
 
-t.test('an iframe srcdoc is rewritten as a page of its own', async (t) => {
+t.test('an iframe srcdoc is rewritten as a page of its own, the replay script first in it', async (t) => {
   t.equal(rewrite('<iframe srcdoc="<img src=&quot;i.png&quot;>"></iframe>'), `<iframe srcdoc="<img src=&quot;${S('/dir/i.png')}&quot;>"></iframe>`);
   t.equal(rewrite('<iframe srcdoc="<p>hi</p>"></iframe>'), '<iframe srcdoc="<p>hi</p>"></iframe>');
+  // Before, the srcdoc document ran without the replay script (and so with WebRTC).
+  const inject = '<script src="R"></script>';
+  t.equal(
+    rewrite('<head></head><iframe srcdoc="<script>new RTCPeerConnection()</script>"></iframe>', { inject }),
+    `<head>${inject}</head><iframe srcdoc="<script src=&quot;R&quot;></script><script>new RTCPeerConnection()</script>"></iframe>`,
+  );
+});
+
+t.test('connection hints and speculation rules, which no fetch policy governs, are taken out', async (t) => {
+  const cases: [string, string][] = [
+    // Before, these went out as written (their href into the archive): a connect to the archive, a hint all the same.
+    ['<link rel="preconnect" href="https://cdn.example/">', `<link data-archive-orig-rel="preconnect" href="${M('https://cdn.example/')}">`],
+    ['<link rel=dns-prefetch href="//cdn.example">', `<link data-archive-orig-rel="dns-prefetch" href="${M('http://cdn.example/')}">`],
+    ['<link rel="DNS-Prefetch preconnect" href="//cdn.example">', `<link data-archive-orig-rel="DNS-Prefetch preconnect" href="${M('http://cdn.example/')}">`],
+    ['<link rel="preconnect stylesheet" href="s.css">', `<link rel="stylesheet" href="${S('/dir/s.css')}">`],
+    ['<link rel="prefetch" href="n.html">', `<link rel="prefetch" href="${S('/dir/n.html')}">`],
+    ['<a rel="preconnect" href="a.html">', `<a rel="preconnect" href="${S('/dir/a.html')}">`],
+    ['<script type="speculationrules">{}</script>', '<script type="text/x-archive-speculationrules">{}</script>'],
+    ['<script type=" SpeculationRules ">{}</script>', '<script type="text/x-archive-speculationrules">{}</script>'],
+    ['<script type="module">x()</script>', '<script type="module">x()</script>'],
+  ];
+  for (const [html, want] of cases) t.equal(rewrite(html), want, html);
 });
 
 t.test('character sets: URLs of a UTF-8 page read as UTF-8, of a single-byte page as its bytes; other bytes untouched', async (t) => {
