@@ -39,26 +39,27 @@ export function foldedPrefixes(key: string): string[] {
   return out;
 }
 
-/** Prefixes asked for in one index query. */
+/** Prefixes asked for in one index query (a UNION of that many range reads; SQLite allows 500). */
 const BATCH = 64;
 
 /**
  * The distinct urlkeys of the index that start with one of `prefixes`
- * (ASCII), sorted: a range of the urlkey index per prefix, several per query.
+ * (ASCII), sorted: a range read of the urlkey index per prefix, several
+ * per query as a `UNION` of one `SELECT` each (an `OR` of the ranges makes
+ * SQLite scan the whole index: 7 s for 64 ranges over a million rows,
+ * against 2 ms).
  */
 export async function keysUnder(index: Pick<MementoIndex, 'browse'>, prefixes: readonly string[]): Promise<string[]> {
   const unique = [...new Set(prefixes)].sort();
   const found = new Set<string>();
   for (let i = 0; i < unique.length; i += BATCH) {
-    const part = unique.slice(i, i + BATCH);
     const params: Record<string, string> = {};
-    const ranges = part.map((p, n) => {
+    const reads = unique.slice(i, i + BATCH).map((p, n) => {
       params[`$f${n}`] = p;
       params[`$t${n}`] = p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1);
-      return `(urlkey >= $f${n} AND urlkey < $t${n})`;
+      return `SELECT urlkey FROM memento WHERE urlkey >= $f${n} AND urlkey < $t${n}`;
     });
-    const rows = await index.browse<{ urlkey: string }>(null, `SELECT DISTINCT urlkey FROM memento WHERE ${ranges.join(' OR ')}`, params);
-    for (const r of rows) found.add(r.urlkey);
+    for (const r of await index.browse<{ urlkey: string }>(null, reads.join(' UNION '), params)) found.add(r.urlkey);
   }
   return [...found].sort();
 }

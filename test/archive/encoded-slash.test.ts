@@ -19,10 +19,14 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import type { Test } from 'tap';
 import t from 'tap';
+import { AccessRules } from '../../archive/access.js';
 import { IndexDb } from '../../archive/store/index-db.js';
+import { PgIndex } from '../../archive/store/index-pg.js';
 import { reindex } from '../../archive/store/maintenance.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
+import { exactUrlkey } from '#shared/uri.js';
 import { indexRowOf } from '../helpers/index-rows.js';
+import { startPostgres } from '../helpers/postgres.js';
 import { exchange, httpRequest, httpResponse, warcFile, warcRecord } from '../helpers/warc.js';
 import { runCli, writeConfig } from './helpers.js';
 
@@ -237,4 +241,40 @@ t.test('purge of the decoded URL, or a prefix, erases the stored encoded-slash s
     'the index keeps only the other URL',
   );
   t.ok(existsSync(path.join(dataDir, 'index.sqlite3')));
+});
+
+t.test('on a PostgreSQL index: the stored keys the rules name in their folded form are found, and its SQL condition agrees with the verdict', async (t) => {
+  let server: Awaited<ReturnType<typeof startPostgres>>;
+  try {
+    server = await startPostgres();
+  } catch (err) {
+    t.fail((err as Error).message);
+    return;
+  }
+  t.teardown(() => server.stop());
+  const index = await PgIndex.open(await server.database('archive'));
+  t.teardown(() => index.close());
+  const stored = [...LEGACY, 'http://a.test/a%2Fb', 'http://a.test/a%2Fc', 'http://a.test/public%2Fx', 'http://a.test/assets/plain'];
+  await index.insertMany(stored.map((u, i) => indexRowOf('2025', u, 991_396_800 + i)));
+  const access = new AccessRules([], index);
+  await access.replace([
+    { url: 'http://a.test/assets/*', action: 'exclude' },
+    { url: 'http://a.test/a*', action: 'block' },
+    { url: 'http://a.test/a/b', action: 'allow' },
+  ]);
+  const shown = access.shownSql();
+  const rows = await index.browse<{ uri_r: string }>(null, `SELECT uri_r FROM memento WHERE ${shown.sql} ORDER BY uri_r`, shown.params);
+  t.same(
+    rows.map((r) => r.uri_r),
+    ['http://a.test/a%2Fb', 'http://a.test/public%2Fx'],
+    'shown by the SQL condition: the allowed /a%2Fb and the key no rule names',
+  );
+  for (const u of stored) {
+    const k = exactUrlkey(u);
+    t.equal(
+      access.verdict(k, 991_396_800) === 'allow',
+      rows.some((r) => r.uri_r === u),
+      `${u}: the verdict agrees`,
+    );
+  }
 });
