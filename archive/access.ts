@@ -23,7 +23,13 @@
  * and query are compared exactly, case included. A prefix covers every
  * URL whose urlkey starts with the prefix's (`http://a.example/*` is all of
  * host `a.example`, `http://a.example/doc*` covers `/doc`, `/doc/x` and
- * `/documents`).
+ * `/documents`). A urlkey whose path holds an encoded slash or backslash
+ * (`%2F`, `%5C`: stored before captures of such paths were refused) is
+ * named by a rule in its folded form too (`/assets%2Fx` as `/assets/x`,
+ * shared/uri.ts `foldEncodedSlashes`): {@link matchesPattern}, the one
+ * place a urlkey is compared with a rule; for the SQL condition and the
+ * hidden key ranges, the rules carry those stored keys by name
+ * (archive/access-folded.ts), found when the rules are put in force.
  *
  * The most specific rule that applies to a memento decides:
  * 1. the longer URL wins (an exact URL over any prefix of it; at the same
@@ -50,7 +56,8 @@
  */
 import { type HttpError, httpError } from '#shared/http-error.js';
 import { formatLinkHeader } from '#shared/link.js';
-import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
+import { exactUrlkey, foldEncodedSlashes, normalizeUriR, UriError } from '#shared/uri.js';
+import { foldedPrefixes, keysUnder } from './access-folded.js';
 import type { Neighbourhood } from './store/index-db.js';
 import type { MementoIndex } from './store/memento-index.js';
 
@@ -104,26 +111,80 @@ export function urlPattern(url: string): UrlPattern {
   return { key, prefix };
 }
 
-/** True when `urlkey` is named by the pattern. */
-export function matchesPattern(p: UrlPattern, urlkey: string): boolean {
+/** True when the key itself is named by the pattern. */
+function namesKey(p: UrlPattern, urlkey: string): boolean {
   return p.prefix ? urlkey.startsWith(p.key) : urlkey === p.key;
+}
+
+/**
+ * True when `urlkey` is named by the pattern: the key itself, or its form
+ * with the encoded slashes of its path read as `/` (shared/uri.ts
+ * `foldEncodedSlashes`; the module comment). The one place a urlkey is
+ * compared with a rule or a `purge` selection.
+ *
+ * @param folded `foldEncodedSlashes(urlkey)`, when the caller has it already
+ */
+export function matchesPattern(p: UrlPattern, urlkey: string, folded: string = foldEncodedSlashes(urlkey)): boolean {
+  return namesKey(p, urlkey) || (folded !== urlkey && namesKey(p, folded));
+}
+
+/**
+ * The stored urlkeys (of `index`) that `patterns` name only in their
+ * folded form (not as they are): keys stored before captures of encoded
+ * slashes were refused (archive/access-folded.ts). Each is given with the
+ * patterns that name it so. Ranges of the urlkey index, no full scan.
+ */
+export async function foldedKeysNamed(index: Pick<MementoIndex, 'browse'>, patterns: readonly UrlPattern[]): Promise<{ urlkey: string; by: UrlPattern[] }[]> {
+  const keys = await keysUnder(
+    index,
+    patterns.flatMap((p) => foldedPrefixes(p.key)),
+  );
+  const out: { urlkey: string; by: UrlPattern[] }[] = [];
+  for (const urlkey of keys) {
+    const by = patterns.filter((p) => !namesKey(p, urlkey) && matchesPattern(p, urlkey));
+    if (by.length) out.push({ urlkey, by });
+  }
+  return out;
 }
 
 const STRICTNESS: Record<Verdict, number> = { allow: 0, block: 1, exclude: 2 };
 
-/** A rule with its pattern read. */
+/** A rule with its pattern read; or, for a stored key the rule names only in its folded form, that key by name. */
 interface Compiled {
   rule: AccessRule;
+  /** What it names: the rule's pattern, or the one stored key. */
   pattern: UrlPattern;
+  /** The rule's own pattern: its place in the order of specificity. */
+  rank: UrlPattern;
   dated: boolean;
   order: number;
+}
+
+/** Rules as {@link AccessRules} keeps them. @throws UriError for a URL that is not one */
+function compile(rules: readonly AccessRule[]): Compiled[] {
+  return rules.map((rule, order) => {
+    const pattern = urlPattern(rule.url);
+    return { rule, pattern, rank: pattern, dated: rule.before !== undefined || rule.after !== undefined || rule.embargo !== undefined, order };
+  });
+}
+
+/** For each stored key that a rule names only in its folded form, the rule as an entry that names that key (module comment). */
+async function foldedEntries(index: Pick<MementoIndex, 'browse'>, compiled: readonly Compiled[]): Promise<Compiled[]> {
+  if (!compiled.length) return [];
+  const found = await foldedKeysNamed(
+    index,
+    compiled.map((c) => c.pattern),
+  );
+  return found.flatMap(({ urlkey, by }) =>
+    compiled.filter((c) => by.includes(c.pattern)).map((c): Compiled => ({ ...c, pattern: { key: urlkey, prefix: false } })),
+  );
 }
 
 /** Most specific first (the order in the module comment). */
 function bySpecificity(a: Compiled, b: Compiled): number {
   return (
-    b.pattern.key.length - a.pattern.key.length ||
-    Number(a.pattern.prefix) - Number(b.pattern.prefix) ||
+    b.rank.key.length - a.rank.key.length ||
+    Number(a.rank.prefix) - Number(b.rank.prefix) ||
     Number(b.dated) - Number(a.dated) ||
     STRICTNESS[b.rule.action] - STRICTNESS[a.rule.action] ||
     a.order - b.order
@@ -201,23 +262,50 @@ const OPEN: readonly Segment[] = [{ from: -Infinity, until: Infinity, verdict: '
  */
 export class AccessRules {
   private compiled: Compiled[] = [];
-  /** Counts the calls of {@link replace}: what was computed under other rules is stale (a cache of the home page's sites). */
+  /** Stored keys that rules name only in their folded form, one entry per key and rule (module comment): for {@link shownSql} and {@link wholeHiddenKeys}. */
+  private folded: Compiled[] = [];
+  /** Counts the rule sets put in force: what was computed under other rules is stale (a cache of the home page's sites). */
   generation = 0;
+  /** Counts the calls of {@link replace}: of two under way, only the later is put in force. */
+  private asked = 0;
 
-  /** @param rules checked rules (archive/config.ts); @throws UriError for a URL that is not one (the config check prevents it) */
-  constructor(rules: readonly AccessRule[] = []) {
-    this.replace(rules);
+  /**
+   * @param rules checked rules (archive/config.ts), in force at once
+   * @param index the index whose stored keys the rules may name in their
+   *   folded form (the daemon's); without one (a command that asks
+   *   {@link policy} or {@link filter} for each row) none are looked up:
+   *   {@link matchesPattern} sees them row by row
+   * @throws UriError for a URL that is not one (the config check prevents it)
+   */
+  constructor(
+    rules: readonly AccessRule[] = [],
+    private readonly index?: Pick<MementoIndex, 'browse'>,
+  ) {
+    this.compiled = compile(rules);
+    this.generation++;
   }
 
-  /** Puts `rules` in force from the next call on (SIGHUP). @throws UriError as the constructor; the old rules stay then */
-  replace(rules: readonly AccessRule[]): void {
-    this.generation++;
-    this.compiled = rules.map((rule, order) => ({
-      rule,
-      pattern: urlPattern(rule.url),
-      dated: rule.before !== undefined || rule.after !== undefined || rule.embargo !== undefined,
-      order,
-    }));
+  /**
+   * Puts `rules` in force (SIGHUP). They are read at once (a bad one throws
+   * and the old rules stay); with an index, the stored keys they name in
+   * their folded form are looked up first (a few range reads of the
+   * urlkey index per rule), and the rules and those keys are put in force
+   * together when the promise resolves (with no index, before it returns).
+   *
+   * @throws UriError as the constructor (synchronously); the promise
+   *   rejects when the index cannot be read, the old rules staying
+   */
+  replace(rules: readonly AccessRule[]): Promise<void> {
+    const compiled = compile(rules);
+    const ask = ++this.asked;
+    const swap = (folded: Compiled[]) => {
+      if (ask !== this.asked) return; // a later replace is under way
+      this.compiled = compiled;
+      this.folded = folded;
+      this.generation++;
+    };
+    if (!this.index) return Promise.resolve(swap([]));
+    return foldedEntries(this.index, compiled).then(swap);
   }
 
   /** The rules in force, as given. */
@@ -235,7 +323,9 @@ export class AccessRules {
    * @param now epoch seconds (default: the clock); embargoes count from it
    */
   policy(urlkey: string, now: number = nowSeconds()): UrlPolicy {
-    const named = this.compiled.filter((c) => matchesPattern(c.pattern, urlkey));
+    if (!this.compiled.length) return new UrlPolicy(urlkey, OPEN);
+    const folded = foldEncodedSlashes(urlkey);
+    const named = this.compiled.filter((c) => matchesPattern(c.pattern, urlkey, folded));
     if (!named.length) return new UrlPolicy(urlkey, OPEN);
     let open: Range[] = [[-Infinity, Infinity]];
     const claimed: Segment[] = [];
@@ -278,12 +368,14 @@ export class AccessRules {
    * and by no rule of another kind. A walk over many urlkeys (a `/cdx`
    * prefix query) leaves them out, so that it takes the time it would if
    * they had never been captured. A prefix rule names `[key, key+1)`, an
-   * exact one `[key, key + "\0")` (urlkeys are ASCII, without NUL).
+   * exact one `[key, key + "\0")` (urlkeys are ASCII, without NUL); a stored
+   * key a rule names in its folded form only counts as that rule's exact key.
    */
   wholeHiddenKeys(): { from: string; to: string }[] {
     const span = (p: UrlPattern) => ({ from: p.key, to: p.prefix ? afterPrefix(p.key) : p.key + '\0' });
-    const hiding = this.compiled.filter((c) => c.rule.action !== 'allow' && !c.dated);
-    const other = this.compiled.filter((c) => c.rule.action === 'allow' || c.dated);
+    const all = [...this.compiled, ...this.folded];
+    const hiding = all.filter((c) => c.rule.action !== 'allow' && !c.dated);
+    const other = all.filter((c) => c.rule.action === 'allow' || c.dated);
     return subtractKeys(unionKeys(hiding.map((c) => span(c.pattern))), unionKeys(other.map((c) => span(c.pattern))));
   }
 
@@ -293,14 +385,15 @@ export class AccessRules {
    * counts and lists over the whole index (the home page), computed by
    * the index's database. The same verdict as {@link policy}: of the rules that name the
    * urlkey and whose span of datetimes holds the memento, the most specific
-   * decides. `sql` is `TRUE` when no rule hides anything; the rules' urlkeys
-   * are bound as parameters (`params`), the instants and lengths written as
-   * numbers.
+   * decides (a stored key a rule names in its folded form only is named
+   * by that rule as an exact key). `sql` is `TRUE` when no rule hides
+   * anything; the rules' urlkeys are bound as parameters (`params`), the
+   * instants and lengths written as numbers.
    */
   shownSql(now: number = nowSeconds()): { sql: string; params: Record<string, string> } {
     if (this.compiled.every((c) => c.rule.action === 'allow')) return { sql: 'TRUE', params: {} };
     const params: Record<string, string> = {};
-    const cases = [...this.compiled].sort(bySpecificity).map((c, i) => {
+    const cases = [...this.compiled, ...this.folded].sort(bySpecificity).map((c, i) => {
       params[`$rule${i}`] = c.pattern.key;
       const name = c.pattern.prefix ? `substr(urlkey, 1, ${c.pattern.key.length})` : 'urlkey';
       const [from, until] = ruleRange(c.rule, now);

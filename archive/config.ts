@@ -6,9 +6,8 @@
  * their name (`requestTimeoutMs`). docs/configuration.md's archive table
  * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
-import { statSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '#shared/config.js';
+import { ConfigError, loadYamlFile, refuseReadableSecret, resolveConfigPath, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '#shared/config-schema.js';
 import { parseTimestamp14 } from '#shared/http-date.js';
 import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
@@ -581,19 +580,16 @@ function accessRules(src: YamlSource, list: ArchiveFile['access']): AccessRule[]
 /**
  * Reads and validates an archive config file. A file that holds
  * `put_tokens` must not be readable by every user of the machine (the
- * tokens are the write side's secret): `chmod o-r`, e.g. 0640 root:memento.
+ * tokens are the write side's secret): `chmod o-r`, e.g. 0640 root:memento
+ * (shared/config.ts `refuseReadableSecret`, the check the capture proxy
+ * applies to a vhost file with `ArchiveToken`).
  *
- * @throws ConfigError `file:line: reason`; `file: reason` for a file with
- *   `put_tokens` that other users can read
+ * @throws ConfigError `file:line: reason`, for a file with `put_tokens`
+ *   that other users can read with the `chmod` to run
  */
 export function loadArchiveConfig(file: string): ArchiveConfig {
-  const abs = path.resolve(file);
-  const config = validateArchiveConfig(loadYamlFile(abs));
-  const mode = statSync(abs).mode & 0o777;
-  if (config.putTokens.length && mode & 0o004) {
-    throw new ConfigError(
-      `${abs}: holds put_tokens but every user can read it (mode ${mode.toString(8).padStart(4, '0')}); make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group`,
-    );
-  }
+  const src = loadYamlFile(path.resolve(file));
+  const config = validateArchiveConfig(src);
+  if (config.putTokens.length) refuseReadableSecret(src, { doc: 0, keyPath: ['put_tokens'] }, 'put_tokens');
   return config;
 }

@@ -92,7 +92,10 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     frameworkErrors: (err, req, reply) => answerError(err, req, reply),
   });
   decorateArchive(app, config, store);
-  app.decorate('access', new AccessRules(config.access));
+  // The rules, with the stored keys they name in their folded form only (archive/access.ts).
+  const access = new AccessRules([], store.index);
+  await access.replace(config.access);
+  app.decorate('access', access);
   store.hidden = (urlkey, datetime) => app.access.verdict(urlkey, datetime) !== 'allow';
   sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));

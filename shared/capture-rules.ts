@@ -34,6 +34,22 @@ export interface AcceptedCapture {
   datetime: number;
 }
 
+/**
+ * What says that a request has a body (RFC 9112 §6.1, §6.2, §6.3): any
+ * `Transfer-Encoding`, or a `Content-Length` other than 0 (several, or
+ * one that is not a number, count as a body too). `null` when there is none.
+ *
+ * @param headers the request's fields, as parsed (names in any case)
+ * @returns the field that says so, as `Name: value` (the value cut to 40 characters)
+ */
+export function requestBodyOf(headers: readonly RawHeader[]): string | null {
+  const te = getHeaders(headers, 'transfer-encoding');
+  if (te.length) return `Transfer-Encoding: ${te.join(', ').slice(0, 40)}`;
+  const lengths = getHeaders(headers, 'content-length');
+  if (lengths.length && !lengths.every((v) => /^\s*0+\s*$/.test(v))) return `Content-Length: ${lengths.join(', ').slice(0, 40)}`;
+  return null;
+}
+
 // The HTTP-date shape, to tell "names no real instant" (refused) from "not an HTTP-date" (receipt time).
 const DATE_SHAPE = /^[A-Za-z]{3}, +\d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/;
 
@@ -41,7 +57,10 @@ const DATE_SHAPE = /^[A-Za-z]{3}, +\d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}
  * Checks the parsed heads of a capture record and gives its URI-R and
  * Memento-Datetime. Refused, each with a one-line reason (400): a method
  * other than GET (a memento is a GET representation; the record carries no
- * request body); no or two Host headers, or a Host that is not host[:port];
+ * request body); a request that says it had a body ({@link requestBodyOf}:
+ * the answer to it is not the URL's representation, and anyone could plant
+ * content under a public URL that way); no or two Host headers, or a Host
+ * that is not host[:port];
  * a target that {@link checkCaptureTarget} refuses; a 1xx status (interim,
  * not a representation); a Transfer-Encoding in the response head (the
  * body comes without its transfer coding); a Content-Length that is not one
@@ -68,6 +87,11 @@ export function acceptCapture(
   const { request, response } = head;
   if (request.method !== 'GET')
     throw new CaptureRecordError(`embedded request method ${request.method} is not archived: a capture is a GET request and its response`);
+  const body = requestBodyOf(request.headers);
+  if (body !== null)
+    throw new CaptureRecordError(
+      `embedded request had a body (${body}): what it caused is not the URL's representation; a capture is a GET without a body and its response`,
+    );
   const hosts = getHeaders(request.headers, 'host');
   if (hosts.length > 1) throw new CaptureRecordError('embedded request has more than one Host header');
   let uriR: string;

@@ -35,6 +35,8 @@ export class ConfigError extends Error {
 /** A parsed YAML document with a way to name the line of any key path in errors. */
 export interface YamlSource {
   file: string;
+  /** The file's permission bits as it was read (fstat of the opened file), e.g. `0o640`; absent for text not read from a file. */
+  mode?: number;
   /** The plain JS value of each document in the file (usually one). */
   values: unknown[];
   /** `file:line` of the node at `docIndex`/`keyPath`, or `file` if unknown. */
@@ -109,6 +111,11 @@ function kindOf(st: Stats): string {
  *   read, is not a regular file, or is larger than `maxBytes`.
  */
 export function readConfigText(file: string, maxBytes = MAX_CONFIG_BYTES): string {
+  return readConfigFile(file, maxBytes).text;
+}
+
+/** As {@link readConfigText}, with the permission bits of the file as it was opened (fstat: the very file read). */
+function readConfigFile(file: string, maxBytes: number): { text: string; mode: number } {
   const tooLarge = (size: number | string) => new ConfigError(`${file}: ${size} bytes, more than the ${maxBytes} a config file may have`);
   let fd: number;
   try {
@@ -124,7 +131,7 @@ export function readConfigText(file: string, maxBytes = MAX_CONFIG_BYTES): strin
     let n = 0;
     for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
     if (n > maxBytes) throw tooLarge(`over ${maxBytes}`);
-    return buf.toString('utf8', 0, n);
+    return { text: buf.toString('utf8', 0, n), mode: st.mode & 0o777 };
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
@@ -144,7 +151,31 @@ export function readConfigText(file: string, maxBytes = MAX_CONFIG_BYTES): strin
  *   many aliases.
  */
 export function loadYamlFile(file: string, maxBytes = MAX_CONFIG_BYTES): YamlSource {
-  return parseYamlText(readConfigText(file, maxBytes), file);
+  const { text, mode } = readConfigFile(file, maxBytes);
+  return { ...parseYamlText(text, file), mode };
+}
+
+/**
+ * Refuses a config file that holds a secret (the archive's `put_tokens`, a
+ * vhost's `ArchiveToken`: whoever reads it may write captures) while every
+ * user of the machine may read it (the "other" read bit, `o+r`). The file
+ * may be readable by its group: the service install gives each daemon its
+ * files as `root:<daemon group>`, mode 0640 (docs/operations.md). Both
+ * daemons refuse such a file the same way, through this one check.
+ *
+ * @param src the file as {@link loadYamlFile} read it (text without a
+ *   file, `mode` absent, is not checked)
+ * @param at where the secret is: document index and key path, for `file:line`
+ * @param what the setting's name as the file spells it (`put_tokens`)
+ * @throws ConfigError `file:line: <what> … every user can read this file
+ *   (mode 0644); run: chmod o-r <file>`
+ */
+export function refuseReadableSecret(src: YamlSource, at: { doc: number; keyPath: (string | number)[] }, what: string): void {
+  if (src.mode === undefined || !(src.mode & 0o004)) return;
+  throw new ConfigError(
+    `${src.where(at.doc, at.keyPath)}: ${what} is a secret, but every user can read this file (mode ${src.mode.toString(8).padStart(4, '0')}); ` +
+      `run: chmod o-r ${src.file}`,
+  );
 }
 
 /** `file:line` of the first alias (`*name`) of `doc`, or `file`. */

@@ -34,13 +34,18 @@ export function isHostHeader(host: string): boolean {
 
 /**
  * The stricter checks the archive applies to the request target of an
- * embedded capture request (issue 5, hostile input), beyond
+ * embedded capture request (hostile input), beyond
  * {@link uriRFromRequest}: no longer than `maxLength` characters; no
  * encoded NUL, CR or LF (`%00`, `%0D`, `%0A`); no raw backslash in the
  * path (URL parsers read it as `/`, servers differ); no dot-segments (`.`, `..`, also
  * as `%2E`, between `/` or `%5C`) in the path, since clients send
  * normalised paths (RFC 3986 §6.2.2.3) and a memento must name the
- * resource that was really asked for.
+ * resource that was really asked for; no encoded slash or backslash
+ * (`%2F`, `%5C`, any case) in the path: servers that decode it (Python's
+ * http.server, many CGI applications) serve `/a%2Fb` as `/a/b`, so the
+ * URI-R would be another spelling of a file than the one every URL rule
+ * (`Excluded`, `access:`, `purge`) names. In the query they are data and
+ * are kept.
  *
  * @throws UriError with a one-line reason.
  */
@@ -51,10 +56,16 @@ export function checkCaptureTarget(target: string, maxLength = MAX_URI_LENGTH): 
   let path = target.replace(/[?#].*$/s, '');
   if (/^https?:\/\//i.test(path)) path = path.replace(/^https?:\/\/[^/]*/i, '');
   // URL parsers read a raw `\` in a path as `/` (WHATWG URL), servers differ: the URI-R would not name what was asked for.
-  if (path.includes('\\')) throw new UriError('request target has a backslash in its path; send it percent-encoded (%5C)');
+  if (path.includes('\\')) throw new UriError('request target has a backslash in its path (URL parsers and servers read it as "/"); it is not archived');
   // An encoded backslash separates segments too for servers that decode it.
   for (const seg of path.split(/\/|%5c/i)) {
     if (/^(?:\.|%2e){1,2}$/i.test(seg)) throw new UriError(`request target has a dot-segment "${seg}": send the normalised path (RFC 3986 §6.2.2.3)`);
+  }
+  const encoded = /%2f|%5c/i.exec(path);
+  if (encoded) {
+    throw new UriError(
+      `request target has an encoded ${/%2f/i.test(encoded[0]) ? 'slash' : 'backslash'} (${encoded[0]}) in its path: servers that decode it serve another path than the URL names; it is not archived`,
+    );
   }
 }
 
@@ -263,6 +274,39 @@ export function urlkeyOfNormal(normal: string): string {
   const q = rest.indexOf('?');
   const path = q < 0 ? rest : rest.slice(0, q);
   return `${key}${port})${canonicalPath(path)}${q < 0 ? '' : canonicalEscapes(rest.slice(q))}`;
+}
+
+/**
+ * The urlkey with every encoded slash or backslash of its path (`%2F`,
+ * `%5C`; a urlkey writes them upper case) read as `/`, and the runs of
+ * `/` this makes merged as {@link canonicalPath} merges them:
+ * `com,example)/assets%2Fhljs.css?x=%2F` → `com,example)/assets/hljs.css?x=%2F`.
+ * The spelling of the same file that a server decoding `%2F` serves. No
+ * capture of such a path is accepted ({@link checkCaptureTarget}); an
+ * index may still hold keys stored before that rule, and the URL rules
+ * (`access:`, `purge`) match this form as well as the key itself. Dot-segments
+ * the decoding would make (`/a%2F..%2Fb`) are not resolved. The same string
+ * when there is nothing to fold (no `%` in the path: one scan).
+ *
+ * @param urlkey a urlkey ({@link exactUrlkey})
+ */
+export function foldEncodedSlashes(urlkey: string): string {
+  // (Asked for every key a rule is compared with: most have no `%`, or none in the path; the host has none.)
+  const pct = urlkey.indexOf('%');
+  if (pct < 0) return urlkey;
+  const q = urlkey.indexOf('?');
+  const end = q < 0 ? urlkey.length : q;
+  if (pct >= end) return urlkey;
+  const slash = urlkey.indexOf('%2F');
+  const back = urlkey.indexOf('%5C');
+  if (!((slash >= 0 && slash < end) || (back >= 0 && back < end))) return urlkey;
+  const start = urlkey.indexOf(')/') + 1;
+  if (start <= 0) return urlkey;
+  const path = urlkey
+    .slice(start, end)
+    .replace(/%2F|%5C/g, '/')
+    .replace(/\/{2,}/g, '/');
+  return urlkey.slice(0, start) + path + urlkey.slice(end);
 }
 
 /**

@@ -73,20 +73,22 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => reread(configFile, config, log, app.access));
+  process.on('SIGHUP', () => void reread(configFile, config, log, app.access));
 }
 
 /**
  * SIGHUP (`systemctl reload`): reads the config file again and says what
  * it found: a mistake (`file:line: reason`; everything running stays), or
  * the access rules now in force (`access`: how many; they apply from the
- * next request on) and which other settings differ from the running ones
- * (`changed`: those take effect at the next start). Never stops the daemon.
+ * next request on, once the stored keys they name in an encoded-slash
+ * spelling are looked up: archive/access.ts `replace`) and which other
+ * settings differ from the running ones (`changed`: those take effect at
+ * the next start). Never stops the daemon.
  */
-function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger'], access: AccessRules): void {
+async function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger'], access: AccessRules): Promise<void> {
   try {
     const fresh = loadArchiveConfig(configFile);
-    access.replace(fresh.access);
+    await access.replace(fresh.access);
     const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter((k) => k !== 'access' && JSON.stringify(running[k]) !== JSON.stringify(fresh[k]));
     log.info(
       { file: configFile, changed, access: fresh.access.length },

@@ -5,7 +5,7 @@
  * and moves, and the rows of a selection, as
  * {@link MementoIndex.rewriteRows} takes them.
  */
-import type { UrlPattern } from '../access.js';
+import { foldedKeysNamed, type UrlPattern } from '../access.js';
 import type { MementoIndex, RowChange } from './memento-index.js';
 
 /** What to erase: the captures of a URL (or under a URL prefix), optionally only those `before` / `after` an instant. */
@@ -98,18 +98,27 @@ export async function rowChange(
   return change;
 }
 
-/** The ids of the index rows of the selection (those left at a WARC file that is missing, after the files are done). */
+/**
+ * The ids of the index rows of the selection (those left at a WARC file
+ * that is missing, after the files are done): rows of its pattern, and of
+ * the stored keys it names only with their encoded slashes read as `/`
+ * (archive/access.ts `foldedKeysNamed`), as purge.ts selects WARC records.
+ */
 export async function selectedRowIds(index: MementoIndex, sel: PurgeSelection): Promise<number[]> {
-  const { key, prefix } = sel.pattern;
-  let sql = `SELECT id FROM memento WHERE ${prefix ? 'substr(urlkey, 1, $len) = $key' : 'urlkey = $key'}`;
-  const params: Record<string, string | number> = prefix ? { $len: key.length, $key: key } : { $key: key };
-  if (sel.before !== undefined) {
-    sql += ' AND datetime < $before';
-    params.$before = sel.before;
+  const folded = await foldedKeysNamed(index, [sel.pattern]);
+  const ids: number[] = [];
+  for (const { key, prefix } of [sel.pattern, ...folded.map((f) => ({ key: f.urlkey, prefix: false }))]) {
+    let sql = `SELECT id FROM memento WHERE ${prefix ? 'substr(urlkey, 1, $len) = $key' : 'urlkey = $key'}`;
+    const params: Record<string, string | number> = prefix ? { $len: key.length, $key: key } : { $key: key };
+    if (sel.before !== undefined) {
+      sql += ' AND datetime < $before';
+      params.$before = sel.before;
+    }
+    if (sel.after !== undefined) {
+      sql += ' AND datetime >= $after';
+      params.$after = sel.after;
+    }
+    for (const r of await index.browse<{ id: number }>(null, sql, params)) ids.push(r.id);
   }
-  if (sel.after !== undefined) {
-    sql += ' AND datetime >= $after';
-    params.$after = sel.after;
-  }
-  return (await index.browse<{ id: number }>(null, sql, params)).map((r) => r.id);
+  return ids;
 }

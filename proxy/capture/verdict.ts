@@ -7,9 +7,13 @@
  * traffic is a request with `Authorization` or a session cookie
  * (`PrivateCookies`, RFC 6265 §5.4) or a response with
  * `Cache-Control: private` or `no-store` (RFC 9111 §5.2.2.7, §5.2.2.5);
- * `Excluded` paths match as the setting says (proxy/config/excluded.ts).
+ * `Excluded` paths match as the setting says (proxy/config/excluded.ts); a
+ * GET that says it has a body (shared/capture-rules.ts `requestBodyOf`) is
+ * passed on, never captured: what a body asked for is not the URL's
+ * representation.
  */
 import type http from 'node:http';
+import { requestBodyOf } from '#shared/capture-rules.js';
 import { isExcludedPath } from '../config/excluded.js';
 import type { Vhost } from '../config/vhost-file.js';
 
@@ -17,6 +21,8 @@ import type { Vhost } from '../config/vhost-file.js';
 export type NotCapturedReason =
   | 'archiving-off'
   | 'method'
+  /** The request has a body (`Content-Length` other than 0, or a `Transfer-Encoding`). */
+  | 'body'
   | 'accept-datetime'
   | 'excluded'
   | 'status'
@@ -38,10 +44,22 @@ export type NotCapturedReason =
 export function requestVerdict(vhost: Vhost, method: string, target: string, headers: http.IncomingHttpHeaders): NotCapturedReason | null {
   if (!vhost.enableArchiving) return 'archiving-off';
   if (method !== 'GET') return 'method';
+  if (hasBody(headers)) return 'body';
   if (headers['accept-datetime'] !== undefined) return 'accept-datetime';
   if (isExcludedPath(vhost.excluded, target)) return 'excluded';
   if (!vhost.archivePrivate && (headers.authorization !== undefined || hasPrivateCookie(vhost, headers.cookie))) return 'private';
   return null;
+}
+
+/** True when the request head says a body follows (the archive's rule, shared/capture-rules.ts `requestBodyOf`). */
+function hasBody(headers: http.IncomingHttpHeaders): boolean {
+  const cl = headers['content-length'];
+  const te = headers['transfer-encoding'];
+  if (cl === undefined && te === undefined) return false;
+  const fields: [string, string][] = [];
+  if (cl !== undefined) fields.push(['Content-Length', cl]);
+  if (te !== undefined) fields.push(['Transfer-Encoding', te]);
+  return requestBodyOf(fields) !== null;
 }
 
 /** True when a `Cookie` value (Node joins several with `; `) names a cookie of the vhost's `PrivateCookies`. */

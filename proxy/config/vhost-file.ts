@@ -10,7 +10,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, type YamlSource } from '#shared/config.js';
+import { ConfigError, isPlainObject, loadYamlFile, parseOnOff, parseYamlText, refuseReadableSecret, type YamlSource } from '#shared/config.js';
 import type { ConfigSchema } from '#shared/config-schema.js';
 import { defineCheck } from '#shared/config-schema.js';
 import { BEARER_TOKEN, formatHostPort } from '#shared/net.js';
@@ -197,7 +197,8 @@ export const VHOST_SCHEMA = {
     },
     ArchiveToken: {
       check: 'proxy-bearer-token',
-      description: "sent as `Authorization: Bearer <token>` on every PUT, live and re-sent (the archive's `put_tokens`)",
+      description:
+        "sent as `Authorization: Bearer <token>` on every PUT, live and re-sent (the archive's `put_tokens`). A file that holds one must not be readable by every user (e.g. 0640 root:capture-proxy, or 0600), else the file is refused as `put_tokens` is in a readable `archive.yaml`",
       // No {value}: the token is a secret, not to be echoed into logs.
       errorMessage: '{key} must be a bearer token (letters, digits and - . _ ~ + / then any =; RFC 6750 b64token)',
     },
@@ -328,7 +329,10 @@ export function listVhostFiles(dir: string): string[] {
  *   (see {@link VHOST_SCHEMA}: On/Off misspelt, port outside 1–65535,
  *   ArchivePath not ending in `put/`, ArchiveTimeGate with a scheme, an
  *   upstream that is not `http://host[:port]`…), a name given twice, or two
- *   default vhosts.
+ *   default vhosts; a file that holds an `ArchiveToken` and that every user
+ *   may read (`file:line: reason` with the `chmod` to run;
+ *   shared/config.ts `refuseReadableSecret`, as the archive refuses such an
+ *   `archive.yaml` with `put_tokens`).
  */
 export function loadVhostFile(file: string): Vhost[] {
   return vhostsFrom(loadYamlFile(path.resolve(file), MAX_VHOST_FILE_BYTES));
@@ -343,8 +347,14 @@ function vhostsFrom(src: YamlSource): Vhost[] {
   const out: Vhost[] = [];
   src.values.forEach((value, doc) => {
     if (value === null || value === undefined) return; // empty document
-    if (Array.isArray(value)) for (const [i, item] of value.entries()) out.push(vhostFrom(src, doc, [i], item));
-    else out.push(vhostFrom(src, doc, [], value));
+    const add = (at: (string | number)[], item: unknown) => {
+      const v = vhostFrom(src, doc, at, item);
+      // The token lets whoever reads it write captures: as the archive refuses a readable archive.yaml with put_tokens.
+      if (v.archiveToken !== undefined) refuseReadableSecret(src, { doc, keyPath: [...at, 'ArchiveToken'] }, 'ArchiveToken');
+      out.push(v);
+    };
+    if (Array.isArray(value)) for (const [i, item] of value.entries()) add([i], item);
+    else add([], value);
   });
   out.forEach((v, i) => {
     for (const earlier of out.slice(0, i)) {

@@ -5,10 +5,12 @@
  */
 import sqlite3 from 'sqlite3';
 import t from 'tap';
-import { type AccessRule, AccessRules, urlPattern } from '../../archive/access.js';
+import { foldedPrefixes } from '../../archive/access-folded.js';
+import { type AccessRule, AccessRules, matchesPattern, urlPattern } from '../../archive/access.js';
 import { validateArchiveConfig } from '../../archive/config.js';
 import { ConfigError, parseYamlText } from '#shared/config.js';
 import { exactUrlkey } from '#shared/uri.js';
+import { prng } from './helpers.js';
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 const key = (u: string) => exactUrlkey(u);
@@ -248,4 +250,78 @@ t.test('shownSql and wholeHiddenKeys say what policy says, over every kind of ru
     t.equal(whole, ['http://a.example/', 'http://a.example/z', 'http://b.example/p'].includes(u), `${u}: ${whole ? '' : 'not '}wholly hidden`);
   }
   t.same(new AccessRules([{ url: 'http://a.example/*', action: 'allow' }]).shownSql(), { sql: 'TRUE', params: {} }, 'no rule hides anything: TRUE');
+});
+
+t.test(
+  'stored keys with encoded slashes: rules name them in their folded form too; the SQL condition and the hidden ranges agree with the verdict',
+  async (t) => {
+    const rules: AccessRule[] = [
+      { url: 'http://a.example/assets/*', action: 'exclude' },
+      { url: 'http://a.example/assets/pub/*', action: 'allow' },
+      { url: 'http://a.example/a*', action: 'block' },
+      { url: 'http://a.example/a/b', action: 'allow' },
+      { url: 'http://a.example/d/*', action: 'exclude', before: at('2019-01-01T00:00:00Z') },
+    ];
+    // Keys as an earlier version stored them (urlkeys: canonical escapes, no `//` in a path).
+    const expected: [string, string][] = [
+      ['example,a)/assets%2Fx', 'exclude'],
+      ['example,a)/%2Fassets/x', 'exclude'],
+      ['example,a)/assets%5C%2F%5Cx', 'exclude'],
+      ['example,a)/assets%2Fpub%2Fy', 'allow'],
+      ['example,a)/a%2Fb', 'allow'],
+      ['example,a)/a%2Fc', 'block'],
+      ['example,a)/d%2Fz', 'exclude'],
+      ['example,a)/public%2Fx', 'allow'],
+      ['example,a)/q?next=%2Fassets/x', 'allow'],
+      ['example,a)/assets/plain', 'exclude'],
+    ];
+    const times = ['2018-06-01', '2020-06-01'].map((d) => at(`${d}T00:00:00Z`));
+    const db = new sqlite3.Database(':memory:');
+    const all = <T>(sql: string, params: object = {}) =>
+      new Promise<T[]>((resolve, reject) => db.all(sql, params, (err, rows: T[]) => (err ? reject(err) : resolve(rows))));
+    t.teardown(() => db.close());
+    await all('CREATE TABLE memento (urlkey TEXT, datetime INTEGER)');
+    for (const [k] of expected) for (const d of times) await all('INSERT INTO memento VALUES ($k, $d)', { $k: k, $d: d });
+    const access = new AccessRules([], { browse: <T>(_name: string | null, sql: string, params: Record<string, string | number>) => all<T>(sql, params) });
+    await access.replace(rules);
+    const shown = access.shownSql(NOW);
+    const bySql = new Set(
+      (await all<{ urlkey: string; datetime: number }>(`SELECT urlkey, datetime FROM memento WHERE ${shown.sql}`, shown.params)).map(
+        (r) => `${r.urlkey} ${r.datetime}`,
+      ),
+    );
+    const hidden = access.wholeHiddenKeys();
+    for (const [k, want] of expected) {
+      const whole = hidden.some((r) => r.from <= k && k < r.to);
+      t.equal(access.verdict(k, times[0], NOW), want, `${k} (2018): ${want}`);
+      for (const d of times) {
+        const v = access.verdict(k, d, NOW);
+        t.equal(bySql.has(`${k} ${d}`), v === 'allow', `${k} at ${d}: SQL says ${v}`);
+        if (whole) t.not(v, 'allow', `${k} at ${d}: in a wholly hidden range, hidden`);
+      }
+    }
+    t.ok(
+      hidden.some((r) => r.from <= 'example,a)/assets%2Fx' && 'example,a)/assets%2Fx' < r.to),
+      'a key wholly hidden in its folded form is skipped by the walks too',
+    );
+    const without = new AccessRules(rules);
+    t.equal(without.verdict('example,a)/assets%2Fx', 0, NOW), 'exclude', 'without an index (a command filtering row by row): the same verdict');
+  },
+);
+
+t.test('a rule names a key in its folded form only when the key lies under one of the prefixes looked up for it (seeded fuzz)', async (t) => {
+  const parts = ['a', 'b', 'as', '%2F', '%5C', '/'];
+  const rnd = prng(33_2);
+  const pick = () => parts[Math.floor(rnd() * parts.length)];
+  const path = (n: number) => ('/' + Array.from({ length: n }, pick).join('')).replace(/\/{2,}/g, '/');
+  let folded = 0;
+  for (let i = 0; i < 20_000; i++) {
+    const k = `example,a)${path(1 + Math.floor(rnd() * 6))}`;
+    const p = { key: `example,a)${path(Math.floor(rnd() * 4)).replace(/%2F|%5C/g, '')}`.replace(/\/{2,}/g, '/'), prefix: rnd() < 0.5 };
+    const direct = p.prefix ? k.startsWith(p.key) : k === p.key;
+    if (direct || !matchesPattern(p, k)) continue;
+    folded++;
+    if (!foldedPrefixes(p.key).some((pre) => k.startsWith(pre))) t.fail(`${k} is named by ${JSON.stringify(p)} in its folded form, under no prefix looked up`);
+  }
+  t.ok(folded > 500, `${folded} keys named in their folded form only, each under a prefix looked up`);
 });

@@ -336,11 +336,11 @@ t.test('write access: a config file that holds put_tokens must not be readable b
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   chmodSync(config, 0o644);
   t.throws(() => loadArchiveConfig(config), {
-    message: `${config}: holds put_tokens but every user can read it (mode 0644); make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group`,
+    message: `${config}:8: put_tokens is a secret, but every user can read this file (mode 0644); run: chmod o-r ${config}`,
   });
   const r = await runCli(['verify', '--config', config]);
   t.equal(r.code, 2, 'the daemon and its commands exit 2');
-  t.match(r.stderr, /holds put_tokens but every user can read it/);
+  t.equal(r.stderr, `memento-archive: ${config}:8: put_tokens is a secret, but every user can read this file (mode 0644); run: chmod o-r ${config}\n`);
   chmodSync(config, 0o640);
   t.same(loadArchiveConfig(config).putTokens, ['k3yForTheProxy-0123456789abcdef'], '0640: read');
   const plain = writeConfig();

@@ -7,7 +7,7 @@
  * (Not a test file; tap reports it as "no tests found".)
  */
 import { EventEmitter, once } from 'node:events';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
@@ -151,18 +151,24 @@ export async function tempDir(t: Test, prefix = 'proxy-test-'): Promise<string> 
 
 /**
  * A proxy on 127.0.0.1 port 0 whose vhosts folder holds `files`
- * (name → YAML text); closed at teardown. Log entries are collected in `logs`.
+ * (name → YAML text, written mode 0600: a file with an `ArchiveToken` that
+ * every user may read is refused; or `{text, mode}`); closed at teardown.
+ * Log entries are collected in `logs`.
  */
 export async function startTestProxy(
   t: Test,
-  files: Record<string, string>,
+  files: Record<string, string | { text: string; mode: number }>,
   options: ProxyOptions = {},
   configExtra: Partial<ProxyConfig> = {},
 ): Promise<{ proxy: RunningProxy; dir: string; logs: LogEntry[] }> {
   const dir = await tempDir(t);
   const vhostsDir = path.join(dir, 'vhosts');
   await mkdir(vhostsDir);
-  for (const [name, text] of Object.entries(files)) await writeFile(path.join(vhostsDir, name), text);
+  for (const [name, f] of Object.entries(files)) {
+    const { text, mode } = typeof f === 'string' ? { text: f, mode: 0o600 } : f;
+    await writeFile(path.join(vhostsDir, name), text, { mode });
+    await chmod(path.join(vhostsDir, name), mode); // (whatever the umask)
+  }
   const logs: LogEntry[] = [];
   const config: ProxyConfig = {
     file: path.join(dir, 'proxy.yaml'),

@@ -1,6 +1,16 @@
 import t, { type Test } from 'tap';
 import { isExcludedPath, normalizeMatchPath } from '../../proxy/config/excluded.js';
-import { canonicalEscapes, checkCaptureTarget, exactUrlkey, linkLength, MAX_URI_LENGTH, normalizeUriR, UriError, uriRFromRequest } from '#shared/uri.js';
+import {
+  canonicalEscapes,
+  checkCaptureTarget,
+  exactUrlkey,
+  foldEncodedSlashes,
+  linkLength,
+  MAX_URI_LENGTH,
+  normalizeUriR,
+  UriError,
+  uriRFromRequest,
+} from '#shared/uri.js';
 
 /** Asserts that `fn` throws a UriError whose one-line message matches `message`. */
 function refuses(t: Test, fn: () => unknown, message: RegExp, name: string): void {
@@ -272,3 +282,33 @@ t.test('uriRFromRequest: an answer kept from an earlier call is never given to a
   refuses(t, () => uriRFromRequest('a.example', '/' + 'x'.repeat(40), 'http', 30), /longer than 30/, 'a shorter limit');
   t.equal(uriRFromRequest('a.example', '/' + 'x'.repeat(40)), 'http://a.example/' + 'x'.repeat(40), 'the default limit');
 });
+
+t.test('checkCaptureTarget: an encoded slash or backslash in the path, any case, is refused; in the query it is data', async (t) => {
+  for (const target of ['/assets%2fhljs.css', '/assets%2Fhljs.css', '/a%5cb', '/a%5Cb', '/%2F', 'http://a.example/a%2Fb?x=1']) {
+    refuses(t, () => checkCaptureTarget(target), /^request target has an encoded (slash|backslash) \(%(2f|5c)\) in its path/i, target);
+  }
+  for (const target of ['/search?next=%2Fa%5Cb', '/a%252Fb', '/a%2Eb%2e']) t.doesNotThrow(() => checkCaptureTarget(target), `${target}: accepted`);
+});
+
+t.test(
+  'foldEncodedSlashes: %2F and %5C of the path read as /, runs of / merged; the query and other escapes kept; nothing to fold is the same string',
+  async (t) => {
+    const cases: [string, string][] = [
+      ['example,a)/assets%2Fhljs.css', 'example,a)/assets/hljs.css'],
+      ['example,a)/assets%5Chljs.css', 'example,a)/assets/hljs.css'],
+      ['example,a)/%2Fassets/x', 'example,a)/assets/x'],
+      ['example,a)/a%2F%2F%5Cb%2F', 'example,a)/a/b/'],
+      ['example,a)/a%2Fb?next=%2Fc', 'example,a)/a/b?next=%2Fc'],
+      ['example,a)/a%20b%2Fc', 'example,a)/a%20b/c'],
+      ['example,a:8080)/a%2Fb', 'example,a:8080)/a/b'],
+      ['[::1])/a%2Fb', '[::1])/a/b'],
+    ];
+    for (const [key, folded] of cases) t.equal(foldEncodedSlashes(key), folded, key);
+    for (const key of ['example,a)/a/b', 'example,a)/a%20b', 'example,a)/q?x=%2F']) t.equal(foldEncodedSlashes(key), key, `${key}: nothing to fold`);
+    t.equal(
+      foldEncodedSlashes(exactUrlkey('http://a.example/assets%2fhljs.css')),
+      exactUrlkey('http://a.example/assets/hljs.css'),
+      'the folded key of a URI-R is the key of the decoded URL',
+    );
+  },
+);
