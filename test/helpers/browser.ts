@@ -47,6 +47,9 @@ export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> 
       '--metrics-recording-only',
       '--safebrowsing-disable-auto-update',
       '--font-render-hinting=none',
+      // No name leaves the machine: every host name but localhost fails to resolve (Chromium asks for its own
+      // services, e.g. clients2.google.com, even with background networking off); a test may give its own rules.
+      ...(extraArgs.some((a) => a.startsWith('--host-resolver-rules=')) ? [] : ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost']),
       ...extraArgs,
     ],
   });
