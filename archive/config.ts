@@ -56,6 +56,10 @@ export interface ArchiveConfig {
   idleTimeoutMs: number;
   /** Time an idle keep-alive connection is kept open for the next request, ms. */
   keepAliveTimeoutMs: number;
+  /** Most connections open at once (archive/http/connections.ts); one more is answered 503 and closed. */
+  maxConnections: number;
+  /** Of {@link maxConnections}, those only peers in `putAllow` may take. */
+  putReservedConnections: number;
   /** Bearer tokens allowed to PUT; empty = no token needed (the address check still applies). */
   putTokens: string[];
   /** Address blocks allowed to PUT (`127.0.0.0/8`, `::1`, `10.1.0.0/16`). */
@@ -381,9 +385,20 @@ export const ARCHIVE_FILE_SCHEMA = {
       600,
       'seconds to receive a whole request, head and body (a capture PUT streams while the proxied page streams: allow slow pages); later → 408',
     ),
-    headers_timeout: seconds(30, "seconds to receive a request's head; later → 408. Not longer than `request_timeout`"),
+    headers_timeout: seconds(
+      10,
+      "seconds to receive a request's head, counted from the connection's start or the request's first byte; later → 408 and the connection is closed (checked each second). A client that connects and sends nothing holds a connection no longer than this. Not longer than `request_timeout`",
+    ),
     idle_timeout: seconds(60, 'seconds a connection may stay silent (no byte either way) before it is closed'),
     keep_alive_timeout: seconds(5, 'seconds an idle keep-alive connection is kept for the next request'),
+    max_connections: bytes(
+      4096,
+      'most connections open at once; one more is answered `503` with `Retry-After: 1` and closed as soon as it is accepted (counted in `memento_archive_connections_refused_total`). Lowered at start to the open-file limit (`LimitNOFILE`) less 256 kept for files, when that is smaller (the daemon says so)',
+    ),
+    put_reserved_connections: bytes(
+      128,
+      'of `max_connections`, how many only clients whose address is in `put_allow` may take (the capture proxies: each keeps up to its `archive_connections`, default 64): other clients get 503 once they hold all the rest, so that idle or slow readers never keep the captures out. Less than `max_connections`',
+    ),
     revisit_interval: {
       type: ['string', 'integer'],
       check: 'revisit-interval',
@@ -432,7 +447,8 @@ export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'ar
  * @throws ConfigError `file:line: reason` for unknown keys, a bad listen
  *   address, bad base_url, archive ids that are not path segments or are
  *   reserved words, unparsable or overlapping spans, no archives,
- *   `headers_timeout` longer than `request_timeout`, a `listen` address
+ *   `headers_timeout` longer than `request_timeout`, `put_reserved_connections`
+ *   not less than `max_connections`, a `listen` address
  *   that is not loopback without `put_tokens` or a `put_allow` of its own
  *   ({@link checkWriteAccess}).
  */
@@ -461,6 +477,8 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     headersTimeoutMs: raw.headers_timeout * 1000,
     idleTimeoutMs: raw.idle_timeout * 1000,
     keepAliveTimeoutMs: raw.keep_alive_timeout * 1000,
+    maxConnections: raw.max_connections,
+    putReservedConnections: raw.put_reserved_connections,
     putTokens: raw.put_tokens.map(String),
     putAllow: raw.put_allow,
     replayCacheBytes: raw.replay_cache_bytes,
@@ -482,6 +500,11 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   if (config.replayOrigin === undefined) delete config.replayOrigin;
   else replayOriginCheck(src, config);
   checkWriteAccess(src, config, (value as Record<string, unknown>).put_allow !== undefined);
+  if (config.putReservedConnections >= config.maxConnections) {
+    throw new ConfigError(
+      `${src.where(0, ['put_reserved_connections'])}: put_reserved_connections (${config.putReservedConnections}) must be less than max_connections (${config.maxConnections}), or no reader gets in`,
+    );
+  }
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(
       `${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`,
