@@ -15,6 +15,7 @@ import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddre
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
 import { type S3WarcsConfig, s3WarcsConfig, WARC_STORAGE_DOC, WARC_STORAGE_PROPERTIES } from './storage-config.js';
+import { checkConnections, CONNECTION_PROPERTIES } from './connection-config.js';
 
 export type { ArchiveSpan } from './spans.js';
 
@@ -56,9 +57,8 @@ export interface ArchiveConfig {
   idleTimeoutMs: number;
   /** Time an idle keep-alive connection is kept open for the next request, ms. */
   keepAliveTimeoutMs: number;
-  /** Most connections open at once (archive/http/connections.ts); one more is answered 503 and closed. */
+  /** Most connections open at once, and of those the ones only peers in `putAllow` may take (archive/http/connections.ts). */
   maxConnections: number;
-  /** Of {@link maxConnections}, those only peers in `putAllow` may take. */
   putReservedConnections: number;
   /** Bearer tokens allowed to PUT; empty = no token needed (the address check still applies). */
   putTokens: string[];
@@ -385,20 +385,10 @@ export const ARCHIVE_FILE_SCHEMA = {
       600,
       'seconds to receive a whole request, head and body (a capture PUT streams while the proxied page streams: allow slow pages); later → 408',
     ),
-    headers_timeout: seconds(
-      10,
-      "seconds to receive a request's head, counted from the connection's start or the request's first byte; later → 408 and the connection is closed (checked each second). A client that connects and sends nothing holds a connection no longer than this. Not longer than `request_timeout`",
-    ),
+    headers_timeout: seconds(10, "seconds to receive a request's head (from the connection's start); later → 408, closed. Not longer than `request_timeout`"),
     idle_timeout: seconds(60, 'seconds a connection may stay silent (no byte either way) before it is closed'),
     keep_alive_timeout: seconds(5, 'seconds an idle keep-alive connection is kept for the next request'),
-    max_connections: bytes(
-      4096,
-      'most connections open at once; one more is answered `503` with `Retry-After: 1` and closed as soon as it is accepted (counted in `memento_archive_connections_refused_total`). Lowered at start to the open-file limit (`LimitNOFILE`) less 256 kept for files, when that is smaller (the daemon says so)',
-    ),
-    put_reserved_connections: bytes(
-      128,
-      'of `max_connections`, how many only clients whose address is in `put_allow` may take (the capture proxies: each keeps up to its `archive_connections`, default 64): other clients get 503 once they hold all the rest, so that idle or slow readers never keep the captures out. Less than `max_connections`',
-    ),
+    ...CONNECTION_PROPERTIES,
     revisit_interval: {
       type: ['string', 'integer'],
       check: 'revisit-interval',
@@ -500,11 +490,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   if (config.replayOrigin === undefined) delete config.replayOrigin;
   else replayOriginCheck(src, config);
   checkWriteAccess(src, config, (value as Record<string, unknown>).put_allow !== undefined);
-  if (config.putReservedConnections >= config.maxConnections) {
-    throw new ConfigError(
-      `${src.where(0, ['put_reserved_connections'])}: put_reserved_connections (${config.putReservedConnections}) must be less than max_connections (${config.maxConnections}), or no reader gets in`,
-    );
-  }
+  checkConnections(src, config.maxConnections, config.putReservedConnections);
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(
       `${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`,

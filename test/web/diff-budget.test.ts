@@ -72,7 +72,7 @@ t.test('15,000 lines each, all different: /healthz and a PUT are answered meanwh
   await put(a, '/lines', 'Mon, 05 Jan 2026 10:00:00 GMT', words('old', 0, 15_000).join('\n'));
   await put(a, '/lines', 'Tue, 06 Jan 2026 10:00:00 GMT', words('new', 0, 15_000).join('\n'));
   const page = await whileComparing(t, a, `/web/diff/20260105100000/20260106100000/http://${HOST}/lines`);
-  t.match(page, /The texts are too different to compare line by line: more than 1,000 lines were removed or added\./);
+  t.match(page, /The texts are too different to compare line by line within what one page may cost \(1,000 lines removed or added, 1\.5 s of work\)\./);
   t.match(page, /Open the two captures above/);
   t.match(page, /<a href="[^"]*\/web\/20260105100000\/http:\/\/budget\.example\/lines">View this capture<\/a>/, 'the older capture is linked');
   t.match(page, /<a href="[^"]*\/web\/20260106100000\/http:\/\/budget\.example\/lines">View this capture<\/a>/, 'the newer capture is linked');
