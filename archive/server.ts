@@ -47,6 +47,8 @@ export interface ServerOptions {
   log?: pino.Logger;
   /** No line per request (errors are still logged). */
   quiet?: boolean;
+  /** Start the work pools' threads now, not at their first task (a daemon: its first reader does not wait for them to load). */
+  warmWork?: boolean;
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
@@ -133,6 +135,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     panel: new WorkPool('panel', { queue: 32, onOutcome: counted('panel') }),
   };
   app.decorate('work', work);
+  if (opts.warmWork) for (const pool of Object.values(work)) pool.warm();
   app.addHook('onClose', async () => void (await Promise.all([work.diff.close(), work.panel.close()])));
   app.decorate('decodeOptions', {
     maxBytes: config.maxDecodedBytes,

@@ -130,6 +130,12 @@ export class WorkPool {
     });
   }
 
+  /** Starts every thread that is not started, so that the first task does not wait for one to load (a daemon, at its start). */
+  warm(): void {
+    if (this.closed) return;
+    for (const slot of this.slots) if (!slot.worker) this.start(slot);
+  }
+
   /** Hands `job` to `slot`, starting its thread if it has none; the deadline runs from when the thread has it. */
   private give(slot: Slot, job: Job): void {
     slot.job = job;
@@ -147,6 +153,8 @@ export class WorkPool {
   private start(slot: Slot): void {
     const worker = new Worker(BOOT, {
       eval: true,
+      // Not the parent's loaders and flags (a test runner's): the thread registers tsx for itself.
+      execArgv: [],
       workerData: { tsx: TSX, entry: ENTRY },
       resourceLimits: { maxOldGenerationSizeMb: this.opts.heapMiB ?? 256 },
       stdout: false,
