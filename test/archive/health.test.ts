@@ -1,7 +1,8 @@
 /**
  * `/healthz` says what a load balancer needs (archive/health.ts): 503
  * naming the problem while the WARC store cannot be reached (s3rver
- * stopped; an endpoint whose name does not resolve), 200 with a line per
+ * stopped; an endpoint whose name does not resolve; a bucket that does
+ * not exist), 200 with a line per
  * check otherwise; and a capture PUT that the store cannot take because
  * its name does not resolve is a 503 with `Retry-After`, never a 500.
  *
@@ -75,4 +76,18 @@ t.test('an S3 endpoint whose name does not resolve: PUT 503 with Retry-After (no
   t.equal(h.status, 503);
   t.match(h.text, /^index: ok\nwarcs: the WARC store s3:\/\/warcs\/archive\/ cannot be reached: .*ENOTFOUND s3\.invalid.*\nlog: ok\n$/);
   t.ok(asked.includes('s3.invalid'), 'the daemon looked the name up (and no query left the host)');
+});
+
+t.test('a bucket that does not exist: PUT 503 with Retry-After, /healthz 503 saying so', async (t) => {
+  const s3 = await startS3();
+  t.teardown(() => s3.close());
+  const a = await startArchive(TWO_ARCHIVES + s3.storageYaml('archive/', 'r1').replace(`s3://${s3.bucket}/`, 's3://no-such-bucket/'));
+  t.teardown(() => a.close());
+  const put = await putCapture(a, '', captureRecord({ target: '/nobucket', date: JAN1 }));
+  t.equal(put.status, 503);
+  t.equal(put.headers['retry-after'], '5');
+  t.match(put.text, /^the WARC store s3:\/\/no-such-bucket\/archive\/ could not be listed: NoSuchBucket/);
+  const h = await healthUntil(a, (s) => s !== 200);
+  t.equal(h.status, 503);
+  t.match(h.text, /^warcs: the WARC store s3:\/\/no-such-bucket\/archive\/ cannot be reached: the bucket does not exist$/m);
 });
