@@ -110,6 +110,7 @@ export class WorkPool {
    */
   run<N extends TaskName>(task: N, input: TaskInput<N>, deadlineMs: number, signal?: AbortSignal): Promise<TaskOutput<N>> {
     if (this.closed) return Promise.reject(new WorkRefused('failed', `the ${this.name} work pool is closed`));
+    if (signal?.aborted) return Promise.reject(new WorkRefused('failed', 'the request went away'));
     return new Promise<TaskOutput<N>>((resolve, reject) => {
       const job: Job = { task, input, deadlineMs, resolve: resolve as (v: unknown) => void, reject, signal };
       const free = this.slots.find((s) => !s.job);
@@ -120,8 +121,9 @@ export class WorkPool {
       if (signal) {
         job.onAbort = () => {
           const i = this.waiting.indexOf(job);
-          if (i >= 0) this.waiting.splice(i, 1);
-          if (i >= 0) reject(new WorkRefused('failed', 'the request went away'));
+          if (i < 0) return;
+          this.waiting.splice(i, 1);
+          this.end(job, 'failed', new WorkRefused('failed', 'the request went away'));
         };
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
