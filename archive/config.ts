@@ -14,6 +14,7 @@ import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddre
 import { type AccessRule, urlPattern } from './access.js';
 import type { ArchiveSpan } from './spans.js';
 import { type S3WarcsConfig, s3WarcsConfig, WARC_STORAGE_DOC, WARC_STORAGE_PROPERTIES } from './storage-config.js';
+import { checkConnections, CONNECTION_PROPERTIES } from './connection-config.js';
 
 export type { ArchiveSpan } from './spans.js';
 
@@ -55,6 +56,9 @@ export interface ArchiveConfig {
   idleTimeoutMs: number;
   /** Time an idle keep-alive connection is kept open for the next request, ms. */
   keepAliveTimeoutMs: number;
+  /** Most connections open at once, and of those the ones only peers in `putAllow` may take (archive/http/connections.ts). */
+  maxConnections: number;
+  putReservedConnections: number;
   /** Bearer tokens allowed to PUT; empty = no token needed (the address check still applies). */
   putTokens: string[];
   /** Address blocks allowed to PUT (`127.0.0.0/8`, `::1`, `10.1.0.0/16`). */
@@ -382,9 +386,10 @@ export const ARCHIVE_FILE_SCHEMA = {
       600,
       'seconds to receive a whole request, head and body (a capture PUT streams while the proxied page streams: allow slow pages); later → 408',
     ),
-    headers_timeout: seconds(30, "seconds to receive a request's head; later → 408. Not longer than `request_timeout`"),
+    headers_timeout: seconds(10, "seconds to receive a request's head (from the connection's start); later → 408, closed. Not longer than `request_timeout`"),
     idle_timeout: seconds(60, 'seconds a connection may stay silent (no byte either way) before it is closed'),
     keep_alive_timeout: seconds(5, 'seconds an idle keep-alive connection is kept for the next request'),
+    ...CONNECTION_PROPERTIES,
     revisit_interval: {
       type: ['string', 'integer'],
       check: 'revisit-interval',
@@ -441,7 +446,8 @@ export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'ar
  * @throws ConfigError `file:line: reason` for unknown keys, a bad listen
  *   address, bad base_url, archive ids that are not path segments or are
  *   reserved words, unparsable or overlapping spans, no archives,
- *   `headers_timeout` longer than `request_timeout`, a `listen` address
+ *   `headers_timeout` longer than `request_timeout`, `put_reserved_connections`
+ *   not less than `max_connections`, a `listen` address
  *   that is not loopback without `put_tokens` or a `put_allow` of its own
  *   ({@link checkWriteAccess}).
  */
@@ -470,6 +476,8 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
     headersTimeoutMs: raw.headers_timeout * 1000,
     idleTimeoutMs: raw.idle_timeout * 1000,
     keepAliveTimeoutMs: raw.keep_alive_timeout * 1000,
+    maxConnections: raw.max_connections,
+    putReservedConnections: raw.put_reserved_connections,
     putTokens: raw.put_tokens.map(String),
     putAllow: raw.put_allow,
     replayCacheBytes: raw.replay_cache_bytes,
@@ -492,6 +500,7 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
   if (config.replayOrigin === undefined) delete config.replayOrigin;
   else replayOriginCheck(src, config);
   checkWriteAccess(src, config, (value as Record<string, unknown>).put_allow !== undefined);
+  checkConnections(src, config.maxConnections, config.putReservedConnections);
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(
       `${src.where(0, ['headers_timeout'])}: headers_timeout (${raw.headers_timeout} s) must not be longer than request_timeout (${raw.request_timeout} s)`,

@@ -76,6 +76,18 @@ export class ArchiveMetrics {
     help: 'Bytes produced by the streamed decodings of content-coded stored bodies',
     registers: [this.registry],
   });
+  readonly work = new Counter({
+    name: 'memento_archive_work_total',
+    help: 'Tasks of the work pools (the text comparison of /web/diff/, the resources of the replay panel), by pool and how they ended: done, busy (refused: the queue was full), deadline (stopped at its deadline), failed (the thread died)',
+    labelNames: ['pool', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly connectionsRefused = new Counter({
+    name: 'memento_archive_connections_refused_total',
+    help: 'Connections answered 503 and closed on accept, by the share that was full: all (max_connections) or readers (every connection but put_reserved_connections)',
+    labelNames: ['share'] as const,
+    registers: [this.registry],
+  });
   readonly indexRows: Gauge;
   /** {@link requests}' counter of each resource and status, looked up once (prom-client hashes the labels on each `inc`). */
   private readonly requestCounters = new Map<string, Map<number, { inc(): void }>>();
@@ -99,6 +111,7 @@ export class ArchiveMetrics {
     });
     for (const result of ['stored', 'revisit', 'duplicate', 'conflict', 'refused']) this.captures.inc({ result }, 0);
     for (const outcome of ['end', 'stopped', 'limit', 'corrupt']) this.decodes.inc({ outcome }, 0);
+    for (const share of ['all', 'readers']) this.connectionsRefused.inc({ share }, 0);
     if (!caches) return;
     this.cacheLookups = new Counter({
       name: 'memento_archive_read_cache_lookups_total',
@@ -120,6 +133,21 @@ export class ArchiveMetrics {
       registers: [this.registry],
       collect() {
         for (const [cache, s] of Object.entries(caches())) this.set({ cache }, s.bytes);
+      },
+    });
+  }
+
+  /** A gauge of the connections open now, by peer (`writer`: in `put_allow`; `reader`), read from `open` at each scrape. */
+  countConnections(open: () => { writers: number; readers: number }): void {
+    new Gauge({
+      name: 'memento_archive_connections',
+      help: 'Connections open now, by peer: writer (its address in put_allow) or reader',
+      labelNames: ['peer'] as const,
+      registers: [this.registry],
+      collect() {
+        const o = open();
+        this.set({ peer: 'writer' }, o.writers);
+        this.set({ peer: 'reader' }, o.readers);
       },
     });
   }

@@ -22,6 +22,7 @@ import { discoveryRoutes } from './http/discovery.js';
 import { notFound } from './http/fallback.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
+import { ConnectionGate, connectionBound, openFileLimit } from './http/connections.js';
 import { ingestRoutes, revisitPuts } from './http/ingest.js';
 import { logRoutes } from './http/log.js';
 import { mementoRoutes } from './http/memento.js';
@@ -36,6 +37,7 @@ import { ReplayCache } from './replay/cache.js';
 import { recordRoutes } from './evidence/record.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
+import { WorkPool } from './work/pool.js';
 import type { ArchiveStore } from './store/store.js';
 
 export interface ServerOptions {
@@ -45,6 +47,8 @@ export interface ServerOptions {
   log?: pino.Logger;
   /** No line per request (errors are still logged). */
   quiet?: boolean;
+  /** Start the work pools' threads now, not at their first task (a daemon: its first reader does not wait for them to load). */
+  warmWork?: boolean;
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
@@ -82,7 +86,8 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     http: {
       maxHeaderSize: config.maxHttpHeaderBytes,
       headersTimeout: config.headersTimeoutMs,
-      connectionsCheckingInterval: Math.max(100, Math.min(30_000, config.headersTimeoutMs / 2)),
+      // A late head is found within a second (Node looks at every open connection at this interval).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, config.headersTimeoutMs / 4)),
     },
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.idleTimeoutMs,
@@ -116,6 +121,25 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   });
   const metrics = opts.metrics ?? new ArchiveMetrics(() => store.index.count(), true, caches);
   app.decorate('metrics', metrics);
+  // At most max_connections open, put_reserved_connections of them for the writers (http/connections.ts).
+  const bound = connectionBound(config);
+  if (bound < config.maxConnections)
+    opts.log?.warn(
+      { max_connections: config.maxConnections, open_file_limit: openFileLimit(), bound },
+      `max_connections lowered to ${bound}: the open-file limit leaves no more (raise LimitNOFILE)`,
+    );
+  const gate = new ConnectionGate(app.server, bound, config.putReservedConnections, config.putAllow, (share) => metrics.connectionsRefused.inc({ share }));
+  metrics.countConnections(() => gate.open);
+  // Work that grows with stored content, off the event loop (work/pool.ts): comparisons in one thread, the replay
+  // panel's resource lists in another, so that a slow comparison never delays a replay page.
+  const counted = (pool: string) => (_task: string, outcome: string) => metrics.work.inc({ pool, outcome });
+  const work = {
+    diff: new WorkPool('diff', { queue: 8, onOutcome: counted('diff') }),
+    panel: new WorkPool('panel', { queue: 32, onOutcome: counted('panel') }),
+  };
+  app.decorate('work', work);
+  if (opts.warmWork) for (const pool of Object.values(work)) pool.warm();
+  app.addHook('onClose', async () => void (await Promise.all([work.diff.close(), work.panel.close()])));
   app.decorate('decodeOptions', {
     maxBytes: config.maxDecodedBytes,
     onEnd: (bytes, outcome) => {

@@ -43,7 +43,7 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
   }
   let app: Awaited<ReturnType<typeof buildArchiveServer>>;
   try {
-    app = await buildArchiveServer(config, store, { log, quiet });
+    app = await buildArchiveServer(config, store, { log, quiet, warmWork: true });
   } catch (err) {
     await store.close();
     if (err instanceof SigningKeyError) fail(err.message, 1);

@@ -7,7 +7,16 @@
  * `<tree_size>\n<root_hash base64>\n<timestamp ms>`. Heads are kept
  * forever (`log_head`), one per size: every replica of an archive may
  * sign, the first to store a size keeps it (insert if absent).
+ *
+ * One log has one key: a daemon whose key did not sign the newest head of
+ * a log (a replica given another `signing_key_file`) does not start
+ * ({@link TreeHeadSigner.checkKey}); one that finds such a head later
+ * (another replica, started at the same time on an empty log, signed
+ * first) signs no more heads of that log, serves none of them (503: it
+ * could only name its own key beside them), and says so in
+ * {@link TreeHeadSigner.problem}, which `/healthz` reports.
  */
+import { httpError } from '#shared/http-error.js';
 import { type LogStore, rootOf, type TreeHead } from './log.js';
 import { type SigningKey, SigningKeyError, verifySignature } from './signing-key.js';
 
@@ -45,6 +54,17 @@ export function headSignatureOk(h: TreeHead, publicKeyDer: Buffer): boolean {
   return verifySignature(publicKeyDer, signedText(h.tree_size, h.root_hash, h.timestamp), h.signature);
 }
 
+/**
+ * Why a daemon with `key` must neither sign nor serve the log of `archive`
+ * whose newest head is `head`: the head does not verify with that key
+ * (another daemon signed it with another one); `undefined` when it does,
+ * or when there is no head yet.
+ */
+export function foreignKeyProblem(archive: string, head: TreeHead | undefined, key: SigningKey): string | undefined {
+  if (!head || headSignatureOk(head, key.publicKeyDer)) return undefined;
+  return `the evidence log of archive ${archive} has a tree head (size ${head.tree_size}) signed with another key than this daemon's signing_key_file: it neither signs nor serves that log; give every daemon of the archive the same signing_key_file and restart this one`;
+}
+
 /** How often the daemon looks for entries to sign, ms. */
 const INTERVAL_MS = 1000;
 
@@ -53,6 +73,12 @@ export class TreeHeadSigner {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Per archive, why this daemon must not sign or serve its log ({@link foreignKeyProblem}). */
+  private readonly foreign = new Map<string, string>();
+  /** Per archive, the signature of the newest head found to verify with this key (so that it is checked once). */
+  private readonly verified = new Map<string, Buffer>();
+  /** Why the last round failed; `undefined` after one that did not. */
+  private failed: string | undefined;
 
   /**
    * @param onError what a failed round says (the next round tries again)
@@ -82,6 +108,32 @@ export class TreeHeadSigner {
     }
   }
 
+  /**
+   * What keeps this daemon from signing its logs, one line; `undefined`
+   * when nothing does: a log whose newest head another key signed, or the
+   * last round's failure (the index unreachable…).
+   */
+  get problem(): string | undefined {
+    const [foreign] = this.foreign.values();
+    return foreign ?? (this.failed === undefined ? undefined : `the evidence log could not be signed: ${this.failed}`);
+  }
+
+  /**
+   * `head` of `archive`'s log, when this daemon's key signed it; else the
+   * log is marked as another key's ({@link problem}).
+   * @throws HttpError 503 when this key did not sign it: the daemon would name the wrong public key beside it
+   */
+  servable(archive: string, head: TreeHead): TreeHead {
+    if (this.verified.get(archive)?.equals(head.signature)) return head;
+    const problem = foreignKeyProblem(archive, head, this.key);
+    if (problem) {
+      this.foreign.set(archive, problem);
+      throw httpError(503, problem);
+    }
+    this.verified.set(archive, head.signature);
+    return head;
+  }
+
   /** Starts looking once a second (the timer keeps no process alive). */
   start(): void {
     if (this.timer || this.closed) return;
@@ -91,11 +143,27 @@ export class TreeHeadSigner {
     this.timer.unref();
   }
 
-  /** One round: each archive whose log its newest head does not cover gets a new head. */
+  /**
+   * One round: each archive whose log its newest head does not cover gets
+   * a new head, unless another key signed that head (then the log is
+   * marked, once, and left alone).
+   */
   private async round(): Promise<void> {
-    for (const a of this.archives) {
-      if (this.closed) return;
-      await this.newest(a);
+    try {
+      for (const a of this.archives) {
+        if (this.closed) return;
+        const problem = foreignKeyProblem(a, await this.log.head(a), this.key);
+        if (problem) {
+          if (!this.foreign.has(a)) this.onError(new SigningKeyError(problem));
+          this.foreign.set(a, problem);
+          continue;
+        }
+        await this.newest(a);
+      }
+      this.failed = undefined;
+    } catch (err) {
+      this.failed = (err as Error).message;
+      throw err;
     }
   }
 
@@ -103,23 +171,23 @@ export class TreeHeadSigner {
    * The newest head of `archive`'s log: the kept one when it covers at
    * least `atLeast` entries (default: every entry committed now), else
    * one signed now over the tree as it stands.
+   * @throws HttpError 503 when another key signed it ({@link servable})
    */
   async newest(archive: string, atLeast?: number): Promise<TreeHead> {
     const head = await this.log.head(archive);
+    // Never signed after, nor served beside this key, a head another key signed.
+    if (head) this.servable(archive, head);
     if (head && atLeast !== undefined && head.tree_size >= atLeast) return head;
     const size = await this.log.size(archive);
     if (head && head.tree_size >= size) return head;
-    return this.sign(archive, size);
+    return this.servable(archive, await this.sign(archive, size));
   }
 
   /** Signs the tree of `archive` of size `size` (its entries committed), keeps the head unless one of that size is kept, and returns the kept one. */
   private async sign(archive: string, size: number): Promise<TreeHead> {
     // Another daemon of this archive may have been given another key: never sign after a head this key did not sign.
     const prev = await this.log.head(archive);
-    if (prev && !headSignatureOk(prev, this.key.publicKeyDer))
-      throw new SigningKeyError(
-        `the evidence log of archive ${archive} has a tree head (size ${prev.tree_size}) signed with another key than this daemon's; not signing`,
-      );
+    if (prev) this.servable(archive, prev);
     const root = await rootOf(this.log, archive, size);
     const timestamp = Date.now();
     const made = { archive_id: archive, tree_size: size, root_hash: root, timestamp, signature: this.key.sign(signedText(size, root, timestamp)) };

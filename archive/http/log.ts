@@ -54,7 +54,7 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
         const size = sizeParam(q.tree_size, 'tree_size');
         const head = await app.store.index.log.head(archive, size);
         if (!head) throw httpError(404, `no signed tree head of size ${size} in the log of archive "${archive}"`);
-        return sendJson(reply, headJson(head, key()));
+        return sendJson(reply, headJson(app.treeHeads.servable(archive, head), key()));
       }
       return sendJson(reply, headJson(await app.treeHeads.newest(archive, 0), key()));
     },

@@ -9,7 +9,8 @@
  * such pairs: recovery and `reindex` keep the later record, as the index
  * did when it was written. See docs/storage.md "Same-second captures".
  */
-import { chmod, open } from 'node:fs/promises';
+import { access, chmod, constants, open } from 'node:fs/promises';
+import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import { all, first, get, readAll, run, runChanges } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
@@ -96,6 +97,8 @@ export class IndexDb implements MementoIndex {
      * (read-cache.ts); the store tells it of every write it commits.
      */
     readonly cache: ReadCache,
+    /** The index file. */
+    private readonly file: string,
   ) {
     this.log = new SqliteLogStore(reader, db);
     this.logTx = new SqliteLogTx(db);
@@ -163,7 +166,7 @@ export class IndexDb implements MementoIndex {
           ORDER BY m.archive_id, m.urlkey, m.datetime`,
       ),
     };
-    return new IndexDb(db, reader, pager, stmts, new ReadCache(opts.cacheBytes ?? 0));
+    return new IndexDb(db, reader, pager, stmts, new ReadCache(opts.cacheBytes ?? 0), file);
   }
 
   /**
@@ -468,6 +471,13 @@ export class IndexDb implements MementoIndex {
   /** A trivial query on the read connection: resolves when the index answers (health check). */
   async ping(): Promise<void> {
     await new Promise<void>((resolve, reject) => this.reader.get('SELECT 1', (err) => (err ? reject(err) : resolve())));
+  }
+
+  /** Resolves when the write connection answers and the index file and its folder (`-wal`, `-shm`) are writable. */
+  async writable(): Promise<void> {
+    await access(this.file, constants.W_OK);
+    await access(path.dirname(this.file), constants.W_OK);
+    await new Promise<void>((resolve, reject) => this.db.get('SELECT 1', (err) => (err ? reject(err) : resolve())));
   }
 
   /** Number of index rows (mementos). */

@@ -488,6 +488,14 @@ export class PgIndex implements MementoIndex {
     await this.pool.query('SELECT 1');
   }
 
+  async writable(): Promise<void> {
+    const r = await this.pool.query<{ standby: boolean; ro: string }>(
+      "SELECT pg_is_in_recovery() AS standby, current_setting('default_transaction_read_only') AS ro",
+    );
+    if (r.rows[0].standby) throw new Error('the database is a standby in recovery: it takes no writes');
+    if (r.rows[0].ro === 'on') throw new Error('the database takes no writes (default_transaction_read_only is on)');
+  }
+
   async count(): Promise<number> {
     return (await this.q<{ n: number }>('count', 'SELECT count(*) AS n FROM memento'))[0].n;
   }

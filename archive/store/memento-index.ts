@@ -181,6 +181,9 @@ export interface MementoIndex {
   /** Resolves when the index answers a trivial query (health check). */
   ping(): Promise<void>;
 
+  /** Resolves when the index can take writes (health check): SQLite's file and folder writable; PostgreSQL not a standby nor read-only. @throws why not */
+  writable(): Promise<void>;
+
   /** Number of mementos. */
   count(): Promise<number>;
 

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, pipeline } from 'node:stream';
 import zlib from 'node:zlib';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { httpError } from '#shared/http-error.js';
 import { toTimestamp14 } from '#shared/http-date.js';
@@ -141,11 +141,19 @@ export class S3WarcStore implements WarcStore, RangeSource {
     return new WarcReader('', 64, cacheBytes, this);
   }
 
-  /** Every object under `prefix` (relative to the store's prefix), with its size. */
+  /**
+   * Every object under `prefix` (relative to the store's prefix), with its size.
+   * @throws HttpError 503 (`Retry-After`) when the store cannot be asked: unreachable, its name not resolved, an error answer
+   */
   async *objects(prefix = ''): AsyncGenerator<WarcFileInfo> {
     let token: string | undefined;
     do {
-      const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.conf.bucket, Prefix: this.conf.prefix + prefix, ContinuationToken: token }));
+      let r;
+      try {
+        r = await this.client.send(new ListObjectsV2Command({ Bucket: this.conf.bucket, Prefix: this.conf.prefix + prefix, ContinuationToken: token }));
+      } catch (err) {
+        throw unavailable(this.location, 'could not be listed', err);
+      }
       for (const o of r.Contents ?? []) if (o.Key) yield { file: o.Key.slice(this.conf.prefix.length), size: o.Size ?? 0 };
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
@@ -208,6 +216,18 @@ export class S3WarcStore implements WarcStore, RangeSource {
     });
     if (onBytes) up.on('httpUploadProgress', (p) => onBytes(p.loaded ?? 0));
     await up.done();
+  }
+
+  /** Resolves when the bucket answers a `HeadBucket` (it exists, and the credentials may list it). @throws one line naming the store and why */
+  async check(signal: AbortSignal): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.conf.bucket }), { abortSignal: signal });
+    } catch (err) {
+      const e = err as Error & { $metadata?: { httpStatusCode?: number } };
+      const status = e.$metadata?.httpStatusCode;
+      const why = status === 404 ? 'the bucket does not exist' : status === 403 ? 'the credentials may not use the bucket' : `${e.name}: ${e.message}`;
+      throw new Error(`the WARC store ${this.location} cannot be reached: ${why}`, { cause: err });
+    }
   }
 
   /** Deletes the object `file` (a name after the prefix); none of that name is not an error. */

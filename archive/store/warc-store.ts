@@ -6,7 +6,7 @@
  * config names. docs/storage.md, docs/scale-out.md.
  */
 import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { access, constants, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { listWarcFiles } from './warc-files.js';
@@ -65,6 +65,8 @@ export interface WarcStore {
   readAt(file: string, offset: number, max: number): Promise<Buffer>;
   /** The raw bytes `[offset, offset + length)` of `file` as a stream (the caller destroys it when it stops early). @throws when the file is missing */
   stream(file: string, offset: number, length: number): Promise<Readable>;
+  /** Resolves when the store can take records (health check): the folder writable, the bucket answering. @throws why not */
+  check(signal: AbortSignal): Promise<void>;
   /** Lets go of connections; the store is not used afterwards. */
   close(): Promise<void>;
 }
@@ -119,6 +121,10 @@ export class FolderWarcStore implements WarcStore {
   async stream(file: string, offset: number, length: number): Promise<Readable> {
     const fh = await open(path.join(this.dir, file), 'r');
     return createReadStream('', { fd: fh, start: offset, end: offset + length - 1, highWaterMark: 64 * 1024 });
+  }
+
+  async check(): Promise<void> {
+    await access(this.dir, constants.W_OK);
   }
 
   async close(): Promise<void> {}

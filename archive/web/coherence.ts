@@ -8,32 +8,50 @@
  *
  * The resources are found in the page's stored HTML (decoded, its first
  * {@link PANEL_TEXT_LIMIT} bytes, at most {@link MAX_EMBEDDED} resources:
- * archive/replay/embedded.ts); for each, the index gives the capture
- * nearest to T among those the access rules show (a hidden resource reads
- * as "not archived", as one never captured), and whether another capture
- * of it with a different payload digest lies between it and the page's
- * Memento-Datetime: one statement for every resource whose rules
- * hide nothing (a few seeks of the `(urlkey, datetime)` index each), one
- * of its own for each other. The cost of a replay page is so bounded by
- * one read of the page's record and {@link MAX_EMBEDDED} resources' seeks.
- * Everything here is text from a stored page: the template escapes it.
+ * archive/replay/embedded.ts), in the `panel` work pool's thread
+ * (archive/work/pool.ts) within {@link PANEL_DEADLINE_MS}: a hostile page
+ * (megabytes of `style` attributes) costs its thread, never the event
+ * loop, and a page whose list takes longer is shown without it, saying
+ * why. Each page's list is kept ({@link PANEL_KEPT} pages), so that a
+ * page read again is not scanned again. For each resource, the index
+ * gives the capture nearest to T among those the access rules show (a
+ * hidden resource reads as "not archived", as one never captured), and
+ * whether another capture of it with a different payload digest lies
+ * between it and the page's Memento-Datetime: one statement for the
+ * resources that share their rules' condition (all those whose rules hide
+ * nothing in one; a few seeks of the `(urlkey, datetime)` index each), at
+ * most {@link PANEL_STATEMENTS} statements, the list cut before the
+ * resource that would need one more. The cost of a replay page is so
+ * bounded by one read of the page's record, one task of bounded time, and
+ * {@link PANEL_STATEMENTS} statements over {@link MAX_EMBEDDED}
+ * resources' seeks. Everything here is text from a stored page: the
+ * template escapes it.
  */
 import type { FastifyInstance } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { parseUriR } from '../http/context.js';
 import { storedContentEncoding } from '../memento/body.js';
 import { canDecode } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';
-import { embeddedResources, MAX_EMBEDDED } from '../replay/embedded.js';
+import { type EmbeddedResource, MAX_EMBEDDED } from '../replay/embedded.js';
 import { rangeSql } from '../store/index-db.js';
+import type { MementoRow } from '../store/memento-row.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { plural, span } from './format.js';
 import type { Capture } from './queries.js';
 import { readDecodedText } from './text.js';
+import { WorkRefused } from '../work/pool.js';
 
 export { MAX_EMBEDDED };
 
 /** Most decoded bytes of the page read for its resources. */
 export const PANEL_TEXT_LIMIT = 2 * 1024 * 1024;
+/** Most time the list of a page's resources may take in its thread, ms. */
+export const PANEL_DEADLINE_MS = 1000;
+/** Most index statements of one panel. */
+export const PANEL_STATEMENTS = 8;
+/** Pages whose resource lists are kept. */
+export const PANEL_KEPT = 512;
 
 const DAY = 86400;
 
@@ -65,7 +83,15 @@ export interface CoherencePanel {
   /** The page names more resources than listed, or was read only in part. */
   more: boolean;
   summary: string;
+  /** Why no resource is listed, when the list was not made (the page takes too long to read for it, the archive is busy). */
+  unlisted?: string;
 }
+
+/** A page's resources as its thread found them, or why they were not (a task past its deadline, the thread's failure). */
+type ResourceList = { resources: EmbeddedResource[]; more: boolean } | { unlisted: string };
+
+/** The lists kept, per daemon, by page record (file, offset and digest: a record never changes where it is). */
+const kept = new WeakMap<FastifyInstance, LRUCache<string, ResourceList>>();
 
 /** The decoded text of a stored HTML response, its first `limit` bytes; closes `stored`. */
 async function pageText(stored: StoredResponse, limit: number): Promise<{ text: string; cut: boolean }> {
@@ -115,39 +141,73 @@ async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pa
 }
 
 /**
- * The captures of the resources `urls` the replay shows at `t` ({@link capturesAt}), by place in `urls`: those
- * whose access rules hide nothing in one statement, each of the others in one of its own (its rules' condition).
- * A resource the rules hide, or whose URL the archive does not take, is absent.
+ * The captures of the resources `urls` the replay shows at `t` ({@link capturesAt}), by place in `urls`: the
+ * resources whose rules give the same condition (all those whose rules hide nothing share none) in one statement,
+ * at most {@link PANEL_STATEMENTS}; `upTo` is how many of `urls` fit in them, in order. A resource the rules
+ * hide, or whose URL the archive does not take, is absent.
  */
-async function capturesOf(app: FastifyInstance, urls: readonly string[], t: number, pageTime: number): Promise<Map<number, Found>> {
-  const open: { i: number; urlkey: string }[] = [];
-  const ruled: { i: number; urlkey: string; cond: string }[] = [];
-  urls.forEach((url, i) => {
+async function capturesOf(app: FastifyInstance, urls: readonly string[], t: number, pageTime: number): Promise<{ found: Map<number, Found>; upTo: number }> {
+  const groups = new Map<string, { i: number; urlkey: string }[]>();
+  let upTo = urls.length;
+  for (let i = 0; i < urls.length; i++) {
     let urlkey: string;
     try {
-      urlkey = parseUriR(url, app.config.maxUrlLength).urlkey;
+      urlkey = parseUriR(urls[i], app.config.maxUrlLength).urlkey;
     } catch {
-      return;
+      continue;
     }
     const policy = app.access.policy(urlkey);
-    if (policy.open) open.push({ i, urlkey });
-    else ruled.push({ i, urlkey, cond: ` AND (${rangeSql(policy.ranges('allow'))})` });
-  });
-  const out = new Map<number, Found>();
-  if (open.length) {
-    const found = await capturesAt(
+    const cond = policy.open ? '' : ` AND (${rangeSql(policy.ranges('allow'))})`;
+    if (!groups.has(cond) && groups.size >= PANEL_STATEMENTS) {
+      upTo = i;
+      break;
+    }
+    if (!groups.has(cond)) groups.set(cond, []);
+    groups.get(cond)!.push({ i, urlkey });
+  }
+  const found = new Map<number, Found>();
+  for (const [cond, members] of groups) {
+    const got = await capturesAt(
       app,
-      open.map((o) => o.urlkey),
+      members.map((m) => m.urlkey),
       t,
       pageTime,
+      cond,
     );
-    for (const [j, f] of found) out.set(open[j].i, f);
+    for (const [j, f] of got) found.set(members[j].i, f);
   }
-  for (const r of ruled) {
-    const f = (await capturesAt(app, [r.urlkey], t, pageTime, r.cond)).get(0);
-    if (f) out.set(r.i, f);
+  return { found, upTo };
+}
+
+/**
+ * The resources of a stored HTML page (embedded.ts) in the `panel` work pool's thread, kept per record; a list
+ * that could not be made says why (the thread past {@link PANEL_DEADLINE_MS} is kept as such too: reading the
+ * page again would take as long; a busy pool is not kept).
+ */
+async function resourcesOf(app: FastifyInstance, page: Capture, row: MementoRow): Promise<ResourceList> {
+  let cache = kept.get(app);
+  if (!cache) kept.set(app, (cache = new LRUCache<string, ResourceList>({ max: PANEL_KEPT })));
+  const key = `${row.warc_file}\n${row.warc_offset}\n${page.digest}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  let stored: StoredResponse;
+  try {
+    stored = await app.store.readResponse(row);
+  } catch {
+    return { unlisted: 'the page’s record could not be read' };
   }
-  return out;
+  const { text, cut } = await pageText(stored, PANEL_TEXT_LIMIT);
+  let list: ResourceList;
+  try {
+    const r = await app.work.panel.run('embedded', { html: text, uriR: page.uri_r, max: MAX_EMBEDDED }, PANEL_DEADLINE_MS);
+    list = { resources: r.resources, more: r.more || cut };
+  } catch (err) {
+    if (!(err instanceof WorkRefused)) throw err;
+    if (err.outcome === 'busy') return { unlisted: 'the archive is busy; reload the page to see them' };
+    list = { unlisted: 'the page takes longer to read for them than one page may take' };
+  }
+  cache.set(key, list);
+  return list;
 }
 
 /**
@@ -161,25 +221,20 @@ export async function coherencePanel(app: FastifyInstance, page: Capture, t: num
   if (!isHtml(page.mime)) return undefined;
   const row = await app.store.index.rowAt(page.archive_id, page.urlkey, page.datetime);
   if (!row) return undefined;
-  let stored: StoredResponse;
-  try {
-    stored = await app.store.readResponse(row);
-  } catch {
-    return undefined;
-  }
-  const { text, cut } = await pageText(stored, PANEL_TEXT_LIMIT);
-  const { resources, more } = embeddedResources(text, page.uri_r, MAX_EMBEDDED);
-  const found = await capturesOf(
+  const list = await resourcesOf(app, page, row);
+  if ('unlisted' in list) return { entries: [], more: false, summary: 'Embedded resources not listed', unlisted: list.unlisted };
+  const { found, upTo } = await capturesOf(
     app,
-    resources.map((r) => r.url),
+    list.resources.map((r) => r.url),
     t,
     page.datetime,
   );
-  const entries = resources.map((r, i): PanelEntry => {
+  const entries = list.resources.slice(0, upTo).map((r, i): PanelEntry => {
     const f = found.get(i);
     return f ? { ...r, capture: f.capture, delta: f.capture.datetime - page.datetime, changed: f.changed } : { ...r, changed: false };
   });
-  return { entries, more: more || cut, summary: panelSummary(entries, more || cut) };
+  const more = list.more || upTo < list.resources.length;
+  return { entries, more, summary: panelSummary(entries, more) };
 }
 
 /**

@@ -25,7 +25,6 @@
  * where mementos are served; no page may be framed. On `replay_origin`
  * (archive/http/context.ts) none is served.
  */
-import { diffArrays, diffWordsWithSpace } from 'diff';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError, isHttpError } from '#shared/http-error.js';
@@ -37,6 +36,7 @@ import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, repla
 import { captureCheck, evidenceLinks } from '../evidence/banner-check.js';
 import { exactMemento } from '../evidence/record.js';
 import { type CoherencePanel, coherencePanel } from './coherence.js';
+import { DIFF_BUDGET, DIFF_DEADLINE_MS, type DiffResult } from './diff.js';
 import { displayUrl, longDate, monthName } from './format.js';
 import { type SameMachine, notArchivedData, sameMachineCaptures, sameMachineNames } from './not-archived.js';
 import { errorTitle, sendPage } from './page.js';
@@ -58,6 +58,7 @@ import {
   type UrlUnderPrefix,
 } from './queries.js';
 import { captureText, type CaptureText } from './text.js';
+import { WorkRefused } from '../work/pool.js';
 
 /** URLs per page of a prefix listing. */
 export const PREFIX_PAGE = 100;
@@ -456,71 +457,6 @@ async function sameMachinePrefixes(app: FastifyInstance, prefix: string): Promis
   return out;
 }
 
-/** One line of a diff: kept, removed, added, or a run of kept lines left out; words marked within a changed line. */
-interface DiffRow {
-  kind: 'same' | 'del' | 'ins' | 'change' | 'skip';
-  left?: { text: string; mark?: 'del' }[];
-  right?: { text: string; mark?: 'ins' }[];
-  skipped?: number;
-}
-
-/** Kept lines shown around a change. */
-const CONTEXT = 3;
-/** Beyond this many line edits the texts are too different to diff line by line (both are shown instead). */
-const MAX_EDITS = 20_000;
-
-/** The rows of a line diff between two texts, with word marks inside changed lines and long unchanged runs folded. */
-export function diffRows(a: string[], b: string[]): { rows: DiffRow[]; added: number; removed: number } | undefined {
-  const parts = diffArrays(a, b, { maxEditLength: MAX_EDITS });
-  if (!parts) return undefined;
-  const rows: DiffRow[] = [];
-  let added = 0;
-  let removed = 0;
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i];
-    if (!p.added && !p.removed) {
-      const lines = p.value;
-      const keepHead = i === 0 ? 0 : CONTEXT;
-      const keepTail = i === parts.length - 1 ? 0 : CONTEXT;
-      if (lines.length > keepHead + keepTail + 1) {
-        for (const l of lines.slice(0, keepHead)) rows.push({ kind: 'same', left: [{ text: l }], right: [{ text: l }] });
-        rows.push({ kind: 'skip', skipped: lines.length - keepHead - keepTail });
-        for (const l of lines.slice(lines.length - keepTail)) rows.push({ kind: 'same', left: [{ text: l }], right: [{ text: l }] });
-      } else for (const l of lines) rows.push({ kind: 'same', left: [{ text: l }], right: [{ text: l }] });
-      continue;
-    }
-    if (p.removed && parts[i + 1]?.added) {
-      const del = p.value;
-      const ins = parts[i + 1].value;
-      removed += del.length;
-      added += ins.length;
-      for (let k = 0; k < Math.max(del.length, ins.length); k++) {
-        if (k < del.length && k < ins.length) {
-          const words = diffWordsWithSpace(del[k], ins[k]);
-          rows.push({
-            kind: 'change',
-            left: words.filter((w) => !w.added).map((w) => ({ text: w.value, mark: w.removed ? 'del' : undefined })),
-            right: words.filter((w) => !w.removed).map((w) => ({ text: w.value, mark: w.added ? 'ins' : undefined })),
-          });
-        } else if (k < del.length) rows.push({ kind: 'del', left: [{ text: del[k], mark: 'del' }] });
-        else rows.push({ kind: 'ins', right: [{ text: ins[k], mark: 'ins' }] });
-      }
-      i++;
-      continue;
-    }
-    for (const l of p.value) {
-      if (p.removed) {
-        removed++;
-        rows.push({ kind: 'del', left: [{ text: l, mark: 'del' }] });
-      } else {
-        added++;
-        rows.push({ kind: 'ins', right: [{ text: l, mark: 'ins' }] });
-      }
-    }
-  }
-  return { rows, added, removed };
-}
-
 /** `GET /web/diff/<ts1>/<ts2>/<url>`: the text of the captures nearest to each timestamp, compared line by line, the older one first. */
 async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, rest: string, max: number): Promise<FastifyReply> {
   const [t1s, afterFirst] = splitFirst(rest);
@@ -546,17 +482,40 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
     kind: text.kind,
   });
   const same = n1.memento.digest === n2.memento.digest && n1.memento.status === n2.memento.status;
-  const diff = a.kind === 'none' || b.kind === 'none' ? undefined : diffRows(a.lines, b.lines);
+  const result = a.kind === 'none' || b.kind === 'none' ? undefined : await compare(app, req, a.lines, b.lines);
   return render(app, req, reply, 200, 'diff', {
     title: `Changes to ${displayUrl(uriR)}`,
     uriR,
     older: version(n1.memento, a),
     newer: version(n2.memento, b),
     same,
-    diff,
-    tooDifferent: a.kind !== 'none' && b.kind !== 'none' && !diff,
+    diff: result?.kind === 'lines' ? result.diff : undefined,
+    tooDifferent: result?.kind === 'too-different' ? result.why : undefined,
+    budget: DIFF_BUDGET,
     calendar: `${req.base}/web/*/${uriR}`,
   });
+}
+
+/**
+ * The comparison of two texts' lines (diff.ts) in the `diff` work pool's thread, within its budget and
+ * deadline; a comparison stopped at its deadline (or whose thread died) is "too different" for its time.
+ * @throws HttpError 503 with `Retry-After` when the pool's queue is full
+ */
+async function compare(app: FastifyInstance, req: FastifyRequest, a: string[], b: string[]): Promise<DiffResult> {
+  // A reader who leaves while the comparison waits for the thread takes it out of the queue.
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  req.socket.once('close', onClose);
+  try {
+    return await app.work.diff.run('diff', { a, b }, DIFF_DEADLINE_MS, gone.signal);
+  } catch (err) {
+    if (!(err instanceof WorkRefused)) throw err;
+    if (err.outcome === 'busy')
+      throw httpError(503, 'the archive is comparing other captures just now; try again in a few seconds', { headers: { 'retry-after': '5' } });
+    return { kind: 'too-different', why: 'time' };
+  } finally {
+    req.socket.off('close', onClose);
+  }
 }
 
 /** The text of one capture (text.ts), read from its WARC record. */

@@ -127,7 +127,7 @@ t.test('config: bad put_allow / put_tokens / limits are refused with file:line a
       b: c.maxCaptureBytes,
       hb: c.maxHeadBytes,
     },
-    { u: 2048, h: 16384, r: 600_000, ht: 30_000, i: 60_000, k: 5_000, b: 4294967296, hb: 65536 },
+    { u: 2048, h: 16384, r: 600_000, ht: 10_000, i: 60_000, k: 5_000, b: 4294967296, hb: 65536 },
     'defaults as in docs/configuration.md',
   );
 });

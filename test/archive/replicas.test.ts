@@ -7,14 +7,17 @@
  * read from the other within a second, survives the `kill -9` of the one
  * that took it and the loss of its data folder; the TimeMaps are the same
  * bytes from either; a same-second capture of another replica's URI-M is a
- * 409 (or the duplicate's 200), never a replacement. Without the
- * PostgreSQL server binaries this test fails, saying what to install.
+ * 409 (or the duplicate's 200), never a replacement. Replicas given
+ * different signing keys: one signs, the other is unhealthy and serves no
+ * head, a later one does not start. Without the PostgreSQL server
+ * binaries this test fails, saying what to install.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import pg from 'pg';
 import t, { type Test } from 'tap';
 import { validateArchiveConfig } from '../../archive/config.js';
 import { parseYamlText } from '#shared/config.js';
@@ -31,14 +34,14 @@ import { runCli, writeConfig } from './helpers.js';
 const BASE = 'http://archive.example';
 const JAN5 = 'Mon, 05 Jan 2026 10:00:00 GMT';
 
-let pg: ThrowawayPostgres;
+let postgres: ThrowawayPostgres;
 try {
-  pg = await startPostgres();
+  postgres = await startPostgres();
 } catch (err) {
   t.fail((err as Error).message);
   process.exit(1);
 }
-t.teardown(() => pg.stop());
+t.teardown(() => postgres.stop());
 const s3 = await startS3();
 t.teardown(() => s3.close());
 
@@ -65,7 +68,7 @@ async function serve(t: Test, config: string): Promise<Daemon> {
 
 /** Two replicas `a` and `b` on a new database and prefix. */
 async function twoReplicas(t: Test) {
-  const db = await pg.database(`replicas_${databases++}`);
+  const db = await postgres.database(`replicas_${databases++}`);
   const prefix = `p${databases}/`;
   const ca = replicaConfig(t, db, prefix, 'a');
   const cb = replicaConfig(t, db, prefix, 'b');
@@ -246,7 +249,7 @@ t.test('a same-second capture of a URI-R another replica stored: 409 (200 when i
 
 /** Two replicas in this process (their stores reachable) on a new database and prefix. */
 async function twoInProcess(t: Test): Promise<{ a: TestArchive; b: TestArchive }> {
-  const db = await pg.database(`replicas_${databases++}`);
+  const db = await postgres.database(`replicas_${databases++}`);
   const prefix = `p${databases}/`;
   const yaml = (name: string) => `base_url: ${BASE}\n${SHARED_KEY}${s3.storageYaml(prefix, name)}  index: ${db}\n${TWO_ARCHIVES}`;
   const a = await startArchive(yaml('a'));
@@ -330,7 +333,7 @@ t.test(
 );
 
 t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a second is refused in one line', async (t) => {
-  const db = await pg.database(`replicas_${databases++}`);
+  const db = await postgres.database(`replicas_${databases++}`);
   const folder = () => {
     const c = writeConfig(`${SHARED_KEY}storage:\n  index: ${db}\n`);
     t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
@@ -361,3 +364,69 @@ t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a s
   const folderAgain = await runCli(['serve', '--config', folder()], 30_000);
   t.equal(folderAgain.code, 1, 'and a daemon with a folder is refused while they run');
 });
+
+t.test(
+  'replicas started with different keys on an empty log: one signs; the other serves no head, /healthz 503 with the reason; a third does not start',
+  async (t) => {
+    const db = await postgres.database(`replicas_${databases++}`);
+    const prefix = `p${databases}/`;
+    // No shared signing_key_file: each replica makes a key of its own in its data folder. One archive, one log to race for.
+    const yaml = (name: string) => `base_url: ${BASE}\narchives:\n  - id: current\n${s3.storageYaml(prefix, name)}  index: ${db}\n`;
+    const started = await Promise.allSettled([startArchive(yaml('ka')), startArchive(yaml('kb'))]);
+    const running: TestArchive[] = [];
+    for (const s of started) {
+      if (s.status === 'fulfilled') {
+        running.push(s.value);
+        t.teardown(() => s.value.close());
+      } else
+        t.match(s.reason, { message: /the evidence log of archive current was signed with another key/ }, 'one that started after the other signed is refused');
+    }
+    t.ok(running.length >= 1, `${running.length} replica(s) running`);
+    // Both ran: within a round or two, one has signed the empty log's head and the other knows it is not its key.
+    const health = async () => Promise.all(running.map(async (r) => (await request(`${r.url}/healthz`)).status));
+    const end = performance.now() + 30_000;
+    while (running.length === 2 && (await health()).filter((s) => s === 503).length !== 1 && performance.now() < end) await new Promise((r) => setImmediate(r));
+    const statuses = await health();
+    const signer = running[statuses.indexOf(200)];
+    t.ok(signer, 'one replica is healthy');
+    const head = await request(`${signer.url}/current/log`);
+    t.equal(head.status, 200);
+    t.equal((JSON.parse(head.text) as { public_key: string }).public_key, signer.app.treeHeads.key.publicKeyBase64, 'its head, under its key');
+    const other = running.find((r) => r !== signer);
+    if (other) {
+      const h = await request(`${other.url}/healthz`);
+      t.equal(h.status, 503, 'the other: unhealthy');
+      t.match(
+        h.text,
+        /^log: the evidence log of archive current has a tree head \(size 0\) signed with another key than this daemon's signing_key_file: it neither signs nor serves that log; give every daemon of the archive the same signing_key_file and restart this one$/m,
+      );
+      const log = await request(`${other.url}/current/log`);
+      t.equal(log.status, 503, 'the other serves no head beside its own public key');
+      t.notMatch(log.text, other.app.treeHeads.key.publicKeyBase64);
+    }
+    // A replica started now with yet another key: one line, exit status 1.
+    const c = writeConfig(yaml('kc').replace(/^archives:\n {2}- id: current\n/m, ''));
+    t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+    const third = await runCli(['serve', '--config', c.config], 30_000);
+    t.equal(third.code, 1, 'a third replica with another key: exit status 1');
+    t.match(
+      third.stderr,
+      /^memento-archive: \S+log-signing-key\.pem: the evidence log of archive current was signed with another key \(its tree head of size 0\); give this daemon the signing_key_file the log was signed with\n$/,
+    );
+
+    // The database read-only (a standby, or default_transaction_read_only): the index check says so.
+    const admin = new pg.Client({ connectionString: db });
+    await admin.connect();
+    t.teardown(() => admin.end());
+    await admin.query('ALTER SYSTEM SET default_transaction_read_only = on');
+    await admin.query('SELECT pg_reload_conf()');
+    t.teardown(async () => {
+      await admin.query('ALTER SYSTEM RESET default_transaction_read_only');
+      await admin.query('SELECT pg_reload_conf()');
+    });
+    let ro = await request(`${signer.url}/healthz`);
+    for (const stop = performance.now() + 30_000; ro.status === 200 && performance.now() < stop;) ro = await request(`${signer.url}/healthz`);
+    t.equal(ro.status, 503, 'a read-only database: 503');
+    t.match(ro.text, /^index: the database takes no writes \(default_transaction_read_only is on\)$/m);
+  },
+);

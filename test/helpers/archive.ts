@@ -126,11 +126,13 @@ export interface Answer {
 /**
  * One HTTP request with node:http (no client-side normalisation of the
  * target, so `/tg/http://…` goes out as written). `chunked` sends the body
- * with Transfer-Encoding: chunked instead of Content-Length.
+ * with Transfer-Encoding: chunked instead of Content-Length; `localAddress`
+ * is the address it comes from (another of 127.0.0.0/8, for the tests of
+ * `put_allow`).
  */
 export function request(
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: Buffer | string; chunked?: boolean } = {},
+  opts: { method?: string; headers?: Record<string, string>; body?: Buffer | string; chunked?: boolean; localAddress?: string } = {},
 ): Promise<Answer> {
   const u = new URL(url.replace(/^(http:\/\/[^/]+)(.*)$/, '$1'));
   const target = url.slice(u.origin.length) || '/';
@@ -139,15 +141,18 @@ export function request(
     const body = opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) ? opts.body : Buffer.from(opts.body);
     if (body && !opts.chunked) headers['content-length'] = String(body.length);
     if (body && opts.chunked) headers['transfer-encoding'] = 'chunked';
-    const req = http.request({ host: u.hostname, port: u.port, method: opts.method ?? 'GET', path: target, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const b = Buffer.concat(chunks);
-        resolve({ status: res.statusCode!, headers: res.headers, body: b, text: b.toString('utf8') });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, method: opts.method ?? 'GET', path: target, headers, agent: false, localAddress: opts.localAddress },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const b = Buffer.concat(chunks);
+          resolve({ status: res.statusCode!, headers: res.headers, body: b, text: b.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (body) req.write(body);
     req.end();
@@ -159,7 +164,13 @@ export function putCapture(
   archive: { url: string },
   uriR: string,
   record: Buffer,
-  opts: { chunked?: boolean; headers?: Record<string, string>; prefix?: string } = {},
+  opts: { chunked?: boolean; headers?: Record<string, string>; prefix?: string; localAddress?: string } = {},
 ): Promise<Answer> {
-  return request(`${archive.url}${opts.prefix ?? '/'}put/${uriR}`, { method: 'PUT', body: record, chunked: opts.chunked ?? true, headers: opts.headers });
+  return request(`${archive.url}${opts.prefix ?? '/'}put/${uriR}`, {
+    method: 'PUT',
+    body: record,
+    chunked: opts.chunked ?? true,
+    headers: opts.headers,
+    localAddress: opts.localAddress,
+  });
 }

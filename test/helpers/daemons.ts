@@ -20,12 +20,17 @@ export interface Daemon {
 
 /**
  * Starts `node bin/<bin> ...args` and resolves once it prints
- * `listening on http://…`.
+ * `listening on http://…`; with `openFiles`, under that open-file limit
+ * (`ulimit -n`, as systemd's `LimitNOFILE` sets it).
  *
  * @throws when the process exits first, or prints nothing of the kind in 60 s.
  */
-export function startDaemon(bin: 'memento-archive.js' | 'capture-proxy.js', args: string[]): Promise<Daemon> {
-  const proc = spawn(process.execPath, [path.join(repo, 'bin', bin), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startDaemon(bin: 'memento-archive.js' | 'capture-proxy.js', args: string[], opts: { openFiles?: number } = {}): Promise<Daemon> {
+  const argv = [path.join(repo, 'bin', bin), ...args];
+  const proc =
+    opts.openFiles === undefined
+      ? spawn(process.execPath, argv, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('/bin/sh', ['-c', `ulimit -n ${opts.openFiles} && exec "$0" "$@"`, process.execPath, ...argv], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {

@@ -20,9 +20,12 @@ export interface RawConnection {
   clear(): void;
 }
 
-/** Opens a TCP connection to `port` on 127.0.0.1 and sends `bytes` exactly (a request with whatever the test needs in it). */
-export async function rawConnection(t: Test, port: number, bytes: string | Buffer): Promise<RawConnection> {
-  const socket = net.connect(port, '127.0.0.1');
+/**
+ * Opens a TCP connection to `port` on 127.0.0.1 and sends `bytes` exactly (a request with whatever the test needs in
+ * it); from `localAddress` when given (another address of 127.0.0.0/8).
+ */
+export async function rawConnection(t: Test, port: number, bytes: string | Buffer, localAddress?: string): Promise<RawConnection> {
+  const socket = net.connect({ port, host: '127.0.0.1', localAddress });
   socket.on('error', () => {});
   t.teardown(() => void socket.destroy());
   let text = '';

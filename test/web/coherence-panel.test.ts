@@ -141,3 +141,49 @@ t.test('bounded: the first 100 resources; no panel for a page that is not HTML',
   t.equal(photo.status, 200);
   t.notMatch(photo.text, /class="coherence"/);
 });
+
+t.test('a page whose resources take longer to list than a page may: shown without the list, saying why; /healthz answered meanwhile', async (t) => {
+  // 2 MiB of style attributes: seconds of CSS parsing, in the panel's thread, stopped at its deadline.
+  const b = await startArchive();
+  t.teardown(() => b.close());
+  const body = '<b style="background:url(/x.png)">'.repeat((2 * 1024 * 1024) / 34);
+  const r = await putCapture(b, `${SITE}/slow.html`, captureRecord({ host: 'www.example.org', target: '/slow.html', date: D0, body }));
+  t.equal(r.status, 201);
+  const order: string[] = [];
+  const page = request(`${b.url}/web/20250610120000/${SITE}/slow.html`, { headers: HTML }).then((x) => (order.push('page'), x));
+  const running = () => (b.app as { work?: { panel: { running: number } } }).work?.panel.running ?? 0;
+  for (const end = performance.now() + 120_000; !(running() > 0 || order.includes('page'));) {
+    if (performance.now() > end) throw new Error('the panel never ran');
+    await new Promise((res) => setImmediate(res));
+  }
+  const health = await request(`${b.url}/healthz`);
+  order.push('healthz');
+  const res = await page;
+  t.equal(health.status, 200);
+  t.same(order, ['healthz', 'page'], '/healthz answered while the page’s resources were read');
+  t.equal(res.status, 200, 'the replay page is served');
+  t.match(res.text, /<span class="summary">Embedded resources not listed<\/span>/);
+  t.match(res.text, /The resources the page embeds are not listed: the page takes longer to read for them than one page may take\./);
+  const m = (await request(`${b.url}/metrics`)).text;
+  t.match(m, /^memento_archive_work_total\{pool="panel",outcome="deadline"\} 1$/m, 'stopped at its deadline');
+  const again = await request(`${b.url}/web/20250610120000/${SITE}/slow.html`, { headers: HTML });
+  t.match(again.text, /Embedded resources not listed/, 'shown the same way again');
+  t.match((await request(`${b.url}/metrics`)).text, /^memento_archive_work_total\{pool="panel",outcome="deadline"\} 1$/m, 'without reading the page again');
+});
+
+t.test('at most 8 index statements: resources under 10 differently dated rules are listed up to the one needing a 9th', async (t) => {
+  const rules = Array.from({ length: 10 }, (_, i) => `  - url: ${SITE}/r${i}.png\n    action: exclude\n    before: 2020-01-${String(i + 10)}\n`).join('');
+  const b = await startArchive(`${TWO_ARCHIVES}access:\n${rules}`);
+  t.teardown(() => b.close());
+  const body = `<html><body><img src="/open.png">${Array.from({ length: 10 }, (_, i) => `<img src="/r${i}.png">`).join('')}</body></html>`;
+  const r = await putCapture(b, `${SITE}/many.html`, captureRecord({ host: 'www.example.org', target: '/many.html', date: D0, body }));
+  t.equal(r.status, 201);
+  const res = await request(`${b.url}/web/20250610120000/${SITE}/many.html`, { headers: HTML });
+  t.equal(res.status, 200);
+  t.same(
+    rows(res.text).map((x) => x.cells[0]),
+    [`${SITE}/open.png`, ...Array.from({ length: 7 }, (_, i) => `${SITE}/r${i}.png`)],
+    'the open resource (one statement) and the first 7 ruled ones (one each)',
+  );
+  t.match(res.text, /Only the first 8 resources/);
+});

@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { exactUrlkey } from '#shared/uri.js';
-import { diffRows } from '../../archive/web/routes.js';
+import { diffTexts, type LineDiff } from '../../archive/web/diff.js';
 import { distance } from '../../archive/web/format.js';
 import { hostOfSurt } from '../../archive/web/queries.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
@@ -300,11 +300,13 @@ t.test('diff: changed lines and words, identical captures, captures that are not
   t.match(same.text, /The two captures are identical/);
 });
 
-t.test('diffRows: folds long unchanged runs, pairs changed lines', async (t) => {
+t.test('diffTexts: folds long unchanged runs, pairs changed lines', async (t) => {
   const a = Array.from({ length: 20 }, (_, i) => `line ${i}`);
   const b = [...a];
   b[10] = 'line ten';
-  const out = diffRows(a, b)!;
+  const result = diffTexts(a, b);
+  t.equal(result.kind, 'lines');
+  const out = (result as { diff: LineDiff }).diff;
   t.equal(out.added, 1);
   t.equal(out.removed, 1);
   t.same(

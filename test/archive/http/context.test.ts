@@ -111,6 +111,8 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     headersTimeoutMs: 30_000,
     idleTimeoutMs: 60_000,
     keepAliveTimeoutMs: 5000,
+    maxConnections: 4096,
+    putReservedConnections: 128,
     putTokens: [],
     putAllow: ['127.0.0.0/8'],
     replayCacheBytes: 0,
