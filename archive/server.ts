@@ -24,6 +24,9 @@ import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-
 import { clientErrorHandler } from './http/guards.js';
 import { ingestRoutes, revisitPuts } from './http/ingest.js';
 import { logRoutes } from './http/log.js';
+import { makeTlog, tlogRoutes } from './http/tlog.js';
+import { tlogClients } from './evidence/tlog-clients.js';
+import type { TlogClients } from './evidence/checkpoint-publisher.js';
 import { mementoRoutes } from './http/memento.js';
 import { opsRoutes } from './http/ops.js';
 import { redirectorRoutes } from './http/redirector.js';
@@ -45,6 +48,8 @@ export interface ServerOptions {
   log?: pino.Logger;
   /** No line per request (errors are still logged). */
   quiet?: boolean;
+  /** The witness and time-stamping clients of the checkpoint publisher (default: the real ones; tests stand in). */
+  tlogClients?: TlogClients;
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
@@ -61,6 +66,7 @@ const PLUGINS = [
   webRoutes,
   opsRoutes,
   recordRoutes,
+  tlogRoutes,
 ];
 
 /**
@@ -97,16 +103,23 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   // The evidence logs' tree heads: signed within ~a second of new entries, by whichever replica looks first.
+  const key = openSigningKey(config.signingKeyFile);
+  const tlog = await makeTlog(app, config, store.index.log, key, opts.tlogClients ?? tlogClients);
   const treeHeads = new TreeHeadSigner(
     store.index.log,
-    openSigningKey(config.signingKeyFile),
+    key,
     config.archives.filter(isLocal).map((a) => a.id),
     (err) => opts.log?.error({ error: err.message }, 'evidence log: signing a tree head failed; trying again'),
+    tlog.signing,
   );
   await treeHeads.checkKey(config.signingKeyFile);
   app.decorate('treeHeads', treeHeads);
   treeHeads.start();
   app.addHook('onClose', async () => treeHeads.close());
+  // Checkpoints in the C2SP formats: witnessed, time-stamped, published (archive/http/tlog.ts).
+  app.decorate('tlog', tlog);
+  tlog.publisher.start();
+  app.addHook('onClose', async () => tlog.publisher.close());
   const caches = () => ({
     index: { ...store.index.cache.stats, bytes: store.index.cache.bytes },
     record: { ...store.recordCache.stats, bytes: store.recordCache.bytes },

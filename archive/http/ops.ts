@@ -20,7 +20,9 @@ declare module 'fastify' {
 /**
  * What is wrong with the archive, one line per problem (empty when
  * healthy): the index does not answer a query; a file cannot be written
- * (and removed) in the data folder's `tmp/`, where captures arrive.
+ * (and removed) in the data folder's `tmp/`, where captures arrive; an
+ * evidence log was cut back or rewritten below its last published
+ * checkpoint (archive/evidence/checkpoint-anchor.ts).
  */
 export async function healthProblems(app: FastifyInstance): Promise<string[]> {
   const problems: string[] = [];
@@ -33,6 +35,7 @@ export async function healthProblems(app: FastifyInstance): Promise<string[]> {
   } finally {
     await rm(probe, { force: true }).catch(() => undefined);
   }
+  problems.push(...app.tlog.publisher.refusals());
   return problems;
 }
 

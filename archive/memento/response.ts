@@ -148,7 +148,8 @@ export interface MementoAnswer {
  * body goes out as stored; Content-Length when it is known); a 3xx's
  * Location, rewritten into the archive in the replay form, as stored in
  * the others (original-links means no URI is rewritten); Memento-Datetime;
- * Link (original, timegate, timemap, the neighbouring URI-Ms); Vary:
+ * Link (original, timegate, timemap, the receipt as `describedby`, the
+ * neighbouring URI-Ms); Vary:
  * prefer; the sandbox (and, replay form, the fetch policy); nosniff;
  * `Access-Control-Allow-Origin: *` (the replayed page's origin is opaque,
  * its fonts and other CORS fetches come from the archive);
@@ -206,6 +207,8 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
     { uri: m.row.uri_r, rel: 'original' },
     { uri: uris.timegate(m.base, m.archiveId, m.uriR), rel: 'timegate' },
     { uri: uris.timemap(m.base, m.archiveId, m.uriR), rel: 'timemap', type: LINK_FORMAT },
+    // The capture's receipt in the evidence log (docs/evidence.md "Receipts").
+    { uri: uris.receipt(m.base, m.archiveId, m.row), rel: 'describedby', type: 'text/plain' },
   ];
   const link = linkWithin(
     left,

@@ -79,7 +79,14 @@ t.test('PostgreSQL: two daemons append at once; one gap-free log per archive; he
     t.same(await rootOf(two.log, '2025', size), mth(all.slice(0, size).map((l) => l.leaf_hash)), `root of ${size} from the stored nodes`);
   t.equal((await entries(two.log, 'current')).length, 5, 'another archive has its own log');
   t.same((await one.log.archives()).sort(), ['2025', 'current']);
-  const head = { archive_id: '2025', tree_size: n, root_hash: await rootOf(one.log, '2025', n), timestamp: 1, signature: Buffer.alloc(64) };
+  const head = {
+    archive_id: '2025',
+    tree_size: n,
+    root_hash: await rootOf(one.log, '2025', n),
+    timestamp: 1,
+    signature: Buffer.alloc(64),
+    origin: 'a.example/2025',
+  };
   await one.log.addHead(head);
   await two.log.addHead({ ...head, timestamp: 2 });
   t.equal((await two.log.head('2025'))?.timestamp, 1, 'the first head stored of a size stays');

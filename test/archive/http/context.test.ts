@@ -120,6 +120,8 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     access: [],
     revisitIntervalS: 86_400,
     signingKeyFile: '/nonexistent/log-signing-key.pem',
+    witnesses: [],
+    witnessQuorum: 0,
     ...over,
   };
 }
