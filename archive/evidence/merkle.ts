@@ -178,3 +178,76 @@ export function appendLeaves(n: number, front: readonly Buffer[], added: readonl
   }
   return { nodes, root: stack.length ? foldTiles(stack.map((s) => s.hash)) : EMPTY_ROOT };
 }
+
+/** Whether `x` is a whole number a proof's sizes and indexes may be (0 ≤ x ≤ 2^53 − 1). */
+function isSize(x: number): boolean {
+  return Number.isSafeInteger(x) && x >= 0;
+}
+
+/** Whether `x` (≥ 1) is a power of two. */
+function isPowerOfTwo(x: number): boolean {
+  let p = 1;
+  while (p < x) p *= 2;
+  return p === x;
+}
+
+/** `x` shifted right by one bit, for sizes past 2^32 (JavaScript's `>>` is 32-bit). */
+function half(x: number): number {
+  return Math.floor(x / 2);
+}
+
+/**
+ * Checks an inclusion proof (RFC 9162 §2.1.3.2): that the leaf whose leaf
+ * hash is `leaf` is entry `index` of the tree of size `treeSize` whose
+ * root is `root`, by the audit path `path` (sibling hashes from the leaf
+ * up, 32 bytes each). Never throws: anything malformed is `false`.
+ */
+export function verifyInclusion(leaf: Buffer, index: number, treeSize: number, path: readonly Buffer[], root: Buffer): boolean {
+  if (!isSize(index) || !isSize(treeSize) || index >= treeSize || path.length > 64) return false;
+  if (leaf.length !== 32 || root.length !== 32 || path.some((p) => p.length !== 32)) return false;
+  let fn = index;
+  let sn = treeSize - 1;
+  let r = leaf;
+  for (const p of path) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      r = nodeHash(p, r);
+      while (fn % 2 === 0 && fn !== 0) [fn, sn] = [half(fn), half(sn)];
+    } else r = nodeHash(r, p);
+    [fn, sn] = [half(fn), half(sn)];
+  }
+  return sn === 0 && r.equals(root);
+}
+
+/**
+ * Checks a consistency proof (RFC 9162 §2.1.4.2, RFC 6962 §2.1.2): that
+ * the tree of size `first` with root `firstRoot` is a prefix of the tree
+ * of size `second` with root `secondRoot`, by `proof` (32-byte hashes).
+ * Equal sizes are consistent when the roots are equal and the proof is
+ * empty; size 0 is consistent with any tree by an empty proof. Never
+ * throws: anything malformed is `false`.
+ */
+export function verifyConsistency(first: number, second: number, firstRoot: Buffer, secondRoot: Buffer, proof: readonly Buffer[]): boolean {
+  if (!isSize(first) || !isSize(second) || first > second || proof.length > 64) return false;
+  if (firstRoot.length !== 32 || secondRoot.length !== 32 || proof.some((p) => p.length !== 32)) return false;
+  if (first === second) return proof.length === 0 && firstRoot.equals(secondRoot);
+  if (first === 0) return proof.length === 0;
+  if (proof.length === 0) return false;
+  // A first tree of a power-of-two size is a node of the second: the proof leaves it out.
+  const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : proof;
+  let fn = first - 1;
+  let sn = second - 1;
+  while (fn % 2 === 1) [fn, sn] = [half(fn), half(sn)];
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      while (fn % 2 === 0 && fn !== 0) [fn, sn] = [half(fn), half(sn)];
+    } else sr = nodeHash(sr, c);
+    [fn, sn] = [half(fn), half(sn)];
+  }
+  return sn === 0 && fr.equals(firstRoot) && sr.equals(secondRoot);
+}

@@ -1,7 +1,9 @@
 /**
  * The Merkle tree functions (archive/evidence/merkle.ts) against a naive
  * recursive transcription of RFC 9162 §2.1 (MTH, PATH, PROOF) for every
- * tree size 1..70 and every leaf index / first size.
+ * tree size 1..70 and every leaf index / first size; the proof checkers
+ * (RFC 9162 §2.1.3.2, §2.1.4.2) accept every naive proof and refuse
+ * each changed one.
  */
 import { createHash } from 'node:crypto';
 import t from 'tap';
@@ -16,6 +18,8 @@ import {
   type NodeKey,
   type NodeReader,
   treeRoot,
+  verifyConsistency,
+  verifyInclusion,
 } from '../../../archive/evidence/merkle.js';
 
 const sha = (...parts: Buffer[]) => {
@@ -114,4 +118,47 @@ t.test('bad sizes are a RangeError', async (t) => {
   await t.rejects(consistencyProof(0, 3, read), RangeError);
   await t.rejects(consistencyProof(4, 3, read), RangeError);
   await t.rejects(treeRoot(-1, read), RangeError);
+});
+
+t.test('the proof checkers accept every proof of sizes 1..40 and refuse changed ones', async (t) => {
+  const N = 40;
+  const roots = Array.from({ length: N + 1 }, (_, n) => mth(leaves.slice(0, n)));
+  let refusals = 0;
+  for (let n = 1; n <= N; n++) {
+    const d = leaves.slice(0, n);
+    for (let m = 0; m < n; m++) {
+      const p = path(m, d);
+      const leaf = mth([d[m]]);
+      if (!verifyInclusion(leaf, m, n, p, roots[n])) t.fail(`inclusion ${m} in ${n}`);
+      const bad = [
+        verifyInclusion(mth([d[(m + 1) % n]]), m, n, p, roots[n]) && n > 1,
+        n > 1 && verifyInclusion(leaf, (m + 1) % n, n, p, roots[n]),
+        verifyInclusion(leaf, m, n, [...p, roots[1]], roots[n]),
+        p.length > 0 && verifyInclusion(leaf, m, n, p.slice(1), roots[n]),
+        p.length > 0 && verifyInclusion(leaf, m, n, [mth([Buffer.from('other')]), ...p.slice(1)], roots[n]),
+      ];
+      if (bad.some(Boolean)) t.fail(`a changed inclusion proof of ${m} in ${n} passed: ${bad}`);
+      refusals += bad.length;
+    }
+    for (let m = 0; m <= n; m++) {
+      const p = m === 0 ? [] : subproof(m, d, true);
+      if (!verifyConsistency(m, n, roots[m], roots[n], p)) t.fail(`consistency ${m} → ${n}`);
+      const other = mth([Buffer.from('other')]);
+      const bad = [
+        m > 0 && verifyConsistency(m, n, other, roots[n], p),
+        m > 0 && verifyConsistency(m, n, roots[m], other, p),
+        m > 0 && m < n && verifyConsistency(m, n, roots[m], roots[n], [...p, other]),
+        p.length > 0 && verifyConsistency(m, n, roots[m], roots[n], p.slice(0, -1)),
+        p.length > 0 && verifyConsistency(m, n, roots[m], roots[n], [other, ...p.slice(1)]),
+        m === 0 && verifyConsistency(0, n, roots[0], roots[n], [roots[n]]),
+      ];
+      if (bad.some(Boolean)) t.fail(`a changed consistency proof ${m} → ${n} passed: ${bad}`);
+      refusals += bad.length;
+    }
+  }
+  t.ok(refusals > 5000, `${refusals} changed proofs refused`);
+  t.notOk(verifyConsistency(3, 2, roots[3], roots[2], []), 'first > second');
+  t.notOk(verifyInclusion(roots[1], 0, 0, [], roots[0]), 'no leaf in an empty tree');
+  t.notOk(verifyConsistency(1.5, 3, roots[1], roots[3], []), 'a size that is not whole');
+  t.notOk(verifyConsistency(1, 3, roots[1].subarray(1), roots[3], subproof(1, leaves.slice(0, 3), true)), 'a hash of 31 bytes');
 });
