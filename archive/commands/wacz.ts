@@ -152,7 +152,7 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
       key,
       selection: sel,
       out: o.output,
-      log: { store: index.log, heads },
+      log: { store: index.log, heads, tsaUrl: config.tsaUrl },
     });
     const extra = [
       r.originals ? `${r.originals} revisited original(s) outside the selection added` : '',
@@ -162,7 +162,7 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
       r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
     ].filter(Boolean);
     process.stdout.write(
-      `wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.proofs} proof(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`,
+      `wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.proofs} proof(s), ${r.receipts} receipt(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`,
     );
     return 0;
   } catch (err) {

@@ -75,8 +75,9 @@ export function readCheckpoint(note: string | Buffer, key: Pick<SigningKey, 'pub
   return { ...c, note: n };
 }
 
-/** The key name of a time-stamping authority's line: its URL without the scheme, query or trailing slash (`tsa.example.org/tsr`). */
-export function timestampKeyName(tsaUrl: string): string {
+/** The key name of a time-stamping authority's line: its URL (`tsa_url`) without the scheme, query or trailing slash (`tsa.example.org/tsr`); `rfc3161` without one. */
+export function timestampKeyName(tsaUrl: string | undefined): string {
+  if (tsaUrl === undefined) return 'rfc3161';
   const u = new URL(tsaUrl);
   return `${u.host}${u.pathname.replace(/\/+$/, '')}`.replace(/[\s+]/g, '_');
 }

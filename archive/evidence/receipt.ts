@@ -14,7 +14,8 @@
  * Everything read here is hostile input: bounded, refused with one line.
  */
 import { leafHash } from './merkle.js';
-import { readCheckpoint, timestampsOf } from './checkpoint.js';
+import { readCheckpoint, timestampLine, timestampsOf } from './checkpoint.js';
+import { type CheckpointRow, inclusionOf, type LeafRow, type LogStore } from './log.js';
 import { type Checkpoint, MAX_NOTE_BYTES, type Note, SignedNoteError, type VerifierKey, verifyNote } from './signed-note.js';
 
 /** The first line of a receipt. */
@@ -41,6 +42,20 @@ export class ReceiptError extends Error {
 export function formatReceipt(r: Receipt): string {
   const lines = [RECEIPT_HEADER, `extra ${r.leaf.toString('base64')}`, `index ${r.index}`, ...r.proof.map((h) => h.toString('base64'))];
   return `${lines.join('\n')}\n\n${r.checkpointNote}`;
+}
+
+/**
+ * The receipt of a capture entry in the published checkpoint `c` of its
+ * archive's log: its text, its inclusion proof into `c`'s tree, and `c`'s
+ * note with, when it has a token, the time-stamp line named `tsaName`
+ * (checkpoint.ts `timestampKeyName` of the authority's URL); `undefined`
+ * when the entry has no text (purged) or `c` does not cover it.
+ */
+export async function receiptOf(log: LogStore, leaf: LeafRow, c: CheckpointRow, tsaName: string): Promise<string | undefined> {
+  if (leaf.leaf_text === null || leaf.leaf_index >= c.tree_size) return undefined;
+  const proof = await inclusionOf(log, leaf.archive_id, leaf.leaf_index, c.tree_size);
+  const note = c.note + (c.tsr ? timestampLine(tsaName, c.tsr) : '');
+  return formatReceipt({ leaf: Buffer.from(leaf.leaf_text, 'utf8'), index: leaf.leaf_index, proof, checkpointNote: note });
 }
 
 const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

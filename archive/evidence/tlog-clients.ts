@@ -1,15 +1,14 @@
 /**
  * The network clients of the checkpoint publisher (checkpoint-publisher.ts):
- * C2SP tlog-witness submissions and RFC 3161 time-stamp requests.
+ * C2SP tlog-witness submissions (witness-client.ts) and RFC 3161
+ * time-stamp requests (timestamp.ts), each bounded in bytes and time.
  */
 import type { TlogClients } from './checkpoint-publisher.js';
+import { requestTimestamp } from './timestamp.js';
+import { addCheckpoint } from './witness-client.js';
 
 /** The real clients. */
 export const tlogClients: TlogClients = {
-  addCheckpoint: async () => {
-    throw new Error('no witness client in this build');
-  },
-  timestamp: async () => {
-    throw new Error('no time-stamp client in this build');
-  },
+  addCheckpoint: (witness, req) => addCheckpoint(witness, req),
+  timestamp: (url, data) => requestTimestamp(url, data),
 };

@@ -13,11 +13,11 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import type { ArchiveConfig } from '../config.js';
-import { timestampKeyName, timestampLine } from '../evidence/checkpoint.js';
+import { timestampKeyName } from '../evidence/checkpoint.js';
 import { LogAnchors } from '../evidence/checkpoint-anchor.js';
 import { CheckpointPublisher, type TlogClients } from '../evidence/checkpoint-publisher.js';
-import { type CheckpointRow, inclusionOf, type LogStore } from '../evidence/log.js';
-import { formatReceipt } from '../evidence/receipt.js';
+import type { CheckpointRow, LogStore } from '../evidence/log.js';
+import { receiptOf } from '../evidence/receipt.js';
 import { exactMemento } from '../evidence/record.js';
 import type { SigningKey } from '../evidence/signing-key.js';
 import { parseTilePath, readBundle, readTile, TilePathError, treeHolds } from '../evidence/tiles.js';
@@ -76,11 +76,6 @@ export async function makeTlog(app: FastifyInstance, config: ArchiveConfig, log:
     onProblem: (archive, line) => app.log.warn({ archive, problem: line }, 'evidence log: checkpoint not published'),
   });
   return { publisher, anchors, origin, signing: { origin, check: (a, size) => anchors.check(a, size) } };
-}
-
-/** The receipt's time-stamp line's key name: the authority's URL without scheme (`tsa_url`, else a fixed name). */
-function timestampName(config: ArchiveConfig): string {
-  return config.tsaUrl ? timestampKeyName(config.tsaUrl) : 'rfc3161';
 }
 
 /** The newest published checkpoint of `archive`. @throws HttpError 404 when none is */
@@ -159,9 +154,7 @@ export async function tlogRoutes(app: FastifyInstance): Promise<void> {
           headers: { 'retry-after': '2' },
         });
       }
-      const proof = await inclusionOf(log, archive, leaf.leaf_index, c.tree_size);
-      const note = c.note + (c.tsr ? timestampLine(timestampName(app.config), c.tsr) : '');
-      const body = formatReceipt({ leaf: Buffer.from(leaf.leaf_text, 'utf8'), index: leaf.leaf_index, proof, checkpointNote: note });
+      const body = (await receiptOf(log, leaf, c, timestampKeyName(app.config.tsaUrl)))!;
       reply.header('content-disposition', `inline; filename="${archive}-${toTimestamp14(row.datetime)}.tlog-proof"`);
       return sendBytes(reply, 'text/plain; charset=utf-8', 'no-cache', body);
     },
