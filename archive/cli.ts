@@ -12,6 +12,7 @@
  *   memento-archive migrate [--config conf/archive.yaml] [--from sqlite] --to postgres://… [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
  *   memento-archive wacz    [--config conf/archive.yaml] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
  *   memento-archive verify-receipt FILE [--record WARC] [--key KEY] [--witness VKEY]... [--quorum N] [--tsa-ca PEM]
+ *   memento-archive witness [--config conf/witness.yaml]   (its own config file)
  *
  * Bad arguments or a config with a mistake: one line on stderr, exit
  * status 2.
@@ -24,11 +25,13 @@ import { runMigrate } from './commands/migrate.js';
 import { runPurge } from './commands/purge.js';
 import { runReindex } from './commands/reindex.js';
 import { serve } from './commands/serve.js';
-import { say } from './commands/terminal.js';
+import { fail, say } from './commands/terminal.js';
 import { runVerify } from './commands/verify.js';
 import { runVerifyReceipt } from './commands/verify-receipt.js';
 import { runWacz } from './commands/wacz.js';
+import { runWitness } from './commands/witness.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
+import { loadWitnessConfig } from './evidence/witness-config.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE]
        memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]|FILE.wacz...
@@ -38,6 +41,7 @@ const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE
        memento-archive wacz [--config FILE] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
        memento-archive verify-receipt FILE [--record WARC] [--key KEY|--config FILE]
                        [--witness VKEY]... [--quorum N] [--tsa-ca PEM]
+       memento-archive witness [--config FILE] [--quiet]
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
 redirector, TimeGates, Mementos, TimeMaps and host-meta discovery.
@@ -102,10 +106,20 @@ commands:
                    when given); with --record, the WARC record (GET
                    /<id>/record/<ts>/<URL>) is the one the entry names.
                    Exit code 0 OK, 1 it does not check out.
+  witness          run a C2SP tlog-witness for other archives' logs, with its
+                   own config file (default conf/witness.yaml: listen, name,
+                   key_file, state_dir, logs): it cosigns a log's checkpoint
+                   only when it is consistent with the last one it cosigned
+                   for that log (POST /add-checkpoint), and serves that
+                   checkpoint to monitors (GET /<origin SHA-256>/checkpoint).
+                   Prints its address and its verifier key, the line a log
+                   lists under witnesses:. Its key file is made on first
+                   start (mode 0600); one witness per state folder.
 
 options:
-  -c, --config FILE   archive config (YAML), default conf/archive.yaml;
-                      relative paths inside it are relative to its folder
+  -c, --config FILE   archive config (YAML), default conf/archive.yaml (witness:
+                      its own, default conf/witness.yaml); relative paths
+                      inside it are relative to its folder
   -q, --quiet         do not log each request
   --url URL           purge: the URL whose captures go (wacz: see below)
   --prefix URL*       purge: every URL beginning with this (SURT prefix)
@@ -140,7 +154,7 @@ options:
 `;
 
 const OPTIONS = {
-  config: { type: 'string', short: 'c', default: 'conf/archive.yaml' },
+  config: { type: 'string', short: 'c' },
   quiet: { type: 'boolean', short: 'q' },
   url: { type: 'string' },
   prefix: { type: 'string' },
@@ -197,13 +211,23 @@ export async function main(argv: string[]): Promise<void> {
   const command = args.positionals[0] ?? 'serve';
   // Offline, with or without an archive's config.
   if (command === 'verify-receipt') process.exit(await runVerifyReceipt(args.positionals.slice(1), args.values));
-  if (!Object.hasOwn(COMMANDS, command)) {
+  if (!Object.hasOwn(COMMANDS, command) && command !== 'witness') {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);
   }
+  if (command === 'witness') {
+    args.values.config ??= 'conf/witness.yaml';
+    try {
+      return await runWitness(loadWitnessConfig(args.values.config), args.values.quiet === true);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      fail(err.message, 2);
+    }
+  }
+  args.values.config ??= 'conf/archive.yaml';
   let config: ArchiveConfig;
   try {
-    config = loadArchiveConfig(args.values.config!);
+    config = loadArchiveConfig(args.values.config);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     say(err.message);

@@ -3,7 +3,9 @@
  * heads and the WACZ packages the archive writes. Kept in one PKCS#8 PEM
  * file (`signing_key_file`, default `log-signing-key.pem` in `data_dir`),
  * made on first start with mode 0600; daemons that share one index and
- * bucket are given the same file, so that one log has one key.
+ * bucket are given the same file, so that one log has one key. A
+ * witness's key (`memento-archive witness`) is kept the same way, in a
+ * file only its owner may read.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -51,6 +53,28 @@ export function openSigningKey(file: string): SigningKey {
 }
 
 /**
+ * Loads the Ed25519 private key of a key file that only its owner may
+ * read (a witness's key), making it first when the file does not exist
+ * (as {@link openSigningKey} does: PKCS#8 PEM, mode 0600, never half a
+ * key).
+ * @throws SigningKeyError when group or others have any access to the
+ *   file, or it cannot be read or written, is over 16 KiB, or holds
+ *   anything but an Ed25519 private key
+ */
+export function openOwnerOnlyKey(file: string): KeyObject {
+  let privateKey: KeyObject;
+  try {
+    privateKey = readKey(file, true) ?? makeKey(file, true);
+  } catch (err) {
+    if (err instanceof SigningKeyError) throw err;
+    throw new SigningKeyError(`${file}: ${(err as Error).message}`);
+  }
+  if (privateKey.asymmetricKeyType !== 'ed25519')
+    throw new SigningKeyError(`${file}: holds a ${privateKey.asymmetricKeyType ?? 'symmetric'} key, not an Ed25519 private key`);
+  return privateKey;
+}
+
+/**
  * Whether `signature` is the Ed25519 signature of `data` by the key whose
  * SubjectPublicKeyInfo DER is `publicKeyDer`. False (never throws) for a
  * malformed key or signature.
@@ -64,11 +88,15 @@ export function verifySignature(publicKeyDer: Buffer, data: Buffer | string, sig
   }
 }
 
-/** The private key in `file`; `undefined` when there is no such file. */
-function readKey(file: string): KeyObject | undefined {
+/** The private key in `file`; `undefined` when there is no such file. With `ownerOnly`, a file group or others may access is refused. */
+function readKey(file: string, ownerOnly = false): KeyObject | undefined {
   let size: number;
   try {
-    size = statSync(file).size;
+    const st = statSync(file);
+    size = st.size;
+    const mode = st.mode & 0o777;
+    if (ownerOnly && mode & 0o077)
+      throw new SigningKeyError(`${file}: group or others may access this private key (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -86,7 +114,7 @@ function readKey(file: string): KeyObject | undefined {
  * another process made the file first (two daemons starting on one shared
  * key file), that key: a hard link never replaces an existing file.
  */
-function makeKey(file: string): KeyObject {
+function makeKey(file: string, ownerOnly = false): KeyObject {
   const { privateKey } = generateKeyPairSync('ed25519');
   mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
@@ -95,7 +123,7 @@ function makeKey(file: string): KeyObject {
     linkSync(tmp, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return readKey(file)!;
+    return readKey(file, ownerOnly)!;
   } finally {
     unlinkSync(tmp);
   }

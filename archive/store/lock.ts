@@ -1,7 +1,8 @@
 /**
  * One writer per data folder. The archive daemon, `reindex`, `purge` and
  * `import` (when no daemon runs) hold an exclusive lock on `<data_dir>/data.lock` for as long as they
- * run: a second one fails at once, naming the folder and the holder's pid.
+ * run (and `memento-archive witness` on its state folder): a second one
+ * fails at once, naming the folder and the holder's pid.
  * `verify` only reads and runs beside the daemon without it.
  *
  * The lock is SQLite's (an exclusive lock in `locking_mode=EXCLUSIVE`,
@@ -27,7 +28,7 @@ export class DataDirBusyError extends Error {
 }
 
 /** What holds a data folder, for the message another process gets. */
-export type LockHolder = 'daemon' | 'reindex' | 'purge' | 'import' | 'migrate';
+export type LockHolder = 'daemon' | 'reindex' | 'purge' | 'import' | 'migrate' | 'witness';
 
 const HOLDER_WORDS: Record<LockHolder, string> = {
   daemon: 'a daemon',
@@ -35,6 +36,7 @@ const HOLDER_WORDS: Record<LockHolder, string> = {
   purge: 'memento-archive purge',
   import: 'memento-archive import',
   migrate: 'memento-archive migrate',
+  witness: 'memento-archive witness',
 };
 
 function run(db: sqlite3.Database, sql: string): Promise<void> {

@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ARCHIVE_FILE_SCHEMA } from '../../archive/config.js';
+import { WITNESS_FILE_SCHEMA } from '../../archive/evidence/witness-config.js';
 import { PROXY_FILE_SCHEMA } from '../../proxy/config/proxy-file.js';
 import { VHOST_SCHEMA } from '../../proxy/config/vhost-file.js';
 import { type ConfigSchema, settingsTable } from '#shared/config-schema.js';
@@ -23,6 +24,7 @@ export function configTables(): Record<string, string> {
     archive: settingsTable(ARCHIVE_FILE_SCHEMA as ConfigSchema),
     proxy: settingsTable(PROXY_FILE_SCHEMA as ConfigSchema),
     vhost: settingsTable(VHOST_SCHEMA as ConfigSchema, 'setting'),
+    witness: settingsTable(WITNESS_FILE_SCHEMA as ConfigSchema),
   };
 }
 

@@ -9,10 +9,10 @@ import t from 'tap';
 import { CONFIG_DOC, configTables, withTables } from '../helpers/config-docs.js';
 import { repo } from '../helpers/daemons.js';
 
-t.test('docs/configuration.md: the archive.yaml, proxy.yaml and vhost tables are generated from the schemas (npm run docs:config)', async (t) => {
+t.test('docs/configuration.md: the archive.yaml, proxy.yaml, vhost and witness tables are generated from the schemas (npm run docs:config)', async (t) => {
   const page = readFileSync(path.join(repo, CONFIG_DOC), 'utf8');
   const tables = configTables();
-  t.same(Object.keys(tables), ['archive', 'proxy', 'vhost']);
+  t.same(Object.keys(tables), ['archive', 'proxy', 'vhost', 'witness']);
   for (const [name, table] of Object.entries(tables)) {
     t.ok(page.includes(`<!-- config:${name} -->\n${table}<!-- /config:${name} -->`), `the ${name} table is current`);
   }
