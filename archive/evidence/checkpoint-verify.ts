@@ -6,14 +6,20 @@
  * its RFC 3161 token (if any) is over its note text, checks, and was not
  * made before the checkpoint could exist nor after it was published; and
  * the anchor beside the key file (checkpoint-anchor.ts) is a tree the log
- * still holds, so that a log cut back in the database (its entries,
- * mementos, heads and checkpoints deleted) is found. One line per problem.
+ * still holds, and so is the checkpoint each witness last cosigned of
+ * each log (asked for at the witness: C2SP tlog-witness's monitoring
+ * address), so that a log cut back in the database (its entries,
+ * mementos, heads and checkpoints deleted, the anchor too) is found. One
+ * line per problem.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
+import { boundedGet } from './bounded-post.js';
 import { readAnchorFile } from './checkpoint-anchor.js';
 import { readCheckpoint } from './checkpoint.js';
+import type { WitnessSetting } from './tlog-config.js';
 import { type CheckpointRow, type LogStore, rootOf } from './log.js';
-import { type Note, parseCheckpointText, parseNote, type VerifierKey, verifyNote } from './signed-note.js';
+import { MAX_NOTE_BYTES, type Note, parseCheckpointText, parseNote, verifyNote } from './signed-note.js';
 import { checkTimestamp } from './timestamp.js';
 
 /** What the checks are given. */
@@ -22,8 +28,10 @@ export interface CheckpointVerifyOptions {
   publicKeyDer: Buffer | null | undefined;
   /** The folder of the anchors (`<signing_key_file>.checkpoints`). */
   anchorDir?: string;
-  /** The witnesses' keys the config lists. */
-  witnesses: readonly VerifierKey[];
+  /** The witnesses the config lists. */
+  witnesses: readonly WitnessSetting[];
+  /** Each local archive's log origin, to ask the witnesses about (none: they are not asked). */
+  origins?: ReadonlyMap<string, string>;
 }
 
 /** Counts of what was checked. */
@@ -31,6 +39,10 @@ export interface CheckpointVerifyCounts {
   checkpoints: number;
   timestamps: number;
   anchors: number;
+  /** Checkpoints the witnesses gave of the logs, checked. */
+  witnessed: number;
+  /** What could not be checked (a witness that did not answer), one line each. */
+  notes: string[];
 }
 
 /** Rows read per query. */
@@ -63,7 +75,7 @@ async function checkOne(log: LogStore, c: CheckpointRow, size: number, o: Checkp
   }
   for (const w of o.witnesses) {
     try {
-      verifyNote(cp.note, [w]);
+      verifyNote(cp.note, [w.key]);
     } catch (err) {
       if (!/no signature by a known key/.test((err as Error).message)) problem(`${name}: the cosignature of witness ${w.name} does not verify`);
     }
@@ -83,7 +95,7 @@ async function checkOne(log: LogStore, c: CheckpointRow, size: number, o: Checkp
  * @param problem called with one line per problem
  */
 export async function verifyCheckpoints(log: LogStore, o: CheckpointVerifyOptions, problem: (line: string) => void): Promise<CheckpointVerifyCounts> {
-  const counts: CheckpointVerifyCounts = { checkpoints: 0, timestamps: 0, anchors: 0 };
+  const counts: CheckpointVerifyCounts = { checkpoints: 0, timestamps: 0, anchors: 0, witnessed: 0, notes: [] };
   const archives = new Set(await log.archives());
   const anchored =
     o.anchorDir && existsSync(o.anchorDir) ? readdirSync(o.anchorDir, { withFileTypes: true }).filter((e) => e.isFile() && !e.name.endsWith('.tmp')) : [];
@@ -112,5 +124,49 @@ export async function verifyCheckpoints(log: LogStore, o: CheckpointVerifyOption
       problem(`log ${archive}: ${(err as Error).message}`);
     }
   }
+  if (o.publicKeyDer && o.origins) await askWitnesses(log, { ...o, publicKeyDer: o.publicKeyDer, origins: o.origins }, counts, problem);
   return counts;
+}
+
+/** How long a witness may take to answer `verify`, ms. */
+const WITNESS_TIMEOUT_MS = 10_000;
+
+/**
+ * Asks each witness for the checkpoint it last cosigned of each log
+ * (`GET <url>/<SHA-256 of the origin, hex>/checkpoint`), and checks that
+ * the log still holds its tree: as many entries at least, the same root.
+ * A witness that does not answer, or never cosigned the log (404), is a
+ * note, not a problem.
+ */
+async function askWitnesses(
+  log: LogStore,
+  o: { publicKeyDer: Buffer; witnesses: readonly WitnessSetting[]; origins: ReadonlyMap<string, string> },
+  counts: CheckpointVerifyCounts,
+  problem: (line: string) => void,
+): Promise<void> {
+  for (const [archive, origin] of o.origins) {
+    for (const w of o.witnesses) {
+      const url = `${w.url}/${createHash('sha256').update(origin).digest('hex')}/checkpoint`;
+      const a = await boundedGet(url, { timeoutMs: WITNESS_TIMEOUT_MS, maxBytes: MAX_NOTE_BYTES }).catch((err: Error) => err);
+      if (a instanceof Error || a.status !== 200) {
+        if (a instanceof Error || a.status !== 404)
+          counts.notes.push(`witness ${w.name}: its checkpoint of log ${origin} not read: ${a instanceof Error ? a.message : a.status}`);
+        continue;
+      }
+      const name = `log ${archive}: the checkpoint witness ${w.name} last cosigned`;
+      let cp;
+      try {
+        cp = readCheckpoint(a.body, { publicKeyDer: o.publicKeyDer }, origin);
+        verifyNote(cp.note, [w.key]);
+      } catch (err) {
+        problem(`${name}: ${(err as Error).message}`);
+        continue;
+      }
+      counts.witnessed++;
+      const size = await log.size(archive);
+      if (size < cp.treeSize) problem(`${name} has ${cp.treeSize} entries, the log ${size}: the log was cut back`);
+      else if (!(await rootOf(log, archive, cp.treeSize)).equals(cp.rootHash))
+        problem(`${name} (${cp.treeSize} entries) has another root than the log's first ${cp.treeSize} entries: the log was rewritten`);
+    }
+  }
 }

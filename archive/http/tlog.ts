@@ -13,7 +13,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import type { ArchiveConfig } from '../config.js';
-import { timestampKeyName } from '../evidence/checkpoint.js';
+import { logVerifierKey, timestampKeyName } from '../evidence/checkpoint.js';
+import { formatVerifierKey } from '../evidence/signed-note.js';
 import { LogAnchors } from '../evidence/checkpoint-anchor.js';
 import { CheckpointPublisher, type TlogClients } from '../evidence/checkpoint-publisher.js';
 import type { CheckpointRow, LogStore } from '../evidence/log.js';
@@ -74,6 +75,11 @@ export async function makeTlog(app: FastifyInstance, config: ArchiveConfig, log:
     tsaUrl: config.tsaUrl,
     clients,
     onProblem: (archive, line) => app.log.warn({ archive, problem: line }, 'evidence log: checkpoint not published'),
+  });
+  // Each log's name and key, as a witness's operator lists them (its `logs:`), once the port is known.
+  app.addHook('onListen', (done) => {
+    for (const a of archives) app.log.info({ archive: a, origin: origin(a), verifier_key: formatVerifierKey(logVerifierKey(origin(a), key)) }, 'evidence log');
+    done();
   });
   return { publisher, anchors, origin, signing: { origin, check: (a, size) => anchors.check(a, size) } };
 }
