@@ -176,12 +176,27 @@ class Evidence {
   }
 }
 
-/** Writes the receipt line of `row` (receipts.ts) when it has one; 1 when it did, else 0. */
-async function writeReceipt(receipts: PackageReceipts, file: LineFile, row: MementoRow): Promise<number> {
-  const line = await receipts.line(row);
-  if (!line) return 0;
-  await file.write(line);
-  return 1;
+/**
+ * Writes a memento's line of proofs/proofs.jsonl (`proof`) and, when a
+ * published checkpoint covers its entry, of receipts/receipts.jsonl
+ * (receipts.ts), and counts them in `report` (no proof: `unlogged`).
+ */
+async function writeEvidence(
+  files: { proofs: LineFile; receipts: LineFile; maker: PackageReceipts },
+  row: MementoRow,
+  proof: object | null,
+  report: WaczReport,
+): Promise<void> {
+  if (!proof) {
+    report.unlogged++;
+    return;
+  }
+  await files.proofs.write(proof);
+  report.proofs++;
+  const line = await files.maker.line(row);
+  if (!line) return;
+  await files.receipts.write(line);
+  report.receipts++;
 }
 
 /** The urlkeys a selection walks. */
@@ -249,11 +264,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
         await pages.write({ id: `${row.archive_id}-${row.id}`, url: row.uri_r, ts: formatIsoSeconds(row.datetime) });
         report.pages++;
       }
-      if (proof) {
-        await proofs.write(proof);
-        report.proofs++;
-        report.receipts += await writeReceipt(receiptMaker, receipts, row);
-      } else report.unlogged++;
+      await writeEvidence({ proofs, receipts, maker: receiptMaker }, row, proof, report);
       return { ...row, warc_file: WARC_NAME, warc_offset: offset, warc_length: row.warc_length };
     };
 
