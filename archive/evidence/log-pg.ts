@@ -7,7 +7,7 @@
  * archive first, so that their leaf indexes follow one another.
  */
 import type pg from 'pg';
-import { type CheckpointRow, inOrder, keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
+import { type BundleEntry, type CheckpointRow, hashesOf, keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
 import type { NodeKey, StoredNode } from './merkle.js';
 
 /** The log's tables (log.ts), made on open of every index, old ones included. */
@@ -74,8 +74,12 @@ const SQL = {
   heads: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 ORDER BY tree_size`,
   addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
   archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head UNION SELECT DISTINCT archive_id FROM log_checkpoint',
-  leafHashes: 'SELECT leaf_index AS idx, leaf_hash AS hash FROM log_leaf WHERE archive_id = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index',
-  nodeHashes: 'SELECT idx, hash FROM log_node WHERE archive_id = $1 AND level = $4 AND idx >= $2 AND idx < $3 ORDER BY idx',
+  leafHashes: `SELECT count(*) AS n, min(leaf_index) AS first, string_agg(leaf_hash, ''::bytea ORDER BY leaf_index) AS bytes
+    FROM log_leaf WHERE archive_id = $1 AND leaf_index >= $2 AND leaf_index < $3`,
+  nodeHashes: `SELECT count(*) AS n, min(idx) AS first, string_agg(hash, ''::bytea ORDER BY idx) AS bytes
+    FROM log_node WHERE archive_id = $1 AND level = $4 AND idx >= $2 AND idx < $3`,
+  bundleEntries:
+    'SELECT leaf_index, leaf_text, urlkey, datetime FROM log_leaf WHERE archive_id = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index',
   newestCheckpoint: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $1 ORDER BY tree_size DESC LIMIT 1`,
   checkpointAt: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $1 AND tree_size = $2`,
   checkpoints: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $1 AND tree_size > $2 ORDER BY tree_size LIMIT $3`,
@@ -181,11 +185,15 @@ export class PgLogStore implements LogStore {
     await q(this.pool, 'addHead', [h.archive_id, h.tree_size, h.root_hash, h.timestamp, h.signature, h.origin]);
   }
   async levelHashes(archive: string, level: number, from: number, limit: number): Promise<Buffer[]> {
-    const rows =
+    type Agg = { n: number; first: number | null; bytes: Buffer | null };
+    const [r] =
       level === 0
-        ? await q<{ idx: number; hash: Buffer }>(this.pool, 'leafHashes', [archive, from, from + limit])
-        : await q<{ idx: number; hash: Buffer }>(this.pool, 'nodeHashes', [archive, from, from + limit, level]);
-    return inOrder(archive, level, from, rows);
+        ? await q<Agg>(this.pool, 'leafHashes', [archive, from, from + limit])
+        : await q<Agg>(this.pool, 'nodeHashes', [archive, from, from + limit, level]);
+    return hashesOf(archive, level, from, limit, Number(r?.n ?? 0), r?.first ?? null, r?.bytes ?? Buffer.alloc(0));
+  }
+  bundleEntries(archive: string, from: number, limit: number): Promise<BundleEntry[]> {
+    return q<BundleEntry>(this.pool, 'bundleEntries', [archive, from, from + limit]);
   }
   async checkpoint(archive: string, size?: number): Promise<CheckpointRow | undefined> {
     if (size === undefined) return (await q<CheckpointRow>(this.pool, 'newestCheckpoint', [archive]))[0];

@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import sqlite3 from 'sqlite3';
 import { all, run } from '../store/sqlite-calls.js';
-import { type CheckpointRow, inOrder, keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
+import { type BundleEntry, type CheckpointRow, hashesOf, keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
 import type { NodeKey, StoredNode } from './merkle.js';
 
 /** The log's tables (log.ts), made on open of every index, old ones included. */
@@ -79,7 +79,7 @@ const SQL = {
   insertLeaves: `INSERT INTO log_leaf (${LEAF_COLS}) SELECT $a, value ->> 0, unhex(value ->> 1), value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each($rows)`,
   insertNodes: 'INSERT INTO log_node (archive_id, level, idx, hash) SELECT $a, value ->> 0, value ->> 1, unhex(value ->> 2) FROM json_each($rows)',
   erase: 'UPDATE log_leaf SET leaf_text = NULL, urlkey = NULL, datetime = NULL WHERE archive_id = $a AND leaf_index IN (SELECT value FROM json_each($indexes))',
-  leafOf: `SELECT ${LEAF_COLS} FROM log_leaf WHERE urlkey = $urlkey AND archive_id = $a AND datetime = $datetime AND kind = 'capture' ORDER BY leaf_index DESC LIMIT 1`,
+  leafOf: `SELECT ${LEAF_COLS} FROM log_leaf INDEXED BY log_leaf_memento WHERE urlkey = $urlkey AND archive_id = $a AND datetime = $datetime AND kind = 'capture' ORDER BY leaf_index DESC LIMIT 1`,
   leaves: `SELECT ${LEAF_COLS} FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from ORDER BY leaf_index LIMIT $limit`,
   storedNodes: 'SELECT level, idx AS "index", hash FROM log_node WHERE archive_id = $a AND (level, idx) > ($level, $idx) ORDER BY level, idx LIMIT $limit',
   newestHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size DESC LIMIT 1`,
@@ -87,9 +87,12 @@ const SQL = {
   heads: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size`,
   addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($a, $size, $root, $timestamp, $signature, $origin) ON CONFLICT DO NOTHING`,
   archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head UNION SELECT DISTINCT archive_id FROM log_checkpoint',
-  leafHashes:
-    'SELECT leaf_index AS idx, leaf_hash AS hash FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from AND leaf_index < $to ORDER BY leaf_index',
-  nodeHashes: 'SELECT idx, hash FROM log_node WHERE archive_id = $a AND level = $level AND idx >= $from AND idx < $to ORDER BY idx',
+  leafHashes: `SELECT count(*) AS n, min(idx) AS first, group_concat(hex(hash), '') AS hex FROM
+    (SELECT leaf_index AS idx, leaf_hash AS hash FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from AND leaf_index < $to ORDER BY leaf_index)`,
+  nodeHashes: `SELECT count(*) AS n, min(idx) AS first, group_concat(hex(hash), '') AS hex FROM
+    (SELECT idx, hash FROM log_node WHERE archive_id = $a AND level = $level AND idx >= $from AND idx < $to ORDER BY idx)`,
+  bundleEntries: `SELECT json_group_array(json_array(leaf_index, leaf_text, urlkey, datetime)) AS j FROM
+    (SELECT leaf_index, leaf_text, urlkey, datetime FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from AND leaf_index < $to ORDER BY leaf_index)`,
   newestCheckpoint: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $a ORDER BY tree_size DESC LIMIT 1`,
   checkpointAt: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $a AND tree_size = $size`,
   checkpoints: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $a AND tree_size > $after ORDER BY tree_size LIMIT $limit`,
@@ -214,13 +217,24 @@ export class SqliteLogStore implements LogStore {
     });
   }
   async levelHashes(archive: string, level: number, from: number, limit: number): Promise<Buffer[]> {
-    const rows = await all<{ idx: number; hash: Buffer }>(this.r.get(level === 0 ? 'leafHashes' : 'nodeHashes'), {
+    // One row of all the hashes (hex, in order): a row per hash costs the driver more than the hashes themselves.
+    const [r] = await all<{ n: number; first: number | null; hex: string | null }>(this.r.get(level === 0 ? 'leafHashes' : 'nodeHashes'), {
       $a: archive,
       ...(level === 0 ? {} : { $level: level }),
       $from: from,
       $to: from + limit,
     });
-    return inOrder(archive, level, from, rows);
+    return hashesOf(archive, level, from, limit, r?.n ?? 0, r?.first ?? null, Buffer.from(r?.hex ?? '', 'hex'));
+  }
+  async bundleEntries(archive: string, from: number, limit: number): Promise<BundleEntry[]> {
+    // One row (a JSON array) for all of them: a row each costs the driver more than the entries.
+    const [r] = await all<{ j: string }>(this.r.get('bundleEntries'), { $a: archive, $from: from, $to: from + limit });
+    return (JSON.parse(r?.j ?? '[]') as [number, string | null, string | null, number | null][]).map(([leaf_index, leaf_text, urlkey, datetime]) => ({
+      leaf_index,
+      leaf_text,
+      urlkey,
+      datetime,
+    }));
   }
   async checkpoint(archive: string, size?: number): Promise<CheckpointRow | undefined> {
     if (size === undefined) return (await all<CheckpointRow>(this.r.get('newestCheckpoint'), { $a: archive }))[0];

@@ -47,6 +47,9 @@ export interface TreeHead {
   origin: string | null;
 }
 
+/** An entry as an entry bundle needs it. */
+export type BundleEntry = Pick<LeafRow, 'leaf_index' | 'leaf_text' | 'urlkey' | 'datetime'>;
+
 /** A published checkpoint as stored (checkpoint-publisher.ts). */
 export interface CheckpointRow {
   archive_id: string;
@@ -97,8 +100,10 @@ export interface LogStore {
   heads(archive: string): Promise<TreeHead[]>;
   /** Keeps `head` unless one of its size is kept already (another replica signed it). */
   addHead(head: TreeHead): Promise<void>;
-  /** The hashes of the perfect subtrees of `level` (0: leaf hashes) from index `from` on, at most `limit`, in order (fewer where the log ends). */
+  /** The hashes of the `limit` perfect subtrees of `level` (0: leaf hashes) from index `from` on, in order. @throws when one is missing */
   levelHashes(archive: string, level: number, from: number, limit: number): Promise<Buffer[]>;
+  /** The entries `[from, from + limit)` for an entry bundle (tiles.ts), by leaf index: index, text (null once purged), memento key. */
+  bundleEntries(archive: string, from: number, limit: number): Promise<BundleEntry[]>;
   /** The newest published checkpoint, or the one of `size`; `undefined` when none. */
   checkpoint(archive: string, size?: number): Promise<CheckpointRow | undefined>;
   /** Up to `limit` published checkpoints of sizes above `after`, by size. */
@@ -108,15 +113,16 @@ export interface LogStore {
 }
 
 /**
- * The hashes of rows `{idx, hash}` read for {@link LogStore.levelHashes},
- * checked to follow one another from `from` on (an index can have no gap).
- * @throws when one is missing before the last
+ * The hashes {@link LogStore.levelHashes} read as one aggregate: `n`
+ * rows of keys unique in `[from, from + limit)`, the smallest `first`,
+ * their hashes concatenated in order. All `limit` are there exactly when
+ * `n` is `limit` and `first` is `from`.
+ * @throws when one is missing
  */
-export function inOrder(archive: string, level: number, from: number, rows: readonly { idx: number | string; hash: Buffer }[]): Buffer[] {
-  rows.forEach((r, i) => {
-    if (Number(r.idx) !== from + i) throw new Error(`the evidence log of archive ${archive} lacks its node ${level}/${from + i}`);
-  });
-  return rows.map((r) => r.hash);
+export function hashesOf(archive: string, level: number, from: number, limit: number, n: number, first: number | null, bytes: Buffer): Buffer[] {
+  if (n !== limit || (n > 0 && Number(first) !== from) || bytes.length !== 32 * n)
+    throw new Error(`the evidence log of archive ${archive} lacks nodes of level ${level} from ${from} on (${n} of ${limit})`);
+  return Array.from({ length: n }, (_, i) => bytes.subarray(32 * i, 32 * i + 32));
 }
 
 /** The memento key's text in {@link LogTx.captured}'s answer. */

@@ -17,7 +17,7 @@
  * `entries/<N>[.p/<W>]`, N in 3-digit groups, all but the last prefixed
  * with `x` (`x001/x234/067`).
  */
-import type { LeafRow, LogStore } from './log.js';
+import type { BundleEntry, LogStore } from './log.js';
 
 /** Hashes per full tile (2^8). */
 export const TILE_WIDTH = 256;
@@ -95,9 +95,7 @@ export function treeHolds(size: number, a: TileAddress): boolean {
 /** The hashes of tile `a` (level given) of `archive`'s log, concatenated: 32 bytes each. The caller checked {@link treeHolds}. */
 export async function readTile(log: LogStore, archive: string, a: TileAddress & { level: number }): Promise<Buffer> {
   const count = a.width ?? TILE_WIDTH;
-  const hashes = await log.levelHashes(archive, 8 * a.level, a.index * TILE_WIDTH, count);
-  if (hashes.length !== count) throw new Error(`the evidence log of archive ${archive} lacks hashes of tile ${formatTilePath(a)}`);
-  return Buffer.concat(hashes);
+  return Buffer.concat(await log.levelHashes(archive, 8 * a.level, a.index * TILE_WIDTH, count));
 }
 
 /**
@@ -111,7 +109,7 @@ export async function readTile(log: LogStore, archive: string, a: TileAddress & 
 export async function readBundle(log: LogStore, archive: string, a: TileAddress, shown: (urlkey: string, datetime: number) => boolean): Promise<Buffer> {
   const count = a.width ?? TILE_WIDTH;
   const first = a.index * TILE_WIDTH;
-  const rows: LeafRow[] = await log.leaves(archive, first, count);
+  const rows: BundleEntry[] = await log.bundleEntries(archive, first, count);
   const parts: Buffer[] = [];
   rows.forEach((r, i) => {
     if (r.leaf_index !== first + i) throw new Error(`the evidence log of archive ${archive} lacks its entry ${first + i}`);
