@@ -27,7 +27,6 @@ import { runReindex } from './commands/reindex.js';
 import { serve } from './commands/serve.js';
 import { fail, say } from './commands/terminal.js';
 import { runVerify } from './commands/verify.js';
-import { runVerifyReceipt } from './commands/verify-receipt.js';
 import { runWacz } from './commands/wacz.js';
 import { runWitness } from './commands/witness.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
@@ -210,7 +209,9 @@ export async function main(argv: string[]): Promise<void> {
   }
   const command = args.positionals[0] ?? 'serve';
   // Offline, with or without an archive's config.
-  if (command === 'verify-receipt') process.exit(await runVerifyReceipt(args.positionals.slice(1), args.values));
+  // Loaded only for it: it brings pkijs and warcio, which the daemon does without.
+  if (command === 'verify-receipt')
+    process.exit(await (await import('./commands/verify-receipt.js')).runVerifyReceipt(args.positionals.slice(1), args.values));
   if (!Object.hasOwn(COMMANDS, command) && command !== 'witness') {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);

@@ -20,7 +20,6 @@ import { readCheckpoint } from './checkpoint.js';
 import type { WitnessSetting } from './tlog-config.js';
 import { type CheckpointRow, type LogStore, rootOf } from './log.js';
 import { MAX_NOTE_BYTES, type Note, parseCheckpointText, parseNote, verifyNote } from './signed-note.js';
-import { checkTimestamp } from './timestamp.js';
 
 /** What the checks are given. */
 export interface CheckpointVerifyOptions {
@@ -82,6 +81,8 @@ async function checkOne(log: LogStore, c: CheckpointRow, size: number, o: Checkp
   }
   if (!c.tsr) return false;
   try {
+    // Loaded here, not with the module: the daemon loads this module, and pkijs costs it memory.
+    const { checkTimestamp } = await import('./timestamp.js');
     const info = await checkTimestamp(c.tsr, Buffer.from(cp.note.text, 'utf8'));
     if (info.genTime.getTime() > c.published + SKEW_MS) problem(`${name}: its time-stamp (${info.genTime.toISOString()}) is later than its publication`);
   } catch (err) {
