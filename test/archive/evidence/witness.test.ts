@@ -160,66 +160,65 @@ t.test('cosigns a first checkpoint and each consistent one; refuses every cut-ba
   t.equal((await monitored(w)).body.split('\n')[1], '40');
 });
 
-t.test('two submissions at once on one old size: one is cosigned, the other gets 409 with the winner’s size', async (t) => {
+t.test('one witness, asked in turn: what it refuses before looking at its state, then concurrent submissions', async (t) => {
   const w = await startWitness({ logs: [{ origin: ORIGIN, key: logVkey }], quiet: true });
   t.teardown(() => w.stop());
-  t.equal((await post(w, submission(0, 4))).status, 200);
-  let old = 4;
-  for (let round = 0; round < 6; round++) {
-    const [a, b] = [old + 1 + (round % 3), old + 5];
-    const answers = await Promise.all([post(w, submission(old, a)), post(w, submission(old, b))]);
-    const statuses = answers.map((x) => x.status).sort();
-    t.same(statuses, [200, 409], `round ${round}: ${old} → ${a} and ${old} → ${b}`);
-    const winner = answers[0].status === 200 ? a : b;
-    t.equal(answers.find((x) => x.status === 409)?.body, `${winner}\n`, `round ${round}: the 409 names the size cosigned`);
-    old = winner;
-  }
-  t.equal((await monitored(w)).body.split('\n')[1], String(old), 'the state is the last winner');
-});
-
-t.test('what the witness refuses before looking at its state', async (t) => {
-  const other = noteSignerOf(ORIGIN, generateKeyPairSync('ed25519').privateKey);
-  const w = await startWitness({ logs: [{ origin: ORIGIN, key: logVkey }], quiet: true });
-  t.teardown(() => w.stop());
-  const note = checkpoint(5);
-  // the 21st base64 character is in the signature, past the key ID
-  const badSig = note.replace(/ (\S{20})(\S)(\S+)\n$/, (_m, a: string, c: string, rest: string) => ` ${a}${c === 'A' ? 'B' : 'A'}${rest}\n`);
-  const unknown = signNote(
-    checkpointText({ origin: 'other.test/log', treeSize: 5, rootHash: mth(leaves.slice(0, 5)) }),
-    noteSignerOf('other.test/log', logKey),
-  );
-  const hashes = (n: number) => Array.from({ length: n }, () => `${Buffer.alloc(32).toString('base64')}\n`).join('');
-  const cases: [string, string | Buffer, number, RegExp][] = [
-    ['an unknown origin', `old 0\n\n${unknown}`, 404, /unknown log origin "other\.test\/log"/],
-    ['signed by another key of the same name', `old 0\n\n${checkpoint(5, leaves, other)}`, 403, /no signature by a known key/],
-    ['a known key whose signature fails', `old 0\n\n${badSig}`, 403, /does not verify/],
-    ['no signature', `old 0\n\n${checkpointText({ origin: ORIGIN, treeSize: 5, rootHash: mth(leaves.slice(0, 5)) })}`, 400, /the checkpoint: /],
-    ['old above the size', `old 6\n${hashes(1)}\n${note}`, 400, /old size 6 is larger/],
-    ['no old line', `\n${note}`, 400, /does not begin with "old <size>"/],
-    ['old with a leading zero', `old 05\n\n${note}`, 400, /does not begin with "old <size>"/],
-    ['64 proof lines', `old 0\n${hashes(64)}\n${note}`, 400, /more than 63 consistency proof lines/],
-    ['a proof line that is not a hash', `old 0\nAAAA\n\n${note}`, 400, /line 1 is not a base64 SHA-256 hash/],
-    ['not UTF-8', Buffer.concat([Buffer.from('old 0\n\n'), Buffer.from([0xff, 0xfe])]), 400, /not UTF-8/],
-    ['a proof with old size 0', `old 0\n${hashes(2)}\n${note}`, 422, /a consistency proof with old size 0/],
-    [
-      'size 0 with a root that is not the empty tree',
-      `old 0\n\n${signNote(checkpointText({ origin: ORIGIN, treeSize: 0, rootHash: Buffer.alloc(32) }), log)}`,
-      422,
-      /size 0/,
-    ],
-    ['over 64 KiB', `old 0\n\n${'x'.repeat(70_000)}`, 413, /over 65536 bytes/],
-  ];
-  for (const [what, body, status, reason] of cases) {
-    const a = await post(w, body);
-    t.equal(a.status, status, what);
-    t.match(a.body, reason, what);
-  }
-  t.equal((await monitored(w)).status, 404, 'nothing was cosigned');
-  const empty = await post(w, `old 0\n\n${signNote(checkpointText({ origin: ORIGIN, treeSize: 0, rootHash: mth([]) }), log)}`);
-  t.equal(empty.status, 200, 'the empty tree is cosigned');
-  const get = await fetch(`${w.url}/add-checkpoint`);
-  t.same([get.status, get.headers.get('allow')], [405, 'POST']);
-  t.equal((await fetch(`${w.url}/nothing`)).status, 404);
+  await t.test('what the witness refuses before looking at its state', async (t) => {
+    const other = noteSignerOf(ORIGIN, generateKeyPairSync('ed25519').privateKey);
+    const note = checkpoint(5);
+    // the 21st base64 character is in the signature, past the key ID
+    const badSig = note.replace(/ (\S{20})(\S)(\S+)\n$/, (_m, a: string, c: string, rest: string) => ` ${a}${c === 'A' ? 'B' : 'A'}${rest}\n`);
+    const unknown = signNote(
+      checkpointText({ origin: 'other.test/log', treeSize: 5, rootHash: mth(leaves.slice(0, 5)) }),
+      noteSignerOf('other.test/log', logKey),
+    );
+    const hashes = (n: number) => Array.from({ length: n }, () => `${Buffer.alloc(32).toString('base64')}\n`).join('');
+    const cases: [string, string | Buffer, number, RegExp][] = [
+      ['an unknown origin', `old 0\n\n${unknown}`, 404, /unknown log origin "other\.test\/log"/],
+      ['signed by another key of the same name', `old 0\n\n${checkpoint(5, leaves, other)}`, 403, /no signature by a known key/],
+      ['a known key whose signature fails', `old 0\n\n${badSig}`, 403, /does not verify/],
+      ['no signature', `old 0\n\n${checkpointText({ origin: ORIGIN, treeSize: 5, rootHash: mth(leaves.slice(0, 5)) })}`, 400, /the checkpoint: /],
+      ['old above the size', `old 6\n${hashes(1)}\n${note}`, 400, /old size 6 is larger/],
+      ['no old line', `\n${note}`, 400, /does not begin with "old <size>"/],
+      ['old with a leading zero', `old 05\n\n${note}`, 400, /does not begin with "old <size>"/],
+      ['64 proof lines', `old 0\n${hashes(64)}\n${note}`, 400, /more than 63 consistency proof lines/],
+      ['a proof line that is not a hash', `old 0\nAAAA\n\n${note}`, 400, /line 1 is not a base64 SHA-256 hash/],
+      ['not UTF-8', Buffer.concat([Buffer.from('old 0\n\n'), Buffer.from([0xff, 0xfe])]), 400, /not UTF-8/],
+      ['a proof with old size 0', `old 0\n${hashes(2)}\n${note}`, 422, /a consistency proof with old size 0/],
+      [
+        'size 0 with a root that is not the empty tree',
+        `old 0\n\n${signNote(checkpointText({ origin: ORIGIN, treeSize: 0, rootHash: Buffer.alloc(32) }), log)}`,
+        422,
+        /size 0/,
+      ],
+      ['over 64 KiB', `old 0\n\n${'x'.repeat(70_000)}`, 413, /over 65536 bytes/],
+    ];
+    for (const [what, body, status, reason] of cases) {
+      const a = await post(w, body);
+      t.equal(a.status, status, what);
+      t.match(a.body, reason, what);
+    }
+    t.equal((await monitored(w)).status, 404, 'nothing was cosigned');
+    const empty = await post(w, `old 0\n\n${signNote(checkpointText({ origin: ORIGIN, treeSize: 0, rootHash: mth([]) }), log)}`);
+    t.equal(empty.status, 200, 'the empty tree is cosigned');
+    const get = await fetch(`${w.url}/add-checkpoint`);
+    t.same([get.status, get.headers.get('allow')], [405, 'POST']);
+    t.equal((await fetch(`${w.url}/nothing`)).status, 404);
+  });
+  await t.test('two submissions at once on one old size: one is cosigned, the other gets 409 with the winner’s size', async (t) => {
+    t.equal((await post(w, submission(0, 4))).status, 200, 'from the empty tree cosigned before');
+    let old = 4;
+    for (let round = 0; round < 6; round++) {
+      const [a, b] = [old + 1 + (round % 3), old + 5];
+      const answers = await Promise.all([post(w, submission(old, a)), post(w, submission(old, b))]);
+      const statuses = answers.map((x) => x.status).sort();
+      t.same(statuses, [200, 409], `round ${round}: ${old} → ${a} and ${old} → ${b}`);
+      const winner = answers[0].status === 200 ? a : b;
+      t.equal(answers.find((x) => x.status === 409)?.body, `${winner}\n`, `round ${round}: the 409 names the size cosigned`);
+      old = winner;
+    }
+    t.equal((await monitored(w)).body.split('\n')[1], String(old), 'the state is the last winner');
+  });
 });
 
 /** Runs `memento-archive witness --config <file>` to its end: exit code and stderr. */
