@@ -16,6 +16,7 @@ import type { NewLeaf } from '../../../archive/evidence/log.js';
 import { partsOf, ts14 } from '../../conformance/helpers.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 import { indexRowOf } from '../../helpers/index-rows.js';
+import * as c2sp from '../../helpers/c2sp-verifier.js';
 import { leafHash, mthOfHashes, nodeHash, verifyInclusion } from '../../helpers/rfc9162.js';
 
 const sha = (...parts: (Buffer | string)[]) => {
@@ -55,6 +56,13 @@ function readNote(note: string) {
 /** The archive's Ed25519 public key, from its /log head (SPKI DER base64). */
 async function publicKeyOf(a: TestArchive, archive: string) {
   return JSON.parse((await request(`${a.url}/${archive}/log`)).text).public_key as string;
+}
+
+/** The log's verifier key (C2SP signed-note vkey, type 0x01) of `origin`, made by hand from the key /log gives. */
+async function vkeyOf(a: TestArchive, archive: string, origin: string): Promise<string> {
+  const der = Buffer.from(await publicKeyOf(a, archive), 'base64');
+  const material = Buffer.concat([Buffer.of(1), der.subarray(der.length - 32)]);
+  return `${origin}+${sha(`${origin}\n`, material).subarray(0, 4).toString('hex')}+${material.toString('base64')}`;
 }
 
 /** Checks a checkpoint note's log signature as signed-note says, with the key given: key ID = SHA-256(origin ‖ \n ‖ 0x01 ‖ key)[:4]. */
@@ -133,6 +141,23 @@ t.test('tiles and entry bundles: the tree as C2SP tlog-tiles, 404 beyond it, 400
   const cp = readNote(await until(`${a.url}/2025/tlog/checkpoint`, (s) => s.split('\n')[1] === String(N)));
   t.same(fromTiles, cp.root, "the tiles give the published checkpoint's root");
   t.same(mthOfHashes(hashes), cp.root, 'which is MTH of the entries');
+  // The independent verifier (test/helpers/c2sp-verifier.ts, from the specs alone) mirrors the log from its tiles.
+  const prefix = `${a.url}/2025/tlog`;
+  t.same(await c2sp.rootFromTiles(prefix, N), cp.root, 'c2sp-verifier: tiles → root');
+  t.same(await c2sp.leafHashesFromTiles(prefix, N, cp.root), hashes, 'c2sp-verifier: every leaf hash, the full tiles against level 1');
+  const read = await c2sp.fetchEntryBundle(prefix, 1, N);
+  t.same(
+    read.map((e) => e.erased),
+    Array.from({ length: 256 }, (_, i) => i === 300 - 256),
+    'c2sp-verifier: entry bundle → leaf hashes (the hidden one an empty slot)',
+  );
+  t.same(
+    (await c2sp.fetchEntryBundle(prefix, 2, N)).map((e) => e.entry.toString()),
+    leaves.slice(512).map((l) => l.text),
+    'and the partial bundle',
+  );
+  const logVk = c2sp.parseVkey(await vkeyOf(a, '2025', cp.origin));
+  t.equal(c2sp.verifyCheckpoint(await until(`${a.url}/2025/tlog/checkpoint`), logVk, [], cp.origin).size, N, 'c2sp-verifier: the signed note');
 
   const bundle = (await get('entries/001')).body;
   const slots: Buffer[] = [];
@@ -183,6 +208,8 @@ t.test('a memento links its receipt; the receipt proves its entry into the publi
   const path = lines.slice(3).map((l) => Buffer.from(l, 'base64'));
   t.ok(verifyInclusion(leafHash(leaf), index, cp.size, path, cp.root), 'the inclusion proof takes the leaf to the checkpoint root');
   t.equal(note, await until(`${a.url}/2025/tlog/checkpoint`), 'the checkpoint as published');
+  const offline = c2sp.verifyReceipt(r.text, c2sp.parseVkey(await vkeyOf(a, '2025', cp.origin)), { origin: cp.origin });
+  t.same([offline.index, offline.extra], [1, leaf], 'c2sp-verifier: the receipt, offline');
 
   const gone = await request(`${a.url}/2025/receipt/${ts14(date)}/http://www.example.org/gone`);
   const never = await request(`${a.url}/2025/receipt/${ts14(date)}/http://www.example.org/never`);

@@ -11,7 +11,7 @@
  * cut from the witness's checkpoint, and archive B goes on as before.
  */
 import { execFile } from 'node:child_process';
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,7 @@ import { logVerifierKey } from '../../../archive/evidence/checkpoint.js';
 import { formatVerifierKey } from '../../../archive/evidence/signed-note.js';
 import { partsOf } from '../../conformance/helpers.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../../helpers/archive.js';
+import * as c2sp from '../../helpers/c2sp-verifier.js';
 import { startTsa } from '../../helpers/tsa.js';
 import { startWitness } from '../../helpers/witness.js';
 import { runCli } from '../helpers.js';
@@ -110,12 +111,36 @@ archives:
   const ossl = await run('openssl', ['ts', '-verify', '-data', path.join(root, 'note.txt'), '-in', path.join(root, 'cp.tsr'), '-CAfile', tsa.caFile]);
   t.match(ossl.stdout, /Verification: OK/, 'openssl ts -verify: OK');
 
+  // The independent verifier (test/helpers/c2sp-verifier.ts, from the specs alone): the signed note and the witness's cosignature,
+  // the tiles, the entry bundle, the receipt offline, the RFC 3161 tokens.
+  const logVk = c2sp.parseVkey(logs[0].key);
+  const wVk = c2sp.parseVkey(witness.vkey);
+  const cp = c2sp.verifyCheckpoint(noteA, logVk, [wVk], 'a.archive.test/2025');
+  t.same(
+    cp.cosigners.map((c) => c.name),
+    [witness.endpoint.name],
+    'c2sp-verifier: the checkpoint, signed by the log and cosigned by the witness',
+  );
+  t.same(await c2sp.rootFromTiles(`${a.url}/2025/tlog`, 3), cp.rootHash, 'c2sp-verifier: tiles → root');
+  t.equal((await c2sp.fetchEntryBundle(`${a.url}/2025/tlog`, 0, 3)).filter((e) => !e.erased).length, 3, 'c2sp-verifier: entry bundle → leaf hashes');
+  const noteText = Buffer.from(noteA.slice(0, noteA.indexOf('\n\n') + 1));
+  t.ok((await c2sp.verifyTimestampToken(tsr.body, noteText, tsa.caPem)).time instanceof Date, 'c2sp-verifier: the RFC 3161 token');
+
   // A receipt, checked offline: the log's key, the witness's, the authority's CA, and the WARC record.
   const ts = '20010101000002';
   const u = 'http://www.example.org/w2';
   const receipt = await request(`${a.url}/2025/receipt/${ts}/${u}`);
   t.equal(receipt.status, 200);
   writeFileSync(path.join(root, 'w2.tlog-proof'), receipt.body);
+  const offline = c2sp.verifyReceipt(receipt.text, logVk, { witnessKeys: [wVk], origin: 'a.archive.test/2025' });
+  t.equal(offline.index, 2, 'c2sp-verifier: the receipt offline, with its cosignature');
+  // Its time-stamp line (signature type 0xff: key ID over the name, 0x0A, 0xFF and the identifier): the DER response after the key ID.
+  const line = c2sp
+    .splitNote(receipt.text.slice(receipt.text.indexOf('\n\n') + 2))
+    .lines.find((l) =>
+      l.keyId.equals(createHash('sha256').update(`${l.name}\n`).update(Buffer.of(0xff)).update('rfc3161-timestamp-response').digest().subarray(0, 4)),
+    )!;
+  t.ok((await c2sp.verifyTimestampToken(line.signature, noteText, tsa.caPem)).time, "c2sp-verifier: the receipt's RFC 3161 token");
   writeFileSync(path.join(root, 'w2.warc'), (await request(`${a.url}/2025/record/${ts}/${u}`)).body);
   const args = ['verify-receipt', path.join(root, 'w2.tlog-proof'), '--key', logs[0].key, '--witness', witness.vkey, '--tsa-ca', tsa.caFile];
   const ok = await runCli([...args, '--record', path.join(root, 'w2.warc')]);
