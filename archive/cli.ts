@@ -210,8 +210,7 @@ export async function main(argv: string[]): Promise<void> {
   const command = args.positionals[0] ?? 'serve';
   // Offline, with or without an archive's config.
   // Loaded only for it: it brings pkijs and warcio, which the daemon does without.
-  if (command === 'verify-receipt')
-    process.exit(await (await import('./commands/verify-receipt.js')).runVerifyReceipt(args.positionals.slice(1), args.values));
+  if (command === 'verify-receipt') process.exit(await (await import('./commands/verify-receipt.js')).runVerifyReceipt(args.positionals.slice(1), args.values));
   if (!Object.hasOwn(COMMANDS, command) && command !== 'witness') {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);

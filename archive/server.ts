@@ -113,6 +113,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     tlog.signing,
   );
   await treeHeads.checkKey(config.signingKeyFile);
+  await tlog.checkAnchors();
   app.decorate('treeHeads', treeHeads);
   treeHeads.start();
   app.addHook('onClose', async () => treeHeads.close());

@@ -42,6 +42,8 @@ export interface Tlog {
   origin(archive: string): string;
   /** What the tree head signer needs: origins, and the anchor check. */
   signing: HeadSigning;
+  /** Checks each local archive's log against its anchor. @throws LogAnchorError when one was cut back or rewritten below its last published checkpoint */
+  checkAnchors(): Promise<void>;
 }
 
 /** Caching of the checkpoint (tlog-tiles: "not beyond a few seconds"). */
@@ -54,16 +56,14 @@ const BUNDLE_CACHE = 'public, max-age=3600';
 /**
  * Makes the tlog machinery of a daemon: the logs' origins (from
  * `base_url`, else the address it listens on), the anchors beside the
- * key file, and the checkpoint publisher (not started). Checks every
- * local archive's log against its anchor first.
- * @throws LogAnchorError when a log was cut back or rewritten below its last published checkpoint
+ * key file, and the checkpoint publisher (not started); {@link Tlog.checkAnchors}
+ * checks every local archive's log against its anchor before it starts.
  */
 export async function makeTlog(app: FastifyInstance, config: ArchiveConfig, log: LogStore, key: SigningKey, clients: TlogClients): Promise<Tlog> {
   const archives = config.archives.filter(isLocal).map((a) => a.id);
   const bound = () => (app.server.listening ? (app.server.address() as AddressInfo).port : undefined);
   const origin = (archive: string) => logOrigin(config, archive, bound());
   const anchors = new LogAnchors(config.signingKeyFile, key, log);
-  for (const a of archives) await anchors.check(a);
   const publisher = new CheckpointPublisher({
     log,
     key,
@@ -81,7 +81,10 @@ export async function makeTlog(app: FastifyInstance, config: ArchiveConfig, log:
     for (const a of archives) app.log.info({ archive: a, origin: origin(a), verifier_key: formatVerifierKey(logVerifierKey(origin(a), key)) }, 'evidence log');
     done();
   });
-  return { publisher, anchors, origin, signing: { origin, check: (a, size) => anchors.check(a, size) } };
+  const checkAnchors = async () => {
+    for (const a of archives) await anchors.check(a);
+  };
+  return { publisher, anchors, origin, signing: { origin, check: (a, size) => anchors.check(a, size) }, checkAnchors };
 }
 
 /** The newest published checkpoint of `archive`. @throws HttpError 404 when none is */
