@@ -97,7 +97,10 @@ t.test('no checkpoint short of the quorum is served; a failed witness is asked a
   t.equal((await putCapture(a, u, captureRecord({ ...partsOf(u), date: 'Mon, 01 Jan 2001 00:00:00 GMT' }))).status, 201);
   await until('w1 cosigned size 1', async () => (w1.size === 1 ? true : undefined));
   t.equal((await request(`${a.url}/2025/tlog/checkpoint`)).status, 404, 'one cosignature of two: not published');
-  t.equal((await request(`${a.url}/2025/receipt/20010101000000/${u}`)).status, 404, 'and no receipt');
+  const early = await request(`${a.url}/2025/receipt/20010101000000/${u}`);
+  t.equal(early.status, 404, 'and no receipt');
+  t.equal(early.headers['retry-after'], '2', 'yet: Retry-After');
+  t.match(early.text, /is not in a published checkpoint yet; ask again in a few seconds/);
   const note = await until('published', async () => {
     const r = await request(`${a.url}/2025/tlog/checkpoint`);
     return r.status === 200 && r.text.includes('\n1\n') ? r.text : undefined;

@@ -158,6 +158,21 @@ archives:
   t.equal(bad.code, 1, 'a receipt of another entry text fails');
   t.match(bad.stderr, /FAILED: the inclusion proof does not take entry 2 to the checkpoint's root/);
 
+  // verify, beside the running daemon: the checkpoints, their tokens, the anchor and the witness's checkpoint hold.
+  const fine = await runCli(['verify', '--config', configA]);
+  t.equal(fine.code, 0, fine.stdout);
+  t.match(fine.stdout, /verify: OK: .* (\d+) published checkpoints \(\1 time-stamped\), 2 anchor\(s\), 2 witness checkpoint\(s\);/);
+  // verify-receipt: a receipt checked with another log's key, and without arguments.
+  const wrongKey = await runCli(['verify-receipt', path.join(root, 'w2.tlog-proof'), '--key', logs[2].key]);
+  t.equal(wrongKey.code, 1);
+  t.match(
+    wrongKey.stderr,
+    /^memento-archive: verify-receipt: .*w2\.tlog-proof: FAILED: its checkpoint: the checkpoint names the log a\.archive\.test\/2025, not b\.archive\.test\/2025\n$/,
+  );
+  const noFile = await runCli(['verify-receipt']);
+  t.equal(noFile.code, 2);
+  t.equal(noFile.stderr.trim().split('\n').length, 1, 'one line');
+
   // The cut: A stopped; its newest mementos and entries, their records, its checkpoints and its anchor gone.
   const kept = (await a.store.index.rowAt('2025', exactUrlkey('http://www.example.org/w1'), Date.parse('2001-01-01T00:00:01Z') / 1000))!;
   await a.close(true);
