@@ -16,7 +16,9 @@ import { readFileSync, rmSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import t from 'tap';
+import { validateArchiveConfig } from '../../../archive/config.js';
 import { LogAnchorError } from '../../../archive/evidence/checkpoint-anchor.js';
+import { ConfigError, parseYamlText } from '#shared/config.js';
 import type { TlogClients } from '../../../archive/evidence/checkpoint-publisher.js';
 import { cosignatureLine, formatVerifierKey, noteSignerOf, SIG_COSIGNATURE_V1, verifierKeyOf } from '../../../archive/evidence/signed-note.js';
 import { exactUrlkey } from '#shared/uri.js';
@@ -251,4 +253,54 @@ t.test('a head signed before heads named their log still verifies, and says so (
   const r = await verifyArchive(a.store.index, a.store.warcs, { publicKeyDer: key.publicKeyDer });
   t.same(r.problems, [], 'verify checks it with the old text');
   t.equal(r.ok, true);
+});
+
+t.test('the settings: witnesses {name, url, key}, witness_quorum, tsa_url; a mistake is one line with its place', async (t) => {
+  const w = standInWitness('w.example/w');
+  const other = standInWitness('x.example/x');
+  const check = (yaml: string) => validateArchiveConfig(parseYamlText(`${yaml}${TWO_ARCHIVES}`, '/etc/archive.yaml'));
+  const ok = check(`witnesses:\n  - {name: ${w.name}, url: "https://w.example/tlog/", key: "${w.vkey}"}\ntsa_url: https://tsa.example/tsr\n`);
+  t.same(
+    ok.witnesses.map((x) => [x.name, x.url, x.key.type]),
+    [[w.name, 'https://w.example/tlog', 4]],
+    'the URL without its trailing slash, the key parsed',
+  );
+  t.equal(ok.witnessQuorum, 1, 'the quorum: every witness listed');
+  t.equal(ok.tsaUrl, 'https://tsa.example/tsr');
+  t.equal(check('').witnessQuorum, 0, 'no witnesses, no quorum');
+  const logKey = formatVerifierKey(verifierKeyOf('a.example/current', generateKeyPairSync('ed25519').privateKey));
+  const cases: [string, RegExp][] = [
+    [
+      `witnesses:\n  - {name: ${w.name}, url: "https://w.example", key: "${other.vkey}"}\n`,
+      /^\/etc\/archive\.yaml:2: witness name w\.example\/w is not the name in its key \(x\.example\/x\)$/,
+    ],
+    [
+      `witnesses:\n  - {name: ${w.name}, url: "https://w.example", key: "${w.vkey}"}\nwitness_quorum: 2\n`,
+      /:3: witness_quorum 2 is more than the 1 witness\(es\) listed/,
+    ],
+    [
+      `witnesses:\n  - {name: a.example/current, url: "https://w.example", key: "${logKey}"}\n`,
+      /:2: a witness key is a signed-note verifier key of an Ed25519 cosigner/,
+    ],
+    [`witnesses:\n  - {name: ${w.name}, url: "ftp://w.example", key: "${w.vkey}"}\n`, /a witness url is an http\(s\) URL prefix/],
+    [
+      `witnesses:\n  - {name: ${w.name}, url: "https://w.example", key: "${w.vkey}"}\n  - {name: ${w.name}, url: "https://v.example", key: "${w.vkey}"}\n`,
+      /:3: witness w\.example\/w is listed twice/,
+    ],
+    ['tsa_url: tsa.example\n', /tsa_url: must be the http\(s\) URL of an RFC 3161 time-stamping authority|tsa_url must be the http/],
+    ['base_url: https://a.example/x+y\n', /base_url's path holds a "\+"/],
+  ];
+  for (const [yaml, msg] of cases) {
+    const err = (() => {
+      try {
+        check(yaml);
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    t.ok(err instanceof ConfigError, yaml.split('\n')[0]);
+    t.match(err?.message, msg);
+    t.notMatch(err?.message ?? '', /\n/, 'one line');
+  }
 });
