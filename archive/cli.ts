@@ -11,6 +11,7 @@
  *   memento-archive cdxj    [--config conf/archive.yaml] [--archive ID]
  *   memento-archive migrate [--config conf/archive.yaml] [--from sqlite] --to postgres://… [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
  *   memento-archive wacz    [--config conf/archive.yaml] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
+ *   memento-archive verify-receipt FILE [--record WARC] [--key KEY] [--witness VKEY]... [--quorum N] [--tsa-ca PEM]
  *   memento-archive witness [--config conf/witness.yaml]   (its own config file)
  *
  * Bad arguments or a config with a mistake: one line on stderr, exit
@@ -37,6 +38,8 @@ const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE
        memento-archive migrate [--config FILE] [--from sqlite] --to postgres://...
                        [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
        memento-archive wacz [--config FILE] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
+       memento-archive verify-receipt FILE [--record WARC] [--key KEY|--config FILE]
+                       [--witness VKEY]... [--quorum N] [--tsa-ca PEM]
        memento-archive witness [--config FILE] [--quiet]
 
 Runs the archive daemon: capture ingest by PUT, and the Memento (RFC 7089)
@@ -92,6 +95,16 @@ commands:
                    the HTML pages, the evidence log's inclusion proofs, and a
                    manifest signed with the archive's Ed25519 key. What the
                    access rules hide is left out. Safe while the daemon runs.
+  verify-receipt FILE
+                   check a capture's receipt (GET /<id>/receipt/<ts>/<URL>)
+                   offline: its checkpoint is signed by the log's key (--key,
+                   else the config's signing_key_file), cosigned by the
+                   witnesses trusted (--witness, else the config's), its
+                   inclusion proof leads from the entry to the checkpoint's
+                   root, its RFC 3161 time-stamps check (chained to --tsa-ca
+                   when given); with --record, the WARC record (GET
+                   /<id>/record/<ts>/<URL>) is the one the entry names.
+                   Exit code 0 OK, 1 it does not check out.
   witness          run a C2SP tlog-witness for other archives' logs, with its
                    own config file (default conf/witness.yaml: listen, name,
                    key_file, state_dir, logs): it cosigns a log's checkpoint
@@ -127,6 +140,15 @@ options:
   --to DATE           wacz: mementos at or before DATE (digits: the last
                       second they begin, --to 2025 is all of 2025)
   -o, --output FILE   wacz: the package to write (a new file ending in .wacz)
+  --record WARC       verify-receipt: the memento's WARC record, to check too
+  --key KEY           verify-receipt: the log's key: its verifier key
+                      (<origin>+<key ID>+<base64>), a PEM public key, or
+                      /log's base64 public_key; inline or in a file
+  --witness VKEY      verify-receipt: a witness's verifier key to trust
+                      (repeat for each); --quorum N of them must have cosigned
+                      (default: all given)
+  --tsa-ca PEM        verify-receipt: certificates a time-stamping authority
+                      must chain to
   -h, --help          show this text
 `;
 
@@ -146,6 +168,11 @@ const OPTIONS = {
   's3-endpoint': { type: 'string' },
   's3-region': { type: 'string' },
   output: { type: 'string', short: 'o' },
+  record: { type: 'string' },
+  key: { type: 'string' },
+  witness: { type: 'string', multiple: true },
+  quorum: { type: 'string' },
+  'tsa-ca': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -181,6 +208,9 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const command = args.positionals[0] ?? 'serve';
+  // Offline, with or without an archive's config.
+  // Loaded only for it: it brings pkijs and warcio, which the daemon does without.
+  if (command === 'verify-receipt') process.exit(await (await import('./commands/verify-receipt.js')).runVerifyReceipt(args.positionals.slice(1), args.values));
   if (!Object.hasOwn(COMMANDS, command) && command !== 'witness') {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);

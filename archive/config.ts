@@ -12,6 +12,7 @@ import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck 
 import { parseTimestamp14 } from '#shared/http-date.js';
 import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
 import { type AccessRule, urlPattern } from './access.js';
+import { TLOG_FILE_PROPERTIES, type TlogSettings, tlogSettings } from './evidence/tlog-config.js';
 import type { ArchiveSpan } from './spans.js';
 import { type S3WarcsConfig, s3WarcsConfig, WARC_STORAGE_DOC, WARC_STORAGE_PROPERTIES } from './storage-config.js';
 import { checkConnections, CONNECTION_PROPERTIES } from './connection-config.js';
@@ -19,7 +20,7 @@ import { checkConnections, CONNECTION_PROPERTIES } from './connection-config.js'
 export type { ArchiveSpan } from './spans.js';
 
 /** The archive daemon's settings, resolved (absolute paths, epoch seconds, milliseconds). */
-export interface ArchiveConfig {
+export interface ArchiveConfig extends TlogSettings {
   listen: HostPort;
   /** Public address used in Location and Link; `undefined` = from the request's Host. No trailing slash. */
   baseUrl?: string;
@@ -430,6 +431,7 @@ export const ARCHIVE_FILE_SCHEMA = {
         'access rules, read again on SIGHUP: `{url, action, before, after, embargo}`; `url` a URL or a prefix ending in `*`; `action` `block` (451, left out of TimeMaps), `exclude` (as if never captured: 404) or `allow`; optionally only for mementos `before`/`after` an instant or younger than an `embargo` age (`30d`). The most specific rule wins (see "Access rules and takedown")',
       errorMessage: '{key} must be a list of rules {url, action}',
     },
+    ...TLOG_FILE_PROPERTIES,
   },
 } as const satisfies ConfigSchema;
 
@@ -437,7 +439,7 @@ export const ARCHIVE_FILE_SCHEMA = {
 export type ArchiveFile = ConfigOf<typeof ARCHIVE_FILE_SCHEMA>;
 
 /** The defaults of `archive.yaml`, from its schema. */
-export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'archives' | 'base_url' | 'replay_origin'>;
+export const DEFAULTS = defaultsOf(ARCHIVE_FILE_SCHEMA) as Omit<ArchiveFile, 'archives' | 'base_url' | 'replay_origin' | 'witness_quorum' | 'tsa_url'>;
 
 /**
  * Validates the parsed YAML of an archive config (a string `put_tokens` or
@@ -493,9 +495,11 @@ export function validateArchiveConfig(src: YamlSource): ArchiveConfig {
       raw.signing_key_file === undefined
         ? path.join(resolveConfigPath(src.file, raw.data_dir), 'log-signing-key.pem')
         : resolveConfigPath(src.file, raw.signing_key_file),
+    ...tlogSettings(src, raw, raw.base_url),
   };
   if (config.warcStore === undefined) delete config.warcStore;
   if (config.baseUrl === undefined) delete config.baseUrl;
+  if (config.tsaUrl === undefined) delete config.tsaUrl;
   if (config.indexPostgres === undefined) delete config.indexPostgres;
   if (config.replayOrigin === undefined) delete config.replayOrigin;
   else replayOriginCheck(src, config);

@@ -25,6 +25,9 @@ import { clientErrorHandler } from './http/guards.js';
 import { ConnectionGate, connectionBound, openFileLimit } from './http/connections.js';
 import { ingestRoutes, revisitPuts } from './http/ingest.js';
 import { logRoutes } from './http/log.js';
+import { makeTlog, tlogRoutes } from './http/tlog.js';
+import { tlogClients } from './evidence/tlog-clients.js';
+import type { TlogClients } from './evidence/checkpoint-publisher.js';
 import { mementoRoutes } from './http/memento.js';
 import { opsRoutes } from './http/ops.js';
 import { redirectorRoutes } from './http/redirector.js';
@@ -49,6 +52,8 @@ export interface ServerOptions {
   quiet?: boolean;
   /** Start the work pools' threads now, not at their first task (a daemon: its first reader does not wait for them to load). */
   warmWork?: boolean;
+  /** The witness and time-stamping clients of the checkpoint publisher (default: the real ones; tests stand in). */
+  tlogClients?: TlogClients;
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
@@ -65,6 +70,7 @@ const PLUGINS = [
   webRoutes,
   opsRoutes,
   recordRoutes,
+  tlogRoutes,
 ];
 
 /**
@@ -105,16 +111,24 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   // The evidence logs' tree heads: signed within ~a second of new entries, by whichever replica looks first.
+  const key = openSigningKey(config.signingKeyFile);
+  const tlog = await makeTlog(app, config, store.index.log, key, opts.tlogClients ?? tlogClients);
   const treeHeads = new TreeHeadSigner(
     store.index.log,
-    openSigningKey(config.signingKeyFile),
+    key,
     config.archives.filter(isLocal).map((a) => a.id),
     (err) => opts.log?.error({ error: err.message }, 'evidence log: signing a tree head failed; trying again'),
+    tlog.signing,
   );
   await treeHeads.checkKey(config.signingKeyFile);
+  await tlog.checkAnchors();
   app.decorate('treeHeads', treeHeads);
   treeHeads.start();
   app.addHook('onClose', async () => treeHeads.close());
+  // Checkpoints in the C2SP formats: witnessed, time-stamped, published (archive/http/tlog.ts).
+  app.decorate('tlog', tlog);
+  tlog.publisher.start();
+  app.addHook('onClose', async () => tlog.publisher.close());
   const caches = () => ({
     index: { ...store.index.cache.stats, bytes: store.index.cache.bytes },
     record: { ...store.recordCache.stats, bytes: store.recordCache.bytes },

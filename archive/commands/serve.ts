@@ -6,6 +6,7 @@
  * on SIGHUP (systemd's reload) and stops cleanly on SIGTERM/SIGINT.
  */
 import { SigningKeyError } from '../evidence/signing-key.js';
+import { LogAnchorError } from '../evidence/checkpoint-anchor.js';
 import { jsonLinesLogger } from '#shared/log.js';
 import { formatHostPort } from '#shared/net.js';
 import type { AccessRules } from '../access.js';
@@ -46,7 +47,7 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
     app = await buildArchiveServer(config, store, { log, quiet, warmWork: true });
   } catch (err) {
     await store.close();
-    if (err instanceof SigningKeyError) fail(err.message, 1);
+    if (err instanceof SigningKeyError || err instanceof LogAnchorError) fail(err.message, 1);
     throw err;
   }
   let address: string;

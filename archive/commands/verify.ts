@@ -3,11 +3,16 @@
  * SQLite file, or the PostgreSQL database of `storage.index`) and the
  * WARC files (in the data folder, or the bucket of `storage.warcs`) agree
  * (archive/store/maintenance.ts `verify`), and that the evidence log
- * matches both and its signed tree heads (archive/evidence/log-verify.ts).
+ * matches both and its signed tree heads (archive/evidence/log-verify.ts),
+ * its published checkpoints and the anchor beside the key file
+ * (archive/evidence/checkpoint-verify.ts).
  * It only reads, so it runs beside the daemon.
  */
 import { existsSync } from 'node:fs';
 import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { anchorDir } from '../evidence/checkpoint-anchor.js';
+import { logOrigin } from '../evidence/tlog-config.js';
+import { isLocal } from '../spans.js';
 import type { ArchiveConfig } from '../config.js';
 import { StaleIndexError } from '../store/index-db.js';
 import { verify } from '../store/maintenance.js';
@@ -46,9 +51,14 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
   const bar = progressBar('verify');
   const warcs = await openWarcStore(config);
   try {
-    const r = await verify(index, warcs, { progress: bar.update, publicKeyDer });
+    // Each local log's origin: that of its newest head (the name the witnesses know it by), else the config's.
+    const origins = new Map<string, string>();
+    for (const a of config.archives.filter(isLocal)) origins.set(a.id, (await index.log.head(a.id))?.origin ?? logOrigin(config, a.id));
+    const checkpoints = { anchorDir: anchorDir(config.signingKeyFile), witnesses: config.witnesses, origins };
+    const r = await verify(index, warcs, { progress: bar.update, publicKeyDer, checkpoints });
     bar.stop();
     for (const p of r.problems) process.stdout.write(`${r.ok ? 'note' : 'problem'}: ${p}\n`);
+    for (const n of r.checkpoints?.notes ?? []) process.stdout.write(`note: ${n}\n`);
     for (const f of r.orphans)
       process.stdout.write(
         `note: ${f}: orphan, none of its records is indexed (uploaded by a daemon stopped before its index commit, never acknowledged; may be deleted)\n`,
@@ -56,7 +66,8 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
     process.stdout.write(
       `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
         `${r.unindexed} response records not in the index (same-second captures superseded by a later one, in WARC files written before those were refused); ` +
-        `evidence log: ${r.log.entries} entries, ${r.log.nodes} nodes, ${r.log.heads} signed tree heads; ` +
+        `evidence log: ${r.log.entries} entries, ${r.log.nodes} nodes, ${r.log.heads} signed tree heads, ` +
+        `${r.checkpoints?.checkpoints ?? 0} published checkpoints (${r.checkpoints?.timestamps ?? 0} time-stamped), ${r.checkpoints?.anchors ?? 0} anchor(s), ${r.checkpoints?.witnessed ?? 0} witness checkpoint(s); ` +
         `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,
     );
     return r.ok ? 0 : 1;

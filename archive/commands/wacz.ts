@@ -14,6 +14,8 @@ import { type ArchiveConfig, parseInstant } from '../config.js';
 import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
 import { isLocal } from '../spans.js';
 import { TreeHeadSigner } from '../evidence/tree-heads.js';
+import { LogAnchorError, LogAnchors } from '../evidence/checkpoint-anchor.js';
+import { logOrigin } from '../evidence/tlog-config.js';
 import { IndexDb } from '../store/index-db.js';
 import { lockHolder } from '../store/lock.js';
 import { RecordDamage } from '../wacz/records.js';
@@ -130,10 +132,17 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
   }
   try {
     // A tree head is signed for the package when the newest does not cover the log (as any replica may sign).
+    // Never after the log was cut back below its last published checkpoint (the anchor beside the key file).
+    const anchors = new LogAnchors(config.signingKeyFile, key, index.log);
     const heads = new TreeHeadSigner(
       index.log,
       key,
       config.archives.filter(isLocal).map((a) => a.id),
+      undefined,
+      {
+        origin: (a) => logOrigin(config, a),
+        check: (a, size) => anchors.check(a, size),
+      },
     );
     await heads.checkKey(config.signingKeyFile);
     const r = await writeWacz({
@@ -143,7 +152,7 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
       key,
       selection: sel,
       out: o.output,
-      log: { store: index.log, heads },
+      log: { store: index.log, heads, tsaUrl: config.tsaUrl },
       publishRequests: config.publishRequests,
     });
     const extra = [
@@ -154,11 +163,11 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
       r.later ? `${r.later} memento(s) captured while the package was written left out` : '',
     ].filter(Boolean);
     process.stdout.write(
-      `wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.proofs} proof(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`,
+      `wacz: ${o.output}: ${r.mementos} memento(s), ${r.pages} page(s), ${r.proofs} proof(s), ${r.receipts} receipt(s), ${r.bytes} bytes${extra.length ? '; ' + extra.join('; ') : ''}\n`,
     );
     return 0;
   } catch (err) {
-    if (err instanceof RecordDamage || err instanceof SigningKeyError) {
+    if (err instanceof RecordDamage || err instanceof SigningKeyError || err instanceof LogAnchorError) {
       say(`wacz: ${err.message}; no package written`);
       return 1;
     }

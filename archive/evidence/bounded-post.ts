@@ -1,5 +1,5 @@
 /**
- * One HTTP POST to a service the evidence log depends on (a witness, a
+ * One HTTP POST (or GET) to a service the evidence log depends on (a witness, a
  * timestamping authority), with its answer bounded: the whole exchange
  * within a time limit, at most so many bytes of body read, no redirect
  * followed. What such a service answers is hostile input; this module only
@@ -41,7 +41,21 @@ export class BoundedPostError extends Error {
  *   fails, the time runs out, the body is longer than `maxBytes`, or
  *   `signal` aborts (its reason's message)
  */
-export async function boundedPost(url: string, body: Buffer | string, opts: BoundedPostOptions): Promise<BoundedAnswer> {
+export function boundedPost(url: string, body: Buffer | string, opts: BoundedPostOptions): Promise<BoundedAnswer> {
+  return boundedRequest(url, body, opts);
+}
+
+/** GETs `url` and reads the answer, within the bounds of `opts` (as {@link boundedPost}; `contentType` is ignored). @throws BoundedPostError */
+export function boundedGet(url: string, opts: Omit<BoundedPostOptions, 'contentType'>): Promise<BoundedAnswer> {
+  return boundedRequest(url, null, opts);
+}
+
+/** A GET (`body` null) or a POST of `body`, bounded. */
+async function boundedRequest(
+  url: string,
+  body: Buffer | string | null,
+  opts: Omit<BoundedPostOptions, 'contentType'> & { contentType?: string },
+): Promise<BoundedAnswer> {
   let target: URL;
   try {
     target = new URL(url);
@@ -60,9 +74,9 @@ export async function boundedPost(url: string, body: Buffer | string, opts: Boun
   let res: Response;
   try {
     res = await fetch(target, {
-      method: 'POST',
-      body: typeof body === 'string' ? body : new Uint8Array(body),
-      headers: { 'content-type': opts.contentType, ...(opts.accept ? { accept: opts.accept } : {}) },
+      method: body === null ? 'GET' : 'POST',
+      body: body === null ? undefined : typeof body === 'string' ? body : new Uint8Array(body),
+      headers: { ...(body !== null && opts.contentType ? { 'content-type': opts.contentType } : {}), ...(opts.accept ? { accept: opts.accept } : {}) },
       redirect: 'manual',
       signal,
     });

@@ -7,7 +7,7 @@
  * archive first, so that their leaf indexes follow one another.
  */
 import type pg from 'pg';
-import { keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
+import { type BundleEntry, type CheckpointRow, hashesOf, keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
 import type { NodeKey, StoredNode } from './merkle.js';
 
 /** The log's tables (log.ts), made on open of every index, old ones included. */
@@ -38,13 +38,23 @@ CREATE TABLE IF NOT EXISTS log_head (
   signature bytea NOT NULL,
   PRIMARY KEY (archive_id, tree_size)
 );
+ALTER TABLE log_head ADD COLUMN IF NOT EXISTS origin text;
+CREATE TABLE IF NOT EXISTS log_checkpoint (
+  archive_id text COLLATE "C" NOT NULL,
+  tree_size bigint NOT NULL,
+  note text NOT NULL,
+  tsr bytea,
+  published bigint NOT NULL,
+  PRIMARY KEY (archive_id, tree_size)
+);
 `;
 
 /** First key of the advisory lock of an archive's log (the second is the hash of its id); index-pg.ts holds 726_617_001 and _002. */
 const LOG_LOCK = 726_617_003;
 
 const LEAF_COLS = 'archive_id, leaf_index, leaf_hash, kind, leaf_text, urlkey, datetime';
-const HEAD_COLS = 'archive_id, tree_size, root_hash, timestamp, signature';
+const HEAD_COLS = 'archive_id, tree_size, root_hash, timestamp, signature, origin';
+const CHECKPOINT_COLS = 'archive_id, tree_size, note, tsr, published';
 
 const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
@@ -62,8 +72,18 @@ const SQL = {
   newestHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 ORDER BY tree_size DESC LIMIT 1`,
   headAt: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 AND tree_size = $2`,
   heads: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 ORDER BY tree_size`,
-  addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-  archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head',
+  addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+  archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head UNION SELECT DISTINCT archive_id FROM log_checkpoint',
+  leafHashes: `SELECT count(*) AS n, min(leaf_index) AS first, string_agg(leaf_hash, ''::bytea ORDER BY leaf_index) AS bytes
+    FROM log_leaf WHERE archive_id = $1 AND leaf_index >= $2 AND leaf_index < $3`,
+  nodeHashes: `SELECT count(*) AS n, min(idx) AS first, string_agg(hash, ''::bytea ORDER BY idx) AS bytes
+    FROM log_node WHERE archive_id = $1 AND level = $4 AND idx >= $2 AND idx < $3`,
+  bundleEntries:
+    'SELECT leaf_index, leaf_text, urlkey, datetime FROM log_leaf WHERE archive_id = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index',
+  newestCheckpoint: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $1 ORDER BY tree_size DESC LIMIT 1`,
+  checkpointAt: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $1 AND tree_size = $2`,
+  checkpoints: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $1 AND tree_size > $2 ORDER BY tree_size LIMIT $3`,
+  addCheckpoint: `INSERT INTO log_checkpoint (${CHECKPOINT_COLS}) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
 } as const;
 
 /** Something to run a named statement on: the pool, or one connection of a transaction. */
@@ -162,6 +182,27 @@ export class PgLogStore implements LogStore {
     return q<TreeHead>(this.pool, 'heads', [archive]);
   }
   async addHead(h: TreeHead): Promise<void> {
-    await q(this.pool, 'addHead', [h.archive_id, h.tree_size, h.root_hash, h.timestamp, h.signature]);
+    await q(this.pool, 'addHead', [h.archive_id, h.tree_size, h.root_hash, h.timestamp, h.signature, h.origin]);
+  }
+  async levelHashes(archive: string, level: number, from: number, limit: number): Promise<Buffer[]> {
+    type Agg = { n: number; first: number | null; bytes: Buffer | null };
+    const [r] =
+      level === 0
+        ? await q<Agg>(this.pool, 'leafHashes', [archive, from, from + limit])
+        : await q<Agg>(this.pool, 'nodeHashes', [archive, from, from + limit, level]);
+    return hashesOf(archive, level, from, limit, Number(r?.n ?? 0), r?.first ?? null, r?.bytes ?? Buffer.alloc(0));
+  }
+  bundleEntries(archive: string, from: number, limit: number): Promise<BundleEntry[]> {
+    return q<BundleEntry>(this.pool, 'bundleEntries', [archive, from, from + limit]);
+  }
+  async checkpoint(archive: string, size?: number): Promise<CheckpointRow | undefined> {
+    if (size === undefined) return (await q<CheckpointRow>(this.pool, 'newestCheckpoint', [archive]))[0];
+    return (await q<CheckpointRow>(this.pool, 'checkpointAt', [archive, size]))[0];
+  }
+  checkpoints(archive: string, after: number, limit: number): Promise<CheckpointRow[]> {
+    return q<CheckpointRow>(this.pool, 'checkpoints', [archive, after, limit]);
+  }
+  async addCheckpoint(c: CheckpointRow): Promise<void> {
+    await q(this.pool, 'addCheckpoint', [c.archive_id, c.tree_size, c.note, c.tsr, c.published]);
   }
 }

@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import sqlite3 from 'sqlite3';
 import { all, run } from '../store/sqlite-calls.js';
-import { keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
+import { type BundleEntry, type CheckpointRow, hashesOf, keyText, type LeafRow, type LogStore, type LogTx, type TreeHead } from './log.js';
 import type { NodeKey, StoredNode } from './merkle.js';
 
 /** The log's tables (log.ts), made on open of every index, old ones included. */
@@ -42,12 +42,33 @@ CREATE TABLE IF NOT EXISTS log_head (
   root_hash BLOB NOT NULL,
   timestamp INTEGER NOT NULL,
   signature BLOB NOT NULL,
+  origin TEXT,
+  PRIMARY KEY (archive_id, tree_size)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log_checkpoint (
+  archive_id TEXT NOT NULL,
+  tree_size INTEGER NOT NULL,
+  note TEXT NOT NULL,
+  tsr BLOB,
+  published INTEGER NOT NULL,
   PRIMARY KEY (archive_id, tree_size)
 ) WITHOUT ROWID;
 `;
 
+/** The log's tables, in the order `copyLogTables` copies them. */
+const LOG_TABLES = ['log_leaf', 'log_node', 'log_head', 'log_checkpoint'] as const;
+
+/** Gives a `log_head` made before heads named their log its `origin` column (NULL in every existing head). */
+export async function upgradeLogTables(db: sqlite3.Database): Promise<void> {
+  const cols = await new Promise<{ name: string }[]>((resolve, reject) =>
+    db.all('PRAGMA table_info(log_head)', (err, rows: { name: string }[]) => (err ? reject(err) : resolve(rows))),
+  );
+  if (!cols.some((c) => c.name === 'origin')) await run(db, 'ALTER TABLE log_head ADD COLUMN origin TEXT');
+}
+
 const LEAF_COLS = 'archive_id, leaf_index, leaf_hash, kind, leaf_text, urlkey, datetime';
-const HEAD_COLS = 'archive_id, tree_size, root_hash, timestamp, signature';
+const HEAD_COLS = 'archive_id, tree_size, root_hash, timestamp, signature, origin';
+const CHECKPOINT_COLS = 'archive_id, tree_size, note, tsr, published';
 
 const SQL = {
   size: 'SELECT leaf_index FROM log_leaf WHERE archive_id = $a ORDER BY leaf_index DESC LIMIT 1',
@@ -58,14 +79,24 @@ const SQL = {
   insertLeaves: `INSERT INTO log_leaf (${LEAF_COLS}) SELECT $a, value ->> 0, unhex(value ->> 1), value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each($rows)`,
   insertNodes: 'INSERT INTO log_node (archive_id, level, idx, hash) SELECT $a, value ->> 0, value ->> 1, unhex(value ->> 2) FROM json_each($rows)',
   erase: 'UPDATE log_leaf SET leaf_text = NULL, urlkey = NULL, datetime = NULL WHERE archive_id = $a AND leaf_index IN (SELECT value FROM json_each($indexes))',
-  leafOf: `SELECT ${LEAF_COLS} FROM log_leaf WHERE urlkey = $urlkey AND archive_id = $a AND datetime = $datetime AND kind = 'capture' ORDER BY leaf_index DESC LIMIT 1`,
+  leafOf: `SELECT ${LEAF_COLS} FROM log_leaf INDEXED BY log_leaf_memento WHERE urlkey = $urlkey AND archive_id = $a AND datetime = $datetime AND kind = 'capture' ORDER BY leaf_index DESC LIMIT 1`,
   leaves: `SELECT ${LEAF_COLS} FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from ORDER BY leaf_index LIMIT $limit`,
   storedNodes: 'SELECT level, idx AS "index", hash FROM log_node WHERE archive_id = $a AND (level, idx) > ($level, $idx) ORDER BY level, idx LIMIT $limit',
   newestHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size DESC LIMIT 1`,
   headAt: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a AND tree_size = $size`,
   heads: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size`,
-  addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($a, $size, $root, $timestamp, $signature) ON CONFLICT DO NOTHING`,
-  archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head',
+  addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($a, $size, $root, $timestamp, $signature, $origin) ON CONFLICT DO NOTHING`,
+  archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head UNION SELECT DISTINCT archive_id FROM log_checkpoint',
+  leafHashes: `SELECT count(*) AS n, min(idx) AS first, group_concat(hex(hash), '') AS hex FROM
+    (SELECT leaf_index AS idx, leaf_hash AS hash FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from AND leaf_index < $to ORDER BY leaf_index)`,
+  nodeHashes: `SELECT count(*) AS n, min(idx) AS first, group_concat(hex(hash), '') AS hex FROM
+    (SELECT idx, hash FROM log_node WHERE archive_id = $a AND level = $level AND idx >= $from AND idx < $to ORDER BY idx)`,
+  bundleEntries: `SELECT json_group_array(json_array(leaf_index, leaf_text, urlkey, datetime)) AS j FROM
+    (SELECT leaf_index, leaf_text, urlkey, datetime FROM log_leaf WHERE archive_id = $a AND leaf_index >= $from AND leaf_index < $to ORDER BY leaf_index)`,
+  newestCheckpoint: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $a ORDER BY tree_size DESC LIMIT 1`,
+  checkpointAt: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $a AND tree_size = $size`,
+  checkpoints: `SELECT ${CHECKPOINT_COLS} FROM log_checkpoint WHERE archive_id = $a AND tree_size > $after ORDER BY tree_size LIMIT $limit`,
+  addCheckpoint: `INSERT INTO log_checkpoint (${CHECKPOINT_COLS}) VALUES ($a, $size, $note, $tsr, $published) ON CONFLICT DO NOTHING`,
 } as const;
 
 /** Prepared statements of one connection, made on first use. */
@@ -176,7 +207,44 @@ export class SqliteLogStore implements LogStore {
     return all<TreeHead>(this.r.get('heads'), { $a: archive });
   }
   async addHead(h: TreeHead): Promise<void> {
-    await run(this.w.get('addHead'), null, { $a: h.archive_id, $size: h.tree_size, $root: h.root_hash, $timestamp: h.timestamp, $signature: h.signature });
+    await run(this.w.get('addHead'), null, {
+      $a: h.archive_id,
+      $size: h.tree_size,
+      $root: h.root_hash,
+      $timestamp: h.timestamp,
+      $signature: h.signature,
+      $origin: h.origin,
+    });
+  }
+  async levelHashes(archive: string, level: number, from: number, limit: number): Promise<Buffer[]> {
+    // One row of all the hashes (hex, in order): a row per hash costs the driver more than the hashes themselves.
+    const [r] = await all<{ n: number; first: number | null; hex: string | null }>(this.r.get(level === 0 ? 'leafHashes' : 'nodeHashes'), {
+      $a: archive,
+      ...(level === 0 ? {} : { $level: level }),
+      $from: from,
+      $to: from + limit,
+    });
+    return hashesOf(archive, level, from, limit, r?.n ?? 0, r?.first ?? null, Buffer.from(r?.hex ?? '', 'hex'));
+  }
+  async bundleEntries(archive: string, from: number, limit: number): Promise<BundleEntry[]> {
+    // One row (a JSON array) for all of them: a row each costs the driver more than the entries.
+    const [r] = await all<{ j: string }>(this.r.get('bundleEntries'), { $a: archive, $from: from, $to: from + limit });
+    return (JSON.parse(r?.j ?? '[]') as [number, string | null, string | null, number | null][]).map(([leaf_index, leaf_text, urlkey, datetime]) => ({
+      leaf_index,
+      leaf_text,
+      urlkey,
+      datetime,
+    }));
+  }
+  async checkpoint(archive: string, size?: number): Promise<CheckpointRow | undefined> {
+    if (size === undefined) return (await all<CheckpointRow>(this.r.get('newestCheckpoint'), { $a: archive }))[0];
+    return (await all<CheckpointRow>(this.r.get('checkpointAt'), { $a: archive, $size: size }))[0];
+  }
+  checkpoints(archive: string, after: number, limit: number): Promise<CheckpointRow[]> {
+    return all<CheckpointRow>(this.r.get('checkpoints'), { $a: archive, $after: after, $limit: limit });
+  }
+  async addCheckpoint(c: CheckpointRow): Promise<void> {
+    await run(this.w.get('addCheckpoint'), null, { $a: c.archive_id, $size: c.tree_size, $note: c.note, $tsr: c.tsr, $published: c.published });
   }
   async close(): Promise<void> {
     await this.r.close();
@@ -202,7 +270,15 @@ export async function copyLogTables(from: string, to: string): Promise<void> {
         err ? reject(err) : resolve(rows),
       ),
     );
-    for (const t of ['log_leaf', 'log_node', 'log_head']) if (have.some((h) => h.name === t)) await run(db, `INSERT INTO main.${t} SELECT * FROM old.${t}`);
+    for (const t of LOG_TABLES) {
+      if (!have.some((h) => h.name === t)) continue;
+      // The columns both have: an index of an older version lacks some (its heads' origin).
+      const cols = await new Promise<{ name: string }[]>((resolve, reject) =>
+        db.all(`PRAGMA old.table_info(${t})`, (err, rows: { name: string }[]) => (err ? reject(err) : resolve(rows))),
+      );
+      const list = cols.map((c) => c.name).join(', ');
+      await run(db, `INSERT INTO main.${t} (${list}) SELECT ${list} FROM old.${t}`);
+    }
     await run(db, 'DETACH DATABASE old');
   } finally {
     await new Promise<void>((resolve) => db.close(() => resolve()));

@@ -10,8 +10,10 @@
  * - `log_node` (archive_id, level, idx, hash): every perfect subtree of
  *   level ≥ 1, written as the leaves that complete it commit, so that a
  *   root or a proof reads O(log n) rows;
- * - `log_head` (archive_id, tree_size, root_hash, timestamp, signature):
- *   the signed tree heads (tree-heads.ts), kept forever.
+ * - `log_head` (archive_id, tree_size, root_hash, timestamp, signature,
+ *   origin): the signed tree heads (tree-heads.ts), kept forever;
+ * - `log_checkpoint` (archive_id, tree_size, note, tsr, published):
+ *   the published checkpoints (checkpoint-publisher.ts), kept forever.
  *
  * The SQL is the index's own (log-sqlite.ts, log-pg.ts, behind
  * {@link LogTx} and {@link LogStore}); what to write and what to read is
@@ -41,6 +43,23 @@ export interface TreeHead {
   root_hash: Buffer;
   timestamp: number;
   signature: Buffer;
+  /** The log's origin the signature covers (tree-heads.ts `signedText`); `null` for a head signed before heads named their log. */
+  origin: string | null;
+}
+
+/** An entry as an entry bundle needs it. */
+export type BundleEntry = Pick<LeafRow, 'leaf_index' | 'leaf_text' | 'urlkey' | 'datetime'>;
+
+/** A published checkpoint as stored (checkpoint-publisher.ts). */
+export interface CheckpointRow {
+  archive_id: string;
+  tree_size: number;
+  /** The signed note: the checkpoint text, a blank line, the log's signature line and the witnesses' cosignature lines (C2SP tlog-checkpoint). */
+  note: string;
+  /** The RFC 3161 TimeStampResp (DER) over the note text; `null` without `tsa_url`. */
+  tsr: Buffer | null;
+  /** When it was published, ms since the epoch. */
+  published: number;
 }
 
 /** The log tables inside one open write transaction of the index (its connection). */
@@ -81,6 +100,29 @@ export interface LogStore {
   heads(archive: string): Promise<TreeHead[]>;
   /** Keeps `head` unless one of its size is kept already (another replica signed it). */
   addHead(head: TreeHead): Promise<void>;
+  /** The hashes of the `limit` perfect subtrees of `level` (0: leaf hashes) from index `from` on, in order. @throws when one is missing */
+  levelHashes(archive: string, level: number, from: number, limit: number): Promise<Buffer[]>;
+  /** The entries `[from, from + limit)` for an entry bundle (tiles.ts), by leaf index: index, text (null once purged), memento key. */
+  bundleEntries(archive: string, from: number, limit: number): Promise<BundleEntry[]>;
+  /** The newest published checkpoint, or the one of `size`; `undefined` when none. */
+  checkpoint(archive: string, size?: number): Promise<CheckpointRow | undefined>;
+  /** Up to `limit` published checkpoints of sizes above `after`, by size. */
+  checkpoints(archive: string, after: number, limit: number): Promise<CheckpointRow[]>;
+  /** Keeps a published checkpoint unless one of its size is kept already (another replica published it). */
+  addCheckpoint(row: CheckpointRow): Promise<void>;
+}
+
+/**
+ * The hashes {@link LogStore.levelHashes} read as one aggregate: `n`
+ * rows of keys unique in `[from, from + limit)`, the smallest `first`,
+ * their hashes concatenated in order. All `limit` are there exactly when
+ * `n` is `limit` and `first` is `from`.
+ * @throws when one is missing
+ */
+export function hashesOf(archive: string, level: number, from: number, limit: number, n: number, first: number | null, bytes: Buffer): Buffer[] {
+  if (n !== limit || (n > 0 && Number(first) !== from) || bytes.length !== 32 * n)
+    throw new Error(`the evidence log of archive ${archive} lacks nodes of level ${level} from ${from} on (${n} of ${limit})`);
+  return Array.from({ length: n }, (_, i) => bytes.subarray(32 * i, 32 * i + 32));
 }
 
 /** The memento key's text in {@link LogTx.captured}'s answer. */

@@ -4,9 +4,18 @@
  * second and, when it has entries its newest head does not cover (or no
  * head at all: an empty log has one of size 0), signs the tree as it
  * stands: Ed25519 (signing-key.ts) over the UTF-8 of
- * `<tree_size>\n<root_hash base64>\n<timestamp ms>`. Heads are kept
- * forever (`log_head`), one per size: every replica of an archive may
- * sign, the first to store a size keeps it (insert if absent).
+ * `<origin>
+<tree_size>
+<root_hash base64>
+<timestamp ms>`, the
+ * origin naming the archive's log (tlog-config.ts `logOrigin`), so that
+ * one archive's head never verifies as another's. Heads signed before
+ * heads named their log have no origin and cover the three lines after
+ * it. Heads are kept forever (`log_head`), one per size: every replica of
+ * an archive may sign, the first to store a size keeps it (insert if
+ * absent). Before signing, the tree is checked against the log's last
+ * published checkpoint (checkpoint-anchor.ts): a log cut back is never
+ * signed.
  *
  * One log has one key: a daemon whose key did not sign the newest head of
  * a log (a replica given another `signing_key_file`) does not start
@@ -22,6 +31,8 @@ import { type SigningKey, SigningKeyError, verifySignature } from './signing-key
 
 /** A tree head as the `/log` JSON gives it. */
 export interface TreeHeadJson {
+  /** the log's origin the signature covers; `null` for a head signed before heads named their log */
+  origin: string | null;
   tree_size: number;
   /** base64 */
   root_hash: string;
@@ -33,14 +44,21 @@ export interface TreeHeadJson {
   public_key: string;
 }
 
-/** The bytes a tree head's signature covers: UTF-8 of `<tree_size>\n<root_hash base64>\n<timestamp>`. */
-export function signedText(treeSize: number, rootHash: Buffer, timestamp: number): string {
-  return `${treeSize}\n${rootHash.toString('base64')}\n${timestamp}`;
+/**
+ * The bytes a tree head's signature covers: UTF-8 of
+ * `<origin>\n<tree_size>\n<root_hash base64>\n<timestamp>`; for a head
+ * without an origin (`null`: signed before heads named their log),
+ * `<tree_size>\n<root_hash base64>\n<timestamp>`.
+ */
+export function signedText(treeSize: number, rootHash: Buffer, timestamp: number, origin: string | null = null): string {
+  const text = `${treeSize}\n${rootHash.toString('base64')}\n${timestamp}`;
+  return origin === null ? text : `${origin}\n${text}`;
 }
 
 /** The JSON of a stored head, with the key's public half. */
 export function headJson(h: TreeHead, publicKeyBase64: string): TreeHeadJson {
   return {
+    origin: h.origin ?? null,
     tree_size: h.tree_size,
     root_hash: h.root_hash.toString('base64'),
     timestamp: h.timestamp,
@@ -51,7 +69,15 @@ export function headJson(h: TreeHead, publicKeyBase64: string): TreeHeadJson {
 
 /** Whether `h`'s signature is the one of its size, root and timestamp by the key `publicKeyDer`. */
 export function headSignatureOk(h: TreeHead, publicKeyDer: Buffer): boolean {
-  return verifySignature(publicKeyDer, signedText(h.tree_size, h.root_hash, h.timestamp), h.signature);
+  return verifySignature(publicKeyDer, signedText(h.tree_size, h.root_hash, h.timestamp, h.origin ?? null), h.signature);
+}
+
+/** What a signer needs to know of each archive's log besides its entries. */
+export interface HeadSigning {
+  /** The origin of `archive`'s log (tlog-config.ts `logOrigin`). */
+  origin(archive: string): string;
+  /** Checks the tree about to be signed (size and root) against the log's last published checkpoint; throws to refuse (checkpoint-anchor.ts). */
+  check?(archive: string, size: number, root: Buffer): Promise<void>;
 }
 
 /**
@@ -82,12 +108,14 @@ export class TreeHeadSigner {
 
   /**
    * @param onError what a failed round says (the next round tries again)
+   * @param signing the logs' origins, and the check of a tree against the log's last published checkpoint
    */
   constructor(
     private readonly log: LogStore,
     readonly key: SigningKey,
     private readonly archives: readonly string[],
     private readonly onError: (err: Error) => void = () => undefined,
+    readonly signing: HeadSigning = { origin: (a) => a },
   ) {}
 
   /**
@@ -189,8 +217,11 @@ export class TreeHeadSigner {
     const prev = await this.log.head(archive);
     if (prev) this.servable(archive, prev);
     const root = await rootOf(this.log, archive, size);
+    await this.signing.check?.(archive, size, root);
+    const origin = this.signing.origin(archive);
     const timestamp = Date.now();
-    const made = { archive_id: archive, tree_size: size, root_hash: root, timestamp, signature: this.key.sign(signedText(size, root, timestamp)) };
+    const signature = this.key.sign(signedText(size, root, timestamp, origin));
+    const made = { archive_id: archive, tree_size: size, root_hash: root, timestamp, signature, origin };
     await this.log.addHead(made);
     // The kept head of that size (another daemon's, when it stored one first); this one when the write is not visible to reads yet.
     return (await this.log.head(archive, size)) ?? made;

@@ -18,7 +18,14 @@ declare module 'fastify' {
 
 /** The health and metrics plugin. */
 export async function opsRoutes(app: FastifyInstance): Promise<void> {
-  const health = new Health(app.store, app.config.dataDir, app.treeHeads);
+  // The log's check: the signer's problem (a failed round, another key's head), else the anchor's refusal of a
+  // log cut back below its last published checkpoint (archive/evidence/checkpoint-anchor.ts).
+  const signing = {
+    get problem() {
+      return app.treeHeads.problem ?? app.tlog.publisher.refusals()[0];
+    },
+  };
+  const health = new Health(app.store, app.config.dataDir, signing);
   readRoute(
     app,
     '/healthz',

@@ -30,6 +30,9 @@ export const uris = {
   calendar: (base: string, uriR: string) => `${base}/web/*/${uriR}`,
   /** The index TimeMap as JSON. */
   indexTimemapJson: (base: string, uriR: string) => `${base}/tg/timemap/json/${uriR}`,
+  /** A memento's receipt in the evidence log (C2SP tlog-proof). */
+  receipt: (base: string, archive: string, row: Pick<MementoRow, 'datetime' | 'uri_r'>) =>
+    `${base}/${archive}/receipt/${toTimestamp14(row.datetime)}/${row.uri_r}`,
 };
 
 /** The memento chosen for an instant, with its neighbours for Link (id, datetime, URI-R of each). */

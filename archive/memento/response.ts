@@ -173,9 +173,9 @@ export interface MementoAnswer {
  * body goes out as stored; Content-Length when it is known); a 3xx's
  * Location, an archive address of the same form (location.ts: never a
  * redirect out of the archive); Memento-Datetime; Link (original,
- * timegate, timemap, the neighbouring URI-Ms); Vary: prefer; the sandbox
- * and fetch policy of the form (stored forms also `Content-Disposition:
- * attachment`); nosniff;
+ * timegate, timemap, the receipt as `describedby`, the neighbouring
+ * URI-Ms); Vary: prefer; the sandbox and fetch policy of the form (stored
+ * forms also `Content-Disposition: attachment`); nosniff;
  * `Access-Control-Allow-Origin: *` (the replayed page's origin is opaque,
  * its fonts and other CORS fetches come from the archive);
  * Preference-Applied; Content-Location (the URI-M of the form served; at
@@ -235,6 +235,8 @@ export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache
     { uri: m.row.uri_r, rel: 'original' },
     { uri: uris.timegate(m.base, m.archiveId, m.uriR), rel: 'timegate' },
     { uri: uris.timemap(m.base, m.archiveId, m.uriR), rel: 'timemap', type: LINK_FORMAT },
+    // The capture's receipt in the evidence log (docs/evidence.md "Receipts").
+    { uri: uris.receipt(m.base, m.archiveId, m.row), rel: 'describedby', type: 'text/plain' },
   ];
   const link = linkWithin(
     left,

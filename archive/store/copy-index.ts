@@ -40,6 +40,7 @@ export const INDEX_TABLES: IndexTable[] = [
   { name: 'log_leaf', key: ['archive_id', 'leaf_index'] },
   { name: 'log_node', key: ['archive_id', 'level', 'idx'] },
   { name: 'log_head', key: ['archive_id', 'tree_size'] },
+  { name: 'log_checkpoint', key: ['archive_id', 'tree_size'] },
 ];
 
 /** The copy cannot be made (the target holds rows, a table differs); nothing was changed. */

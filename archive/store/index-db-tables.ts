@@ -4,7 +4,7 @@
  * the columns an index of an older version gains on open.
  */
 import sqlite3 from 'sqlite3';
-import { LOG_SCHEMA_SQLITE } from '../evidence/log-sqlite.js';
+import { LOG_SCHEMA_SQLITE, upgradeLogTables } from '../evidence/log-sqlite.js';
 import { readAll, run } from './sqlite-calls.js';
 
 /** One row per memento, unique on (urlkey, archive id, Memento-Datetime); docs/storage.md. */
@@ -41,4 +41,5 @@ async function addRefersTo(db: sqlite3.Database): Promise<void> {
 export async function makeTables(db: sqlite3.Database): Promise<void> {
   await new Promise<void>((resolve, reject) => db.exec(MEMENTO_SCHEMA + LOG_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
   await addRefersTo(db);
+  await upgradeLogTables(db);
 }

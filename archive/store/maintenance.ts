@@ -14,6 +14,7 @@ import path from 'node:path';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { copyLogTables } from '../evidence/log-sqlite.js';
 import { LeafRecordCheck, type LogVerifyCounts, type ReadRecord, verifyLogTables } from '../evidence/log-verify.js';
+import { type CheckpointVerifyCounts, type CheckpointVerifyOptions, verifyCheckpoints } from '../evidence/checkpoint-verify.js';
 import { IndexDb, type MementoRow } from './index-db.js';
 import type { MementoIndex } from './memento-index.js';
 import { RowWriter } from './record-rows.js';
@@ -213,6 +214,8 @@ export interface VerifyReport {
   problems: string[];
   /** Evidence log entries, stored nodes and signed tree heads checked (archive/evidence/log-verify.ts). */
   log: LogVerifyCounts;
+  /** Published checkpoints, their time-stamps and the anchors checked (archive/evidence/checkpoint-verify.ts), when asked for. */
+  checkpoints?: CheckpointVerifyCounts;
 }
 
 /**
@@ -240,7 +243,7 @@ export interface VerifyReport {
 export async function verify(
   index: MementoIndex,
   warcsDir: WarcStore | string,
-  opts: { progress?: Progress; strictTail?: boolean; publicKeyDer?: Buffer | null } = {},
+  opts: { progress?: Progress; strictTail?: boolean; publicKeyDer?: Buffer | null; checkpoints?: Omit<CheckpointVerifyOptions, 'publicKeyDer'> } = {},
 ): Promise<VerifyReport> {
   const warcs = warcStoreOf(warcsDir);
   const log = { entries: 0, nodes: 0, heads: 0 };
@@ -319,6 +322,7 @@ export async function verify(
   }
   await leaves.finish();
   Object.assign(log, await verifyLogTables(index.log, opts.publicKeyDer, problem));
+  if (opts.checkpoints) report.checkpoints = await verifyCheckpoints(index.log, { ...opts.checkpoints, publicKeyDer: opts.publicKeyDer }, problem);
   return report;
 }
 

@@ -9,6 +9,7 @@
  *   indexes/index.cdx         CDXJ of those records, sorted, offsets into data.warc.gz
  *   pages/pages.jsonl         the HTML 200 mementos, one page each
  *   proofs/proofs.jsonl       inclusion proofs of the mementos in the archive's evidence log
+ *   receipts/receipts.jsonl   their receipts (C2SP tlog-proof) in its published checkpoints (receipts.ts)
  *   datapackage.json          every other file's path, size and SHA-256
  *   datapackage-digest.json   the SHA-256 of datapackage.json, signed with the archive's Ed25519 key
  *
@@ -36,6 +37,7 @@ import { cdxWalk, type UrlkeyRange } from '../store/cdx-walk.js';
 import { writeCdxj } from '../store/cdxj.js';
 import type { IndexDb, MementoRow, NewMementoRow } from '../store/index-db.js';
 import { copyMember, mementoRecords, publishedRequestMember } from './records.js';
+import { PackageReceipts } from './receipts.js';
 
 /** The WACZ version written (datapackage.json `wacz_version`). */
 export const WACZ_VERSION = '1.1.1';
@@ -68,6 +70,8 @@ export interface WaczReport {
   pages: number;
   /** Lines of proofs/proofs.jsonl: mementos with an inclusion proof. */
   proofs: number;
+  /** Lines of receipts/receipts.jsonl: mementos with a receipt (a published checkpoint covers their entry). */
+  receipts: number;
   /** Mementos in the package without an entry in the evidence log (indexed before the log was kept): no proof. */
   unlogged: number;
   /** Mementos left out because they were committed after the package's tree head of their archive was taken (captured while it was written). */
@@ -88,8 +92,11 @@ export interface WaczInput {
   out: string;
   /** The package's creation time (datapackage.json `created`), also the instant the access rules are applied at. */
   now?: Date;
-  /** The archive's evidence log (the index's, `IndexDb.log`) and its tree head signer: each memento's inclusion proof goes in proofs/proofs.jsonl. */
-  log: { store: LogStore; heads: TreeHeadSigner };
+  /**
+   * The archive's evidence log (the index's, `IndexDb.log`) and its tree head signer: each memento's inclusion proof
+   * goes in proofs/proofs.jsonl, its receipt in receipts/receipts.jsonl (`tsaUrl`: the archive's `tsa_url`).
+   */
+  log: { store: LogStore; heads: TreeHeadSigner; tsaUrl?: string };
   /** The `publish_requests` setting: each memento's request record goes in, in its published form (archive/evidence/published-request.ts); none when false. */
   publishRequests: boolean;
 }
@@ -172,6 +179,29 @@ class Evidence {
   }
 }
 
+/**
+ * Writes a memento's line of proofs/proofs.jsonl (`proof`) and, when a
+ * published checkpoint covers its entry, of receipts/receipts.jsonl
+ * (receipts.ts), and counts them in `report` (no proof: `unlogged`).
+ */
+async function writeEvidence(
+  files: { proofs: LineFile; receipts: LineFile; maker: PackageReceipts },
+  row: MementoRow,
+  proof: object | null,
+  report: WaczReport,
+): Promise<void> {
+  if (!proof) {
+    report.unlogged++;
+    return;
+  }
+  await files.proofs.write(proof);
+  report.proofs++;
+  const line = await files.maker.line(row);
+  if (!line) return;
+  await files.receipts.write(line);
+  report.receipts++;
+}
+
 /** The urlkeys a selection walks. */
 function rangeOf(sel: WaczSelection): UrlkeyRange {
   if (!sel.pattern) return { from: '', to: '\u{10ffff}' };
@@ -197,7 +227,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
   const now = input.now ?? new Date();
   const nowS = Math.floor(now.getTime() / 1000);
   const { index, rules, selection } = input;
-  const report: WaczReport = { mementos: 0, originals: 0, hidden: 0, revisitsOfHidden: 0, pages: 0, proofs: 0, unlogged: 0, later: 0, bytes: 0 };
+  const report: WaczReport = { mementos: 0, originals: 0, hidden: 0, revisitsOfHidden: 0, pages: 0, proofs: 0, receipts: 0, unlogged: 0, later: 0, bytes: 0 };
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'memento-wacz-'));
   const partial = `${input.out}.${process.pid}.partial`;
   const zip = new ZipFile();
@@ -213,6 +243,8 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
     const pages = new LineFile(path.join(tmpDir, 'pages.jsonl'));
     await pages.write({ format: 'json-pages-1.0', id: 'pages', title: 'All Pages' });
     const proofs = new LineFile(path.join(tmpDir, 'proofs.jsonl'));
+    const receipts = new LineFile(path.join(tmpDir, 'receipts.jsonl'));
+    const receiptMaker = new PackageReceipts(input.log.store, input.log.tsaUrl);
     const exported = new Set<number>();
     let warcBytes = 0;
 
@@ -236,10 +268,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
         await pages.write({ id: `${row.archive_id}-${row.id}`, url: row.uri_r, ts: formatIsoSeconds(row.datetime) });
         report.pages++;
       }
-      if (proof) {
-        await proofs.write(proof);
-        report.proofs++;
-      } else report.unlogged++;
+      await writeEvidence({ proofs, receipts, maker: receiptMaker }, row, proof, report);
       return { ...row, warc_file: WARC_NAME, warc_offset: offset, warc_length: row.warc_length };
     };
 
@@ -290,6 +319,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
     for (const [f, name] of [
       [pages, 'pages/pages.jsonl'],
       [proofs, 'proofs/proofs.jsonl'],
+      [receipts, 'receipts/receipts.jsonl'],
     ] as const) {
       const { bytes, hash } = await f.close();
       zip.addFile(f.path, name, { mtime, mode: 0o100644 });

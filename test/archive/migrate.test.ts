@@ -116,7 +116,7 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
+    /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\), \d+ log_checkpoint row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
   );
   t.match(
     r.stdout,
@@ -186,7 +186,7 @@ t.test(
     t.equal(r.code, 0, r.stderr);
     t.match(
       r.stdout,
-      /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/,
+      /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\), \d+ log_checkpoint row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/,
     );
     const b = await startArchive(`storage:\n  index: ${db}\n${TWO_ARCHIVES}`, { dataDir: src.dataDir });
     const got = await answers(b);

@@ -47,14 +47,18 @@ t.teardown(() => s3.close());
 
 let databases = 0;
 
-/** The signing key every replica is given (the evidence log of an archive has one key, whichever replica signs). */
+/**
+ * The signing key every replica on database `db` is given (the evidence log of an archive has one key, whichever replica
+ * signs), a key per database: beside it the last published checkpoint of the log (docs/evidence.md "The anchor"), which a
+ * fresh database's log does not hold.
+ */
 const keyDir = mkdtempSync(path.join(os.tmpdir(), 'replicas-key-'));
 t.teardown(() => rmSync(keyDir, { recursive: true, force: true }));
-const SHARED_KEY = `signing_key_file: ${JSON.stringify(path.join(keyDir, 'log-signing-key.pem'))}\n`;
+const sharedKey = (db: string) => `signing_key_file: ${JSON.stringify(path.join(keyDir, db.replace(/\W+/g, '_'), 'log-signing-key.pem'))}\n`;
 
 /** A replica's config (its own temp folder and `data_dir`) on database `db`, WARCs under `s3://warcs/<prefix>` as `name`. */
 function replicaConfig(t: Test, db: string, prefix: string, name: string, storage = s3.storageYaml(prefix, name)) {
-  const c = writeConfig(`base_url: ${BASE}\n${SHARED_KEY}${storage}  index: ${db}\n`);
+  const c = writeConfig(`base_url: ${BASE}\n${sharedKey(db)}${storage}  index: ${db}\n`);
   t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
   return c;
 }
@@ -251,7 +255,7 @@ t.test('a same-second capture of a URI-R another replica stored: 409 (200 when i
 async function twoInProcess(t: Test): Promise<{ a: TestArchive; b: TestArchive }> {
   const db = await postgres.database(`replicas_${databases++}`);
   const prefix = `p${databases}/`;
-  const yaml = (name: string) => `base_url: ${BASE}\n${SHARED_KEY}${s3.storageYaml(prefix, name)}  index: ${db}\n${TWO_ARCHIVES}`;
+  const yaml = (name: string) => `base_url: ${BASE}\n${sharedKey(db)}${s3.storageYaml(prefix, name)}  index: ${db}\n${TWO_ARCHIVES}`;
   const a = await startArchive(yaml('a'));
   t.teardown(() => a.close());
   const b = await startArchive(yaml('b'));
@@ -335,7 +339,7 @@ t.test(
 t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a second is refused in one line', async (t) => {
   const db = await postgres.database(`replicas_${databases++}`);
   const folder = () => {
-    const c = writeConfig(`${SHARED_KEY}storage:\n  index: ${db}\n`);
+    const c = writeConfig(`${sharedKey(db)}storage:\n  index: ${db}\n`);
     t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
     return c.config;
   };
@@ -348,7 +352,7 @@ t.test('PostgreSQL with the WARC files in a folder: one daemon per database; a s
   );
   // The commands that rewrite the index refuse while a daemon runs on it (the data folder's lock covers one host only).
   for (const args of [['purge', '--url', 'http://replicas.example/'], ['reindex']]) {
-    const other = writeConfig(`${SHARED_KEY}storage:\n  index: ${db}\n`);
+    const other = writeConfig(`${sharedKey(db)}storage:\n  index: ${db}\n`);
     t.teardown(() => rmSync(other.dir, { recursive: true, force: true }));
     mkdirSync(path.join(other.dataDir, 'warcs'), { recursive: true });
     const busy = await runCli([args[0], '--config', other.config, ...args.slice(1)], 30_000);

@@ -106,7 +106,7 @@ interface Proof {
   leaf_index: number;
   tree_size: number;
   audit_path: string[];
-  sth: { tree_size: number; root_hash: string; timestamp: number; signature: string; public_key: string };
+  sth: { origin: string; tree_size: number; root_hash: string; timestamp: number; signature: string; public_key: string };
 }
 
 const ACCESS = `access:
@@ -120,16 +120,36 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
   const a = await startArchive(TWO_ARCHIVES + ACCESS, { dataDir: c.dataDir });
   t.teardown(() => a.close(true));
   for (const [p, rec] of captures()) t.equal((await putCapture(a, '', rec)).status, 201, `PUT ${p}`);
+  // The checkpoints covering every capture published (within a few seconds), so that each has a receipt.
+  for (const [id, n] of [
+    ['2025', 6],
+    ['current', 1],
+  ] as const)
+    for (const deadline = Date.now() + 15_000; ; await new Promise((res) => setTimeout(res, 100))) {
+      if ((await request(`${a.url}/${id}/tlog/checkpoint`)).text.split('\n')[1] === String(n)) break;
+      if (Date.now() > deadline) throw new Error(`no checkpoint of ${n} entries of ${id}`);
+    }
 
   const wacz = path.join(c.dir, 'out.wacz');
   const r = await runCli(['wacz', '--config', c.config, '-o', wacz]);
   t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /^wacz: .*out\.wacz: 6 memento\(s\), 4 page\(s\), 6 proof\(s\), \d+ bytes; 1 memento\(s\) the access rules hide left out\n$/);
+  t.match(
+    r.stdout,
+    /^wacz: .*out\.wacz: 6 memento\(s\), 4 page\(s\), 6 proof\(s\), 6 receipt\(s\), \d+ bytes; 1 memento\(s\) the access rules hide left out\n$/,
+  );
   const files = await unzip(wacz);
   t.same(
     [...files.keys()].sort(),
-    ['archive/data.warc.gz', 'datapackage-digest.json', 'datapackage.json', 'indexes/index.cdx', 'pages/pages.jsonl', 'proofs/proofs.jsonl'],
-    'the files of a WACZ 1.1.1 package',
+    [
+      'archive/data.warc.gz',
+      'datapackage-digest.json',
+      'datapackage.json',
+      'indexes/index.cdx',
+      'pages/pages.jsonl',
+      'proofs/proofs.jsonl',
+      'receipts/receipts.jsonl',
+    ],
+    'the files of a WACZ 1.1.1 package, and the receipts',
   );
   t.equal(files.get('archive/data.warc.gz')!.method, 0, 'the WARC file is stored (not deflated again), for range reads');
 
@@ -258,18 +278,43 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     );
     t.equal(p.sth.public_key, digest.signedData.publicKey, 'the same key signs the tree head and the package');
     t.ok(
-      verify(null, Buffer.from(`${p.sth.tree_size}\n${p.sth.root_hash}\n${p.sth.timestamp}`, 'utf8'), key, Buffer.from(p.sth.signature, 'base64')),
+      verify(
+        null,
+        Buffer.from(`${p.sth.origin}\n${p.sth.tree_size}\n${p.sth.root_hash}\n${p.sth.timestamp}`, 'utf8'),
+        key,
+        Buffer.from(p.sth.signature, 'base64'),
+      ),
       `${what}: the tree head's signature verifies`,
     );
     const kept = JSON.parse((await request(`${a.url}/${p.archive}/log?tree_size=${p.sth.tree_size}`)).text);
     t.same(kept, p.sth, `${what}: the archive keeps that tree head (/log?tree_size=N)`);
   }
 
+  // receipts/receipts.jsonl: each memento's receipt, checked offline by verify-receipt with the log's public key alone.
+  const receipts = files
+    .get('receipts/receipts.jsonl')!
+    .bytes.toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { archive: string; uri: string; datetime: string; leaf_index: number; receipt: string });
+  t.same(
+    receipts.map((x) => `${x.archive} ${x.datetime} ${x.uri}`).sort(),
+    proofs.map((p) => `${p.archive} ${p.leaf.datetime} ${p.leaf.uri}`).sort(),
+    'a receipt per memento',
+  );
+  for (const x of receipts) {
+    const file = path.join(c.dir, `${x.archive}-${x.leaf_index}.tlog-proof`);
+    writeFileSync(file, x.receipt);
+    const v = await runCli(['verify-receipt', file, '--key', digest.signedData.publicKey]);
+    t.equal(v.code, 0, `${x.datetime} ${x.uri}: verify-receipt ${v.stderr}`);
+    t.match(v.stdout, `capture: ${x.uri} at ${x.datetime}`);
+  }
+
   // A selection: one URL from a date on; the revisit in it brings its original, outside it, along.
   const part = path.join(c.dir, 'part.wacz');
   const rp = await runCli(['wacz', '--config', c.config, '--url', 'http://www.example.org/a', '--from', '20010322', '-o', part]);
   t.equal(rp.code, 0, rp.stderr);
-  t.match(rp.stdout, /: 2 memento\(s\), 1 page\(s\), 2 proof\(s\), \d+ bytes; 1 revisited original\(s\) outside the selection added\n$/);
+  t.match(rp.stdout, /: 2 memento\(s\), 1 page\(s\), 2 proof\(s\), 2 receipt\(s\), \d+ bytes; 1 revisited original\(s\) outside the selection added\n$/);
   const partFiles = await unzip(part);
   t.same(
     partFiles

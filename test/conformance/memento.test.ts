@@ -36,6 +36,7 @@ t.test('RFC 7089 §2.1.1 + §4.2.1: a Memento is 200 with Memento-Datetime and L
       `<${R}>; rel="original"`,
       `<${base}/2025/timegate/${R}>; rel="timegate"`,
       `<${base}/2025/timemap/link/${R}>; rel="timemap"; type="application/link-format"`,
+      `<${base}/2025/receipt/${ts14(D[1])}/${R}>; rel="describedby"; type="text/plain"`,
       `<${uriM(R, D[0])}>; rel="first prev memento"; datetime="Mon, 05 Mar 2001 09:07:03 GMT"`,
       `<${uriM(R, D[1])}>; rel="memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`,
       `<${uriM(R, D[2])}>; rel="next last memento"; datetime="Fri, 01 Jun 2001 00:00:00 GMT"`,

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type ArchiveConfig, validateArchiveConfig } from '../../archive/config.js';
-import { buildArchiveServer } from '../../archive/server.js';
+import { buildArchiveServer, type ServerOptions } from '../../archive/server.js';
 import { ArchiveStore } from '../../archive/store/store.js';
 import { parseYamlText } from '#shared/config.js';
 
@@ -50,9 +50,10 @@ export const NEW_SORTS_BEFORE_OLD = `archives:
  * Starts an archive on `yaml` (default {@link TWO_ARCHIVES}); `listen`
  * (default 127.0.0.1:0) and `data_dir` are set by the helper unless the YAML
  * sets them (a fixed `listen` port brings an archive back where it was). `dataDir`
- * reuses an existing folder (a restart).
+ * reuses an existing folder (a restart); `server` are the daemon's options
+ * (e.g. stand-ins for the witness and time-stamp clients).
  */
-export async function startArchive(yaml: string = TWO_ARCHIVES, opts: { dataDir?: string } = {}): Promise<TestArchive> {
+export async function startArchive(yaml: string = TWO_ARCHIVES, opts: { dataDir?: string; server?: ServerOptions } = {}): Promise<TestArchive> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'archive-test-'));
   let text = yaml;
   if (!/^listen:/m.test(text)) text = `listen: 127.0.0.1:0\n` + text;
@@ -65,7 +66,13 @@ export async function startArchive(yaml: string = TWO_ARCHIVES, opts: { dataDir?
     throw err;
   }
   const store = await ArchiveStore.open(config);
-  const app = await buildArchiveServer(config, store);
+  let app: FastifyInstance;
+  try {
+    app = await buildArchiveServer(config, store, opts.server);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const port = (app.server.address() as { port: number }).port;
   return {

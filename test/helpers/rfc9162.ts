@@ -183,6 +183,8 @@ function isPowerOfTwo(n: number): boolean {
 
 /** A signed tree head as `GET /<id>/log` gives it. */
 export interface Sth {
+  /** The log's origin; `null` (or absent) for a head signed before heads named their log. */
+  origin?: string | null;
   tree_size: number;
   /** base64 */
   root_hash: string;
@@ -194,9 +196,10 @@ export interface Sth {
   public_key: string;
 }
 
-/** The bytes an STH's signature covers: UTF-8 of `<tree_size>\n<root_hash base64>\n<timestamp>`. */
+/** The bytes an STH's signature covers: UTF-8 of `<origin>\n<tree_size>\n<root_hash base64>\n<timestamp>` (without an origin, the three lines after it). */
 export function sthSigned(sth: Sth): Buffer {
-  return Buffer.from(`${sth.tree_size}\n${sth.root_hash}\n${sth.timestamp}`, 'utf8');
+  const text = `${sth.tree_size}\n${sth.root_hash}\n${sth.timestamp}`;
+  return Buffer.from(sth.origin == null ? text : `${sth.origin}\n${text}`, 'utf8');
 }
 
 /** True when `sth.signature` is the Ed25519 signature of {@link sthSigned} by the key `publicKey` (base64 SPKI DER; default the STH's own). */

@@ -40,6 +40,7 @@ const b64 = (l: Buffer[]) => l.map((x) => x.toString('base64'));
 const DATES = ['Mon, 01 Jan 2001 00:00:00 GMT', 'Tue, 02 Jan 2001 00:00:00 GMT', 'Sat, 03 Feb 2001 00:00:00 GMT', 'Sun, 04 Mar 2001 00:00:00 GMT'];
 
 interface Head {
+  origin: string | null;
   tree_size: number;
   root_hash: string;
   timestamp: number;
@@ -47,10 +48,10 @@ interface Head {
   public_key: string;
 }
 
-/** Whether a head's signature verifies with the key it names, over `<tree_size>\n<root_hash>\n<timestamp>`. */
-function signed(h: Head): boolean {
+/** Whether a head's signature verifies with the key it names, over `<origin>\n<tree_size>\n<root_hash>\n<timestamp>` (`origin` default the head's own). */
+function signed(h: Head, origin = h.origin): boolean {
   const key = createPublicKey({ key: Buffer.from(h.public_key, 'base64'), format: 'der', type: 'spki' });
-  return verify(null, Buffer.from(`${h.tree_size}\n${h.root_hash}\n${h.timestamp}`), key, Buffer.from(h.signature, 'base64'));
+  return verify(null, Buffer.from(`${origin}\n${h.tree_size}\n${h.root_hash}\n${h.timestamp}`), key, Buffer.from(h.signature, 'base64'));
 }
 
 async function json<T>(t: Test, url: string): Promise<T> {
@@ -80,6 +81,26 @@ t.test('an empty log has a signed head of size 0 and the empty root', async (t) 
   t.ok(signed(h), 'the signature verifies with the public key given');
   t.type(h.timestamp, 'number');
   t.equal((await request(`${a.url}/nosuch/log`)).status, 404, 'an archive that is not there');
+});
+
+t.test("a head names its log: one archive's head never verifies as another's", async (t) => {
+  const a = await startArchive();
+  t.teardown(() => a.close());
+  const old = await json<Head>(t, `${a.url}/2025/log`);
+  const cur = await json<Head>(t, `${a.url}/current/log`);
+  t.equal(old.origin, `127.0.0.1:${a.port}/2025`, 'origin: the listen address (no base_url) and the archive id');
+  t.equal(cur.origin, `127.0.0.1:${a.port}/current`);
+  t.equal(old.tree_size, cur.tree_size, 'two empty logs: same size and root');
+  t.ok(signed(old) && signed(cur), 'each verifies as its own');
+  t.notOk(signed(old, cur.origin), "2025's head does not verify as current's");
+  t.notOk(signed(cur, old.origin), "current's head does not verify as 2025's");
+  const b = await startArchive(`base_url: https://archive.example.org/web/\n${TWO_ARCHIVES}`);
+  t.teardown(() => b.close());
+  t.equal(
+    (await json<Head>(t, `${b.url}/current/log`)).origin,
+    'archive.example.org/web/current',
+    'with base_url: its host and path, no scheme, no trailing slash',
+  );
 });
 
 t.test('captures and revisits are entries; /log, /proof and /log/consistency prove them as RFC 9162 says', async (t) => {

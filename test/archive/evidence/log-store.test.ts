@@ -79,10 +79,38 @@ t.test('PostgreSQL: two daemons append at once; one gap-free log per archive; he
     t.same(await rootOf(two.log, '2025', size), mth(all.slice(0, size).map((l) => l.leaf_hash)), `root of ${size} from the stored nodes`);
   t.equal((await entries(two.log, 'current')).length, 5, 'another archive has its own log');
   t.same((await one.log.archives()).sort(), ['2025', 'current']);
-  const head = { archive_id: '2025', tree_size: n, root_hash: await rootOf(one.log, '2025', n), timestamp: 1, signature: Buffer.alloc(64) };
+  const head = {
+    archive_id: '2025',
+    tree_size: n,
+    root_hash: await rootOf(one.log, '2025', n),
+    timestamp: 1,
+    signature: Buffer.alloc(64),
+    origin: 'a.example/2025',
+  };
   await one.log.addHead(head);
   await two.log.addHead({ ...head, timestamp: 2 });
   t.equal((await two.log.head('2025'))?.timestamp, 1, 'the first head stored of a size stays');
+  // What the C2SP routes read: tiles' hashes, bundles' entries, published checkpoints (tlog-http.test.ts has them on SQLite).
+  t.same(
+    await two.log.levelHashes('2025', 0, 3, 8),
+    all.slice(3, 11).map((l) => l.leaf_hash),
+    'leaf hashes 3…10 as one range',
+  );
+  t.same(
+    await two.log.levelHashes('2025', 2, 1, 2),
+    [mth(all.slice(4, 8).map((l) => l.leaf_hash)), mth(all.slice(8, 12).map((l) => l.leaf_hash))],
+    'nodes of level 2',
+  );
+  await t.rejects(two.log.levelHashes('2025', 0, n - 2, 3), /lacks nodes of level 0/, 'beyond the log: refused');
+  t.same(
+    await two.log.bundleEntries('2025', 5, 3),
+    all.slice(5, 8).map((l) => ({ leaf_index: l.leaf_index, leaf_text: l.leaf_text, urlkey: l.urlkey, datetime: l.datetime })),
+  );
+  const cp = { archive_id: '2025', tree_size: n, note: 'a.example/2025\n…\n', tsr: Buffer.from('tsr'), published: 5 };
+  await one.log.addCheckpoint(cp);
+  await two.log.addCheckpoint({ ...cp, note: 'other', tsr: null });
+  t.same(await two.log.checkpoint('2025'), cp, 'the first checkpoint stored of a size stays');
+  t.same(await two.log.checkpoints('2025', 0, 10), [cp]);
   const leaf = await one.log.leafOf('2025', other.rows[0].urlkey, other.rows[0].datetime);
   t.equal(leaf, undefined, "an archive's entry is not found in another archive");
   t.equal((await one.log.leafOf('current', other.rows[0].urlkey, other.rows[0].datetime))?.leaf_index, 0);

@@ -102,4 +102,9 @@ t.test('an STH: its Ed25519 signature over tree_size, root_hash and timestamp, f
   t.notOk(verifySth({ ...sth, root_hash: ROOTS[4].toString('base64') }), 'another root');
   const other = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
   t.notOk(verifySth(sth, other), 'another key');
+  const named: Sth = { ...unsigned, origin: 'archive.example.org/current', public_key: sth.public_key, signature: '' };
+  named.signature = sign(null, Buffer.from(`archive.example.org/current\n5\n${unsigned.root_hash}\n1795000000123`), privateKey).toString('base64');
+  t.equal(sthSigned(named).toString(), `archive.example.org/current\n5\n${sth.root_hash}\n1795000000123`, 'a head naming its log signs its origin first');
+  t.ok(verifySth(named));
+  t.notOk(verifySth({ ...named, origin: 'archive.example.org/2025' }), "another log's origin");
 });

@@ -123,6 +123,8 @@ function config(over: Partial<ArchiveConfig> = {}): ArchiveConfig {
     revisitIntervalS: 86_400,
     signingKeyFile: '/nonexistent/log-signing-key.pem',
     publishRequests: false,
+    witnesses: [],
+    witnessQuorum: 0,
     ...over,
   };
 }

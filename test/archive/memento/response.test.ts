@@ -81,6 +81,7 @@ t.test('assembleMemento: RFC 7089 §4.2.1 headers: stored status, Memento-Dateti
     a.headers.link,
     `<${URI_R}>; rel="original", <${BASE}/2001/timegate/${URI_R}>; rel="timegate", ` +
       `<${BASE}/2001/timemap/link/${URI_R}>; rel="timemap"; type="application/link-format", ` +
+      `<${BASE}/2001/receipt/20010320203500/${URI_R}>; rel="describedby"; type="text/plain", ` +
       `<${URI_M}>; rel="first last memento"; datetime="Tue, 20 Mar 2001 20:35:00 GMT"`,
   );
   t.equal(a.headers.vary, 'prefer', 'Prefer rules 5 and 6');
