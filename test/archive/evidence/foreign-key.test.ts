@@ -36,6 +36,7 @@ t.test('a head of the log signed with another key: no head served (503 with the 
     root_hash: Buffer.alloc(32, 7),
     timestamp: Date.now(),
     signature: otherKey.sign('another replica'),
+    origin: null,
   });
   const reason =
     "the evidence log of archive current has a tree head (size 1000) signed with another key than this daemon's signing_key_file: it neither signs nor serves that log; give every daemon of the archive the same signing_key_file and restart this one";
