@@ -47,13 +47,25 @@ export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> 
       '--metrics-recording-only',
       '--safebrowsing-disable-auto-update',
       '--font-render-hinting=none',
-      // No name leaves the machine: every host name but localhost fails to resolve (Chromium asks for its own
-      // services, e.g. clients2.google.com, even with background networking off); a test may give its own rules.
-      ...(extraArgs.some((a) => a.startsWith('--host-resolver-rules=')) ? [] : ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost']),
+      // No name leaves the machine: every host name but loopback's fails to resolve (Chromium asks for its own
+      // services, e.g. clients2.google.com, even with background networking off). The rules apply to IP
+      // literals too, so the loopback addresses tests use are excluded by name; a test may give its own rules.
+      ...(extraArgs.some((a) => a.startsWith('--host-resolver-rules=')) ? [] : [`--host-resolver-rules=${LOOPBACK_ONLY}`]),
       ...extraArgs,
     ],
   });
 }
+
+/** Chromium's `--host-resolver-rules` that resolve loopback names and addresses only. */
+const LOOPBACK_ONLY = [
+  'MAP * ~NOTFOUND',
+  'EXCLUDE localhost',
+  'EXCLUDE *.localhost',
+  'EXCLUDE 127.0.0.1',
+  'EXCLUDE 127.0.0.2',
+  'EXCLUDE 127.0.0.3',
+  'EXCLUDE [::1]',
+].join(', ');
 
 /** The result of comparing two screenshots. */
 export interface PixelDiff {
