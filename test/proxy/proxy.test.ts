@@ -81,7 +81,14 @@ t.test('a URL asked again gets the Link of its own Host name and port, and of th
   const site = await startUpstream(t, (_req, res) => res.end('ok'));
   const archive = await startFakeArchive(t);
   const yaml = (tg: string) =>
-    vhostYaml({ server_name: 'a.example', server_aliases: '[b.example]', upstream: site.url, UseCanonicalName: 'Off', ArchiveTimeGate: tg, ArchivePort: archive.port });
+    vhostYaml({
+      server_name: 'a.example',
+      server_aliases: '[b.example]',
+      upstream: site.url,
+      UseCanonicalName: 'Off',
+      ArchiveTimeGate: tg,
+      ArchivePort: archive.port,
+    });
   const { proxy, dir } = await startTestProxy(t, { 'a.yaml': yaml('old.example/tg/') });
   const port = proxy.address.port;
   const link = async (host: string, target = '/same?q=1') => (await get(proxy.url, target, host)).headers.link;
@@ -102,7 +109,12 @@ t.test('an https archive is announced as such; a vhost with EnableArchiving Off 
   const archive = await startFakeArchive(t);
   const { proxy } = await startTestProxy(t, {
     'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ArchiveTimeGate: 'https://Archive.example.org/tg/', ArchivePort: archive.port }),
-    'b.yaml': vhostYaml({ server_name: 'b.example', upstream: site.url, ArchiveTimeGate: 'HTTPS://archive.example.org:8443/memento/tg/', ArchivePort: archive.port }),
+    'b.yaml': vhostYaml({
+      server_name: 'b.example',
+      upstream: site.url,
+      ArchiveTimeGate: 'HTTPS://archive.example.org:8443/memento/tg/',
+      ArchivePort: archive.port,
+    }),
     'c.yaml': vhostYaml({ server_name: 'c.example', upstream: site.url, ArchiveTimeGate: 'http://archive.example.org/tg/', ArchivePort: archive.port }),
     'off.yaml': vhostYaml({ server_name: 'off.example', upstream: site.url, ...noArchive }),
   });

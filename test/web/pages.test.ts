@@ -328,7 +328,7 @@ t.test('distance and host names in words', async (t) => {
   t.equal(hostOfSurt('[::1]:8080'), '[::1]:8080');
 });
 
-t.test('a TimeMap URI answers its TimeMap to every Accept, a browser\'s included, and links the calendar (RFC 7089 §5)', async (t) => {
+t.test("a TimeMap URI answers its TimeMap to every Accept, a browser's included, and links the calendar (RFC 7089 §5)", async (t) => {
   const a = await withArchive(t);
   const uriR = 'http://www.example.org/tm';
   await seed(a, uriR, 'Mon, 05 Jan 2026 10:00:00 GMT');
