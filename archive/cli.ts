@@ -13,9 +13,13 @@
  *   memento-archive wacz    [--config conf/archive.yaml] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
  *
  * Bad arguments or a config with a mistake: one line on stderr, exit
- * status 2.
+ * status 2. A command that reads an archive, run where its data folder is
+ * missing, and any error a command did not expect: one line on stderr
+ * (shared/cli-error.ts), exit status 1.
  */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { exitWithErrorLine } from '#shared/cli-error.js';
 import { ConfigError } from '#shared/config.js';
 import { runCdxj } from './commands/cdxj.js';
 import { runImport } from './commands/import.js';
@@ -114,6 +118,9 @@ options:
                       second they begin, --to 2025 is all of 2025)
   -o, --output FILE   wacz: the package to write (a new file ending in .wacz)
   -h, --help          show this text
+
+Every error is one line on stderr (MEMENTO_DEBUG=1 in the environment adds
+the stack trace, for a bug report).
 `;
 
 const OPTIONS = {
@@ -153,6 +160,9 @@ const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<nu
   wacz: (config, args) => runWacz(config, args.values),
 };
 
+/** The commands that read an archive made before (serve and import make a data folder that is not there yet). */
+const READS_AN_ARCHIVE = new Set(['verify', 'reindex', 'purge', 'cdxj', 'migrate', 'wacz']);
+
 /** Runs the CLI with `argv` (without node and script). Exits the process when a command returns its exit code. */
 export async function main(argv: string[]): Promise<void> {
   let args: Args;
@@ -179,6 +189,15 @@ export async function main(argv: string[]): Promise<void> {
     say(err.message);
     process.exit(2);
   }
-  const code = await COMMANDS[command](config, args);
+  if (READS_AN_ARCHIVE.has(command) && !existsSync(config.dataDir)) {
+    say(`${command}: ${config.dataDir}: no such data folder (data_dir of ${args.values.config}); nothing was changed`);
+    process.exit(1);
+  }
+  let code: number | void;
+  try {
+    code = await COMMANDS[command](config, args);
+  } catch (err) {
+    exitWithErrorLine('memento-archive', command, err);
+  }
   if (code !== undefined) process.exit(code);
 }
