@@ -21,15 +21,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { exitWithErrorLine } from '#shared/cli-error.js';
 import { ConfigError } from '#shared/config.js';
-import { runCdxj } from './commands/cdxj.js';
-import { runImport } from './commands/import.js';
-import { runMigrate } from './commands/migrate.js';
-import { runPurge } from './commands/purge.js';
-import { runReindex } from './commands/reindex.js';
-import { serve } from './commands/serve.js';
 import { say } from './commands/terminal.js';
-import { runVerify } from './commands/verify.js';
-import { runWacz } from './commands/wacz.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE]
@@ -148,16 +140,19 @@ function parseCliArgs(argv: string[]) {
 
 type Args = ReturnType<typeof parseCliArgs>;
 
-/** Each command: what it runs with the config and the arguments; a number is the exit code, `serve` runs until a signal. */
+/**
+ * Each command: what it runs with the config and the arguments; a number is the exit code, `serve` runs until a signal.
+ * A command's module is loaded only when it runs: `verify` or `cdxj` need not load the HTTP server, the AWS SDK or pg.
+ */
 const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<number | void>> = {
-  serve: (config, args) => serve(config, args.values.config!, args.values.quiet === true),
-  verify: (config) => runVerify(config),
-  reindex: (config) => runReindex(config),
-  purge: (config, args) => runPurge(config, args.values),
-  import: (config, args) => runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }),
-  cdxj: (config, args) => runCdxj(config, { archive: args.values.archive }),
-  migrate: (config, args) => runMigrate(config, args.values),
-  wacz: (config, args) => runWacz(config, args.values),
+  serve: async (config, args) => (await import('./commands/serve.js')).serve(config, args.values.config!, args.values.quiet === true),
+  verify: async (config) => (await import('./commands/verify.js')).runVerify(config),
+  reindex: async (config) => (await import('./commands/reindex.js')).runReindex(config),
+  purge: async (config, args) => (await import('./commands/purge.js')).runPurge(config, args.values),
+  import: async (config, args) => (await import('./commands/import.js')).runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }),
+  cdxj: async (config, args) => (await import('./commands/cdxj.js')).runCdxj(config, { archive: args.values.archive }),
+  migrate: async (config, args) => (await import('./commands/migrate.js')).runMigrate(config, args.values),
+  wacz: async (config, args) => (await import('./commands/wacz.js')).runWacz(config, args.values),
 };
 
 /** The commands that read an archive made before (serve and import make a data folder that is not there yet). */
