@@ -70,6 +70,14 @@ t.test('calendar: counts per year, month and day aggregated over both archives',
   );
   t.match(d.text, /first capture/, 'the first capture has nothing to compare with');
   t.match(d.text, new RegExp(`/web/diff/20250301010000/20250301020000/${uriR}">Compare with previous`));
+  t.ok(
+    d.text.indexOf('id="day"') > 0 &&
+      d.text.indexOf('id="day"') < d.text.indexOf('class="years"') &&
+      d.text.indexOf('id="day"') < d.text.indexOf('class="months"'),
+    "the day's captures come first, above the years and the months",
+  );
+  t.notMatch(d.text, 'Choose a day', 'no hint to choose a day on a day page');
+  t.match(cal.text, /class="months"[\s\S]*Choose a day/, 'the calendar without a day asks for one below the months');
 
   t.equal((await request(`${a.url}/web/*/http://www.example.org/other`, { headers: HTML })).status, 404, 'a URL never captured: 404 page');
   t.equal((await request(`${a.url}/web/123*/${uriR}`, { headers: HTML })).status, 400, 'a selector of 3 digits: 400');
