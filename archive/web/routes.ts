@@ -212,15 +212,29 @@ async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyR
 
 /**
  * The text searched for: `q` as a form sends it (percent-encoded), or, when
- * a URL was pasted after `q=` as it is (it holds a `/`, `?`, `&`, `:` or
- * `=` that a form would have encoded), everything after `q=`, so that the
- * URL's own query is kept whole.
+ * a URL was pasted or typed after `q=` as it is (it holds a `/`, `?`, `&`,
+ * `:` or `=` that a form would have encoded), everything after `q=`, so that
+ * the URL's own query is kept whole. In that text the part before the path
+ * (scheme and host, which hold no percent-escape of their own) is decoded:
+ * `q=host%3A8080/x`, half encoded by hand, is `host:8080/x`; the path and
+ * query keep their escapes, which are the URL's.
  */
 function searchText(req: Req): string {
   const raw = req.raw.url ?? '';
   const at = raw.indexOf('?');
   const pasted = at < 0 ? null : /(?:^|&)q=(.*)$/s.exec(raw.slice(at + 1));
-  if (pasted && /[/?&:=]/.test(pasted[1])) return pasted[1].trim();
+  if (pasted && /[/?&:=]/.test(pasted[1])) {
+    const text = pasted[1].trim();
+    const lead = /^[^/?#]*/.exec(text)![0];
+    let decoded = lead;
+    try {
+      decoded = decodeURIComponent(lead);
+    } catch {
+      // a stray % is left as typed: the URL parser says what is wrong with it
+    }
+    // Decoded, the lead may now hold the `//` of a scheme: the rest is still the URL's path and query.
+    return decoded + text.slice(lead.length);
+  }
   return String((req.query as Record<string, unknown>).q ?? '').trim();
 }
 

@@ -156,6 +156,17 @@ t.test('search: a URL (with or without scheme, host:port) → its calendar; a pr
     t.equal(r.status, 302, q);
     t.equal(r.headers.location, a.url + where, q);
   }
+  // Typed by hand in the address bar, half encoded: the host's part decoded, the path and query's escapes kept.
+  const typed: [string, string][] = [
+    ['host%3A8080/x', '/web/*/http://host:8080/x'],
+    ['http%3A%2F%2Fhost%3A8080/x%20y?a=1&b=2', '/web/*/http://host:8080/x%20y?a=1&b=2'],
+    ['host:8080/a%2Fb?q=%26', '/web/*/http://host:8080/a%2Fb?q=%26'],
+  ];
+  for (const [q, where] of typed) {
+    const r = await request(`${a.url}/web/search?q=${q}`, { headers: HTML });
+    t.equal(r.status, 302, `typed: ${q}`);
+    t.equal(r.headers.location, a.url + where, `typed: ${q}`);
+  }
   const empty = await go('');
   t.equal(empty.headers.location, `${a.url}/web/`, 'an empty search goes home');
   const bad = await go('javascript:alert(1)');
