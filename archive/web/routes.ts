@@ -119,12 +119,15 @@ function parseTs(ts: string): Period {
 }
 
 /**
- * The instant a period is read as in the banner's "how far from the time asked for": its first second (the
- * Wayback Machine's reading), or now for a period that is not over (`2`, `99999999999999`, this year), whose
- * capture shown is the newest.
+ * The instant the address's timestamp `ts` (its period `p`) is read as in the banner's "how far from the time
+ * asked for": its first second (the Wayback Machine's reading), also when that lies in the future (a capture
+ * is then that far before the time asked, not before now); now for a period that has begun and is not over
+ * (this year), or digits that are no date (`99999999999999`): the capture shown is then the newest.
  */
-function askedInstant(p: Period): number {
+function askedInstant(ts: string, p: Period): number {
   const now = Math.floor(Date.now() / 1000);
+  const first = timestampBound(ts, 'first');
+  if (first !== undefined && first > now) return first;
   return p.end >= now ? now : p.start;
 }
 
@@ -390,13 +393,20 @@ function frameTime(p: Period, chosen: number): number {
  * mementos are served): `<T>if_`, the replay at the reader's time T (archive/http/memento.ts), so that the
  * page's embedded resources come as they were at T.
  */
-function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period: Period, n: Nearest, panel: CoherencePanel | undefined) {
+function bannerData(
+  req: FastifyRequest,
+  frameBase: string,
+  uriR: string,
+  found: { period: Period; asked: number; n: Nearest },
+  panel: CoherencePanel | undefined,
+) {
+  const { period, n } = found;
   const m = n.memento;
   const at = toTimestamp14(frameTime(period, m.datetime));
   const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}` : undefined);
   return {
     uriR: m.uri_r,
-    asked: askedInstant(period),
+    asked: found.asked,
     memento: m,
     ts: toTimestamp14(m.datetime),
     at,
@@ -422,7 +432,7 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
   if (!('n' in found)) return found;
   const { period, uriR, n } = found;
   const panel = await coherencePanel(app, n.memento, frameTime(period, n.memento.datetime));
-  const banner = bannerData(req, mementoBase(app, req), uriR, period, n, panel);
+  const banner = bannerData(req, mementoBase(app, req), uriR, found, panel);
   return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
 
@@ -449,12 +459,12 @@ async function nearestAsked(
   ts: string,
   url: string,
   max: number,
-): Promise<{ period: Period; uriR: string; n: Nearest } | FastifyReply> {
+): Promise<{ period: Period; asked: number; uriR: string; n: Nearest } | FastifyReply> {
   const period = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
-  return n ? { period, uriR, n } : hidden(app, req, reply, policy, uriR);
+  return n ? { period, asked: askedInstant(ts, period), uriR, n } : hidden(app, req, reply, policy, uriR);
 }
 
 /** {@link sameMachineNames} of a prefix with URLs the access rules show among its first {@link PREFIX_PAGE}. */

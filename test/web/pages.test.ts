@@ -337,6 +337,21 @@ t.test('diffRows: folds long unchanged runs, pairs changed lines', async (t) => 
   ]);
 });
 
+t.test('a time asked in the future: the distance is counted from that time, not from now', async (t) => {
+  const a = await withArchive(t);
+  const uriR = 'http://www.example.org/later';
+  await seed(a, uriR, 'Fri, 02 Jan 2026 12:00:00 GMT');
+  const captured = epoch('Fri, 02 Jan 2026 12:00:00 GMT');
+  for (const [ts, asked] of [
+    ['21000101000000', Date.UTC(2100, 0, 1) / 1000],
+    ['2099', Date.UTC(2099, 0, 1) / 1000],
+  ] as const) {
+    const r = await request(`${a.url}/web/${ts}/${uriR}`, { headers: HTML });
+    t.equal(r.status, 200, ts);
+    t.match(r.text, distance(captured, asked), `/web/${ts}/: ${distance(captured, asked)}`);
+  }
+});
+
 t.test('distance and host names in words', async (t) => {
   t.equal(distance(100, 100), 'exactly the time asked for');
   t.equal(distance(100 + 3 * 86400 + 7200, 100), '3 days 2 hours after the time asked for');
