@@ -184,14 +184,15 @@ export async function main(argv: string[]): Promise<void> {
     say(err.message);
     process.exit(2);
   }
-  if (READS_AN_ARCHIVE.has(command) && !existsSync(config.dataDir)) {
-    say(`${command}: ${config.dataDir}: no such data folder (data_dir of ${args.values.config}); nothing was changed`);
-    process.exit(1);
-  }
   let code: number | void;
   try {
     code = await COMMANDS[command](config, args);
   } catch (err) {
+    // Options are checked first (exit 2); what failed after them, in a data folder that is not there, is said as such.
+    if (READS_AN_ARCHIVE.has(command) && !existsSync(config.dataDir)) {
+      say(`${command}: ${config.dataDir}: no such data folder (data_dir of ${args.values.config}); nothing was changed`);
+      process.exit(1);
+    }
     exitWithErrorLine('memento-archive', command, err);
   }
   if (code !== undefined) process.exit(code);
