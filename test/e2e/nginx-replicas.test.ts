@@ -103,98 +103,107 @@ async function browse(proxyUrl: string, host: string, paths: string[], concurren
   return statuses;
 }
 
-t.test('two replicas behind the shipped nginx example: one killed mid-stream, every capture stored exactly once', { skip: NGINX ? false : 'nginx is not installed (apt-get install nginx)' }, async (t) => {
-  const server = await startPostgres();
-  t.teardown(() => server.stop());
-  const db = await server.database('lb');
-  const s3 = await startS3();
-  t.teardown(() => s3.close());
-  const lbPort = await freePort();
-  const keyDir = await tempDir(t, 'lb-key-');
-  const replicaConfig = (name: string) => {
-    const c = writeConfig(
-      `base_url: http://127.0.0.1:${lbPort}\nsigning_key_file: ${JSON.stringify(path.join(keyDir, 'log-signing-key.pem'))}\n` +
-        `${s3.storageYaml('lb/', name)}  index: ${db}\n`,
-    );
-    t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
-    return c.config;
-  };
-  const replicas: Daemon[] = [];
-  for (const name of ['web1', 'web2']) {
-    const d = await startDaemon('memento-archive.js', ['--config', replicaConfig(name), '--quiet']);
-    t.teardown(() => d.stop());
-    replicas.push(d);
-  }
-  const nginx = await startNginx(
-    t,
-    lbPort,
-    replicas.map((r) => new URL(r.url).host),
-  );
-  const lb = `http://127.0.0.1:${lbPort}`;
-
-  // The site: each page its own body (and the Date a server sends: its Memento-Datetime).
-  const site = await startUpstream(t, (req, res) => {
-    res.setHeader('Content-Type', 'text/html');
-    res.end(`<html><head><title>${req.url}</title></head><body>${req.url} ${'x'.repeat(20_000)}</body></html>`);
-  });
-  const { proxy } = await startTestProxy(
-    t,
-    { 'site.yaml': vhostYaml({ server_name: 'site.example', upstream: site.url, ArchiveHost: '127.0.0.1', ArchivePort: lbPort }) },
-    {},
-    { spoolRetryMinMs: 200, spoolRetryMaxMs: 1000 },
-  );
-
-  // Browse; a third of the way in, the first replica is killed (SIGKILL) while PUTs stream to both.
-  const paths = Array.from({ length: PAGES }, (_, i) => `/page/${i}`);
-  let killed = false;
-  const statuses = await browse(proxy.url, 'site.example', paths, 8, (n) => {
-    if (!killed && n >= PAGES / 3) {
-      killed = true;
-      replicas[0].proc.kill('SIGKILL');
+t.test(
+  'two replicas behind the shipped nginx example: one killed mid-stream, every capture stored exactly once',
+  { skip: NGINX ? false : 'nginx is not installed (apt-get install nginx)' },
+  async (t) => {
+    const server = await startPostgres();
+    t.teardown(() => server.stop());
+    const db = await server.database('lb');
+    const s3 = await startS3();
+    t.teardown(() => s3.close());
+    const lbPort = await freePort();
+    const keyDir = await tempDir(t, 'lb-key-');
+    const replicaConfig = (name: string) => {
+      const c = writeConfig(
+        `base_url: http://127.0.0.1:${lbPort}\nsigning_key_file: ${JSON.stringify(path.join(keyDir, 'log-signing-key.pem'))}\n` +
+          `${s3.storageYaml('lb/', name)}  index: ${db}\n`,
+      );
+      t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
+      return c.config;
+    };
+    const replicas: Daemon[] = [];
+    for (const name of ['web1', 'web2']) {
+      const d = await startDaemon('memento-archive.js', ['--config', replicaConfig(name), '--quiet']);
+      t.teardown(() => d.stop());
+      replicas.push(d);
     }
-  });
-  t.ok(killed, 'a replica was killed while the pages were browsed');
-  t.same(
-    statuses.filter((s) => s !== 200),
-    [],
-    'the site answered every page through the proxy',
-  );
+    const nginx = await startNginx(
+      t,
+      lbPort,
+      replicas.map((r) => new URL(r.url).host),
+    );
+    const lb = `http://127.0.0.1:${lbPort}`;
 
-  // Every page is captured: whatever the proxy could not hand over at once waits in its spool and is sent again.
-  const client = new pg.Client({ connectionString: db });
-  await client.connect();
-  t.teardown(() => client.end());
-  const rows = async () =>
-    (await client.query<{ uri_r: string; n: string }>(`SELECT uri_r, count(*) AS n FROM memento WHERE uri_r LIKE 'http://site.example/page/%' GROUP BY uri_r`))
-      .rows;
-  await waitFor('every page stored', async () => (await rows()).length === PAGES && proxy.spool.depth === 0, 120_000);
-  const stored = await rows();
-  t.equal(stored.length, PAGES, `${PAGES} pages, each stored`);
-  t.same(
-    stored.filter((r) => Number(r.n) !== 1).map((r) => `${r.uri_r}: ${r.n}`),
-    [],
-    'each stored exactly once: no second memento of a PUT sent again',
-  );
-  t.equal(
-    (await client.query<{ n: string }>('SELECT count(*) AS n FROM memento')).rows[0].n,
-    String(PAGES),
-    'nothing else in the index',
-  );
-  t.match(nginx.errorLog(), /upstream|connect\(\) failed|prematurely closed|reset by peer/, "nginx's log says it met the dead replica");
+    // The site: each page its own body (and the Date a server sends: its Memento-Datetime).
+    const site = await startUpstream(t, (req, res) => {
+      res.setHeader('Content-Type', 'text/html');
+      res.end(`<html><head><title>${req.url}</title></head><body>${req.url} ${'x'.repeat(20_000)}</body></html>`);
+    });
+    const { proxy } = await startTestProxy(
+      t,
+      { 'site.yaml': vhostYaml({ server_name: 'site.example', upstream: site.url, ArchiveHost: '127.0.0.1', ArchivePort: lbPort }) },
+      {},
+      { spoolRetryMinMs: 200, spoolRetryMaxMs: 1000 },
+    );
 
-  // Read through nginx (on the replica left): a page's TimeMap and its memento's bytes as the site sent them.
-  for (const i of [0, Math.floor(PAGES / 2), PAGES - 1]) {
-    const uriR = `http://site.example/page/${i}`;
-    const tm = await request(`${lb}/tg/timemap/${uriR}`);
-    t.equal(tm.status, 200, `the TimeMap of ${uriR} through nginx`);
-    const mementos = [...tm.text.matchAll(/<([^>]+)>; rel="[^"]*memento[^"]*"/g)].map((m) => m[1]);
-    t.equal(mementos.length, 1, `one memento of ${uriR}`);
-    const raw = await request(mementos[0].replace(/\/memento\/(\d{14})\//, '/memento/$1id_/'));
-    t.equal(raw.status, 200);
-    t.equal(raw.text, `<html><head><title>/page/${i}</title></head><body>/page/${i} ${'x'.repeat(20_000)}</body></html>`, 'its bytes');
-  }
-  t.same(spoolRejected(proxy), [], 'the proxy refused nothing for good');
-});
+    // Browse; a third of the way in, the first replica is killed (SIGKILL) while PUTs stream to both.
+    const paths = Array.from({ length: PAGES }, (_, i) => `/page/${i}`);
+    let killed = false;
+    const statuses = await browse(proxy.url, 'site.example', paths, 8, (n) => {
+      if (!killed && n >= PAGES / 3) {
+        killed = true;
+        replicas[0].proc.kill('SIGKILL');
+      }
+    });
+    t.ok(killed, 'a replica was killed while the pages were browsed');
+    t.same(
+      statuses.filter((s) => s !== 200),
+      [],
+      'the site answered every page through the proxy',
+    );
+
+    // Every page is captured: whatever the proxy could not hand over at once waits in its spool and is sent again.
+    const client = new pg.Client({ connectionString: db });
+    await client.connect();
+    t.teardown(() => client.end());
+    const rows = async () =>
+      (
+        await client.query<{ uri_r: string; n: string }>(
+          `SELECT uri_r, count(*) AS n FROM memento WHERE uri_r LIKE 'http://site.example/page/%' GROUP BY uri_r`,
+        )
+      ).rows;
+    await waitFor('every page stored', async () => (await rows()).length === PAGES && proxy.spool.depth === 0, 120_000);
+    const stored = await rows();
+    t.equal(stored.length, PAGES, `${PAGES} pages, each stored`);
+    t.same(
+      stored.filter((r) => Number(r.n) !== 1).map((r) => `${r.uri_r}: ${r.n}`),
+      [],
+      'each stored exactly once: no second memento of a PUT sent again',
+    );
+    t.equal((await client.query<{ n: string }>('SELECT count(*) AS n FROM memento')).rows[0].n, String(PAGES), 'nothing else in the index');
+    t.match(nginx.errorLog(), /upstream|connect\(\) failed|prematurely closed|reset by peer/, "nginx's log says it met the dead replica");
+    // nginx sent on what the dead replica held: the proxy saw no failed PUT and spooled nothing.
+    const retried = [...nginx.errorLog().matchAll(/upstream prematurely closed connection[^\n]*request: "PUT /g)].length;
+    t.comment(`PUTs the killed replica held when it died, sent on by nginx: ${retried}`);
+    const counter = async (name: string) => ((await proxy.metrics.registry.getSingleMetric(name)?.get())?.values ?? []).reduce((n, v) => n + v.value, 0);
+    t.equal(await counter('capture_proxy_put_failures_total'), 0, 'no PUT failed for the proxy');
+    t.equal(await counter('capture_proxy_captures_spooled_total'), 0, 'nothing spooled');
+
+    // Read through nginx (on the replica left): a page's TimeMap and its memento's bytes as the site sent them.
+    for (const i of [0, Math.floor(PAGES / 2), PAGES - 1]) {
+      const uriR = `http://site.example/page/${i}`;
+      const tm = await request(`${lb}/tg/timemap/${uriR}`);
+      t.equal(tm.status, 200, `the TimeMap of ${uriR} through nginx`);
+      const mementos = [...tm.text.matchAll(/<([^>]+)>; rel="[^"]*memento[^"]*"/g)].map((m) => m[1]);
+      t.equal(mementos.length, 1, `one memento of ${uriR}`);
+      const raw = await request(mementos[0].replace(/\/memento\/(\d{14})\//, '/memento/$1id_/'));
+      t.equal(raw.status, 200);
+      t.equal(raw.text, `<html><head><title>/page/${i}</title></head><body>/page/${i} ${'x'.repeat(20_000)}</body></html>`, 'its bytes');
+    }
+    t.same(spoolRejected(proxy), [], 'the proxy refused nothing for good');
+  },
+);
 
 /** The files of the proxy spool's `rejected/` folder. */
 function spoolRejected(proxy: { spool: { dir: string } }): string[] {
