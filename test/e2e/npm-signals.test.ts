@@ -24,15 +24,13 @@ import { freePort, tempDir } from '../proxy/helpers.js';
 
 /** The pids of every descendant of `pid` (Linux /proc: each task's `children`). */
 function descendants(pid: number): number[] {
-  const out: number[] = [];
-  let kids: number[] = [];
+  let kids: number[];
   try {
     kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number);
   } catch {
-    return out;
+    return [];
   }
-  for (const k of kids) out.push(k, ...descendants(k));
-  return out;
+  return kids.flatMap((k) => [k, ...descendants(k)]);
 }
 
 /** Whether process `pid` still runs (a zombie counts as gone). */
