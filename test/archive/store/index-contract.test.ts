@@ -16,4 +16,3 @@ t.test('SQLite (IndexDb)', async (t) => {
   let n = 0;
   contract(t, () => IndexDb.open(path.join(dir, `index-${n++}.sqlite3`), { cacheBytes: 1 << 20 }));
 });
-

@@ -397,4 +397,3 @@ export function contract(t: Test, open: Open): void {
     t.equal(await index.count(), ROWS.length - 1);
   });
 }
-
