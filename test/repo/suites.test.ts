@@ -3,7 +3,8 @@
  * test file but the slow ones) and `npm run test:e2e` (the slow one: what
  * starts services, daemon processes or a browser). Every test file runs in
  * exactly one of them; a file that starts PostgreSQL, s3rver, Chromium, a
- * real site's crawl, or a daemon process through its bin is in the slow one
+ * real site's crawl, or a process of this repository's code (a daemon or a
+ * command through its bin) is in the slow one
  * (the rule of docs/testing.md, {@link slowBecause}); and the command the
  * README gives is the one CI (`.ci/run`) runs.
  */
@@ -75,12 +76,13 @@ export function slowBecause(file: string, text: string): string | undefined {
     [/from '(?:\.\.\/)+helpers\/browser\.js'/, 'it drives Chromium (test/helpers/browser.ts)'],
     [/from '(?:\.\.\/)+helpers\/real-site\.js'/, 'it crawls a real site (test/helpers/real-site.ts)'],
     [/\bstartDaemon\(/, 'it starts a daemon process through its bin (startDaemon, test/helpers/daemons.ts)'],
+    [/\brunCli\(|bin\/memento-archive\.js'|'memento-archive\.js'/, 'it runs memento-archive commands as processes (runCli, test/archive/helpers.ts)'],
     [/'start\.js'|\bspawn\('npm'|\bnginx\b/i, 'it starts daemon processes (npm start, npm, nginx)'],
   ];
   return helpers.find(([re]) => re.test(text))?.[1];
 }
 
-t.test('a test file that starts a service, a daemon process or a browser is in the slow suite', async (t) => {
+t.test("a test file that starts a service, a process of the repository's code or a browser is in the slow suite", async (t) => {
   const e2e = await listed(/(?:^|&& )tap (.+)$/.exec(scriptsOf()['test:e2e'])![1]);
   const misplaced = testFiles()
     .filter((f) => f !== 'test/repo/suites.test.ts') // (this file names the patterns it looks for)
