@@ -15,20 +15,15 @@
  *   memento-archive witness [--config conf/witness.yaml]   (its own config file)
  *
  * Bad arguments or a config with a mistake: one line on stderr, exit
- * status 2.
+ * status 2. A command that reads an archive, run where its data folder is
+ * missing, and any error a command did not expect: one line on stderr
+ * (shared/cli-error.ts), exit status 1.
  */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { exitWithErrorLine } from '#shared/cli-error.js';
 import { ConfigError } from '#shared/config.js';
-import { runCdxj } from './commands/cdxj.js';
-import { runImport } from './commands/import.js';
-import { runMigrate } from './commands/migrate.js';
-import { runPurge } from './commands/purge.js';
-import { runReindex } from './commands/reindex.js';
-import { serve } from './commands/serve.js';
 import { fail, say } from './commands/terminal.js';
-import { runVerify } from './commands/verify.js';
-import { runWacz } from './commands/wacz.js';
-import { runWitness } from './commands/witness.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 import { loadWitnessConfig } from './evidence/witness-config.js';
 
@@ -150,6 +145,9 @@ options:
   --tsa-ca PEM        verify-receipt: certificates a time-stamping authority
                       must chain to
   -h, --help          show this text
+
+Every error is one line on stderr (MEMENTO_DEBUG=1 in the environment adds
+the stack trace, for a bug report).
 `;
 
 const OPTIONS = {
@@ -182,17 +180,23 @@ function parseCliArgs(argv: string[]) {
 
 type Args = ReturnType<typeof parseCliArgs>;
 
-/** Each command: what it runs with the config and the arguments; a number is the exit code, `serve` runs until a signal. */
+/**
+ * Each command: what it runs with the config and the arguments; a number is the exit code, `serve` runs until a signal.
+ * A command's module is loaded only when it runs: `verify` or `cdxj` need not load the HTTP server, the AWS SDK or pg.
+ */
 const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<number | void>> = {
-  serve: (config, args) => serve(config, args.values.config!, args.values.quiet === true),
-  verify: (config) => runVerify(config),
-  reindex: (config) => runReindex(config),
-  purge: (config, args) => runPurge(config, args.values),
-  import: (config, args) => runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }),
-  cdxj: (config, args) => runCdxj(config, { archive: args.values.archive }),
-  migrate: (config, args) => runMigrate(config, args.values),
-  wacz: (config, args) => runWacz(config, args.values),
+  serve: async (config, args) => (await import('./commands/serve.js')).serve(config, args.values.config!, args.values.quiet === true),
+  verify: async (config) => (await import('./commands/verify.js')).runVerify(config),
+  reindex: async (config) => (await import('./commands/reindex.js')).runReindex(config),
+  purge: async (config, args) => (await import('./commands/purge.js')).runPurge(config, args.values),
+  import: async (config, args) => (await import('./commands/import.js')).runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }),
+  cdxj: async (config, args) => (await import('./commands/cdxj.js')).runCdxj(config, { archive: args.values.archive }),
+  migrate: async (config, args) => (await import('./commands/migrate.js')).runMigrate(config, args.values),
+  wacz: async (config, args) => (await import('./commands/wacz.js')).runWacz(config, args.values),
 };
+
+/** The commands that read an archive made before (serve and import make a data folder that is not there yet). */
+const READS_AN_ARCHIVE = new Set(['verify', 'reindex', 'purge', 'cdxj', 'migrate', 'wacz']);
 
 /** Runs the CLI with `argv` (without node and script). Exits the process when a command returns its exit code. */
 export async function main(argv: string[]): Promise<void> {
@@ -218,7 +222,8 @@ export async function main(argv: string[]): Promise<void> {
   if (command === 'witness') {
     args.values.config ??= 'conf/witness.yaml';
     try {
-      return await runWitness(loadWitnessConfig(args.values.config), args.values.quiet === true);
+      const witness = loadWitnessConfig(args.values.config);
+      return await (await import('./commands/witness.js')).runWitness(witness, args.values.quiet === true);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       fail(err.message, 2);
@@ -233,6 +238,16 @@ export async function main(argv: string[]): Promise<void> {
     say(err.message);
     process.exit(2);
   }
-  const code = await COMMANDS[command](config, args);
+  let code: number | void;
+  try {
+    code = await COMMANDS[command](config, args);
+  } catch (err) {
+    // Options are checked first (exit 2); what failed after them, in a data folder that is not there, is said as such.
+    if (READS_AN_ARCHIVE.has(command) && !existsSync(config.dataDir)) {
+      say(`${command}: ${config.dataDir}: no such data folder (data_dir of ${args.values.config}); nothing was changed`);
+      process.exit(1);
+    }
+    exitWithErrorLine('memento-archive', command, err);
+  }
   if (code !== undefined) process.exit(code);
 }

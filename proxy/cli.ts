@@ -9,6 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '#shared/config.js';
+import { exitWithErrorLine } from '#shared/cli-error.js';
 import { loadProxyConfig } from './config/proxy-file.js';
 import { pinoLogger } from './log.js';
 import { type RunningProxy, startProxy } from './server.js';
@@ -90,7 +91,7 @@ export async function main(argv: string[]): Promise<void> {
       process.stderr.write(`capture-proxy: TLS: ${e.message}\n`);
       process.exit(1);
     }
-    throw err;
+    exitWithErrorLine('capture-proxy', 'cannot start', err);
   }
   process.stdout.write(`capture-proxy listening on ${proxy.url}\n`);
   if (proxy.adminUrl) log({ msg: 'admin server listening', url: proxy.adminUrl, metrics: `${proxy.adminUrl}/metrics` });

@@ -144,12 +144,12 @@ export interface ExchangeContext {
 
 /**
  * The `Link` value announcing the TimeGate of a URI-R:
- * `<http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` (RFC 7089 §2.2.1,
+ * `<{ArchiveTimeGate}{URI-R}>; rel="timegate"` (RFC 7089 §2.2.1,
  * RFC 8288), the URI written as every Link of the archive is (`,` and `;`
  * percent-encoded, shared/link.ts).
  */
 function timegateLink(vhost: Vhost, uriR: string): string {
-  return formatLink({ uri: `http://${vhost.archiveTimeGate}${uriR}`, rel: 'timegate' });
+  return formatLink({ uri: `${vhost.archiveTimeGate}${uriR}`, rel: 'timegate' });
 }
 
 /** What a request's `Host`, target, scheme and port give on a vhost, whatever else the request says. */
@@ -158,7 +158,11 @@ interface Routing {
   upstreamTarget: string;
   /** Where it would be filed, or why it has no URI-R (proxy/capture/address.ts `captureAddress`). */
   address: CaptureAddress | NoAddress;
-  /** The TimeGate's `Link`, when it has a URI-R. */
+  /**
+   * The TimeGate's `Link`, when it has a URI-R on a vhost that archives: with
+   * `EnableArchiving: Off` the proxy announces no TimeGate (as SiteStory
+   * announced only the hosts it archived), since none would hold this response.
+   */
   timegateLink?: string;
 }
 
@@ -181,7 +185,7 @@ function routingOf(vhost: Vhost, host: string | undefined, target: string, schem
   if (r) return r;
   const address = captureAddress(vhost, host, target, scheme, localPort);
   r = { upstreamTarget: upstreamTarget(target), address: Object.freeze(address) };
-  if ('uriR' in address) r.timegateLink = timegateLink(vhost, address.uriR);
+  if ('uriR' in address && vhost.enableArchiving) r.timegateLink = timegateLink(vhost, address.uriR);
   if (recent.size >= RECENT_ROUTINGS) recent.delete(recent.keys().next().value!);
   recent.set(key, Object.freeze(r));
   return r;

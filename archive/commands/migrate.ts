@@ -36,6 +36,38 @@ export interface MigrateOptions {
   's3-region'?: string;
 }
 
+/**
+ * The `next:` advice `migrate` prints after a copy: one line, then the
+ * exact block of `archive.yaml` to paste into the config of every daemon
+ * on the shared setup (YAML; the keys of archive/storage-config.ts):
+ * `signing_key_file` (the key the moved evidence log is signed with),
+ * `storage.index` (the database URL with its password left out, and a
+ * comment saying where it goes), and with `--warcs` `storage.warcs` and
+ * `storage.s3` as the upload used them (`endpoint` and
+ * `force_path_style: true` when `--s3-endpoint` was given, else none: AWS
+ * S3), so that the daemon reads the bucket the files went to.
+ */
+export function nextAdvice(o: MigrateOptions & { to: string }, signingKeyFile: string): string {
+  const lines = [
+    'next: paste this into the config (archive.yaml) of every daemon of the shared setup, start one, run memento-archive verify:',
+    `signing_key_file: ${JSON.stringify(signingKeyFile)}   # the key the evidence log is signed with (keep it mode 0600; the same file for every daemon)`,
+    'storage:',
+  ];
+  const shown = new URL(o.to);
+  const hadPassword = shown.password !== '';
+  shown.password = '';
+  lines.push(`  index: ${shown.href}${hadPassword ? '   # password left out: give it as PGPASSWORD or in ~/.pgpass, or write it in here' : ''}`);
+  if (o.warcs !== undefined) {
+    const endpoint = o['s3-endpoint']?.replace(/\/+$/, '');
+    lines.push(`  warcs: ${o.warcs}`, '  s3:');
+    if (endpoint !== undefined) lines.push(`    endpoint: ${endpoint}`);
+    else lines.push('    # no endpoint: AWS S3 itself');
+    lines.push(`    region: ${o['s3-region'] ?? 'us-east-1'}`, `    force_path_style: ${endpoint !== undefined}`);
+    lines.push('  # replica: web1   # one name per daemon (default <host name>-<listen port>); set it when several run on one host');
+  }
+  return lines.join('\n') + '\n';
+}
+
 /** The checked options, or the one-line reason they are wrong. */
 function checkOptions(config: ArchiveConfig, o: MigrateOptions): { to: string; warcs?: { bucket: string; prefix: string } } | string {
   if (o.from !== undefined && o.from !== 'sqlite') return `--from ${JSON.stringify(o.from)}: the only source is sqlite (the index file in data_dir)`;
@@ -172,7 +204,7 @@ export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Prom
       `migrate: ${tables} (of ${rows} mementos) to ${withoutPassword(opts.to)}` +
         (opts.warcs ? `; ${moved} WARC file(s) (${mib(bytes)} MiB) to ${target}` : '; the WARC files stay in ' + warcsDir) +
         ` (${seconds} s)\n` +
-        `next: set storage.index: ${withoutPassword(opts.to)}${opts.warcs ? ` and storage.warcs: ${o.warcs}` : ''} in the config, give every daemon signing_key_file: ${config.signingKeyFile} (the key the evidence log is signed with; keep it mode 0600), start the daemon, run memento-archive verify\n`,
+        nextAdvice({ ...o, to: opts.to }, config.signingKeyFile),
     );
     return 0;
   } catch (err) {

@@ -10,7 +10,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
-import type { Link } from '#shared/link.js';
+import { formatLink, type Link } from '#shared/link.js';
 import { hiddenError, type UrlPolicy, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { chooseArchive, type Holdings, localChoice } from '../memento/choice.js';
@@ -20,7 +20,7 @@ import { probeTimegate, timemapSpan } from '../memento/remote.js';
 import { indexJsonTimemap, indexTimemapEntries, indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import type { MementoRef } from '../store/index-db.js';
-import { acceptDatetime, readRoute, redirect, wantsPage } from './context.js';
+import { acceptDatetime, readRoute, redirect } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
 export async function redirectorRoutes(app: FastifyInstance): Promise<void> {
@@ -118,8 +118,11 @@ async function linksAcrossArchives(
  * `GET/HEAD /tg/timemap/<URI-R>`: the index TimeMap (link-format): its
  * head (indexTimemapHead), then the local mementos oldest first with one
  * `first` and one `last` over all of them. Remote TimeMaps are read only
- * as far as their `self` link. 404 when no archive has the URI-R. To a
- * browser (`Accept: text/html`), 302 to the calendar of the URI-R.
+ * as far as their `self` link. 404 when no archive has the URI-R. A
+ * TimeMap URI (URI-T, RFC 7089 §5) answers its TimeMap to every client,
+ * a browser's `Accept: text/html` included (Memento validators ask that
+ * way); the calendar for people is linked from it in the `Link` header
+ * (`rel="alternate"; type="text/html"`).
  */
 async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const { config, store } = app;
@@ -129,8 +132,7 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
   const timemapOf = (a: ArchiveSpan) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR));
   const head = indexTimemapHead(base, uriR, config.archives, holdings, timemapOf);
   if (!head.some((l) => l.rel === 'timemap')) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
-  reply.header('Vary', 'Accept');
-  if (wantsPage(req)) return redirect(reply, 302, uris.calendar(base, uriR));
+  reply.header('link', formatLink({ uri: uris.calendar(base, uriR), rel: 'alternate', type: 'text/html' }));
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
   const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));

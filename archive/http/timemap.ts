@@ -39,8 +39,7 @@ async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive
  * `GET/HEAD /<id>/timemap/link/<URI-R>`: `application/link-format`, head
  * then every memento oldest first (RFC 7089 §5.1). The address names its
  * format, so every client gets that format whatever its `Accept` says (as
- * pywb and the Wayback Machine answer); only the format-less index TimeMap
- * `/tg/timemap/<URI-R>` sends a browser to the calendar.
+ * pywb and the Wayback Machine answer), as the index TimeMap does.
  */
 async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
   const { archive, span, policy } = await archiveAndSpan(app, req);

@@ -7,7 +7,6 @@
  * with its Memento-Datetime given (the WARC-Date of the record).
  */
 import http from 'node:http';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { formatHttpDate, parseTimestamp14, toTimestamp14 } from '#shared/http-date.js';
@@ -15,13 +14,14 @@ import { isHttpError } from '#shared/http-error.js';
 import { exactUrlkey } from '#shared/uri.js';
 import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
-import { IndexDb, type MementoRow } from '../store/index-db.js';
+import type { MementoRow } from '../store/index-db.js';
 import type { MementoIndex } from '../store/memento-index.js';
 import type { ArchiveStore } from '../store/store.js';
 import { formatRevisitOf, REVISIT_OF } from '../store/revisit-of.js';
 import { readMementoResponse } from '../store/stored-response.js';
 import type { StoredResponse, WarcReader } from '../store/warc-reader.js';
 import { openWarcStore } from '../store/open-warcs.js';
+import { openIndex } from '../store/open-index.js';
 import type { WarcStore } from '../store/warc-store.js';
 
 /** What the archive did with one capture. */
@@ -114,16 +114,16 @@ export class DaemonSink implements CaptureSink {
   private constructor(
     private readonly base: URL,
     private readonly config: ArchiveConfig,
-    readonly index: IndexDb,
+    readonly index: MementoIndex,
     private readonly warcs: WarcStore,
   ) {
     this.via = `through the running daemon at ${base.origin}`;
     this.reader = this.warcs.reader(0);
   }
 
-  /** @throws when the index cannot be opened */
+  /** The index the config names (SQLite in the data folder, or PostgreSQL), read only. @throws when it cannot be opened */
   static async open(base: string, config: ArchiveConfig): Promise<DaemonSink> {
-    const index = await IndexDb.open(path.join(config.dataDir, 'index.sqlite3'));
+    const index = await openIndex(config);
     return new DaemonSink(new URL(base), config, index, await openWarcStore(config));
   }
 

@@ -36,6 +36,9 @@ import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
 import { cdxWalk, type UrlkeyRange } from '../store/cdx-walk.js';
 import { writeCdxj } from '../store/cdxj.js';
 import type { IndexDb, MementoRow, NewMementoRow } from '../store/index-db.js';
+import { readMementoResponse } from '../store/stored-response.js';
+import { readResponseRecord } from '../store/warc-reader.js';
+import { pageTitle } from './page-title.js';
 import { copyMember, mementoRecords, publishedRequestMember } from './records.js';
 import { PackageReceipts } from './receipts.js';
 
@@ -202,6 +205,25 @@ async function writeEvidence(
   report.receipts++;
 }
 
+/**
+ * A page's line of pages/pages.jsonl: `id`, `url`, `ts` and, when the page
+ * has one, its `title` (page-title.ts), read from its stored response (a
+ * revisit's from its original's payload) in the data folder's WARC files.
+ * A page whose record cannot be read for its title is listed without one
+ * (its records are copied and checked on their own).
+ */
+async function pageLine(input: WaczInput, row: MementoRow): Promise<{ id: string; url: string; ts: string; title?: string }> {
+  const line = { id: `${row.archive_id}-${row.id}`, url: row.uri_r, ts: formatIsoSeconds(row.datetime) };
+  let title: string | undefined;
+  try {
+    const read = (file: string, offset: number, length: number) => readResponseRecord(input.warcsDir, file, offset, length);
+    title = await pageTitle(await readMementoResponse(read, (id) => input.index.byId(id), row));
+  } catch {
+    title = undefined;
+  }
+  return title === undefined ? line : { ...line, title };
+}
+
 /** The urlkeys a selection walks. */
 function rangeOf(sel: WaczSelection): UrlkeyRange {
   if (!sel.pattern) return { from: '', to: '\u{10ffff}' };
@@ -265,7 +287,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
       exported.add(row.id);
       report.mementos++;
       if (page && isPage(row)) {
-        await pages.write({ id: `${row.archive_id}-${row.id}`, url: row.uri_r, ts: formatIsoSeconds(row.datetime) });
+        await pages.write(await pageLine(input, row));
         report.pages++;
       }
       await writeEvidence({ proofs, receipts, maker: receiptMaker }, row, proof, report);

@@ -238,13 +238,14 @@ export async function coherencePanel(app: FastifyInstance, page: Capture, t: num
 }
 
 /**
- * The panel's one line: `7 resources: 6 within a day of the page, 1 captured 3 days after`, then how many are
- * not archived and how many changed between their capture and the page's time.
+ * The panel's one line: `7 resources: 5 within a day of the page, 2 captured up to 3 days after`, then how many are
+ * not archived and how many changed between their capture and the page's time. Every resource captured after the
+ * page (the rows' "captured after the page" mark), however soon after, is counted as such, never as within a day.
  */
 export function panelSummary(entries: readonly PanelEntry[], more = false): string {
   if (!entries.length) return more ? 'No embedded resource found in the part of the page read' : 'No embedded resources';
   const shown = entries.filter((e) => e.capture);
-  const within = shown.filter((e) => Math.abs(e.delta!) <= DAY).length;
+  const within = shown.filter((e) => e.delta! <= 0 && e.delta! >= -DAY).length;
   const group = (list: PanelEntry[], side: string) => {
     if (!list.length) return undefined;
     const far = Math.max(...list.map((e) => Math.abs(e.delta!)));
@@ -258,7 +259,7 @@ export function panelSummary(entries: readonly PanelEntry[], more = false): stri
       'before',
     ),
     group(
-      shown.filter((e) => e.delta! > DAY),
+      shown.filter((e) => e.delta! > 0),
       'after',
     ),
     missing ? `${missing} not archived` : undefined,

@@ -120,12 +120,15 @@ function parseTs(ts: string): Period {
 }
 
 /**
- * The instant a period is read as in the banner's "how far from the time asked for": its first second (the
- * Wayback Machine's reading), or now for a period that is not over (`2`, `99999999999999`, this year), whose
- * capture shown is the newest.
+ * The instant the address's timestamp `ts` (its period `p`) is read as in the banner's "how far from the time
+ * asked for": its first second (the Wayback Machine's reading), also when that lies in the future (a capture
+ * is then that far before the time asked, not before now); now for a period that has begun and is not over
+ * (this year), or digits that are no date (`99999999999999`): the capture shown is then the newest.
  */
-function askedInstant(p: Period): number {
+function askedInstant(ts: string, p: Period): number {
   const now = Math.floor(Date.now() / 1000);
+  const first = timestampBound(ts, 'first');
+  if (first !== undefined && first > now) return first;
   return p.end >= now ? now : p.start;
 }
 
@@ -214,15 +217,29 @@ async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyR
 
 /**
  * The text searched for: `q` as a form sends it (percent-encoded), or, when
- * a URL was pasted after `q=` as it is (it holds a `/`, `?`, `&`, `:` or
- * `=` that a form would have encoded), everything after `q=`, so that the
- * URL's own query is kept whole.
+ * a URL was pasted or typed after `q=` as it is (it holds a `/`, `?`, `&`,
+ * `:` or `=` that a form would have encoded), everything after `q=`, so that
+ * the URL's own query is kept whole. In that text the part before the path
+ * (scheme and host, which hold no percent-escape of their own) is decoded:
+ * `q=host%3A8080/x`, half encoded by hand, is `host:8080/x`; the path and
+ * query keep their escapes, which are the URL's.
  */
 function searchText(req: Req): string {
   const raw = req.raw.url ?? '';
   const at = raw.indexOf('?');
   const pasted = at < 0 ? null : /(?:^|&)q=(.*)$/s.exec(raw.slice(at + 1));
-  if (pasted && /[/?&:=]/.test(pasted[1])) return pasted[1].trim();
+  if (pasted && /[/?&:=]/.test(pasted[1])) {
+    const text = pasted[1].trim();
+    const lead = /^[^/?#]*/.exec(text)![0];
+    let decoded = lead;
+    try {
+      decoded = decodeURIComponent(lead);
+    } catch {
+      // a stray % is left as typed: the URL parser says what is wrong with it
+    }
+    // Decoded, the lead may now hold the `//` of a scheme: the rest is still the URL's path and query.
+    return decoded + text.slice(lead.length);
+  }
   return String((req.query as Record<string, unknown>).q ?? '').trim();
 }
 
@@ -378,13 +395,20 @@ function frameTime(p: Period, chosen: number): number {
  * mementos are served): `<T>if_`, the replay at the reader's time T (archive/http/memento.ts), so that the
  * page's embedded resources come as they were at T.
  */
-function bannerData(req: FastifyRequest, frameBase: string, uriR: string, period: Period, n: Nearest, panel: CoherencePanel | undefined) {
+function bannerData(
+  req: FastifyRequest,
+  frameBase: string,
+  uriR: string,
+  found: { period: Period; asked: number; n: Nearest },
+  panel: CoherencePanel | undefined,
+) {
+  const { period, n } = found;
   const m = n.memento;
   const at = toTimestamp14(frameTime(period, m.datetime));
   const web = (c: Capture | undefined) => (c && c.datetime !== m.datetime ? `${req.base}/web/${toTimestamp14(c.datetime)}/${c.uri_r}` : undefined);
   return {
     uriR: m.uri_r,
-    asked: askedInstant(period),
+    asked: found.asked,
     memento: m,
     ts: toTimestamp14(m.datetime),
     at,
@@ -410,7 +434,7 @@ async function replayPage(app: FastifyInstance, req: Req, reply: FastifyReply, t
   if (!('n' in found)) return found;
   const { period, uriR, n } = found;
   const panel = await coherencePanel(app, n.memento, frameTime(period, n.memento.datetime));
-  const banner = bannerData(req, mementoBase(app, req), uriR, period, n, panel);
+  const banner = bannerData(req, mementoBase(app, req), uriR, found, panel);
   return render(app, req, reply, 200, 'replay', { title: `${displayUrl(uriR)} — ${longDate(n.memento.datetime)}`, banner });
 }
 
@@ -437,12 +461,12 @@ async function nearestAsked(
   ts: string,
   url: string,
   max: number,
-): Promise<{ period: Period; uriR: string; n: Nearest } | FastifyReply> {
+): Promise<{ period: Period; asked: number; uriR: string; n: Nearest } | FastifyReply> {
   const period = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
   const policy = app.access.policy(urlkey);
   const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
-  return n ? { period, uriR, n } : hidden(app, req, reply, policy, uriR);
+  return n ? { period, asked: askedInstant(ts, period), uriR, n } : hidden(app, req, reply, policy, uriR);
 }
 
 /** {@link sameMachineNames} of a prefix with URLs the access rules show among its first {@link PREFIX_PAGE}. */

@@ -55,14 +55,27 @@ function portOf(v: unknown): number | undefined {
   return Number.isInteger(p) && p >= 1 && p <= 65535 ? p : undefined;
 }
 
-/** An `ArchiveTimeGate` without scheme: `host[:port]/path/`, ending in `/`, nothing after the path. */
-function isTimeGateAddress(v: unknown): boolean {
-  if (typeof v !== 'string' || SCHEME.test(v) || !v.endsWith('/') || /\s/.test(v)) return false;
+/** An `ArchiveTimeGate`'s scheme: `http://` or `https://`, which an absolute value may begin with. */
+const TIMEGATE_SCHEME = /^https?:\/\//i;
+
+/**
+ * An `ArchiveTimeGate` as the absolute URL prefix the URI-R is appended to:
+ * `http://host[:port]/path/` for an address without scheme (the Apache
+ * plug-in's form), the value itself for an absolute `http://` or
+ * `https://` one (normalised as a URL: scheme and host lower-case, a
+ * default port dropped); ending in `/`, nothing after the path.
+ * `undefined` when it is neither.
+ */
+function timeGatePrefix(v: unknown): string | undefined {
+  if (typeof v !== 'string' || !v.endsWith('/') || /\s/.test(v)) return undefined;
+  const scheme = TIMEGATE_SCHEME.exec(v)?.[0];
+  if (!scheme && SCHEME.test(v)) return undefined;
+  const absolute = scheme ? scheme.toLowerCase() + v.slice(scheme.length) : 'http://' + v;
   try {
-    const u = new URL('http://' + v);
-    return u.hostname !== '' && !u.username && !u.password && !u.search && !u.hash;
+    const u = new URL(absolute);
+    return u.hostname !== '' && !u.username && !u.password && !u.search && !u.hash ? u.href : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -70,7 +83,7 @@ defineCheck('proxy-host-name', (v) => Boolean(hostNameOf(v)));
 defineCheck('proxy-upstream', (v) => upstreamOf(v) !== undefined);
 defineCheck('proxy-on-off', (v) => parseOnOff(v) !== undefined);
 defineCheck('proxy-port', (v) => portOf(v) !== undefined);
-defineCheck('proxy-timegate', isTimeGateAddress);
+defineCheck('proxy-timegate', (v) => timeGatePrefix(v) !== undefined);
 defineCheck('proxy-bearer-token', (v) => (typeof v === 'string' || typeof v === 'number') && BEARER_TOKEN.test(String(v)));
 
 /** A `PrivateCookies` entry: a cookie name (an RFC 6265 token), `*` standing for any characters. */
@@ -181,8 +194,8 @@ export const VHOST_SCHEMA = {
       check: 'proxy-timegate',
       docDefault: '`ArchiveHost:ArchivePort/tg/`',
       description:
-        'TimeGate address without scheme, ending in `/`, for the `Link: <http://{ArchiveTimeGate}{URI-R}>; rel="timegate"` added to every proxied response (after any `Link` the content server sent)',
-      errorMessage: 'must be host[:port]/path/ ending in / (the URL is appended to it), like 127.0.0.1:8090/tg/',
+        'the TimeGate announced in the `Link: <{ArchiveTimeGate}{URI-R}>; rel="timegate"` added to every archived response (after any `Link` the content server sent; none when `EnableArchiving` is Off): an address without scheme, ending in `/` (`127.0.0.1:8090/tg/`, announced as `http://127.0.0.1:8090/tg/…`), or an absolute `https://` (or `http://`) URL ending in `/` (`https://archive.example.org/tg/`)',
+      errorMessage: 'must be host[:port]/path/ or https://host[:port]/path/, ending in / (the URL is appended to it), like 127.0.0.1:8090/tg/',
     },
     ArchiveUnchangedCache: onOff(
       true,
@@ -268,7 +281,7 @@ export interface Vhost {
   archivePort: number;
   /** Starts with `/`, ends with `put/`. */
   archivePath: string;
-  /** TimeGate address without scheme, ending in `/` (e.g. `127.0.0.1:8090/tg/`). */
+  /** The TimeGate's absolute URL prefix, ending in `/` (e.g. `http://127.0.0.1:8090/tg/`, `https://archive.example.org/tg/`). */
   archiveTimeGate: string;
   enableIP: boolean;
   /** Excluded path prefixes, normalised (`excludedPrefix`, proxy/config/excluded.ts); no trailing `/` except for `/` itself. */
@@ -327,7 +340,7 @@ export function listVhostFiles(dir: string): string[] {
  *   unparsable YAML (nested too deep, aliases expanding too much),
  *   an unknown setting, a missing `server_name` or `upstream`, a bad value
  *   (see {@link VHOST_SCHEMA}: On/Off misspelt, port outside 1–65535,
- *   ArchivePath not ending in `put/`, ArchiveTimeGate with a scheme, an
+ *   ArchivePath not ending in `put/`, ArchiveTimeGate with a scheme other than http(s), an
  *   upstream that is not `http://host[:port]`…), a name given twice, or two
  *   default vhosts; a file that holds an `ArchiveToken` and that every user
  *   may read (`file:line: reason` with the `chmod` to run;
@@ -380,14 +393,14 @@ export function clashOf(v: Vhost, other: Vhost): string | undefined {
 /**
  * A vhost mapping as the schema reads it: `server_aliases` and `Excluded`
  * given as one space-separated string become lists. An `ArchiveTimeGate`
- * with a scheme, the likely mistake, is refused here with its own hint.
+ * with a scheme other than `http://` or `https://` is refused here with its own hint.
  */
 function beforeSchema(src: YamlSource, doc: number, at: (string | number)[], value: unknown): unknown {
   if (!isPlainObject(value)) return value;
   const tg = value.ArchiveTimeGate;
-  if (typeof tg === 'string' && SCHEME.test(tg)) {
+  if (typeof tg === 'string' && SCHEME.test(tg) && !TIMEGATE_SCHEME.test(tg)) {
     throw new ConfigError(
-      `${src.where(doc, [...at, 'ArchiveTimeGate'])}: ArchiveTimeGate is an address without scheme, like ${tg.replace(SCHEME, '')}, not ${JSON.stringify(tg)}`,
+      `${src.where(doc, [...at, 'ArchiveTimeGate'])}: ArchiveTimeGate is an address without scheme, like ${tg.replace(SCHEME, '')}, or an https:// or http:// URL, not ${JSON.stringify(tg)}`,
     );
   }
   const out = { ...value };
@@ -422,7 +435,7 @@ function vhostFrom(src: YamlSource, doc: number, at: (string | number)[], value:
     archiveHost,
     archivePort,
     archivePath: raw.ArchivePath,
-    archiveTimeGate: raw.ArchiveTimeGate ?? `${formatHostPort(archiveHost, archivePort)}/tg/`,
+    archiveTimeGate: timeGatePrefix(raw.ArchiveTimeGate ?? `${formatHostPort(archiveHost, archivePort)}/tg/`)!,
     archiveUnchangedCache: parseOnOff(raw.ArchiveUnchangedCache)!,
     enableIP: parseOnOff(raw.EnableIP)!,
     excluded: Object.freeze(raw.Excluded.map(excludedPrefix)),

@@ -118,9 +118,16 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
     r.stdout,
     /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\), \d+ log_checkpoint row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
   );
-  t.match(
-    r.stdout,
-    /\nnext: set storage\.index: postgres:\/\/\S+ and storage\.warcs: s3:\/\/warcs\/shared\/ in the config, give every daemon signing_key_file: \S+ \(the key the evidence log is signed with; keep it mode 0600\), start the daemon, run memento-archive verify\n$/,
+  // The advice ends with the exact block to paste: the bucket as the upload reached it (endpoint, path style), the key.
+  const block =
+    /\nnext: paste this into the config \(archive\.yaml\) of every daemon of the shared setup, start one, run memento-archive verify:\n([\s\S]+)$/.exec(
+      r.stdout,
+    )![1];
+  t.equal(
+    block.replace(/ +#.*$/gm, ''),
+    `signing_key_file: ${JSON.stringify(path.join(src.dataDir, 'log-signing-key.pem'))}\nstorage:\n  index: ${db}\n  warcs: s3://warcs/shared/\n` +
+      `  s3:\n    endpoint: ${s3.endpoint}\n    region: us-east-1\n    force_path_style: true\n\n`,
+    'the config block names the key, the database, the bucket, its endpoint and path style',
   );
   t.same(tree(src.dataDir), before, 'the data folder (index and WARC files) is unchanged');
   const folderFiles = Object.keys(before).filter((f) => f.startsWith('warcs/'));
@@ -131,8 +138,7 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
       `${path.basename(f)}: the object is the file, byte for byte`,
     );
 
-  // The log's signing key goes with it (the next: line says so); another key is refused.
-  t.match(r.stdout, `give every daemon signing_key_file: ${path.join(src.dataDir, 'log-signing-key.pem')}`);
+  // The log's signing key goes with it (the next: block says so); another key is refused.
   const elsewhere = `${src.dataDir}-elsewhere`;
   t.teardown(() => rmSync(elsewhere, { recursive: true, force: true }));
   mkdirSync(elsewhere);
@@ -140,7 +146,8 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   const other = await runCli(['serve', '--config', path.join(elsewhere, 'archive.yaml')]);
   t.equal(other.code, 1);
   t.match(other.stderr, /the evidence log of archive \S+ was signed with another key .*give this daemon the signing_key_file the log was signed with/);
-  const storage = `signing_key_file: ${JSON.stringify(path.join(src.dataDir, 'log-signing-key.pem'))}\nstorage:\n  index: ${db}\n${s3.storageYaml('shared/', 'web1').replace(/^storage:\n/, '')}`;
+  // The daemon on the pasted block alone reads the migrated WARC files from the bucket (not from AWS, not from a folder).
+  const storage = block;
   const b = await startArchive(storage + TWO_ARCHIVES);
   let bOpen = true;
   t.teardown(() => (bOpen ? b.close() : undefined));

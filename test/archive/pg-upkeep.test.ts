@@ -6,11 +6,13 @@
  * stopped at either side of its index commit is finished by the next one.
  * A PostgreSQL index that cannot be reached is one line and exit status 1.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import t from 'tap';
+import { WARCRecord, WARCSerializer } from 'warcio';
 import { PgIndex } from '../../archive/store/index-pg.js';
 import { PURGE_MARKER_OBJECT } from '../../archive/store/purge-objects.js';
 import { ts14 } from '../conformance/helpers.js';
@@ -137,6 +139,28 @@ t.test('verify, cdxj, reindex, import and purge on a PostgreSQL index with WARC 
   t.equal((await request(`${b.url}/2025/timemap/link/${URI}`)).status, 404, '/page: no TimeMap');
   t.equal((await request(`${b.url}/2025/memento/${ts14(DATES[0])}id_/http://www.example.org/other`)).text, 'other page', '/other: served as before');
   t.equal((await request(`${b.url}/current/memento/${ts14(DATES[2])}id_/http://www.example.org/imported`)).text, 'imported page', '/imported: served');
+
+  // import through the running daemon: a lone revisit record (another crawler's, naming only the payload digest)
+  // resolves against the PostgreSQL index to /other's memento, and becomes a revisit memento with its body.
+  const day = '2001-01-05T00:00:00Z';
+  const revisit = WARCRecord.create(
+    {
+      url: 'http://www.example.org/other',
+      date: day,
+      type: 'revisit',
+      warcVersion: 'WARC/1.1',
+      statusline: 'HTTP/1.1 200 OK',
+      httpHeaders: { 'Content-Type': 'text/html; charset=utf-8', Date: new Date(day).toUTCString() },
+      warcHeaders: { 'WARC-Payload-Digest': 'sha256:' + createHash('sha256').update('other page').digest('hex') },
+    },
+    (async function* () {})(),
+  );
+  const lone = path.join(dir, 'revisit.warc.gz');
+  writeFileSync(lone, await WARCSerializer.serialize(revisit, { gzip: true }));
+  const via = await runCli(['import', '--config', config, '--daemon', b.url, lone]);
+  t.equal(via.code, 0, via.stdout + via.stderr);
+  t.match(via.stdout, /: 0 new mementos, 1 revisit memento, 0 duplicates, 1 revisit record resolved, .*; through the running daemon at /m);
+  t.equal((await request(`${b.url}/2025/memento/20010105000000id_/http://www.example.org/other`)).text, 'other page', "the revisit serves its original's body");
 });
 
 t.test('purge in a bucket stopped before or after its index commit: the next purge finishes it', async (t) => {

@@ -250,6 +250,14 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     ],
     'the HTML pages that answered 200',
   );
+  t.same(
+    pages
+      .slice(1)
+      .map((p: { ts: string; title?: string }) => `${p.ts} ${p.title}`)
+      .sort(),
+    ['2001-03-20T20:35:00Z A one', '2001-03-21T20:35:00Z A two', '2001-03-22T20:35:00Z A two', '2026-02-01T10:00:00Z B'],
+    "each page with its title (ReplayWeb.page lists pages by title), a revisit's from its original's body",
+  );
 
   // proofs/proofs.jsonl: each memento's entry in its archive's log, its inclusion in a signed tree head (RFC 9162 §2.1.3.2).
   const proofs = files

@@ -114,13 +114,15 @@ t.test('15 January → H with C1, 15 February → H with C2, 15 March → H with
       }
     });
     const address = `${archive.url}/web/${ts}/${PAGE}`;
+    const frameUrl = `${archive.url}/site/memento/${ts}if_/${PAGE}`;
+    // The frame's own navigation, as the browser reports it (the page's load may come before the frame has a URL).
+    const framed = tab.waitForFrame((f) => f.name() === 'memento' && f.url() !== '' && f.url() !== 'about:blank', { timeout: 60_000 });
     const res = await tab.goto(address, { waitUntil: 'networkidle0' });
     t.equal(res?.status(), 200, `${label}: the banner page`);
-    const frameEl = await tab.$('#memento-frame');
-    const frame = await frameEl!.contentFrame();
-    t.equal(frame!.url(), `${archive.url}/site/memento/${ts}if_/${PAGE}`, `${label}: the frame replays at the reader's time`);
-    await frame!.waitForFunction(() => document.readyState === 'complete');
-    const bodyColor = await frame!.evaluate(() => getComputedStyle(document.body).color);
+    const frame = await framed;
+    t.equal(frame.url(), frameUrl, `${label}: the frame replays at the reader's time`);
+    await frame.waitForFunction(() => document.readyState === 'complete');
+    const bodyColor = await frame.evaluate(() => getComputedStyle(document.body).color);
     t.equal(bodyColor, color, `${label}: the body colour of the stylesheet served at T`);
     t.equal(tab.url(), address, `${label}: the banner page stays at the reader's time`);
     const when = await tab.$eval('.banner .when .ts', (e) => e.textContent);

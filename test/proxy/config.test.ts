@@ -33,7 +33,7 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
   t.equal(v.archiveHost, '127.0.0.1');
   t.equal(v.archivePort, 8090);
   t.equal(v.archivePath, '/put/');
-  t.equal(v.archiveTimeGate, '127.0.0.1:8090/tg/', 'ArchiveTimeGate derived from ArchiveHost:ArchivePort');
+  t.equal(v.archiveTimeGate, 'http://127.0.0.1:8090/tg/', 'ArchiveTimeGate derived from ArchiveHost:ArchivePort');
   t.equal(v.enableIP, false, 'EnableIP Off');
   t.same(v.excluded, []);
   t.equal(v.archiveToken, undefined, 'no ArchiveToken');
@@ -102,12 +102,12 @@ Excluded: /private /search/
   t.equal(v.archiveHost, 'archive.local');
   t.equal(v.archivePort, 9000);
   t.equal(v.archivePath, '/wayback/put/');
-  t.equal(v.archiveTimeGate, 'archive.local:9000/tg/', 'TimeGate default follows ArchiveHost and ArchivePort');
+  t.equal(v.archiveTimeGate, 'http://archive.local:9000/tg/', 'TimeGate default follows ArchiveHost and ArchivePort');
   t.equal(v.enableIP, true);
   t.same(v.excluded, ['/private', '/search'], 'a trailing slash is dropped');
   t.match(v.source, /site\.yaml:1$/);
   const [w] = parseVhostText('server_name: a.example\nupstream: http://127.0.0.1\nArchiveTimeGate: tg.example/memento/tg/\nEnableArchiving: on\n', 'b.yaml');
-  t.equal(w.archiveTimeGate, 'tg.example/memento/tg/');
+  t.equal(w.archiveTimeGate, 'http://tg.example/memento/tg/', 'an address without scheme is http://');
   t.equal(w.upstream, 'http://127.0.0.1:80', 'port 80 when upstream has none');
   t.equal(w.enableArchiving, true, 'on (lower case) is On');
 });
@@ -222,14 +222,14 @@ t.test('mistakes are ConfigErrors naming file:line and the reason', async (t) =>
     ],
     ['ArchivePath output/', 'server_name: a.example\nupstream: http://127.0.0.1:1\nArchivePath: /output/\n', /v\.yaml:3: ArchivePath/],
     [
-      'ArchiveTimeGate with scheme',
-      'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: http://127.0.0.1:8090/tg/\n',
-      /v\.yaml:3: ArchiveTimeGate is an address without scheme/,
+      'ArchiveTimeGate with a scheme other than http(s)',
+      'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: ftp://127.0.0.1:8090/tg/\n',
+      /v\.yaml:3: ArchiveTimeGate is an address without scheme, like 127\.0\.0\.1:8090\/tg\/, or an https:\/\/ or http:\/\/ URL/,
     ],
     [
       'ArchiveTimeGate without /',
       'server_name: a.example\nupstream: http://127.0.0.1:1\nArchiveTimeGate: 127.0.0.1:8090/tg\n',
-      /v\.yaml:3: ArchiveTimeGate must be host\[:port\]\/path\/ ending in \//,
+      /v\.yaml:3: ArchiveTimeGate must be host\[:port\]\/path\/ or https:\/\/host\[:port\]\/path\/, ending in \//,
     ],
     [
       'ArchiveHost with port',

@@ -30,13 +30,14 @@ t.test('proxies to the vhost upstream and appends the TimeGate Link', async (t) 
     res.setHeader('X-Site', 'yes');
     res.end(`hello from ${req.url}`);
   });
+  const archive = await startFakeArchive(t);
   const { proxy } = await startTestProxy(t, {
     'a.yaml': vhostYaml({
       server_name: 'a.example',
       server_aliases: '[alias.example]',
       upstream: site.url,
       ArchiveTimeGate: 'tg.example:8090/tg/',
-      ...noArchive,
+      ArchivePort: archive.port,
     }),
   });
 
@@ -78,8 +79,16 @@ t.test('a URL asked again gets the Link of its own Host name and port, and of th
   // The proxy keeps the routing (URI-R, Link) of the recent targets of each vhost: what it keeps must be keyed by all
   // that makes the URI-R, and a reloaded vhost must not answer with the old one's.
   const site = await startUpstream(t, (_req, res) => res.end('ok'));
+  const archive = await startFakeArchive(t);
   const yaml = (tg: string) =>
-    vhostYaml({ server_name: 'a.example', server_aliases: '[b.example]', upstream: site.url, UseCanonicalName: 'Off', ArchiveTimeGate: tg, ...noArchive });
+    vhostYaml({
+      server_name: 'a.example',
+      server_aliases: '[b.example]',
+      upstream: site.url,
+      UseCanonicalName: 'Off',
+      ArchiveTimeGate: tg,
+      ArchivePort: archive.port,
+    });
   const { proxy, dir } = await startTestProxy(t, { 'a.yaml': yaml('old.example/tg/') });
   const port = proxy.address.port;
   const link = async (host: string, target = '/same?q=1') => (await get(proxy.url, target, host)).headers.link;
@@ -93,6 +102,34 @@ t.test('a URL asked again gets the Link of its own Host name and port, and of th
   await writeFile(path.join(dir, 'a.yaml'), yaml('new.example/tg/'));
   t.match(proxy.vhosts.reload(), [{ ok: true }]);
   t.equal(await link('a.example'), '<http://new.example/tg/http://a.example/same?q=1>; rel="timegate"', 'the reloaded vhost’s TimeGate');
+});
+
+t.test('an https archive is announced as such; a vhost with EnableArchiving Off announces no TimeGate', async (t) => {
+  const site = await startUpstream(t, (_req, res) => res.end('ok'));
+  const archive = await startFakeArchive(t);
+  const { proxy } = await startTestProxy(t, {
+    'a.yaml': vhostYaml({ server_name: 'a.example', upstream: site.url, ArchiveTimeGate: 'https://Archive.example.org/tg/', ArchivePort: archive.port }),
+    'b.yaml': vhostYaml({
+      server_name: 'b.example',
+      upstream: site.url,
+      ArchiveTimeGate: 'HTTPS://archive.example.org:8443/memento/tg/',
+      ArchivePort: archive.port,
+    }),
+    'c.yaml': vhostYaml({ server_name: 'c.example', upstream: site.url, ArchiveTimeGate: 'http://archive.example.org/tg/', ArchivePort: archive.port }),
+    'off.yaml': vhostYaml({ server_name: 'off.example', upstream: site.url, ...noArchive }),
+  });
+  t.equal((await get(proxy.url, '/p?q=1', 'a.example')).headers.link, '<https://archive.example.org/tg/http://a.example/p?q=1>; rel="timegate"');
+  t.equal((await get(proxy.url, '/p', 'b.example')).headers.link, '<https://archive.example.org:8443/memento/tg/http://b.example/p>; rel="timegate"');
+  t.equal((await get(proxy.url, '/p', 'c.example')).headers.link, '<http://archive.example.org/tg/http://c.example/p>; rel="timegate"');
+  const off = await get(proxy.url, '/p', 'off.example');
+  t.equal(off.status, 200);
+  t.equal(off.headers.link, undefined, 'EnableArchiving Off: no Link');
+  const passed = await startUpstream(t, (_req, res) => {
+    res.setHeader('Link', '<http://off.example/next>; rel="next"');
+    res.end('ok');
+  });
+  const { proxy: p2 } = await startTestProxy(t, { 'off.yaml': vhostYaml({ server_name: 'off.example', upstream: passed.url, ...noArchive }) });
+  t.equal((await get(p2.url, '/p', 'off.example')).headers.link, '<http://off.example/next>; rel="next"', "the content server's own Link passes alone");
 });
 
 t.test('sends X-Forwarded-For, -Proto and -Host to the content server, Host kept', async (t) => {

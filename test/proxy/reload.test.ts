@@ -102,14 +102,14 @@ t.test('a request in flight finishes on the vhost it started with', async (t) =>
   const two = await startUpstream(t, (_req, res) => res.end('two'));
   const { proxy, dir } = await startTestProxy(
     t,
-    { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, EnableArchiving: 'Off', ArchiveTimeGate: 'old.example/tg/' }) },
+    { 'site.yaml': vhostYaml({ server_name: 'a.example', upstream: one.url, Excluded: '/', ArchiveTimeGate: 'old.example/tg/' }) },
     { watch: true },
   );
   const file = path.join(dir, 'site.yaml');
   const first = get(proxy.url, '/slow', 'a.example');
   await inFlight;
   const ev = reloaded(proxy.vhosts, file);
-  await writeFile(file, vhostYaml({ server_name: 'a.example', upstream: two.url, EnableArchiving: 'Off', ArchiveTimeGate: 'new.example/tg/' }));
+  await writeFile(file, vhostYaml({ server_name: 'a.example', upstream: two.url, Excluded: '/', ArchiveTimeGate: 'new.example/tg/' }));
   await ev;
   const second = await get(proxy.url, '/fast', 'a.example');
   t.equal(second.body.toString(), 'two');
@@ -247,7 +247,7 @@ t.test('the sample config in conf/ loads', async (t) => {
     archiveHost: '127.0.0.1',
     archivePort: 8090,
     archivePath: '/put/',
-    archiveTimeGate: '127.0.0.1:8090/tg/',
+    archiveTimeGate: 'http://127.0.0.1:8090/tg/',
     enableIP: true,
     excluded: ['/private'],
   });

@@ -8,6 +8,7 @@
  * bounded to the first 100 resources.
  */
 import t from 'tap';
+import { panelSummary, type PanelEntry } from '../../archive/web/coherence.js';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 
 const SITE = 'http://www.example.org';
@@ -186,4 +187,19 @@ t.test('at most 8 index statements: resources under 10 differently dated rules a
     'the open resource (one statement) and the first 7 ruled ones (one each)',
   );
   t.match(res.text, /Only the first 8 resources/);
+});
+
+t.test('the summary counts every resource the rows mark "captured after the page", however soon after', async (t) => {
+  const at = (delta: number | undefined, changed = false): PanelEntry => ({
+    url: 'http://www.example.org/r',
+    kind: 'img',
+    changed,
+    ...(delta === undefined ? {} : { capture: { archiveId: 'current', uriR: 'http://www.example.org/r', datetime: 1000 + delta }, delta }),
+  });
+  t.equal(panelSummary([at(0), at(-3600), at(7200)]), '3 resources: 2 within a day of the page, 1 captured 2 hours after');
+  t.equal(panelSummary([at(60), at(3 * 86400)]), '2 resources: 2 captured up to 3 days after');
+  t.equal(
+    panelSummary([at(-86400), at(-2 * 86400, true), at(undefined)]),
+    '3 resources: 1 within a day of the page, 1 captured 2 days before, 1 not archived; 1 changed between its capture and the page’s',
+  );
 });
