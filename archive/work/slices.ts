@@ -53,9 +53,8 @@ export class SliceClock {
     return performance.now() - this.start >= this.ms;
   }
 
-  /** Waits for a later turn when the slice is used up (then a new slice begins). */
-  async check(): Promise<void> {
-    if (!this.spent) return;
+  /** Waits for a later turn (then a new slice begins): when {@link spent} says so. */
+  async next(): Promise<void> {
     await nextTurn();
     this.start = performance.now();
   }
