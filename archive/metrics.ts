@@ -78,7 +78,7 @@ export class ArchiveMetrics {
   });
   readonly work = new Counter({
     name: 'memento_archive_work_total',
-    help: 'Tasks of the work pools (the text comparison of /web/diff/, the resources of the replay panel), by pool and how they ended: done, busy (refused: the queue was full), deadline (stopped at its deadline), failed (the thread died)',
+    help: 'Tasks of the work pools (the text comparison of /web/diff/, the resources of the replay panel, the rewrites of archival replay pages that do not fit in a slice of the event loop), by pool and how they ended: done, busy (refused: the queue was full), deadline (stopped at its deadline), failed (the thread died)',
     labelNames: ['pool', 'outcome'] as const,
     registers: [this.registry],
   });

@@ -145,15 +145,17 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   const gate = new ConnectionGate(app.server, bound, config.putReservedConnections, config.putAllow, (share) => metrics.connectionsRefused.inc({ share }));
   metrics.countConnections(() => gate.open);
   // Work that grows with stored content, off the event loop (work/pool.ts): comparisons in one thread, the replay
-  // panel's resource lists in another, so that a slow comparison never delays a replay page.
+  // panel's resource lists in another, the replay's rewrites that do not fit in a slice of the loop in a third, so
+  // that a slow comparison never delays a replay page.
   const counted = (pool: string) => (_task: string, outcome: string) => metrics.work.inc({ pool, outcome });
   const work = {
     diff: new WorkPool('diff', { queue: 8, onOutcome: counted('diff') }),
     panel: new WorkPool('panel', { queue: 32, onOutcome: counted('panel') }),
+    replay: new WorkPool('replay', { queue: 64, onOutcome: counted('replay') }),
   };
   app.decorate('work', work);
   if (opts.warmWork) for (const pool of Object.values(work)) pool.warm();
-  app.addHook('onClose', async () => void (await Promise.all([work.diff.close(), work.panel.close()])));
+  app.addHook('onClose', async () => void (await Promise.all(Object.values(work).map((pool) => pool.close()))));
   app.decorate('decodeOptions', {
     maxBytes: config.maxDecodedBytes,
     onEnd: (bytes, outcome) => {

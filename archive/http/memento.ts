@@ -165,12 +165,17 @@ async function serve(
   // Rows are never changed while the daemon runs (purge and reindex run without it): a memento the index named is there.
   const row = await store.index.byId(s.memento.id);
   if (!row) throw httpError(404, `the memento of ${uriR} at ${toTimestamp14(s.memento.datetime)} is gone from the index`);
+  // A reader who leaves while the page waits for the replay pool's thread takes it out of the queue.
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  req.socket.once('close', onClose);
   const answer = await assembleMemento(
     { base, archiveId: at.archive, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: pagesOrigin(app.config, base), rewriteAt },
     (r) => store.readResponse(r),
     app.replayCache,
     app.decodeOptions,
-  );
+    { pool: app.work.replay, signal: gone.signal },
+  ).finally(() => req.socket.off('close', onClose));
   const { plan } = answer;
   if (plan.bodyless || plan.bodyBuffer) {
     const body = plan.bodyless ? null : plan.bodyBuffer;

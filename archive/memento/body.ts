@@ -6,6 +6,7 @@
  * Preference-Applied.
  */
 import { toTimestamp14 } from '#shared/http-date.js';
+import type { ReplayOptions } from '../replay/replay.js';
 import type { ReplayTarget } from '../replay/urls.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
@@ -110,6 +111,8 @@ async function linksBody(
  * @param target where the replay form's URLs point (the archive, and the time they are rewritten at: the memento's timestamp or the reader's)
  * @param contentType the stored Content-Type (the replay reads URLs in its charset)
  * @param decode the bound of a streamed decoding, and who hears how it ended (content-coding.ts)
+ * @param replay where the replay form's rewrite runs when it does not fit in a slice of the event loop (replay.ts)
+ * @throws HttpError 503 when the replay form's rewrite cannot be done now (replay.ts)
  */
 export async function planBody(
   row: MementoRow,
@@ -119,6 +122,7 @@ export async function planBody(
   target: ReplayTarget,
   contentType?: string,
   decode: DecodeOptions = {},
+  replay: ReplayOptions = {},
 ): Promise<BodyPlan> {
   const enc = storedContentEncoding(stored);
   const bodyless = stored.status === 204 || stored.status === 304 || stored.status < 200 || stored.bodyLength === 0;
@@ -137,7 +141,7 @@ export async function planBody(
   // The rewriters (an HTML tokenizer, a CSS tokenizer, entity tables: some 15 MiB) load with the first replay, not with the daemon.
   const { replayBody } = await import('../replay/replay.js');
   const page = { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc, clock: toTimestamp14(row.datetime) };
-  const r = replayBody(stored, page, decode);
+  const r = await replayBody(stored, page, decode, replay);
   return { ...asStored, body: r.body, bodyBuffer: r.bodyBuffer, length: r.length, changes: { content: r.changed, links: r.changed }, decoded: r.decoded };
 }
 
@@ -146,7 +150,11 @@ export async function planBody(
  * TimeGate's Preference-Applied, which must say what that URI-M will say):
  * worked out as the Memento does it, on the stored record (and as
  * cheaply: a content-coded page is decoded only as far as the Memento
- * decodes before its head).
+ * decodes before its head; an HTML page is not rewritten, since its replay
+ * always changes it).
+ *
+ * @param replay where a stylesheet's rewrite runs when it does not fit in a slice of the event loop
+ * @throws HttpError 503 when that rewrite cannot be done now (replay.ts)
  */
 export async function formChanges(
   row: MementoRow,
@@ -154,11 +162,12 @@ export async function formChanges(
   read: ReadRecord,
   target: ReplayTarget,
   decode: DecodeOptions = {},
+  replay: ReplayOptions = {},
 ): Promise<BodyChanges> {
   if (form === 'raw' && !isRedirect(row.status)) return UNCHANGED;
   const stored = await read(row);
   const contentType = stored.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  const plan = await planBody(row, stored, form, read, target, contentType, decode);
+  const plan = await planBody(row, stored, form, read, target, contentType, decode, { ...replay, changesOnly: true });
   plan.close();
   const location = isRedirect(stored.status) ? stored.headers.find(([k]) => k.toLowerCase() === 'location')?.[1] : undefined;
   const locationChanged = location !== undefined && mementoLocation(target, form, location, row.uri_r).changed;

@@ -19,6 +19,7 @@ import { formatLinkHeader, type Link } from '#shared/link.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.js';
+import type { ReplayOptions } from '../replay/replay.js';
 import { archiveUrl, rewriteRefresh } from '../replay/urls.js';
 import { type BodyPlan, planBody, type ReadRecord, storedContentEncoding } from './body.js';
 import { isRedirect, mementoLocation } from './location.js';
@@ -186,15 +187,22 @@ export interface MementoAnswer {
  *
  * @param cache replayed bodies kept in memory (replay form, small pages)
  * @param decode the bound of a streamed decoding of a content-coded body, and who hears how it ended (content-coding.ts)
- * @throws when the stored record is missing or damaged
+ * @param replay where the replay form's rewrite runs when it does not fit in a slice of the event loop (archive/replay/replay.ts)
+ * @throws when the stored record is missing or damaged; HttpError 503 when the replay form's rewrite cannot be done now
  */
-export async function assembleMemento(m: MementoRequest, read: ReadRecord, cache?: ReplayCache, decode: DecodeOptions = {}): Promise<MementoAnswer> {
+export async function assembleMemento(
+  m: MementoRequest,
+  read: ReadRecord,
+  cache?: ReplayCache,
+  decode: DecodeOptions = {},
+  replay: ReplayOptions = {},
+): Promise<MementoAnswer> {
   const target = { base: m.base, archiveId: m.archiveId, ts: m.rewriteAt ?? toTimestamp14(m.row.datetime) };
   const key = m.form === 'replay' && cache ? cacheKey(m.row, m.base, target.ts) : undefined;
   const hit = key ? cache!.get(key) : undefined;
   const stored = hit ? cachedRecord(hit) : await read(m.row);
   const orig = originalHeaders(stored);
-  const plan = hit ? cachedPlan(stored, hit) : await planBody(m.row, stored, m.form, read, target, orig.contentType, decode);
+  const plan = hit ? cachedPlan(stored, hit) : await planBody(m.row, stored, m.form, read, target, orig.contentType, decode, replay);
   if (key && !hit && plan.bodyBuffer && plan.changes.content) cache!.set(key, stored, { body: plan.bodyBuffer, changes: plan.changes, decoded: plan.decoded });
   const status = plan.stored.status;
   // The archive's own headers, in the order they are sent; the Link goes after Memento-Datetime.

@@ -15,7 +15,7 @@
  * look up and escape, never markup. Bounded: at most `max` resources, and
  * the caller bounds the text.
  */
-import { Parser } from 'htmlparser2';
+import { BoundedParser } from './html-parser.js';
 import { rewriteCss } from './css.js';
 import { rewriteSrcset } from './urls.js';
 
@@ -72,7 +72,7 @@ export function embeddedResources(html: string, uriR: string, max = MAX_EMBEDDED
     return null;
   };
   const css = (text: string, kind: string) => rewriteCss(text, (url) => add(url, kind));
-  const parser = new Parser(
+  const parser = new BoundedParser(
     {
       onopentag(name, attrs) {
         if (name === 'base' && attrs.href !== undefined && !baseSeen) {

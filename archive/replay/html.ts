@@ -20,10 +20,20 @@
  * came. The page is handled as a byte view (latin1 string), so its
  * character set is kept: URLs of a UTF-8 page are read as UTF-8. Memory is
  * bounded: only an unfinished tag or `<style>` element is held.
+ *
+ * Cost: each byte is tokenized once (the stack of open elements is
+ * bounded, html-parser.ts), and each tag or `<style>` element is rewritten
+ * once it is whole. A caller that must not spend long at once (the replay
+ * on the event loop, replay.ts) sets {@link HtmlReplay.deferOver}: a tag or
+ * a `<style>` element's text longer than that is not rewritten here but
+ * handed back as a {@link DeferredPart} in its place in the output, for
+ * the caller to rewrite elsewhere ({@link rewritePart}, in a work pool's
+ * thread) — what it becomes is what this class would have written.
  */
-import { Parser } from 'htmlparser2';
+import type { Parser } from 'htmlparser2';
 import { rewriteCss } from './css.js';
 import { attributeBytes, attributeUrl } from './attributes.js';
+import { BoundedParser } from './html-parser.js';
 import { archiveUrl, type ReplayTarget, refreshUrl, rewriteRefresh, rewriteSrcset } from './urls.js';
 
 /** Attributes whose whole value is one URL, on any element. */
@@ -43,6 +53,26 @@ export const INERT_SPECULATION_RULES = 'text/x-archive-speculationrules';
 /** A `<style>` element's text longer than this is left as it is (memory bound). */
 const MAX_STYLE_CHARS = 4 * 1024 * 1024;
 
+/**
+ * A part of a page whose rewrite is left to the caller: a tag (`tag`: its
+ * name and attributes as the tokenizer read them), or the text of a
+ * `<style>` element (`style`), with the base URL in force where it stands.
+ */
+export interface DeferredPart {
+  kind: 'tag' | 'style';
+  /** Its text as written (a byte view of the page, latin1). */
+  text: string;
+  /** The URL its relative URLs resolve against. */
+  docBase: string;
+  /** A tag's name, as the tokenizer read it (in its context: `image` in SVG, `img` elsewhere). */
+  name?: string;
+  /** A tag's attributes. */
+  attrs?: Attr[];
+}
+
+/** A piece of the rewritten page: text ready to go out, or a part still to rewrite. */
+export type Part = string | DeferredPart;
+
 /** What the rewriter needs to know of the page. */
 export interface HtmlReplay extends ReplayTarget {
   /** The page's URI-R: its base until a base element says otherwise. */
@@ -51,9 +81,12 @@ export interface HtmlReplay extends ReplayTarget {
   utf8: boolean;
   /** Markup to put right after `<head…>` (or in front of the first element of the body when there is no head). */
   inject?: string;
+  /** Tags and `<style>` texts longer than this many bytes are left to the caller ({@link DeferredPart}); default none. */
+  deferOver?: number;
 }
 
-type Attr = [name: string, raw: string, quote: string | null];
+/** An attribute as the tokenizer read it: its name (lower case), its value as written, its quote (`null`: unquoted). */
+export type Attr = [name: string, raw: string, quote: string | null];
 
 /** An attribute to drop (kept as `data-archive-orig-<name>`): a refresh that would leave the archive, a rel of connection hints only. */
 const DROP = Symbol('drop');
@@ -77,6 +110,8 @@ export class HtmlRewriter {
   /** End (absolute, exclusive) of the last token the parser reported. */
   private settled = 0;
   private out = '';
+  /** What is ready before {@link out}, when a part was deferred. */
+  private parts: Part[] = [];
   private attrs: Attr[] = [];
   private docBase: string;
   private styleStart = -1;
@@ -88,7 +123,7 @@ export class HtmlRewriter {
 
   constructor(private readonly page: HtmlReplay) {
     this.docBase = page.uriR;
-    this.parser = new Parser(
+    this.parser = new BoundedParser(
       {
         onattribute: (name, value, quote) => this.attrs.push([name, value, quote ?? null]),
         onopentag: (name) => this.openTag(name),
@@ -108,16 +143,26 @@ export class HtmlRewriter {
     return this.input.length;
   }
 
-  /** Feeds the next bytes (latin1 string) of the page; returns the text that is ready. */
+  /** Feeds the next bytes (latin1 string) of the page; returns the text that is ready. @throws when a part was deferred (use {@link writeParts}) */
   write(chunk: string): string {
+    return textOf(this.writeParts(chunk));
+  }
+
+  /** The page is complete; returns the rest of the text. @throws when a part was deferred (use {@link endParts}) */
+  end(): string {
+    return textOf(this.endParts());
+  }
+
+  /** Feeds the next bytes (latin1 string) of the page; returns what is ready, deferred parts in their places. */
+  writeParts(chunk: string): Part[] {
     this.input += chunk;
     this.parser.write(chunk);
     this.flushSettled();
     return this.take();
   }
 
-  /** The page is complete; returns the rest of the text. */
-  end(): string {
+  /** The page is complete; returns the rest, deferred parts in their places. */
+  endParts(): Part[] {
     this.parser.end();
     this.settled = this.inputStart + this.input.length;
     if (this.styleStart >= 0) this.styleStart = -1;
@@ -125,10 +170,24 @@ export class HtmlRewriter {
     return this.take();
   }
 
-  private take(): string {
-    const s = this.out;
+  private take(): Part[] {
+    const parts = this.parts;
+    if (this.out) parts.push(this.out);
+    this.parts = [];
     this.out = '';
-    return s;
+    return parts;
+  }
+
+  /** Puts `part` in the output where it stands. */
+  private defer(part: DeferredPart): void {
+    if (this.out) this.parts.push(this.out);
+    this.parts.push(part);
+    this.out = '';
+  }
+
+  /** Whether `length` bytes are left to the caller to rewrite. */
+  private deferred(length: number): boolean {
+    return this.page.deferOver !== undefined && length > this.page.deferOver;
   }
 
   /** The current token ended at the parser's `endIndex`. */
@@ -193,7 +252,10 @@ export class HtmlRewriter {
       this.injected = true;
     }
     // The base element's own href resolves against the URI-R, then becomes the base of what follows.
-    const changed = this.rewriteAttrs(name, attrs);
+    const defer = this.deferred(end - start);
+    const docBase = this.docBase;
+    const raw = this.slice(start, end);
+    const rewritten = defer ? null : this.rewriteTag(name, attrs, raw);
     if (name === 'base') {
       const href = attrs.find(([n]) => n === 'href');
       if (href && !this.baseSeen) {
@@ -206,11 +268,10 @@ export class HtmlRewriter {
         }
       }
     }
-    if (changed) {
+    if (defer || rewritten !== null) {
       this.emitUpTo(start);
-      const raw = this.slice(start, end);
-      const selfClosing = /\/\s*>$/.test(raw);
-      this.out += `<${name}${changed.map(([n, v, q]) => (v === null ? ` ${n}` : ` ${n}=${q ?? '"'}${v}${q ?? '"'}`)).join('')}${selfClosing ? ' />' : '>'}`;
+      if (defer) this.defer({ kind: 'tag', text: raw, docBase, name, attrs });
+      else this.out += rewritten;
       this.emitted = end;
     }
     this.settled = Math.max(this.settled, end);
@@ -227,7 +288,8 @@ export class HtmlRewriter {
       const cssEnd = this.parser.startIndex;
       const css = this.slice(this.styleStart, cssEnd);
       this.emitUpTo(this.styleStart);
-      this.out += css.length > MAX_STYLE_CHARS ? css : rewriteCss(css, this.mapCss);
+      if (css.length <= MAX_STYLE_CHARS && this.deferred(css.length)) this.defer({ kind: 'style', text: css, docBase: this.docBase });
+      else this.out += css.length > MAX_STYLE_CHARS ? css : rewriteCss(css, this.mapCss);
       this.emitted = cssEnd;
       this.styleStart = -1;
     }
@@ -240,6 +302,19 @@ export class HtmlRewriter {
       this.out += this.slice(this.emitted, to);
       this.emitted = to;
     }
+  }
+
+  /**
+   * A tag (`name` as the tokenizer read it, its attributes, `raw` its text
+   * as written) with its URLs rewritten at the current base URL; `null`
+   * when nothing in it changes. For {@link rewritePart}; the page's
+   * tokenizer calls it for each tag.
+   */
+  rewriteTag(name: string, attrs: Attr[], raw: string): string | null {
+    const changed = this.rewriteAttrs(name, attrs);
+    if (!changed) return null;
+    const selfClosing = /\/\s*>$/.test(raw);
+    return `<${name}${changed.map(([n, v, q]) => (v === null ? ` ${n}` : ` ${n}=${q ?? '"'}${v}${q ?? '"'}`)).join('')}${selfClosing ? ' />' : '>'}`;
   }
 
   /**
@@ -289,7 +364,7 @@ export class HtmlRewriter {
     if (name === 'srcdoc' && tag === 'iframe') {
       // A document in an attribute: rewritten as a page of its own, with this page's base, the replay script first in it.
       const text = attributeUrl(raw, this.page.utf8);
-      const inner = new HtmlRewriter({ ...this.page, uriR: this.docBase, utf8: true });
+      const inner = new HtmlRewriter({ ...this.page, uriR: this.docBase, utf8: true, deferOver: undefined });
       const bytes = Buffer.from(text, 'utf8').toString('latin1');
       const r = inner.write(bytes) + inner.end();
       this.rewritten += inner.rewritten;
@@ -323,4 +398,39 @@ export class HtmlRewriter {
     }
     return null;
   }
+}
+
+/** The text of parts that are all text. @throws when one is a deferred part */
+function textOf(parts: Part[]): string {
+  let s = '';
+  for (const p of parts) {
+    if (typeof p !== 'string') throw new Error('a part of the page was deferred: read it with writeParts/endParts');
+    s += p;
+  }
+  return s;
+}
+
+/**
+ * What the rewriter writes for a deferred part of a page (as
+ * {@link HtmlRewriter} would have written it in place): a tag rewritten
+ * alone, at the base URL in force where it stood; a `<style>` text's CSS
+ * rewritten.
+ *
+ * @param page the page (its `inject` is what an `<iframe srcdoc>` gets first; `deferOver` is not used)
+ * @returns the text, and how many URLs were rewritten
+ */
+export function rewritePart(part: DeferredPart, page: HtmlReplay): { text: string; rewritten: number } {
+  const at = { ...page, uriR: part.docBase, deferOver: undefined };
+  if (part.kind === 'style') {
+    let rewritten = 0;
+    const text = rewriteCss(part.text, (url) => {
+      const mapped = archiveUrl(at, url, part.docBase);
+      if (mapped !== null) rewritten++;
+      return mapped;
+    });
+    return { text, rewritten };
+  }
+  const rw = new HtmlRewriter(at);
+  const text = rw.rewriteTag(part.name ?? '', part.attrs ?? [], part.text) ?? part.text;
+  return { text, rewritten: rw.rewritten };
 }

@@ -17,14 +17,18 @@
  * gives the capture nearest to T among those the access rules show (a
  * hidden resource reads as "not archived", as one never captured), and
  * whether another capture of it with a different payload digest lies
- * between it and the page's Memento-Datetime: one statement for the
+ * between it and the page's Memento-Datetime, among the first
+ * {@link PANEL_BETWEEN} captures in between (a resource captured more
+ * often than that in between, all of those the same, is shown as "at
+ * least … captures in between", not compared further): one statement for the
  * resources that share their rules' condition (all those whose rules hide
  * nothing in one; a few seeks of the `(urlkey, datetime)` index each), at
  * most {@link PANEL_STATEMENTS} statements, the list cut before the
  * resource that would need one more. The cost of a replay page is so
  * bounded by one read of the page's record, one task of bounded time, and
  * {@link PANEL_STATEMENTS} statements over {@link MAX_EMBEDDED}
- * resources' seeks. Everything here is text from a stored page: the
+ * resources' seeks and {@link PANEL_BETWEEN} + 1 index entries each.
+ * Everything here is text from a stored page: the
  * template escapes it.
  */
 import type { FastifyInstance } from 'fastify';
@@ -52,6 +56,8 @@ export const PANEL_DEADLINE_MS = 1000;
 export const PANEL_STATEMENTS = 8;
 /** Pages whose resource lists are kept. */
 export const PANEL_KEPT = 512;
+/** Most captures of a resource between its capture and the page's time compared for a change. */
+export const PANEL_BETWEEN = 100;
 
 const DAY = 86400;
 
@@ -73,8 +79,10 @@ export interface PanelEntry {
   capture?: ResourceCapture;
   /** `capture.datetime` minus the page's Memento-Datetime, s. */
   delta?: number;
-  /** Another capture of it with another payload lies between its capture and the page's time. */
+  /** Another capture of it with another payload lies between its capture and the page's time (among the first {@link PANEL_BETWEEN}). */
   changed: boolean;
+  /** More than {@link PANEL_BETWEEN} captures of it lie in between, and none of the first ones differs: whether it changed is not known. */
+  notCompared?: boolean;
 }
 
 /** The panel: its entries and a one-line summary. */
@@ -85,6 +93,8 @@ export interface CoherencePanel {
   summary: string;
   /** Why no resource is listed, when the list was not made (the page takes too long to read for it, the archive is busy). */
   unlisted?: string;
+  /** How many captures in between were compared for each resource ({@link PANEL_BETWEEN}). */
+  between: number;
 }
 
 /** A page's resources as its thread found them, or why they were not (a task past its deadline, the thread's failure). */
@@ -105,19 +115,23 @@ async function pageText(stored: StoredResponse, limit: number): Promise<{ text: 
   return { text: text + rest, cut };
 }
 
-/** A resource's capture found, with whether it changed in between. */
-type Found = { capture: ResourceCapture; changed: boolean };
+/** A resource's capture found, with whether it changed in between (or more captures lie in between than were compared). */
+type Found = { capture: ResourceCapture; changed: boolean; notCompared: boolean };
 
-/** A row of the panel's statements: the resource's place in the list, its capture, and whether it changed in between. */
-type FoundRow = { i: number; archive_id: string; uri_r: string; datetime: number; changed: number };
+/**
+ * A row of the panel's statements: the resource's place in the list, its capture, and what lies in between: 2 when
+ * one of the first captures in between has another digest, plus 1 when there are more than {@link PANEL_BETWEEN}.
+ */
+type FoundRow = { i: number; archive_id: string; uri_r: string; datetime: number; lies_between: number };
 
 /**
  * The captures the replay shows at `t` of the resources `urlkeys` (each the
  * nearest, a tie to the earlier, in any archive), and whether another
- * capture with another digest lies strictly between each and `pageTime`:
- * one statement for all (a JSON array of urlkeys, two seeks of the
- * `(urlkey, datetime)` index per key, then the row and an `EXISTS` range
- * scan), among the captures `cond` shows.
+ * capture with another digest lies strictly between each and `pageTime`
+ * among the first {@link PANEL_BETWEEN} there: one statement for all (a
+ * JSON array of urlkeys, two seeks of the `(urlkey, datetime)` index per
+ * key, then the row and a range scan of at most {@link PANEL_BETWEEN} + 1
+ * entries), among the captures `cond` shows.
  */
 async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pageTime: number, cond = ''): Promise<Map<number, Found>> {
   const { sql } = app.store.index;
@@ -130,13 +144,18 @@ async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pa
           c AS (SELECT i, urlkey, CASE WHEN b IS NULL THEN a WHEN a IS NULL THEN b WHEN a - $t < $t - b THEN a ELSE b END AS dt
             FROM n WHERE a IS NOT NULL OR b IS NOT NULL)
      SELECT c.i, m.archive_id, m.uri_r, m.datetime,
-       CASE WHEN EXISTS (SELECT 1 FROM memento WHERE urlkey = c.urlkey AND datetime > ${sql.least('c.dt', '$page')}
-         AND datetime < ${sql.greatest('c.dt', '$page')} AND digest != m.digest${cond}) THEN 1 ELSE 0 END AS changed
+       (SELECT COALESCE(MAX(CASE WHEN w.digest != m.digest THEN 2 ELSE 0 END), 0) + CASE WHEN COUNT(*) > $between THEN 1 ELSE 0 END
+         FROM (SELECT digest FROM memento WHERE urlkey = c.urlkey AND datetime > ${sql.least('c.dt', '$page')}
+           AND datetime < ${sql.greatest('c.dt', '$page')}${cond} ORDER BY datetime LIMIT $scan) w) AS lies_between
      FROM c JOIN memento m ON m.id = (SELECT id FROM memento WHERE urlkey = c.urlkey AND datetime = c.dt${cond} ORDER BY id LIMIT 1)`,
-    { $keys: JSON.stringify(urlkeys), $t: t, $page: pageTime },
+    { $keys: JSON.stringify(urlkeys), $t: t, $page: pageTime, $between: PANEL_BETWEEN, $scan: PANEL_BETWEEN + 1 },
   );
   const out = new Map<number, Found>();
-  for (const r of rows) out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed: Number(r.changed) === 1 });
+  for (const r of rows) {
+    const between = Number(r.lies_between);
+    const changed = between >= 2;
+    out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed, notCompared: !changed && between === 1 });
+  }
   return out;
 }
 
@@ -222,7 +241,7 @@ export async function coherencePanel(app: FastifyInstance, page: Capture, t: num
   const row = await app.store.index.rowAt(page.archive_id, page.urlkey, page.datetime);
   if (!row) return undefined;
   const list = await resourcesOf(app, page, row);
-  if ('unlisted' in list) return { entries: [], more: false, summary: 'Embedded resources not listed', unlisted: list.unlisted };
+  if ('unlisted' in list) return { entries: [], more: false, summary: 'Embedded resources not listed', unlisted: list.unlisted, between: PANEL_BETWEEN };
   const { found, upTo } = await capturesOf(
     app,
     list.resources.map((r) => r.url),
@@ -231,16 +250,18 @@ export async function coherencePanel(app: FastifyInstance, page: Capture, t: num
   );
   const entries = list.resources.slice(0, upTo).map((r, i): PanelEntry => {
     const f = found.get(i);
-    return f ? { ...r, capture: f.capture, delta: f.capture.datetime - page.datetime, changed: f.changed } : { ...r, changed: false };
+    if (!f) return { ...r, changed: false };
+    return { ...r, capture: f.capture, delta: f.capture.datetime - page.datetime, changed: f.changed, ...(f.notCompared ? { notCompared: true } : {}) };
   });
   const more = list.more || upTo < list.resources.length;
-  return { entries, more, summary: panelSummary(entries, more) };
+  return { entries, more, summary: panelSummary(entries, more), between: PANEL_BETWEEN };
 }
 
 /**
  * The panel's one line: `7 resources: 5 within a day of the page, 2 captured up to 3 days after`, then how many are
- * not archived and how many changed between their capture and the page's time. Every resource captured after the
- * page (the rows' "captured after the page" mark), however soon after, is counted as such, never as within a day.
+ * not archived, how many changed between their capture and the page's time, and how many have more captures in
+ * between than were compared. Every resource captured after the page (the rows' "captured after the page" mark),
+ * however soon after, is counted as such, never as within a day.
  */
 export function panelSummary(entries: readonly PanelEntry[], more = false): string {
   if (!entries.length) return more ? 'No embedded resource found in the part of the page read' : 'No embedded resources';
@@ -265,6 +286,8 @@ export function panelSummary(entries: readonly PanelEntry[], more = false): stri
     missing ? `${missing} not archived` : undefined,
   ].filter((p) => p !== undefined);
   const changed = entries.filter((e) => e.changed).length;
+  const unknown = entries.filter((e) => e.notCompared).length;
   const head = `${plural(entries.length, 'resource')}${more ? ' (the first found)' : ''}: ${parts.join(', ')}`;
-  return changed ? `${head}; ${changed} changed between ${changed === 1 ? 'its' : 'their'} capture and the page’s` : head;
+  const withChanged = changed ? `${head}; ${changed} changed between ${changed === 1 ? 'its' : 'their'} capture and the page’s` : head;
+  return unknown ? `${withChanged}; ${unknown} with more than ${PANEL_BETWEEN} captures in between, not compared further` : withChanged;
 }

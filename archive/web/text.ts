@@ -7,7 +7,7 @@
  * whatever the size of the captures.
  */
 import { isUtf8 } from 'node:buffer';
-import { Parser } from 'htmlparser2';
+import { BoundedParser } from '../replay/html-parser.js';
 import { charsetOf, getHeader } from '#shared/http-head.js';
 import { canDecode, decodeBody } from '../memento/content-coding.js';
 import { storedContentEncoding } from '../memento/body.js';
@@ -104,7 +104,7 @@ export async function captureText(stored: StoredResponse, mime: string): Promise
     line = '';
   };
   let skipping = 0;
-  const parser = new Parser(
+  const parser = new BoundedParser(
     {
       onopentagname(name) {
         if (SKIP.has(name)) skipping++;

@@ -1,10 +1,12 @@
 /**
- * The one place where work whose cost grows with stored content runs: a
+ * The place where work whose cost grows with stored content runs when it
+ * cannot be cut into slices of the event loop (slices.ts): a
  * small pool of worker threads (node:worker_threads), so that no request
  * holds the daemon's event loop, with a hard deadline per task and a
  * bounded queue. What may run here is the table of tasks in tasks.ts (the
  * text comparison of `/web/diff/…`, the embedded resources of the replay
- * banner's panel; search when it comes); each task also keeps to a budget
+ * banner's panel, the archival replay's rewrite of a page that does not
+ * fit in a slice; search when it comes); each task also keeps to a budget
  * of its own (edits, rows, resources), and the deadline is the backstop:
  * a task still running at its deadline has its thread terminated (the
  * next task gets a new one). docs/threat-model.md "What one request may
@@ -15,13 +17,13 @@
  * {@link WorkRefused}: the caller answers with a page that says so. The
  * threads start on first use and each runs one task at a time.
  */
-import { Worker } from 'node:worker_threads';
+import { type TransferListItem, Worker } from 'node:worker_threads';
 import type { TaskInput, TaskName, TaskOutput } from './tasks.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The daemon's work pools: `diff` (`/web/diff/…`), `panel` (the replay banner's resource list). */
-    work: { diff: WorkPool; panel: WorkPool };
+    /** The daemon's work pools: `diff` (`/web/diff/…`), `panel` (the replay banner's resource list), `replay` (the archival replay's rewrite). */
+    work: { diff: WorkPool; panel: WorkPool; replay: WorkPool };
   }
 }
 
@@ -59,6 +61,7 @@ interface Job {
   reject(err: Error): void;
   signal?: AbortSignal;
   onAbort?: () => void;
+  transfer?: readonly TransferListItem[];
 }
 
 /** One thread of the pool: not started, starting, idle or running a job. */
@@ -106,13 +109,20 @@ export class WorkPool {
    *
    * @param deadlineMs most time the task may run once a thread has it (the wait for a thread is bounded by the queue)
    * @param signal aborts the task while it waits (a client that went away); a running one goes on to its end
+   * @param transfer buffers of `input` moved to the thread rather than copied (no longer usable here once the task is sent)
    * @throws WorkRefused `busy`, `deadline` or `failed`; the task's own error (rethrown with its message) when it threw
    */
-  run<N extends TaskName>(task: N, input: TaskInput<N>, deadlineMs: number, signal?: AbortSignal): Promise<TaskOutput<N>> {
+  run<N extends TaskName>(
+    task: N,
+    input: TaskInput<N>,
+    deadlineMs: number,
+    signal?: AbortSignal,
+    transfer?: readonly TransferListItem[],
+  ): Promise<TaskOutput<N>> {
     if (this.closed) return Promise.reject(new WorkRefused('failed', `the ${this.name} work pool is closed`));
     if (signal?.aborted) return Promise.reject(new WorkRefused('failed', 'the request went away'));
     return new Promise<TaskOutput<N>>((resolve, reject) => {
-      const job: Job = { task, input, deadlineMs, resolve: resolve as (v: unknown) => void, reject, signal };
+      const job: Job = { task, input, deadlineMs, resolve: resolve as (v: unknown) => void, reject, signal, transfer };
       const free = this.slots.find((s) => !s.job);
       if (!free && this.waiting.length >= this.queue) {
         this.end(job, 'busy', new WorkRefused('busy', `the ${this.name} work pool is busy: ${this.running} running, ${this.waiting.length} waiting`));
@@ -148,7 +158,7 @@ export class WorkPool {
   private post(slot: Slot): void {
     const job = slot.job!;
     slot.timer = setTimeout(() => this.stop(slot, 'deadline', `took longer than its deadline of ${job.deadlineMs} ms`), job.deadlineMs);
-    slot.worker!.postMessage({ task: job.task, input: job.input });
+    slot.worker!.postMessage({ task: job.task, input: job.input }, job.transfer);
   }
 
   /** Starts the thread of `slot`: it says `ready` once its modules are loaded; then its job is posted. */

@@ -8,17 +8,33 @@
  * - `embedded`: the resources a stored HTML page embeds, for the replay
  *   banner's "About this capture" panel (archive/replay/embedded.ts; at
  *   most `max` resources of the page's first bytes, coherence.ts).
+ * - `replay`: the archival replay of a whole page or stylesheet of up to
+ *   2 MiB (archive/replay/rewrite.ts), when it does not fit in a slice of
+ *   the event loop; `replay-part`: one tag or `<style>` text of a page
+ *   that streams, too long to rewrite within a slice (html.ts
+ *   `rewritePart`). Both cost time in proportion to their bytes.
  *
  * Inputs and outputs cross between threads by structured clone: plain
- * data only.
+ * data only. A task's output `body` (bytes that own their buffer) is
+ * moved to the caller, not copied (worker.ts).
  */
 import { embeddedResources, type EmbeddedResource } from '../replay/embedded.js';
+import { type DeferredPart, type HtmlReplay, rewritePart } from '../replay/html.js';
+import { type RewritePage, rewriteWhole } from '../replay/rewrite.js';
 import { type DiffResult, diffTexts } from '../web/diff.js';
+
+/** The `replay` task: the bytes of a page or stylesheet, rewritten (`null`: a stylesheet with nothing to rewrite). */
+function replay(input: { kind: 'html' | 'css'; bytes: Uint8Array; page: RewritePage }): { body: Uint8Array | null } {
+  const out = rewriteWhole(input.kind, Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), input.page);
+  return { body: out === 'unchanged' ? null : out };
+}
 
 const TASKS = {
   diff: (input: { a: string[]; b: string[] }): DiffResult => diffTexts(input.a, input.b),
   embedded: (input: { html: string; uriR: string; max: number }): { resources: EmbeddedResource[]; more: boolean } =>
     embeddedResources(input.html, input.uriR, input.max),
+  replay,
+  'replay-part': (input: { part: DeferredPart; page: HtmlReplay }): { text: string; rewritten: number } => rewritePart(input.part, input.page),
 };
 
 /** The name of a task. */

@@ -144,10 +144,11 @@ t.test('bounded: the first 100 resources; no panel for a page that is not HTML',
 });
 
 t.test('a page whose resources take longer to list than a page may: shown without the list, saying why; /healthz answered meanwhile', async (t) => {
-  // 2 MiB of style attributes: seconds of CSS parsing, in the panel's thread, stopped at its deadline.
+  // A srcset of 690,000 image candidates (2 MB): a URL parsed for each, seconds of work in the panel's thread,
+  // stopped at its deadline.
   const b = await startArchive();
   t.teardown(() => b.close());
-  const body = '<b style="background:url(/x.png)">'.repeat((2 * 1024 * 1024) / 34);
+  const body = `<img srcset="${'a ,'.repeat(690_000)}">`;
   const r = await putCapture(b, `${SITE}/slow.html`, captureRecord({ host: 'www.example.org', target: '/slow.html', date: D0, body }));
   t.equal(r.status, 201);
   const order: string[] = [];
@@ -201,5 +202,35 @@ t.test('the summary counts every resource the rows mark "captured after the page
   t.equal(
     panelSummary([at(-86400), at(-2 * 86400, true), at(undefined)]),
     '3 resources: 1 within a day of the page, 1 captured 2 days before, 1 not archived; 1 changed between its capture and the page’s',
+  );
+});
+
+t.test('changed in between: at most the first 100 captures in between are compared; past them the panel says "at least 101"', async (t) => {
+  const b = await startArchive(`${TWO_ARCHIVES}revisit_interval: 0\n`);
+  t.teardown(() => b.close());
+  const putB = async (path: string, at: number, body: string, type = 'image/png') => {
+    const date = new Date(at * 1000).toUTCString();
+    const r = await putCapture(b, SITE + path, captureRecord({ host: 'www.example.org', target: path, date, body, responseHeaders: [['Content-Type', type]] }));
+    if (r.status !== 201) throw new Error(`PUT ${path}: ${r.status} ${r.text}`);
+  };
+  const june1 = Date.UTC(2025, 5, 1) / 1000;
+  await putB('/between.html', Date.UTC(2025, 5, 10, 12) / 1000, '<html><body><img src="/steady.png"><img src="/late.png"></body></html>', 'text/html');
+  // steady.png: captured on 1 June, then 101 times more, identical, before the page's time; late.png changes once.
+  for (let i = 0; i <= 101; i++) await putB('/steady.png', june1 + i * 60, 'PNG');
+  await putB('/late.png', june1, 'PNG');
+  await putB('/late.png', june1 + 60, 'PNG 2');
+  await putB('/late.png', june1 + 120, 'PNG');
+  const res = await request(`${b.url}/web/20250601000000/${SITE}/between.html`, { headers: HTML });
+  t.equal(res.status, 200);
+  const byUrl = new Map(rows(res.text).map((x) => [x.cells[0], x]));
+  t.equal(
+    byUrl.get(`${SITE}/steady.png`)?.cells[3],
+    '9 days 12 hours before at least 101 captures in between; the first 100 unchanged',
+    'not compared past the first 100',
+  );
+  t.equal(byUrl.get(`${SITE}/late.png`)?.cells[3], '9 days 12 hours before changed in between');
+  t.match(
+    res.text,
+    /<span class="summary">2 resources: 2 captured up to 9 days 12 hours before; 1 changed between its capture and the page’s; 1 with more than 100 captures in between, not compared further<\/span>/,
   );
 });

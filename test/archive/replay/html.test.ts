@@ -1,17 +1,28 @@
 import t from 'tap';
-import { HtmlRewriter, type HtmlReplay } from '../../../archive/replay/html.js';
+import { HtmlRewriter, type HtmlReplay, rewritePart } from '../../../archive/replay/html.js';
 
 const PAGE: HtmlReplay = { base: 'http://arc.example', archiveId: 'web', ts: '20260101120000', uriR: 'http://site.example/dir/page.html', utf8: true };
 const M = (url: string) => `http://arc.example/web/memento/20260101120000/${url}`;
 const S = (path: string) => M(`http://site.example${path}`);
 
-/** Rewrites a whole page (byte view), in one write or in chunks of `step` characters. */
+/**
+ * Rewrites a whole page (byte view), in one write or in chunks of `step` characters. Each page is also rewritten
+ * with every tag and `<style>` text deferred (`deferOver: 0`) and rewritten alone (rewritePart, as a work pool's
+ * thread does for a streamed page): the bytes must be the same.
+ */
 function rewrite(html: string, opts: Partial<HtmlReplay> = {}, step = 0): string {
   const rw = new HtmlRewriter({ ...PAGE, ...opts });
-  if (!step) return rw.write(html) + rw.end();
   let out = '';
-  for (let i = 0; i < html.length; i += step) out += rw.write(html.slice(i, i + step));
-  return out + rw.end();
+  if (!step) out = rw.write(html) + rw.end();
+  else {
+    for (let i = 0; i < html.length; i += step) out += rw.write(html.slice(i, i + step));
+    out += rw.end();
+  }
+  const d = new HtmlRewriter({ ...PAGE, ...opts, deferOver: 0 });
+  const parts = [...d.writeParts(html), ...d.endParts()];
+  const deferred = parts.map((p) => (typeof p === 'string' ? p : rewritePart(p, { ...PAGE, ...opts }).text)).join('');
+  if (deferred !== out) throw new Error(`the page rewritten in deferred parts differs: ${JSON.stringify(deferred)}, not ${JSON.stringify(out)}`);
+  return out;
 }
 
 t.test('every attribute a browser fetches or follows is rewritten to the archive at the page datetime', async (t) => {
