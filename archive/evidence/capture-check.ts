@@ -153,7 +153,10 @@ async function recordSteps(app: FastifyInstance, m: MementoRow, logged: CaptureL
   const size = `${rec.blockLength.toLocaleString('en-US')} bytes`;
   steps.push(
     same
-      ? { ok: true, text: `The capture’s WARC record, as stored and served, was read and hashed: its ${size} hash to ${rec.blockDigest}, the digest its log entry holds, and its URL, time and record id are the entry’s.` }
+      ? {
+          ok: true,
+          text: `The capture’s WARC record, as stored and served, was read and hashed: its ${size} hash to ${rec.blockDigest}, the digest its log entry holds, and its URL, time and record id are the entry’s.`,
+        }
       : {
           ok: false,
           text: whole
@@ -208,7 +211,15 @@ export async function captureCheck(app: FastifyInstance, m: MementoRow): Promise
   if (!leaf || !leaf.leaf_text) {
     const { reason, fault } = await missingEntry(log, m);
     const line = reason[0].toUpperCase() + reason.slice(1) + '.';
-    return { ok: false, summary: fault ? 'its log entry is missing' : 'not in the log', line, steps: [{ ok: fault ? false : null, text: line }], via: null, keyFingerprint: fingerprint, at };
+    return {
+      ok: false,
+      summary: fault ? 'its log entry is missing' : 'not in the log',
+      line,
+      steps: [{ ok: fault ? false : null, text: line }],
+      via: null,
+      keyFingerprint: fingerprint,
+      at,
+    };
   }
   const fields = parseCaptureLeaf(leaf.leaf_text);
   const steps = await recordSteps(app, m, fields, leaf.leaf_text);
@@ -220,7 +231,10 @@ export async function captureCheck(app: FastifyInstance, m: MementoRow): Promise
   const included = hash.equals(leaf.leaf_hash) && !!rootFromInclusionPath(hash, leaf.leaf_index, head.tree_size, path)?.equals(head.root_hash);
   steps.push(
     included
-      ? { ok: true, text: `The entry is leaf ${leaf.leaf_index} of the log of archive ${m.archive_id}; its hash and inclusion path lead to the root of ${tree}.` }
+      ? {
+          ok: true,
+          text: `The entry is leaf ${leaf.leaf_index} of the log of archive ${m.archive_id}; its hash and inclusion path lead to the root of ${tree}.`,
+        }
       : { ok: false, text: `The entry, leaf ${leaf.leaf_index} of the log of archive ${m.archive_id}, does NOT lead to the root of ${tree}.` },
   );
   const signed = headSignatureOk(head, app.treeHeads.key.publicKeyDer);

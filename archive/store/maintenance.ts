@@ -333,7 +333,9 @@ async function appendEntriesOf(file: string, to: MementoIndex): Promise<void> {
     for (const archive of await from.log.archives())
       for (let at = 0; ; at += 1000) {
         const page = await from.log.leaves(archive, at, 1000);
-        const leaves = page.filter((l) => l.leaf_text !== null).map((l) => ({ archive_id: archive, kind: l.kind, text: l.leaf_text!, urlkey: l.urlkey, datetime: l.datetime }));
+        const leaves = page
+          .filter((l) => l.leaf_text !== null)
+          .map((l) => ({ archive_id: archive, kind: l.kind, text: l.leaf_text!, urlkey: l.urlkey, datetime: l.datetime }));
         if (leaves.length) await to.insertMany([], { leaves, ifAbsent: true });
         if (page.length < 1000) break;
       }

@@ -171,7 +171,9 @@ export class RowWriter {
       try {
         leaf = leafOf(row, record);
       } catch (err) {
-        this.skip(`${file}:${record.offset}: ${record.type} record of ${row.uri_r}: ${(err as Error).message}; left out (no row without an entry in the evidence log)`);
+        this.skip(
+          `${file}:${record.offset}: ${record.type} record of ${row.uri_r}: ${(err as Error).message}; left out (no row without an entry in the evidence log)`,
+        );
         continue;
       }
       rows.push(row);

@@ -515,7 +515,12 @@ export class ArchiveStore {
    * capture is then stored whole, as a new memento.
    */
   private async originalOf(prev: AnyRow): Promise<{ row: MementoRow; recordId: string } | undefined> {
-    const row = prev.refers_to !== null ? await this.index.byId(prev.refers_to) : 'id' in prev ? prev : await this.index.rowAt(prev.archive_id, prev.urlkey, prev.datetime);
+    const row =
+      prev.refers_to !== null
+        ? await this.index.byId(prev.refers_to)
+        : 'id' in prev
+          ? prev
+          : await this.index.rowAt(prev.archive_id, prev.urlkey, prev.datetime);
     if (!row) return undefined;
     const head = await digestRecord(this.warcs, row.warc_file, row.warc_offset, row.warc_length, { headOnly: true }).catch(() => undefined);
     const recordId = head?.type === 'response' ? head.field('warc-record-id') : undefined;

@@ -74,7 +74,8 @@ export class RecordChecks {
     if (refersTo === undefined) return undefined; // written before revisit records named their original's record id
     const id = await this.recordIdOf(original);
     if (id instanceof Error) return `its original (row ${original.id}) has no readable record: ${id.message}`;
-    if (id !== refersTo) return `revisit record's WARC-Refers-To ${refersTo} is not the record of the memento its index row refers to (row ${original.id}, record ${id})`;
+    if (id !== refersTo)
+      return `revisit record's WARC-Refers-To ${refersTo} is not the record of the memento its index row refers to (row ${original.id}, record ${id})`;
     return undefined;
   }
 
