@@ -578,11 +578,24 @@ function accessRules(src: YamlSource, list: ArchiveFile['access']): AccessRule[]
 export function loadArchiveConfig(file: string): ArchiveConfig {
   const abs = path.resolve(file);
   const config = validateArchiveConfig(loadYamlFile(abs));
-  const mode = statSync(abs).mode & 0o777;
-  if (config.putTokens.length && mode & 0o004) {
-    throw new ConfigError(
-      `${abs}: holds put_tokens but every user can read it (mode ${mode.toString(8).padStart(4, '0')}); make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group`,
-    );
-  }
+  const refused = config.putTokens.length
+    ? secretFileRefusal(abs, 'put_tokens', 0o004, "make it readable by the daemon's user only, e.g. chmod 0640 and chgrp to the daemon's group")
+    : undefined;
+  if (refused) throw new ConfigError(refused);
   return config;
+}
+
+/**
+ * The one check of a file that holds a secret (the config's `put_tokens`,
+ * the evidence log's signing key): the refusal, one line naming the file,
+ * who can read it, its mode and `fix`, when users it should not reach may
+ * read it (`mask`: 0o004 others; 0o044 group or others); `undefined` when
+ * it is fine.
+ * @throws the file system's error when `file` cannot be looked at
+ */
+export function secretFileRefusal(file: string, what: string, mask: number, fix: string): string | undefined {
+  const mode = statSync(file).mode & 0o777;
+  if (!(mode & mask)) return undefined;
+  const who = mode & 0o004 ? 'every user' : "the file's group";
+  return `${file}: holds ${what} but ${who} can read it (mode ${mode.toString(8).padStart(4, '0')}); ${fix}`;
 }

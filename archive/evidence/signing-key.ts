@@ -8,6 +8,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { secretFileRefusal } from '../config.js';
 
 /** The most bytes a key file may have: a PEM Ed25519 key is 119. */
 const MAX_KEY_FILE_BYTES = 16 * 1024;
@@ -30,7 +31,8 @@ export class SigningKeyError extends Error {}
  * not exist (a new Ed25519 key, PKCS#8 PEM, mode 0600, written to a
  * temporary name and renamed, so that a crash leaves no half a key).
  * @throws SigningKeyError when the file cannot be read or written, is over
- *   16 KiB, or holds anything but an Ed25519 private key.
+ *   16 KiB, can be read by its group or by every user (`chmod 600 <file>`
+ *   fixes that), or holds anything but an Ed25519 private key.
  */
 export function openSigningKey(file: string): SigningKey {
   let privateKey: KeyObject;
@@ -74,6 +76,9 @@ function readKey(file: string): KeyObject | undefined {
     throw err;
   }
   if (size > MAX_KEY_FILE_BYTES) throw new SigningKeyError(`${file}: ${size} bytes is too large for a key file (at most ${MAX_KEY_FILE_BYTES})`);
+  // A private key others may read is not this archive's alone: refused, as a config with put_tokens is (config.ts).
+  const refused = secretFileRefusal(file, 'the evidence log’s signing key', 0o044, `run chmod 600 ${file} (and keep it owned by the daemon's user)`);
+  if (refused) throw new SigningKeyError(refused);
   try {
     return createPrivateKey(readFileSync(file));
   } catch {

@@ -29,6 +29,7 @@
 import { Readable } from 'node:stream';
 import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { exactUrlkey } from '#shared/uri.js';
+import type { Via } from '../evidence/leaf.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { ChunkedError, dechunk, isChunked, requestHeadFor, withoutTransferEncoding } from './capture.js';
@@ -70,6 +71,8 @@ export interface ImportOptions {
   progress?: () => void;
   /** Captures being stored at once (default 16). */
   inflight?: number;
+  /** How the captures of a file (its name as given) came in (archive/evidence/leaf.ts `Via`; default `import`). */
+  viaOf?: (file: string) => Via | undefined;
 }
 
 /** Where a memento is, as far as revisit records need it. */
@@ -374,7 +377,7 @@ export class Importer {
       { objectMode: false, highWaterMark: 64 * 1024 },
     );
     const done: Promise<void> = this.sink
-      .put(capture, date, uri.href)
+      .put(capture, date, uri.href, this.opts.viaOf?.(item.file) ?? 'import')
       .then(
         (r) => this.settle(item, uri, r),
         (err) => this.failed(item, uri, err),
