@@ -49,6 +49,8 @@ export interface ViaWords {
 export interface CaptureCheck {
   /** Every check held. */
   ok: boolean;
+  /** `match` (every check held), `mismatch` (one did not: the copy or the log was changed), `unlogged` (no entry, and the log does not show one is missing). */
+  verdict: 'match' | 'mismatch' | 'unlogged';
   /** A few words for the page's headline. */
   summary: string;
   /** One line naming the entry, its tree and the record digest (or why there is none). */
@@ -213,6 +215,7 @@ export async function captureCheck(app: FastifyInstance, m: MementoRow): Promise
     const line = reason[0].toUpperCase() + reason.slice(1) + '.';
     return {
       ok: false,
+      verdict: fault ? 'mismatch' : 'unlogged',
       summary: fault ? 'its log entry is missing' : 'not in the log',
       line,
       steps: [{ ok: fault ? false : null, text: line }],
@@ -248,6 +251,7 @@ export async function captureCheck(app: FastifyInstance, m: MementoRow): Promise
   const via = viaWords(fields?.via);
   return {
     ok,
+    verdict: ok ? 'match' : 'mismatch',
     summary: ok ? (via?.damaged ? 'in the signed log; imported from a damaged package' : 'in the signed log') : 'does not match',
     line: ok ? what[0].toUpperCase() + what.slice(1) : `The archive’s copy does not match ${what}.`,
     steps,

@@ -18,9 +18,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import sqlite3 from 'sqlite3';
 import t, { type Test } from 'tap';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
+import { forge, rewriteRecord, rowOf, sha, sql } from '../../helpers/tamper.js';
 import { runCli } from '../helpers.js';
 
 const SITE = 'http://www.example.org';
@@ -28,71 +28,6 @@ const D1 = 'Mon, 05 Jan 2026 09:00:00 GMT';
 const D2 = 'Tue, 06 Jan 2026 09:00:00 GMT';
 const D3 = 'Thu, 08 Jan 2026 09:00:00 GMT';
 const TS = (d: string) => new Date(d).toISOString().replace(/[-:T]/g, '').slice(0, 14);
-
-const sha = (b: Buffer | string) => 'sha256:' + createHash('sha256').update(b).digest('hex');
-
-/** Runs SQL on the index file (the daemon stopped). */
-async function sql(dataDir: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const db = await new Promise<sqlite3.Database>((resolve, reject) => {
-    const d = new sqlite3.Database(path.join(dataDir, 'index.sqlite3'), (err) => (err ? reject(err) : resolve(d)));
-  });
-  try {
-    return await new Promise((resolve, reject) => db.all(text, params, (err, rows: Record<string, unknown>[]) => (err ? reject(err) : resolve(rows))));
-  } finally {
-    await new Promise<void>((r) => db.close(() => r()));
-  }
-}
-
-interface Row {
-  id: number;
-  warc_file: string;
-  warc_offset: number;
-  warc_length: number;
-  digest: string;
-}
-
-async function rowOf(dataDir: string, uri: string, date: string): Promise<Row> {
-  const [r] = await sql(dataDir, 'SELECT id, warc_file, warc_offset, warc_length, digest FROM memento WHERE uri_r = ? AND datetime = ?', [
-    uri,
-    Date.parse(date) / 1000,
-  ]);
-  return r as unknown as Row;
-}
-
-/** A WARC record's header fields set to `set`, its Content-Length and WARC digests recomputed over its (new) block, as a careful forger would. */
-function forge(record: Buffer, set: Record<string, string>, block?: (b: Buffer) => Buffer): Buffer {
-  const end = record.indexOf('\r\n\r\n');
-  let head = record.subarray(0, end).toString('utf8');
-  let b = record.subarray(end + 4, record.length - 4);
-  if (block) b = block(b);
-  const field = (name: string, value: string) => {
-    const re = new RegExp(`^${name}: .*$`, 'mi');
-    head = re.test(head) ? head.replace(re, `${name}: ${value}`) : `${head}\r\n${name}: ${value}`;
-  };
-  for (const [k, v] of Object.entries(set)) field(k, v);
-  field('Content-Length', String(b.length));
-  field('WARC-Block-Digest', sha(b));
-  if (/^WARC-Type: response$/m.test(head)) field('WARC-Payload-Digest', sha(b.subarray(b.indexOf('\r\n\r\n') + 4)));
-  return Buffer.concat([Buffer.from(head + '\r\n\r\n'), b, Buffer.from('\r\n\r\n')]);
-}
-
-/**
- * Replaces the memento record of `row` in its WARC file by `edit` of it
- * (inflated; gzipped again), and moves the index rows after it by the
- * change in length, as a forger who wants the index to stay readable does.
- */
-async function rewriteRecord(dataDir: string, row: Row, edit: (rec: Buffer) => Buffer): Promise<Buffer> {
-  const file = path.join(dataDir, 'warcs', row.warc_file);
-  const bytes = readFileSync(file);
-  const old = zlib.gunzipSync(bytes.subarray(row.warc_offset, row.warc_offset + row.warc_length));
-  const rec = edit(old);
-  const member = zlib.gzipSync(rec);
-  writeFileSync(file, Buffer.concat([bytes.subarray(0, row.warc_offset), member, bytes.subarray(row.warc_offset + row.warc_length)]));
-  const delta = member.length - row.warc_length;
-  await sql(dataDir, 'UPDATE memento SET warc_length = ? WHERE id = ?', [member.length, row.id]);
-  await sql(dataDir, 'UPDATE memento SET warc_offset = warc_offset + ? WHERE warc_file = ? AND warc_offset > ?', [delta, row.warc_file, row.warc_offset]);
-  return rec;
-}
 
 /** A config file for the CLI on `a`'s data folder. */
 function configOf(a: TestArchive): string {
