@@ -7,7 +7,7 @@
  *   memento-archive verify  [--config conf/archive.yaml]
  *   memento-archive reindex [--config conf/archive.yaml]
  *   memento-archive purge   [--config conf/archive.yaml] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
- *   memento-archive import  [--config conf/archive.yaml] [--daemon URL] FILE.warc[.gz]...
+ *   memento-archive import  [--config conf/archive.yaml] [--daemon URL] [--accept-damaged] FILE.warc[.gz]|FILE.wacz...
  *   memento-archive cdxj    [--config conf/archive.yaml] [--archive ID]
  *   memento-archive migrate [--config conf/archive.yaml] [--from sqlite] --to postgres://… [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
  *   memento-archive wacz    [--config conf/archive.yaml] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
@@ -28,7 +28,7 @@ import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 import { loadWitnessConfig } from './evidence/witness-config.js';
 
 const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE]
-       memento-archive import [--config FILE] [--daemon URL] FILE.warc[.gz]|FILE.wacz...
+       memento-archive import [--config FILE] [--daemon URL] [--accept-damaged] FILE.warc[.gz]|FILE.wacz...
        memento-archive cdxj [--config FILE] [--archive ID]
        memento-archive migrate [--config FILE] [--from sqlite] --to postgres://...
                        [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
@@ -73,7 +73,10 @@ commands:
                    captures itself; when the daemon runs, it PUTs them to
                    the daemon. Prints refused records and a summary; a
                    damaged file is one line naming the file and offset
-                   (what came before it stays imported), exit code 1.
+                   (what came before it stays imported), exit code 1. A
+                   WACZ package is checked first (the hashes of
+                   datapackage.json, its signature, its inclusion proofs);
+                   one that does not match is refused (exit code 2).
   cdxj             the index as CDXJ on stdout (pywb / OutbackCDX format,
                    sorted bytewise); safe while the daemon runs.
   migrate          move a one-host archive (index.sqlite3 and warcs/ of
@@ -122,6 +125,8 @@ options:
   --dry-run           purge: list what would be erased, change nothing
   --daemon URL        import: PUT to the daemon at URL (http://HOST:PORT)
                       instead of finding out (default: the config's listen)
+  --accept-damaged    import: import a WACZ package that fails its integrity
+                      check all the same; its captures' log entries say so
   --archive ID        cdxj: only the mementos of archive ID
   --from sqlite       migrate: the source, the SQLite index (the only one)
   --to URL            migrate: the PostgreSQL database (postgres://...)
@@ -159,6 +164,7 @@ const OPTIONS = {
   after: { type: 'string' },
   'dry-run': { type: 'boolean' },
   daemon: { type: 'string' },
+  'accept-damaged': { type: 'boolean' },
   archive: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -189,7 +195,11 @@ const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<nu
   verify: async (config) => (await import('./commands/verify.js')).runVerify(config),
   reindex: async (config) => (await import('./commands/reindex.js')).runReindex(config),
   purge: async (config, args) => (await import('./commands/purge.js')).runPurge(config, args.values),
-  import: async (config, args) => (await import('./commands/import.js')).runImport(config, args.positionals.slice(1), { daemon: args.values.daemon }),
+  import: async (config, args) =>
+    (await import('./commands/import.js')).runImport(config, args.positionals.slice(1), {
+      daemon: args.values.daemon,
+      acceptDamaged: args.values['accept-damaged'],
+    }),
   cdxj: async (config, args) => (await import('./commands/cdxj.js')).runCdxj(config, { archive: args.values.archive }),
   migrate: async (config, args) => (await import('./commands/migrate.js')).runMigrate(config, args.values),
   wacz: async (config, args) => (await import('./commands/wacz.js')).runWacz(config, args.values),

@@ -48,7 +48,7 @@ function memento(i: number): { row: NewMementoRow; leaf: NewLeaf } {
   const leaf: NewLeaf = {
     archive_id: 'bench',
     kind: 'capture',
-    text: captureLeafText(uri, T0 + i, id, row.digest),
+    text: captureLeafText({ uri, datetime: toTimestamp14(T0 + i), record_id: id, digest: row.digest }),
     urlkey: row.urlkey,
     datetime: row.datetime,
   };

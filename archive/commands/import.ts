@@ -15,13 +15,21 @@
  * damaged) and a summary line on stdout; a damaged file is one line on
  * stderr naming the file and the offset (what was imported before the
  * damage stays; the next file is read). A progress bar on stderr when it
- * is a terminal. Exit status 0, 1 when a file or record was damaged or the
- * import stopped, 2 for a file that cannot be opened (nothing imported).
+ * is a terminal. A WACZ package is checked first (its hashes, signature and
+ * proofs: archive/import/wacz-integrity.ts) and refused when anything does
+ * not match, unless `acceptDamaged` (`--accept-damaged`), which imports it
+ * and marks its captures (their log entries say so). Exit status 0, 1 when
+ * a file or record was damaged or the import stopped, 2 for a file that
+ * cannot be opened or a package refused (nothing imported).
  */
+import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { AccessRules } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
+import { type Via, waczVia } from '../evidence/leaf.js';
+import { openSigningKey } from '../evidence/signing-key.js';
 import { Importer } from '../import/importer.js';
+import { checkWaczIntegrity, integrityLine } from '../import/wacz-integrity.js';
 import { type CaptureSink, DaemonSink, daemonAddress, StoreSink } from '../import/sinks.js';
 import { WarcDamage, WarcFile } from '../import/warc-input.js';
 import { isZip, openWacz, type WaczPackage, WaczRefused } from '../import/wacz-input.js';
@@ -103,11 +111,45 @@ async function chooseSink(config: ArchiveConfig, daemon: string | undefined): Pr
   return DaemonSink.open(url, config);
 }
 
+/** This archive's public key (SPKI DER), when its key file is there and readable; `null` otherwise (the check then cannot say whether a package is this archive's). */
+function ownPublicKey(config: ArchiveConfig): Buffer | null {
+  try {
+    return existsSync(config.signingKeyFile) ? openSigningKey(config.signingKeyFile).publicKeyDer : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The integrity check of each WACZ package (archive/import/wacz-integrity.ts),
+ * before anything is imported: one `wacz:` line each on stdout (what was
+ * and was not checked). A package that fails it is refused in one line on
+ * stderr (`null`: nothing is imported), unless `acceptDamaged`: then each
+ * mismatch is a `damaged:` line and its captures are marked.
+ * @returns how the captures of each WARC file in a package came in (leaf.ts `waczVia`), by the file's name
+ */
+async function checkPackages(config: ArchiveConfig, packages: WaczPackage[], acceptDamaged: boolean): Promise<Map<string, Via> | null> {
+  const vias = new Map<string, Via>();
+  const own = packages.length ? ownPublicKey(config) : null;
+  for (const p of packages) {
+    const r = await checkWaczIntegrity(p, own);
+    process.stdout.write(`wacz: ${integrityLine(r)}\n`);
+    if (r.damage.length && !acceptDamaged) {
+      const more = r.damage.length > 1 ? ` (and ${r.damage.length - 1} more mismatch(es))` : '';
+      say(`${p.file}: ${r.damage[0]}${more}; nothing imported (--accept-damaged imports it all the same, its captures marked as from a damaged package)`);
+      return null;
+    }
+    for (const d of r.damage) process.stdout.write(`damaged: ${p.file}: ${d}\n`);
+    for (const w of p.warcs) vias.set(w.file, waczVia(r.packageDigest, r.damage.length > 0));
+  }
+  return vias;
+}
+
 /**
  * Runs the import of `files` (see the module comment).
  * @returns the exit code
  */
-export async function runImport(config: ArchiveConfig, files: string[], opts: { daemon?: string } = {}): Promise<number> {
+export async function runImport(config: ArchiveConfig, files: string[], opts: { daemon?: string; acceptDamaged?: boolean } = {}): Promise<number> {
   if (!files.length) {
     say('import needs one or more WARC files or WACZ packages: memento-archive import [--config FILE] FILE.warc[.gz]|FILE.wacz...');
     return 2;
@@ -129,6 +171,14 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
       return 2;
     }
   }
+  const vias = await checkPackages(config, packages, opts.acceptDamaged === true).catch((err: unknown) => {
+    closePackages();
+    throw err;
+  });
+  if (!vias) {
+    closePackages();
+    return 2;
+  }
   const sink = await openSink(config, opts.daemon);
   if (!sink) {
     closePackages();
@@ -142,6 +192,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
     maxHeadBytes: config.maxHeadBytes,
     access: new AccessRules(config.access),
     note: (line) => process.stdout.write(line + '\n'),
+    viaOf: (file) => vias.get(file),
     progress: () => {
       const c = importer.counts;
       bar.update(before + (current?.bytesRead ?? 0), total, `${c.imported} new, ${c.revisits} revisits, ${c.duplicates} duplicates`);

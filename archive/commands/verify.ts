@@ -65,7 +65,8 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
       );
     process.stdout.write(
       `verify: ${r.ok ? 'OK' : 'FAILED'}: ${r.rows} index rows, ${r.records} WARC records in ${r.files} files (${r.bytes} bytes); ` +
-        `${r.unindexed} response records not in the index (same-second captures superseded by a later one, in WARC files written before those were refused); ` +
+        `${r.unindexed} response/revisit records not in the index (${r.superseded} of them superseded by a capture of the same URL and second that is indexed); ` +
+        `${r.unlogged} mementos indexed before the evidence log was kept (no entry; memento-archive reindex gives them one); ` +
         `evidence log: ${r.log.entries} entries, ${r.log.nodes} nodes, ${r.log.heads} signed tree heads, ` +
         `${r.checkpoints?.checkpoints ?? 0} published checkpoints (${r.checkpoints?.timestamps ?? 0} time-stamped), ${r.checkpoints?.anchors ?? 0} anchor(s), ${r.checkpoints?.witnessed ?? 0} witness checkpoint(s); ` +
         `${r.ok ? 'no problems' : `${r.problems.length} problem(s)`}\n`,

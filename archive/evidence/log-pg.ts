@@ -72,6 +72,7 @@ const SQL = {
   newestHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 ORDER BY tree_size DESC LIMIT 1`,
   headAt: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 AND tree_size = $2`,
   heads: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 ORDER BY tree_size`,
+  firstHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $1 ORDER BY tree_size LIMIT 1`,
   addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
   archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head UNION SELECT DISTINCT archive_id FROM log_checkpoint',
   leafHashes: `SELECT count(*) AS n, min(leaf_index) AS first, string_agg(leaf_hash, ''::bytea ORDER BY leaf_index) AS bytes
@@ -180,6 +181,9 @@ export class PgLogStore implements LogStore {
   }
   heads(archive: string): Promise<TreeHead[]> {
     return q<TreeHead>(this.pool, 'heads', [archive]);
+  }
+  async firstHead(archive: string): Promise<TreeHead | undefined> {
+    return (await q<TreeHead>(this.pool, 'firstHead', [archive]))[0];
   }
   async addHead(h: TreeHead): Promise<void> {
     await q(this.pool, 'addHead', [h.archive_id, h.tree_size, h.root_hash, h.timestamp, h.signature, h.origin]);

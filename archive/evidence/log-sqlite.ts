@@ -85,6 +85,7 @@ const SQL = {
   newestHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size DESC LIMIT 1`,
   headAt: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a AND tree_size = $size`,
   heads: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size`,
+  firstHead: `SELECT ${HEAD_COLS} FROM log_head WHERE archive_id = $a ORDER BY tree_size LIMIT 1`,
   addHead: `INSERT INTO log_head (${HEAD_COLS}) VALUES ($a, $size, $root, $timestamp, $signature, $origin) ON CONFLICT DO NOTHING`,
   archives: 'SELECT DISTINCT archive_id FROM log_leaf UNION SELECT DISTINCT archive_id FROM log_head UNION SELECT DISTINCT archive_id FROM log_checkpoint',
   leafHashes: `SELECT count(*) AS n, min(idx) AS first, group_concat(hex(hash), '') AS hex FROM
@@ -205,6 +206,9 @@ export class SqliteLogStore implements LogStore {
   }
   heads(archive: string): Promise<TreeHead[]> {
     return all<TreeHead>(this.r.get('heads'), { $a: archive });
+  }
+  async firstHead(archive: string): Promise<TreeHead | undefined> {
+    return (await all<TreeHead>(this.r.get('firstHead'), { $a: archive }))[0];
   }
   async addHead(h: TreeHead): Promise<void> {
     await run(this.w.get('addHead'), null, {

@@ -8,7 +8,7 @@
  * tree and its signature against the key. Every problem is one line
  * naming the entry, node or head (and the record) that does not match.
  */
-import { type CaptureLeaf, parseCaptureLeaf } from './leaf.js';
+import { type CaptureLeaf, captureLeafText, parseCaptureLeaf } from './leaf.js';
 import { type LeafRow, type LogStore, rootOf } from './log.js';
 import { leafHash, nodeHash, type NodeKey } from './merkle.js';
 import { headSignatureOk } from './tree-heads.js';
@@ -35,14 +35,32 @@ export interface LogVerifyCounts {
   heads: number;
 }
 
-const textOf = (l: CaptureLeaf) => `${l.uri}\n${l.datetime}\n${l.record_id}\n${l.digest}`;
+/** The entry text `l` calls for, or why none can be made (a record that lacks a field its entry needs). */
+function textOf(l: CaptureLeaf): string {
+  try {
+    return captureLeafText(l);
+  } catch (err) {
+    return `(no entry can be made of the record: ${(err as Error).message})`;
+  }
+}
 
 /**
  * Checks capture entries against the records the WARC scan read, a file
  * at a time ({@link check}), and then ({@link finish}) that every capture
- * entry still holding its text was matched by a record.
+ * entry still holding its text was matched by a record. A memento row
+ * without an entry is a problem when it was indexed while the log was
+ * kept: when a record before it (in its archive's writing order) has an
+ * entry, or its Memento-Datetime is after the log was begun (the log's
+ * first signed tree head); the others (indexed before the log was kept)
+ * are counted in {@link unlogged}.
  */
 export class LeafRecordCheck {
+  /** Rows without an entry indexed before the log was kept. */
+  unlogged = 0;
+  /** Per archive: a record with an entry has been read. */
+  private readonly logSeen = new Set<string>();
+  /** Per archive, when its log was begun (its first kept head's timestamp, ms). */
+  private readonly starts = new Map<string, number>();
   /** Per archive, the leaf indexes matched by a record. */
   private readonly matched = new Map<string, Set<number>>();
   /** Per archive, the log's size when the check began ({@link snapshot}). */
@@ -59,7 +77,11 @@ export class LeafRecordCheck {
    * running beside `verify` commits more, in files the scan may not see).
    */
   async snapshot(): Promise<void> {
-    for (const archive of await this.log.archives()) this.sizes.set(archive, await this.log.size(archive));
+    for (const archive of await this.log.archives()) {
+      this.sizes.set(archive, await this.log.size(archive));
+      const first = await this.log.firstHead(archive);
+      if (first) this.starts.set(archive, first.timestamp);
+    }
   }
 
   /** Checks the entries of the mementos whose records are `records` (one WARC file's). */
@@ -73,7 +95,11 @@ export class LeafRecordCheck {
       if (!seen) this.matched.set(archive, (seen = new Set()));
       for (const r of part) {
         const leaf = byKey.get(`${r.urlkey} ${r.datetime}`);
-        if (!leaf) continue; // a memento indexed before the log was kept
+        if (!leaf) {
+          this.noEntry(r);
+          continue;
+        }
+        this.logSeen.add(archive);
         seen.add(leaf.leaf_index);
         const want = textOf(r.expected);
         if (leaf.leaf_text !== want)
@@ -83,6 +109,23 @@ export class LeafRecordCheck {
           );
       }
     }
+  }
+
+  /** A row without an entry: a problem when indexed while the log was kept (see the class comment), else counted. */
+  private noEntry(r: ReadRecord): void {
+    const start = this.starts.get(r.archive_id);
+    const after = start !== undefined && r.datetime * 1000 >= start;
+    if (!this.logSeen.has(r.archive_id) && !after) {
+      this.unlogged++;
+      return;
+    }
+    const why = this.logSeen.has(r.archive_id)
+      ? 'though records written before it have theirs'
+      : `though it is dated after the log was begun (${new Date(start!).toISOString()})`;
+    this.problem(
+      `${r.where}: the memento of ${r.expected.uri} at ${r.expected.datetime} has no entry in the evidence log of archive ${r.archive_id}, ${why}: ` +
+        'its entry is missing (the log was cut back, or the entry deleted)',
+    );
   }
 
   /** Every capture entry with its text that no record matched: its record is gone or damaged. */

@@ -98,6 +98,8 @@ export interface LogStore {
   head(archive: string, size?: number): Promise<TreeHead | undefined>;
   /** Every kept tree head of `archive`, by size. */
   heads(archive: string): Promise<TreeHead[]>;
+  /** The kept tree head of the smallest size (the first signed: when the log was begun); `undefined` when none. */
+  firstHead(archive: string): Promise<TreeHead | undefined>;
   /** Keeps `head` unless one of its size is kept already (another replica signed it). */
   addHead(head: TreeHead): Promise<void>;
   /** The hashes of the `limit` perfect subtrees of `level` (0: leaf hashes) from index `from` on, in order. @throws when one is missing */

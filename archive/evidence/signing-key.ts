@@ -32,18 +32,11 @@ export class SigningKeyError extends Error {}
  * not exist (a new Ed25519 key, PKCS#8 PEM, mode 0600, written to a
  * temporary name and renamed, so that a crash leaves no half a key).
  * @throws SigningKeyError when the file cannot be read or written, is over
- *   16 KiB, or holds anything but an Ed25519 private key.
+ *   16 KiB, can be read by its group or by every user (`chmod 600 <file>`
+ *   fixes that), or holds anything but an Ed25519 private key.
  */
 export function openSigningKey(file: string): SigningKey {
-  let privateKey: KeyObject;
-  try {
-    privateKey = readKey(file) ?? makeKey(file);
-  } catch (err) {
-    if (err instanceof SigningKeyError) throw err;
-    throw new SigningKeyError(`${file}: ${(err as Error).message}`);
-  }
-  if (privateKey.asymmetricKeyType !== 'ed25519')
-    throw new SigningKeyError(`${file}: holds a ${privateKey.asymmetricKeyType ?? 'symmetric'} key, not an Ed25519 private key`);
+  const privateKey = openKey(file, 'the evidence log’s signing key');
   const publicKeyDer = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
   return {
     publicKeyDer,
@@ -53,18 +46,20 @@ export function openSigningKey(file: string): SigningKey {
 }
 
 /**
- * Loads the Ed25519 private key of a key file that only its owner may
- * read (a witness's key), making it first when the file does not exist
- * (as {@link openSigningKey} does: PKCS#8 PEM, mode 0600, never half a
- * key).
- * @throws SigningKeyError when group or others have any access to the
- *   file, or it cannot be read or written, is over 16 KiB, or holds
- *   anything but an Ed25519 private key
+ * Loads a witness's Ed25519 private key from `file` as
+ * {@link openSigningKey} does (made when missing; refused when its group or
+ * every user may read it).
+ * @throws SigningKeyError as {@link openSigningKey}
  */
 export function openOwnerOnlyKey(file: string): KeyObject {
+  return openKey(file, 'the witness’s signing key');
+}
+
+/** The Ed25519 private key in `file` (`what` names it in errors), made first when the file does not exist. */
+function openKey(file: string, what: string): KeyObject {
   let privateKey: KeyObject;
   try {
-    privateKey = readKey(file, true) ?? makeKey(file, true);
+    privateKey = readKey(file, what) ?? makeKey(file, what);
   } catch (err) {
     if (err instanceof SigningKeyError) throw err;
     throw new SigningKeyError(`${file}: ${(err as Error).message}`);
@@ -88,18 +83,28 @@ export function verifySignature(publicKeyDer: Buffer, data: Buffer | string, sig
   }
 }
 
-/** The private key in `file`; `undefined` when there is no such file. With `ownerOnly`, a file group or others may access is refused. */
-function readKey(file: string, ownerOnly = false): KeyObject | undefined {
+/**
+ * The private key in `file` (`what` names it in errors); `undefined` when
+ * there is no such file. A file its group or every user may read is
+ * refused: the key is this daemon's alone (the config's `put_tokens` are
+ * refused the same way when every user may read them).
+ */
+function readKey(file: string, what: string): KeyObject | undefined {
   let size: number;
+  let mode: number;
   try {
     const st = statSync(file);
     size = st.size;
-    const mode = st.mode & 0o777;
-    if (ownerOnly && mode & 0o077)
-      throw new SigningKeyError(`${file}: group or others may access this private key (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
+    mode = st.mode & 0o777;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
+  }
+  if (mode & 0o044) {
+    const who = mode & 0o004 ? 'every user' : "the file's group";
+    throw new SigningKeyError(
+      `${file}: holds ${what} but ${who} can read it (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${file} (and keep it owned by the daemon's user)`,
+    );
   }
   if (size > MAX_KEY_FILE_BYTES) throw new SigningKeyError(`${file}: ${size} bytes is too large for a key file (at most ${MAX_KEY_FILE_BYTES})`);
   try {
@@ -114,7 +119,7 @@ function readKey(file: string, ownerOnly = false): KeyObject | undefined {
  * another process made the file first (two daemons starting on one shared
  * key file), that key: a hard link never replaces an existing file.
  */
-function makeKey(file: string, ownerOnly = false): KeyObject {
+function makeKey(file: string, what: string): KeyObject {
   const { privateKey } = generateKeyPairSync('ed25519');
   mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
@@ -123,7 +128,7 @@ function makeKey(file: string, ownerOnly = false): KeyObject {
     linkSync(tmp, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return readKey(file, ownerOnly)!;
+    return readKey(file, what)!;
   } finally {
     unlinkSync(tmp);
   }

@@ -32,11 +32,17 @@
  * a body with another payload is 400; else the capture is stored as a
  * revisit of it (unless it is a duplicate or revisit of its own URI-R's
  * newest memento).
+ *
+ * A PUT may carry `Archive-Capture-Via: <how>`
+ * (archive/evidence/leaf.ts `Via`: `import`, `import wacz <digest>[ damaged]`),
+ * which `memento-archive import` sends: it goes into the capture's record
+ * and evidence log entry instead of `put`; any other value is 400.
  */
 import type { FastifyInstance } from 'fastify';
 import { captureEntityTag } from '#shared/capture-tag.js';
 import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
+import { isVia, VIA_FIELD, type Via } from '../evidence/leaf.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow, NewMementoRow } from '../store/index-db.js';
 import { parseRevisitOf, REVISIT_OF, revisitTargetShown } from '../store/revisit-of.js';
@@ -54,6 +60,14 @@ import { putAccessHook } from './guards.js';
  */
 export function revisitAfter(row: Pick<MementoRow, 'datetime'>, intervalS: number | null): string {
   return formatHttpDate(row.datetime + (intervalS ?? 86_400));
+}
+
+/** A PUT's `Archive-Capture-Via` (`put` when absent). @throws HttpError 400 for a value that is not a leaf.ts `Via` */
+function viaOf(header: string | string[] | undefined): Via {
+  if (header === undefined) return 'put';
+  const v = String(header).trim();
+  if (!isVia(v)) throw httpError(400, `the PUT's ${VIA_FIELD} is not put, import or import wacz sha256:<hex>[ damaged]`, { close: true });
+  return v;
 }
 
 /** The PUTs answered with a revisit (their raw requests), for the daemon's capture metrics (server.ts). */
@@ -76,7 +90,8 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     const datetime = given === undefined ? undefined : parseHttpDate(String(given));
     if (datetime === null) throw httpError(400, "the PUT's Memento-Datetime is not an HTTP-date (e.g. Tue, 20 Mar 2001 20:35:00 GMT)", { close: true });
     const revisitOf = await namedOriginal(app, req.headers[REVISIT_OF.toLowerCase()]);
-    const result = await store.ingest(req.raw, new Date(), { datetime, revisitOf });
+    const via = viaOf(req.headers[VIA_FIELD.toLowerCase()]);
+    const result = await store.ingest(req.raw, new Date(), { datetime, revisitOf, via });
     app.metrics.ingestBytes.inc(result.bytes);
     const row: MementoRow | NewMementoRow = result.row;
     const uriM = uris.memento(req.base, row.archive_id, row);

@@ -9,6 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { httpError } from '#shared/http-error.js';
+import { missingEntry } from '../evidence/capture-check.js';
 import { parseCaptureLeaf } from '../evidence/leaf.js';
 import { exactMemento } from '../evidence/record.js';
 import { consistencyOf, inclusionOf } from '../evidence/log.js';
@@ -88,10 +89,9 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
         throw httpError(400, `a proof address is /<archive>/proof/<14-digit timestamp>/<URL>; ${JSON.stringify(ts.slice(0, 40))} is not 14 digits`);
       // The memento as /record finds it: 404 when not stored at ts, excluded or embargoed; 451 when blocked.
       const row = await exactMemento(app, archive, req, ts);
-      const uriR = req.uriR;
       const leaf = await app.store.index.log.leafOf(archive, row.urlkey, row.datetime);
       const fields = leaf?.leaf_text ? parseCaptureLeaf(leaf.leaf_text) : undefined;
-      if (!leaf || !fields) throw httpError(404, `the memento of ${uriR} at ${ts} has no entry in the evidence log (indexed before the log was kept)`);
+      if (!leaf || !fields) throw httpError(404, (await missingEntry(app.store.index.log, row)).reason);
       const head = await app.treeHeads.newest(archive, leaf.leaf_index + 1);
       const path = await inclusionOf(app.store.index.log, archive, leaf.leaf_index, head.tree_size);
       return sendJson(reply, {

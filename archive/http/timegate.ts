@@ -56,7 +56,9 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
     // What that URI-M will say it satisfies (Prefer rule 8), worked out as it will work it out.
     const row = await store.index.byId(s.memento.id);
     const target = { base, archiveId: archive.id, ts: toTimestamp14(s.memento.datetime) };
-    const changes = row ? await formChanges(row, form, (r) => store.readResponse(r), target, app.decodeOptions, { pool: app.work.replay }) : { content: false, links: false };
+    const changes = row
+      ? await formChanges(row, form, (r) => store.readResponse(r), target, app.decodeOptions, { pool: app.work.replay })
+      : { content: false, links: false };
     applied = preferenceApplied(prefer, form, changes);
   }
   const location = uris.memento(base, archive.id, s.memento, form);

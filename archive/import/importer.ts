@@ -35,6 +35,7 @@ import { Readable } from 'node:stream';
 import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { exactUrlkey } from '#shared/uri.js';
 import type { AccessRules } from '../access.js';
+import type { Via } from '../evidence/leaf.js';
 import type { MementoRow } from '../store/index-db.js';
 import { revisitTargetShown } from '../store/revisit-of.js';
 import type { StoredResponse } from '../store/warc-reader.js';
@@ -79,6 +80,8 @@ export interface ImportOptions {
   inflight?: number;
   /** The access rules (the config's `access`): a revisit record resolves only to a memento they show. */
   access: AccessRules;
+  /** How the captures of a file (its name as given) came in (archive/evidence/leaf.ts `Via`; default `import`). */
+  viaOf?: (file: string) => Via | undefined;
 }
 
 /** Where a memento is, as far as revisit records need it. */
@@ -393,7 +396,7 @@ export class Importer {
       { objectMode: false, highWaterMark: 64 * 1024 },
     );
     const done: Promise<void> = this.sink
-      .put(capture, date, uri.href, revisitOf)
+      .put(capture, date, uri.href, this.opts.viaOf?.(item.file) ?? 'import', revisitOf)
       .then(
         (r) => this.settle(item, uri, r),
         (err) => this.failed(item, uri, err),

@@ -14,6 +14,7 @@ import { isHttpError } from '#shared/http-error.js';
 import { exactUrlkey } from '#shared/uri.js';
 import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
+import { VIA_FIELD, type Via } from '../evidence/leaf.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { MementoIndex } from '../store/memento-index.js';
 import type { ArchiveStore } from '../store/store.js';
@@ -45,12 +46,14 @@ export interface CaptureSink {
   readonly index: MementoIndex;
   /**
    * Stores one capture record (heads and body, streamed from `capture`)
-   * whose Memento-Datetime is `datetime`; with `revisitOf`, as a revisit of
-   * that memento (archive/store/revisit-of.ts: a revisit record's).
+   * whose Memento-Datetime is `datetime`, saying it came in `via`
+   * (archive/evidence/leaf.ts `Via`: into its record and log entry); with
+   * `revisitOf`, as a revisit of that memento (archive/store/revisit-of.ts:
+   * a revisit record's).
    * @throws what the capture stream throws; an Error for a failure that is
    *   not a refusal (the daemon unreachable or answering 5xx, a disk error)
    */
-  put(capture: Readable, datetime: Date, uriR: string, revisitOf?: MementoRow): Promise<SinkResult>;
+  put(capture: Readable, datetime: Date, uriR: string, via: Via, revisitOf?: MementoRow): Promise<SinkResult>;
   /** The stored response of a memento (for a revisit record's payload). */
   readResponse(row: MementoRow): Promise<StoredResponse>;
   close(): Promise<void>;
@@ -67,9 +70,9 @@ export class StoreSink implements CaptureSink {
   }
 
   /** {@link ArchiveStore.ingest} with `datetime` given; a 4xx it throws, and a same-second conflict (409), is a refusal. See {@link CaptureSink.put}. */
-  async put(capture: Readable, datetime: Date, _uriR: string, revisitOf?: MementoRow): Promise<SinkResult> {
+  async put(capture: Readable, datetime: Date, _uriR: string, via: Via, revisitOf?: MementoRow): Promise<SinkResult> {
     try {
-      const r = await this.store.ingest(capture, new Date(), { datetime, revisitOf });
+      const r = await this.store.ingest(capture, new Date(), { datetime, via, revisitOf });
       if (r.conflict) {
         const stored = `${r.row.archive_id}/memento/${toTimestamp14(r.row.datetime)}/${r.row.uri_r}`;
         return { kind: 'refused', status: 409, reason: `conflict: a different capture of this URI-R is stored at the same second, ${stored}; nothing stored` };
@@ -128,15 +131,16 @@ export class DaemonSink implements CaptureSink {
   }
 
   /**
-   * `PUT <put_prefix>put/<uriR>` with `capture` as the chunked body (and
-   * `Archive-Revisit-Of` naming `revisitOf`): 201 is
+   * `PUT <put_prefix>put/<uriR>` with `capture` as the chunked body,
+   * `Archive-Capture-Via: <via>` (and `Archive-Revisit-Of` naming
+   * `revisitOf`): 201 is
    * new, or a revisit when the index row of the memento it names in
    * `Location` refers to another ({@link revisitOrNew}), 200 a duplicate,
    * another 4xx a refusal with the answer's first line. See
    * {@link CaptureSink.put}.
    */
-  async put(capture: Readable, datetime: Date, uriR: string, revisitOf?: MementoRow): Promise<SinkResult> {
-    const r = await this.send(capture, datetime, uriR, revisitOf);
+  async put(capture: Readable, datetime: Date, uriR: string, via: Via, revisitOf?: MementoRow): Promise<SinkResult> {
+    const r = await this.send(capture, datetime, uriR, via, revisitOf);
     return r.kind === 'new' ? this.revisitOrNew(r, r.uriR) : r;
   }
 
@@ -157,8 +161,8 @@ export class DaemonSink implements CaptureSink {
   }
 
   /** The PUT itself; a 201 or 200 with the URI-R its `Location` names. */
-  private send(capture: Readable, datetime: Date, uriR: string, revisitOf?: MementoRow): Promise<SinkResult & { uriR: string }> {
-    const headers: Record<string, string> = { 'Transfer-Encoding': 'chunked', 'Memento-Datetime': formatHttpDate(datetime) };
+  private send(capture: Readable, datetime: Date, uriR: string, via: Via, revisitOf?: MementoRow): Promise<SinkResult & { uriR: string }> {
+    const headers: Record<string, string> = { 'Transfer-Encoding': 'chunked', 'Memento-Datetime': formatHttpDate(datetime), [VIA_FIELD]: via };
     if (revisitOf) headers[REVISIT_OF] = formatRevisitOf(revisitOf);
     if (this.config.putTokens.length) headers.Authorization = `Bearer ${this.config.putTokens[0]}`;
     const { hostname, port, origin } = this.base;

@@ -36,7 +36,13 @@ export function isZip(head: Buffer): boolean {
 
 /** An opened package: its WARC files, and the ZIP to close when they have been read. */
 export interface WaczPackage {
+  /** The package's path, as given. */
+  file: string;
   warcs: WarcFile[];
+  /** Every entry of the ZIP (for the integrity check, wacz-integrity.ts). */
+  entries: yauzl.Entry[];
+  /** The bytes of one entry, inflated when the ZIP deflated it; yauzl checks their count against the entry's size. */
+  read(e: yauzl.Entry): Promise<Readable>;
   close(): void;
 }
 
@@ -67,7 +73,8 @@ export async function openWacz(file: string): Promise<WaczPackage> {
       warcs.push(await WarcFile.of(`${file}:${e.fileName}`, entrySource(zip, e)));
     }
     if (!warcs.length) throw new WaczRefused(`${file}: no WARC file under archive/ (not a WACZ package?)`);
-    return { warcs, close: () => zip.close() };
+    const read = (e: yauzl.Entry) => new Promise<Readable>((resolve, reject) => zip.openReadStream(e, (err, st) => (err ? reject(err) : resolve(st))));
+    return { file, warcs, entries, read, close: () => zip.close() };
   } catch (err) {
     zip.close();
     throw err;

@@ -11,13 +11,14 @@
  */
 import { readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { toTimestamp14 } from '#shared/http-date.js';
 import { copyLogTables } from '../evidence/log-sqlite.js';
+import { leafOfRecord } from '../evidence/leaf.js';
 import { LeafRecordCheck, type LogVerifyCounts, type ReadRecord, verifyLogTables } from '../evidence/log-verify.js';
 import { type CheckpointVerifyCounts, type CheckpointVerifyOptions, verifyCheckpoints } from '../evidence/checkpoint-verify.js';
 import { IndexDb, type MementoRow } from './index-db.js';
 import type { MementoIndex } from './memento-index.js';
 import { RowWriter } from './record-rows.js';
+import { RecordChecks } from './verify-records.js';
 import { listWarcFiles } from './warc-files.js';
 import { type ScanItem, type ScannedRecord, scanWarcFile } from './warc-scan.js';
 import { type WarcStore, warcStoreOf } from './warc-store.js';
@@ -174,24 +175,6 @@ export async function recover(index: MementoIndex, warcsDir: string | null, tmpD
   return report;
 }
 
-/**
- * What is wrong with the index row `row` of the response or revisit
- * record `r`, as a revisit: a revisit row must refer to a stored memento
- * whose own record is a response, with the payload digest the revisit
- * record states (identical-payload-digest); a response row refers to
- * nothing. `undefined` when it is right.
- */
-async function checkRevisit(index: MementoIndex, r: ScannedRecord, row: MementoRow): Promise<string | undefined> {
-  if (r.type === 'response') return row.refers_to === null ? undefined : `a response record, but its index row refers to row ${row.refers_to}`;
-  if (row.refers_to === null) return 'a revisit record, but its index row refers to no original';
-  const original = await index.byId(row.refers_to);
-  if (!original) return `revisit of row ${row.refers_to}, which is missing from the index (its payload is gone)`;
-  if (original.refers_to !== null) return `revisit of row ${row.refers_to}, which is itself a revisit`;
-  const stated = r.headers.get('warc-payload-digest');
-  if (stated !== original.digest) return `revisit record's WARC-Payload-Digest ${stated} differs from its original's ${original.digest} (row ${original.id})`;
-  return undefined;
-}
-
 /** What `verify` found. `ok` is false when any row or record is wrong. */
 export interface VerifyReport {
   ok: boolean;
@@ -199,8 +182,12 @@ export interface VerifyReport {
   rows: number;
   /** WARC records read (all types). */
   records: number;
-  /** Response and revisit records with no index row (a same-second capture superseded by a later one, in a WARC file written before those were refused; a revisit whose original is gone; or an orphan). */
+  /** Response and revisit records with no index row: {@link superseded} ones, and orphans (each a problem, or in {@link orphans}). */
   unindexed: number;
+  /** Of those, records a memento of the same urlkey and second is indexed instead of (superseded by a later same-second capture, or on replicas one that won the race for the key). */
+  superseded: number;
+  /** Index rows without an evidence log entry that were indexed before the log was kept (verify-records.ts; the others are problems). */
+  unlogged: number;
   /**
    * WARC files (objects) with response or revisit records of which no
    * index row names any: with WARCs in a bucket, a batch uploaded by a
@@ -221,21 +208,26 @@ export interface VerifyReport {
 /**
  * Checks that the index and the WARC files agree (`warcsDir` a folder's
  * path, or a store: warc-store.ts, whose objects are listed and read as
- * streams; files none of whose records is indexed are listed as orphans):
- * every index row names a
+ * streams): every index row names a
  * WARC file that exists and, at its offset and length, a complete response
- * or revisit record with the row's URI-R, Memento-Datetime and payload
- * digest; a revisit's row refers to a stored response row with the payload
- * digest the revisit record states (a revisit whose original is missing
- * is a problem); every
+ * or revisit record with the row's URI-R, Memento-Datetime, payload
+ * digest, status, media type and urlkey; a revisit's row refers to a
+ * stored response row whose record is the one the revisit record names
+ * (verify-records.ts; a revisit whose original is missing is a problem);
+ * a memento record without a row is a problem unless a memento of its
+ * urlkey is indexed at the same second (`superseded`) — or, with WARC
+ * objects in a bucket, none of its object's records is indexed (listed in
+ * `orphans`: a batch whose daemon stopped before its commit); every
  * record in every WARC file has a valid gzip member and the block and
  * payload digests it states (WARC-Block-Digest / WARC-Payload-Digest,
  * recomputed). A partial record at the very end of the newest file of an
  * archive is reported (the daemon may be writing it, or recovery will
  * truncate it on the next start), as a problem only when `strictTail`.
  * The evidence log (archive/evidence/log-verify.ts): each capture entry
- * matches the record its memento's row points at (record id, block digest
- * recomputed), every entry still holding its text has such a record, and
+ * matches the record its memento's row points at (the entry the record
+ * calls for: leaf.ts `leafOfRecord`, its block digest recomputed), every
+ * entry still holding its text has such a record, a row without an entry
+ * is a problem unless it was indexed before the log was kept, and
  * the stored nodes and kept signed tree heads match the entries, and the
  * heads' signatures verify with `publicKeyDer` (`null`: no key, a problem;
  * absent: not checked).
@@ -247,12 +239,13 @@ export async function verify(
 ): Promise<VerifyReport> {
   const warcs = warcStoreOf(warcsDir);
   const log = { entries: 0, nodes: 0, heads: 0 };
-  const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, orphans: [], files: 0, bytes: 0, problems: [], log };
+  const report: VerifyReport = { ok: true, rows: 0, records: 0, unindexed: 0, superseded: 0, unlogged: 0, orphans: [], files: 0, bytes: 0, problems: [], log };
   const problem = (s: string) => {
     report.problems.push(s);
     report.ok = false;
   };
   const leaves = new LeafRecordCheck(index.log, problem);
+  const checks = new RecordChecks(index, warcs);
   // The log's sizes before the WARC files are listed: what a running daemon commits later is not looked for in them.
   await leaves.snapshot();
   const byArchive = await warcs.list();
@@ -267,7 +260,7 @@ export async function verify(
     }
   }
   let done = 0;
-  for (const [, files] of byArchive) {
+  for (const [archiveId, files] of byArchive) {
     for (const [fi, { file, size }] of files.entries()) {
       report.files++;
       let mementos = 0;
@@ -275,6 +268,8 @@ export async function verify(
       report.rows += rows.size;
       const seen = new Set<number>();
       const read: ReadRecord[] = [];
+      /** Unindexed records no same-second memento explains: problems, unless none of the object's records is indexed (a bucket's orphan). */
+      const strays: string[] = [];
       for await (const item of warcs.scan(file)) {
         if (item.kind !== 'record') {
           const last = fi === files.length - 1;
@@ -295,13 +290,19 @@ export async function verify(
         const row = rows.get(r.offset);
         if (!row) {
           report.unindexed++;
+          if (await checks.superseded(archiveId, r)) report.superseded++;
+          else
+            strays.push(
+              `${file}:${r.offset}: ${r.type} record of ${r.headers.get('warc-target-uri')} at ${r.headers.get('warc-date')} has no index row and no memento of it is indexed at that second: ` +
+                'a capture never acknowledged (its daemon stopped between its write and its commit), or its row and log entry were deleted',
+            );
           continue;
         }
         seen.add(r.offset);
-        const recordId = r.headers.get('warc-record-id') ?? '';
-        const expected = { uri: row.uri_r, datetime: toTimestamp14(row.datetime), record_id: recordId, digest: r.blockSha256 };
+        const expected = leafOfRecord(row.uri_r, row.datetime, { type: r.type, field: (k) => r.headers.get(k), blockDigest: r.blockSha256 });
         read.push({ archive_id: row.archive_id, urlkey: row.urlkey, datetime: row.datetime, where: `${file}:${r.offset}`, expected });
         const where = `${file}:${r.offset} (index row ${row.id}, ${row.uri_r})`;
+        for (const p of checks.rowFields(file, r, row)) problem(`${where}: ${p}`);
         if (row.warc_length !== r.length) problem(`${where}: index length ${row.warc_length}, record length ${r.length}`);
         if (r.headers.get('warc-target-uri') !== row.uri_r) problem(`${where}: record's WARC-Target-URI is ${r.headers.get('warc-target-uri')}`);
         const t = Math.floor(Date.parse(r.headers.get('warc-date') ?? '') / 1000);
@@ -309,21 +310,42 @@ export async function verify(
           problem(`${where}: record's WARC-Date is ${r.headers.get('warc-date')}, index says ${new Date(row.datetime * 1000).toISOString()}`);
         if ((r.headers.get('warc-payload-digest') ?? r.payloadDigest) !== row.digest)
           problem(`${where}: index digest ${row.digest} differs from the record's ${r.headers.get('warc-payload-digest')}`);
-        const revisitProblem = await checkRevisit(index, r, row);
+        const revisitProblem = await checks.revisit(r, row);
         if (revisitProblem) problem(`${where}: ${revisitProblem}`);
       }
       for (const [off, row] of rows)
         if (!seen.has(off)) problem(`${file}:${off}: index row ${row.id} (${row.uri_r}) points at no complete response or revisit record`);
       await leaves.check(read);
-      if (mementos && !rows.size) report.orphans.push(file);
+      // A bucket's object none of whose records is indexed: uploaded by a daemon stopped before its commit (listed); anything else is a problem.
+      if (mementos && !rows.size && warcs.kind === 's3') report.orphans.push(file);
+      else for (const s of strays) problem(s);
       done += size;
       opts.progress?.(done, total);
     }
   }
   await leaves.finish();
+  report.unlogged = leaves.unlogged;
   Object.assign(log, await verifyLogTables(index.log, opts.publicKeyDer, problem));
   if (opts.checkpoints) report.checkpoints = await verifyCheckpoints(index.log, { ...opts.checkpoints, publicKeyDer: opts.publicKeyDer }, problem);
   return report;
+}
+
+/** Appends every entry of the SQLite index `file`'s log to `to`'s log, in order, a thousand per transaction (reindex on PostgreSQL). */
+async function appendEntriesOf(file: string, to: MementoIndex): Promise<void> {
+  const from = await IndexDb.open(file);
+  try {
+    for (const archive of await from.log.archives())
+      for (let at = 0; ; at += 1000) {
+        const page = await from.log.leaves(archive, at, 1000);
+        const leaves = page
+          .filter((l) => l.leaf_text !== null)
+          .map((l) => ({ archive_id: archive, kind: l.kind, text: l.leaf_text!, urlkey: l.urlkey, datetime: l.datetime }));
+        if (leaves.length) await to.insertMany([], { leaves, ifAbsent: true });
+        if (page.length < 1000) break;
+      }
+  } finally {
+    await from.close();
+  }
 }
 
 /** What `reindex` built. */
@@ -332,8 +354,10 @@ export interface ReindexReport {
   records: number;
   /** Index rows in the new index (mementos; same-second captures count once). */
   rows: number;
-  /** Problems that kept a record out (damaged or partial records), one line each. */
+  /** Problems that kept a record out (damaged or partial records, records without a log entry), one line each. */
   skipped: string[];
+  /** Of those, records left out because their memento has no evidence log entry though written while the log was kept (record-rows.ts `LogGate`). */
+  unlogged: number;
 }
 
 /**
@@ -341,7 +365,11 @@ export interface ReindexReport {
  * a store: warc-store.ts; objects in a bucket are listed and read as
  * streams, orphans included): every complete
  * response or revisit record (with its request record for `X-Client-IP`)
- * becomes a row (record-rows.ts: a revisit's `refers_to` found by the
+ * whose memento has an entry in the evidence log, or was written before the
+ * log was kept (it gets an entry now), becomes a row; one written while
+ * the log was kept that has no entry (never acknowledged, or its entry
+ * deleted) is never published: left out and listed (record-rows.ts
+ * `LogGate`). A row is made as ingest made it (record-rows.ts: a revisit's `refers_to` found by the
  * original it names; one whose original is not found is left out and
  * listed in `skipped`), in writing order, so that of two captures of one URI-R in the same
  * second the later one holds the URI-M, as at ingest. The new index is
@@ -350,9 +378,12 @@ export interface ReindexReport {
  * Removes the marker of an unfinished purge ({@link PURGE_MARKER}).
  *
  * With `postgres` (a `postgres://` URL: `storage.index`), the index is
- * built the same way beside `indexFile`, then its rows replace those of
+ * built the same way beside `indexFile` (the log that decides which
+ * records get rows is the database's), then its rows replace those of
  * the PostgreSQL index in one transaction (copy-index.ts; every daemon on
- * that database must be stopped), and the file is deleted.
+ * that database must be stopped), the entries made for mementos indexed
+ * before the log was kept are appended to the database's log, and the
+ * file is deleted.
  *
  * @param indexFile path of `index.sqlite3` (with `postgres`: where the rebuilt index is made, `index.sqlite3.reindex` beside it)
  * @param opts.rowProgress with `postgres`: rows copied, of all
@@ -365,16 +396,21 @@ export async function reindex(
   const warcs = warcStoreOf(warcsDir);
   const tmp = indexFile + '.reindex';
   for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
-  // The evidence log is not derivable from the WARC files: kept; rows already in it get no second entry (record-rows.ts).
-  await copyLogTables(indexFile, tmp);
-  const db = await IndexDb.open(tmp);
-  const report: ReindexReport = { files: 0, records: 0, rows: 0, skipped: [] };
+  // The evidence log is not derivable from the WARC files: kept (SQLite: copied into the new index; PostgreSQL: stays in the
+  // database). Rows already in it get no second entry; a record without one gets a row only as record-rows.ts LogGate says.
+  const pg = opts.postgres === undefined ? undefined : await (await import('./index-pg.js')).PgIndex.open(opts.postgres, { connections: 2 });
+  if (!pg) await copyLogTables(indexFile, tmp);
+  const db = await IndexDb.open(tmp).catch(async (err: unknown) => {
+    await pg?.close();
+    throw err;
+  });
+  const report: ReindexReport = { files: 0, records: 0, rows: 0, skipped: [], unlogged: 0 };
   try {
     const byArchive = await warcs.list();
     let total = 0;
     for (const f of [...byArchive.values()].flat()) total += f.size;
     let done = 0;
-    const rows = new RowWriter(db, (line) => report.skipped.push(line));
+    const rows = new RowWriter(db, (line) => report.skipped.push(line), 1000, { log: (pg ?? db).log });
     for (const [archiveId, files] of byArchive) {
       for (const { file, size } of files) {
         report.files++;
@@ -413,20 +449,25 @@ export async function reindex(
       }
     }
     await rows.finish();
+    report.unlogged = rows.unlogged;
     report.rows = await db.count();
   } catch (err) {
     await db.close().catch(() => undefined);
+    await pg?.close();
     for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
     throw err;
   }
   await db.close();
-  if (opts.postgres !== undefined) {
+  if (opts.postgres !== undefined && pg) {
     // The rows replace the database's in one transaction (copy-index.ts); the PostgreSQL client is loaded only here.
     const { copyIndexToPostgres, MEMENTO_TABLE } = await import('./copy-index.js');
     try {
       // Only the table the WARC files rebuild: any other table of the index keeps its rows.
       await copyIndexToPostgres(tmp, opts.postgres, { tables: [MEMENTO_TABLE], replace: true, progress: opts.rowProgress });
+      // Then the entries made for rows indexed before the log was kept (the new index's log holds only those).
+      await appendEntriesOf(tmp, pg);
     } finally {
+      await pg.close();
       for (const s of ['', '-wal', '-shm']) await rm(tmp + s, { force: true });
     }
   } else {

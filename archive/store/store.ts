@@ -30,7 +30,8 @@ import type { StoredResponse, WarcReader } from './warc-reader.js';
 import { openWarcStore } from './open-warcs.js';
 import type { WarcAppender, WarcStore } from './warc-store.js';
 import type { WrittenRecord } from './warc-writer.js';
-import { captureLeaf } from '../evidence/leaf.js';
+import { captureLeaf, type Via } from '../evidence/leaf.js';
+import { digestRecord } from '../evidence/record-digest.js';
 import type { NewLeaf } from '../evidence/log.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
@@ -74,6 +75,8 @@ interface PendingCapture {
   /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
   blockDigest: string;
   revisitOf?: MementoRow;
+  /** How it came in (leaf.ts `Via`). */
+  via: Via;
   resolve: (r: Omit<IngestResult, 'bytes'>) => void;
   reject: (e: unknown) => void;
 }
@@ -119,6 +122,8 @@ export interface IngestOptions {
   datetime?: Date;
   /** The memento this capture repeats, as its sender names it (revisit-of.ts): same payload digest; written as a revisit of it unless dedup decides. */
   revisitOf?: MementoRow;
+  /** How the capture came in (archive/evidence/leaf.ts `Via`): `put` when absent. Written into its record and its evidence log entry. */
+  via?: Via;
 }
 
 /** True when other daemons (replicas) may write into the index `config` names: PostgreSQL with the WARC files in a bucket. */
@@ -293,7 +298,7 @@ export class ArchiveStore {
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ archive, row, head, body: spill, blockDigest, revisitOf: opts.revisitOf, resolve: done, reject });
+      this.queue.push({ archive, row, head, body: spill, blockDigest, revisitOf: opts.revisitOf, via: opts.via ?? 'put', resolve: done, reject });
       void this.drain();
     });
   }
@@ -366,14 +371,15 @@ export class ArchiveStore {
   }
 
   /** What the WARC writer needs of a capture besides its body. */
-  private recordOf(row: NewMementoRow, head: CaptureHead, blockDigest: string) {
+  private recordOf(p: PendingCapture) {
     return {
-      uriR: row.uri_r,
-      datetime: new Date(row.datetime * 1000),
-      requestHead: head.requestBytes,
-      responseHead: head.responseBytes,
-      payloadDigest: row.digest,
-      blockDigest,
+      uriR: p.row.uri_r,
+      datetime: new Date(p.row.datetime * 1000),
+      requestHead: p.head.requestBytes,
+      responseHead: p.head.responseBytes,
+      payloadDigest: p.row.digest,
+      blockDigest: p.blockDigest,
+      via: p.via,
     };
   }
 
@@ -389,7 +395,7 @@ export class ArchiveStore {
    * queue (the next batch decides them again, against the index).
    */
   private async writeBatch(batch: Pending[]): Promise<void> {
-    const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord }[] = [];
+    const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord; refersTo?: string }[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
     let captures = 0;
     let t = performance.now();
@@ -423,14 +429,15 @@ export class ArchiveStore {
           this.stats.conflicts++;
           continue;
         }
-        const original = v.kind === 'revisit' ? await this.originalOf(v.of) : p.revisitOf && (await this.originalOf(p.revisitOf));
-        const rec = original
+        const found = v.kind === 'revisit' ? await this.originalOf(v.of) : p.revisitOf && (await this.originalOf(p.revisitOf));
+        const original = found?.row;
+        const rec = found
           ? await this.writer(p.archive.id).appendRevisit({
-              ...this.recordOf(p.row, p.head, p.blockDigest),
-              original: { uriR: original.uri_r, datetime: new Date(original.datetime * 1000) },
+              ...this.recordOf(p),
+              original: { uriR: found.row.uri_r, datetime: new Date(found.row.datetime * 1000), recordId: found.recordId },
             })
           : await this.writer(p.archive.id).append({
-              ...this.recordOf(p.row, p.head, p.blockDigest),
+              ...this.recordOf(p),
               body: () => p.body.read(),
               bodyBuffer: p.body.inMemory(),
               bodyLength: p.body.length,
@@ -440,7 +447,7 @@ export class ArchiveStore {
         p.row.warc_length = rec.length;
         p.row.refers_to = original ? original.id : null;
         decide.wrote(p.row);
-        written.push({ p, kind: original ? 'revisit' : 'new', rec });
+        written.push({ p, kind: original ? 'revisit' : 'new', rec, refersTo: found?.recordId });
       } catch (err) {
         p.reject(err);
       } finally {
@@ -462,7 +469,14 @@ export class ArchiveStore {
         committing = true;
         lost = await this.commit(
           written.map(({ p }) => p.row),
-          written.map(({ p, rec }) => captureLeaf(p.row, rec)),
+          written.map(({ p, rec, refersTo }) =>
+            captureLeaf(p.row, {
+              record_id: rec.recordId,
+              digest: rec.blockDigest,
+              via: p.via,
+              ...(refersTo === undefined ? {} : { refers_to: refersTo, payload_digest: p.row.digest }),
+            }),
+          ),
         );
         this.stats.ms.commit += performance.now() - t;
       }
@@ -502,13 +516,22 @@ export class ArchiveStore {
    * whose predecessor is `prev` (committed): the row its `refers_to` names,
    * else `prev` itself — with its row id, which a row the store committed
    * earlier and kept in memory does not carry (one lookup by its key, once
-   * per revisit). `undefined` when that row is gone (purged): the capture
-   * is then stored whole, as a new memento.
+   * per revisit) — and its record's `WARC-Record-ID`, read from the record's
+   * WARC header (the revisit record and its log entry name it). `undefined`
+   * when that row is gone (purged) or its record cannot be read: the
+   * capture is then stored whole, as a new memento.
    */
-  private async originalOf(prev: AnyRow): Promise<MementoRow | undefined> {
-    if (prev.refers_to !== null) return this.index.byId(prev.refers_to);
-    if ('id' in prev) return prev;
-    return this.index.rowAt(prev.archive_id, prev.urlkey, prev.datetime);
+  private async originalOf(prev: AnyRow): Promise<{ row: MementoRow; recordId: string } | undefined> {
+    const row =
+      prev.refers_to !== null
+        ? await this.index.byId(prev.refers_to)
+        : 'id' in prev
+          ? prev
+          : await this.index.rowAt(prev.archive_id, prev.urlkey, prev.datetime);
+    if (!row) return undefined;
+    const head = await digestRecord(this.warcs, row.warc_file, row.warc_offset, row.warc_length, { headOnly: true }).catch(() => undefined);
+    const recordId = head?.type === 'response' ? head.field('warc-record-id') : undefined;
+    return recordId ? { row, recordId } : undefined;
   }
 
   /**

@@ -19,6 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { ScavengeCounter } from '#shared/gc.js';
 import { formatIsoSeconds, toTimestamp14 } from '#shared/http-date.js';
+import { VIA_FIELD } from '../evidence/leaf.js';
 import { warcFileSerial } from './warc-files.js';
 
 /** What a capture needs to become a WARC request/response record pair. */
@@ -40,6 +41,8 @@ export interface CapturePair {
   payloadDigest: string;
   /** `sha256:<hex>` of response head + body (the response record's block), computed while it streamed in; computed here when absent. */
   blockDigest?: string;
+  /** How the capture came in (archive/evidence/leaf.ts `Via`), written as the record's `Archive-Capture-Via`; none when absent. */
+  via?: string;
 }
 
 /** Where a written response (or revisit) record is, and what the evidence log names it by. */
@@ -111,12 +114,18 @@ export function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: 
     ['WARC-Record-ID', responseId],
     ['WARC-Date', date],
     ['WARC-Target-URI', pair.uriR],
+    ...viaField(pair.via),
     ['Content-Type', 'application/http; msgtype=response'],
     ['WARC-Payload-Digest', pair.payloadDigest],
     ['WARC-Block-Digest', blockDigest],
     ['Content-Length', String(pair.responseHead.length + bodyLength)],
   ]);
   return { response, request: requestRecord(pair, date, responseId), recordId: responseId };
+}
+
+/** The `Archive-Capture-Via` field of a capture's own record (archive/evidence/leaf.ts `VIA_FIELD`), when `via` is given. */
+function viaField(via: string | undefined): [string, string][] {
+  return via === undefined ? [] : [[VIA_FIELD, via]];
 }
 
 /** The whole request record (header, block, end) of a capture, uncompressed, linked to the record `concurrentTo` (WARC 1.1 §5.7). */
@@ -150,16 +159,24 @@ export interface RevisitPair {
   responseHead: Buffer;
   /** `sha256:<hex>` of the payload: the original's, which this capture's body equals. */
   payloadDigest: string;
-  /** The memento whose `response` record holds the payload: its URI-R and Memento-Datetime. */
-  original: { uriR: string; datetime: Date };
+  /**
+   * The memento whose `response` record holds the payload: its URI-R and
+   * Memento-Datetime, and its record's `WARC-Record-ID` (written as
+   * `WARC-Refers-To`, WARC 1.1 §5.13, when given).
+   */
+  original: { uriR: string; datetime: Date; recordId?: string };
+  /** How the capture came in, as for {@link CapturePair}. */
+  via?: string;
 }
 
 /**
  * Builds a revisit capture's two records, each its own gzip member: a
  * `revisit` record (WARC 1.1 §6.7, profile identical-payload-digest) whose
  * block is the captured HTTP response head alone, naming its original by
- * `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date` and carrying the
- * original's `WARC-Payload-Digest`; then the `request` record, linked to it
+ * `WARC-Refers-To` (its record id), `WARC-Refers-To-Target-URI` and
+ * `WARC-Refers-To-Date` and carrying the original's `WARC-Payload-Digest`
+ * (which the revisit's evidence log entry binds, archive/evidence/leaf.ts);
+ * then the `request` record, linked to it
  * by `WARC-Concurrent-To`.
  *
  * @param level zlib level, 1 (fastest) … 9 (smallest)
@@ -174,8 +191,10 @@ export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
     ['WARC-Date', date],
     ['WARC-Target-URI', pair.uriR],
     ['WARC-Profile', IDENTICAL_PAYLOAD_DIGEST],
+    ...(pair.original.recordId === undefined ? [] : ([['WARC-Refers-To', pair.original.recordId]] as [string, string][])),
     ['WARC-Refers-To-Target-URI', pair.original.uriR],
     ['WARC-Refers-To-Date', formatIsoSeconds(pair.original.datetime)],
+    ...viaField(pair.via),
     ['Content-Type', 'application/http; msgtype=response'],
     ['WARC-Payload-Digest', pair.payloadDigest],
     ['WARC-Block-Digest', blockDigest],

@@ -33,7 +33,8 @@ import { type Period, timestampPeriod, uris } from '../memento/navigation.js';
 import { formOfModifier, type MementoForm } from '../memento/prefer.js';
 import { timestampBound } from '../cdx/query.js';
 import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
-import { captureCheck, evidenceLinks } from '../evidence/banner-check.js';
+import { evidenceLinks } from '../evidence/banner-check.js';
+import { captureCheck } from '../evidence/capture-check.js';
 import { exactMemento } from '../evidence/record.js';
 import { type CoherencePanel, coherencePanel } from './coherence.js';
 import { DIFF_BUDGET, DIFF_DEADLINE_MS, type DiffResult } from './diff.js';
@@ -160,7 +161,7 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
 
 /**
  * `GET /web/verify/<id>/<ts>/<url>`: the archive's check of one capture's entry in its signed log
- * (evidence/banner-check.ts), with the downloads that let anyone check it again; linked from the replay
+ * (evidence/capture-check.ts: the record as stored, its entry, the signed tree, the key), with the downloads that let anyone check it again; linked from the replay
  * banner's "Verify this capture". Errors as at the capture's `/record` (404, 451).
  */
 async function verifyPage(app: FastifyInstance, req: Req, reply: FastifyReply, rest: string, max: number): Promise<FastifyReply> {

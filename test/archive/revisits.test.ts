@@ -77,7 +77,9 @@ t.test('revisit: identical captures 1 Jan, 1 Jan 12:00, 2 Jan → stored, duplic
   t.equal(h.get('warc-refers-to-date'), '2026-01-01T00:00:00Z', "WARC-Refers-To-Date: the original's datetime");
   t.equal(h.get('warc-payload-digest'), response.headers.get('warc-payload-digest'), "WARC-Payload-Digest: the original's");
   t.equal(h.get('content-type'), 'application/http; msgtype=response');
-  t.notOk(h.has('warc-refers-to'), 'no WARC-Refers-To (record ids are not indexed)');
+  t.equal(h.get('warc-refers-to'), response.headers.get('warc-record-id'), "WARC-Refers-To: the original's record id (its evidence log entry binds it)");
+  t.equal(h.get('archive-capture-via'), 'put', 'Archive-Capture-Via: it came in as a PUT');
+  t.equal(response.headers.get('archive-capture-via'), 'put');
   const head = revisit.block.toString('latin1');
   t.match(head, /^HTTP\/1\.1 200 OK\r\n/, 'block: the HTTP response head as captured');
   t.match(head, new RegExp(`\r\nDate: ${JAN2}\r\n`));

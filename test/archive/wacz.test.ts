@@ -199,8 +199,8 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
   );
   t.equal(lines.length, 6);
   const seen: string[] = [];
-  /** Per `<URI-R>\n<14 digits>`: the WARC-Record-ID and block digest of the record the CDXJ line points at. */
-  const records = new Map<string, { id: string; digest: string }>();
+  /** Per `<URI-R>\n<14 digits>`: the WARC-Record-ID and block digest of the record the CDXJ line points at, and the rest of the entry it calls for (docs/evidence.md). */
+  const records = new Map<string, { id: string; digest: string; tail: string }>();
   for (const line of lines) {
     const m = /^(\S+) (\d{14}) (\{.*\})$/.exec(line)!;
     const j = JSON.parse(m[3]) as { url: string; mime: string; offset: string; length: string; filename: string };
@@ -208,12 +208,22 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
     const member = warc.subarray(Number(j.offset), Number(j.offset) + Number(j.length));
     const recs = [];
     for await (const rec of new WARCParser(Readable.from([member]), { parseHttp: false }))
-      recs.push({ type: rec.warcType, uri: rec.warcTargetURI, id: rec.warcHeader('WARC-Record-ID'), block: Buffer.from(await rec.readFully(false)) });
+      recs.push({
+        type: rec.warcType,
+        uri: rec.warcTargetURI,
+        id: rec.warcHeader('WARC-Record-ID'),
+        via: rec.warcHeader('Archive-Capture-Via'),
+        refersTo: rec.warcHeader('WARC-Refers-To'),
+        payload: rec.warcHeader('WARC-Payload-Digest'),
+        block: Buffer.from(await rec.readFully(false)),
+      });
     t.equal(recs.length, 1, `${m[2]} ${j.url}: one record at the line's offset and length`);
     t.equal(recs[0].uri, j.url);
     t.equal(recs[0].type, j.mime === 'warc/revisit' ? 'revisit' : 'response');
     seen.push(`${m[2]} ${j.url.replace('http://www.example.org', '')} ${recs[0].type}`);
-    records.set(`${j.url}\n${m[2]}`, { id: recs[0].id!, digest: sha256(recs[0].block) });
+    const r0 = recs[0];
+    const tail = `\nvia ${r0.via}` + (r0.type === 'revisit' ? `\nrefers-to ${r0.refersTo}\npayload-digest ${r0.payload}` : '');
+    records.set(`${j.url}\n${m[2]}`, { id: r0.id!, digest: sha256(r0.block), tail });
   }
   t.same(seen.sort(), [
     '20010320203500 /a response',
@@ -269,12 +279,14 @@ t.test('a WACZ of a running archive: hashes, signature, CDXJ records, pages; imp
   t.equal(proofs.length, 6, 'a proof per memento');
   for (const p of proofs) {
     const what = `${p.leaf.datetime} ${p.leaf.uri}`;
+    const rec = records.get(`${p.leaf.uri}\n${p.leaf.datetime}`)!;
     t.same(
-      records.get(`${p.leaf.uri}\n${p.leaf.datetime}`),
+      { id: rec.id, digest: rec.digest },
       { id: p.leaf.record_id, digest: p.leaf.digest },
       `${what}: the entry names the package's record and its block's SHA-256`,
     );
-    const leafText = `${p.leaf.uri}\n${p.leaf.datetime}\n${p.leaf.record_id}\n${p.leaf.digest}`;
+    // The entry rebuilt from the package's record alone.
+    const leafText = `${p.leaf.uri}\n${p.leaf.datetime}\n${rec.id}\n${rec.digest}${rec.tail}`;
     t.equal(p.tree_size, p.sth.tree_size);
     t.ok(proofProves(leafText, p), `${what}: the inclusion proof verifies`);
     t.notOk(

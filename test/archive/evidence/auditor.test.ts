@@ -6,7 +6,10 @@
  * check each archive's signed tree head from its `public_key` alone; for
  * every memento fetch its inclusion proof and its WARC records, rebuild
  * its leaf from the record bytes (URI-R, Memento-Datetime, WARC-Record-ID,
- * SHA-256 of the block) and check it against the signed root; capture
+ * SHA-256 of the block, its Archive-Capture-Via, and for a revisit its
+ * WARC-Refers-To and WARC-Payload-Digest) and check it against the signed
+ * root, and check that a revisit's leaf names the record (and the payload
+ * digest) of the capture whose body the archive replays for it; capture
  * more, wait for the newer head, and check the consistency proof between
  * the two. Any byte that differs fails it.
  */
@@ -78,8 +81,26 @@ async function capture(t: Test, base: string, days: number[]): Promise<Memento[]
   return out;
 }
 
-/** The leaf of a memento rebuilt from its `/record` bytes (RFC 9162 leaf input as docs/evidence.md gives it), read with warcio. */
-async function leafFromRecord(body: Buffer): Promise<{ leaf: string; uri: string; datetime: string; recordId: string; digest: string; type: string }> {
+interface RebuiltLeaf {
+  leaf: string;
+  uri: string;
+  datetime: string;
+  recordId: string;
+  digest: string;
+  type: string;
+  via: string;
+  refersTo?: string;
+  payloadDigest?: string;
+  /** A response record's payload (the HTTP body after its head), SHA-256. */
+  body?: string;
+}
+
+/**
+ * The leaf of a memento rebuilt from its `/record` bytes (RFC 9162 leaf input as docs/evidence.md gives it), read with
+ * warcio: the four lines, then `via <Archive-Capture-Via>`, and for a revisit `refers-to <WARC-Refers-To>` and
+ * `payload-digest <WARC-Payload-Digest>`.
+ */
+async function leafFromRecord(body: Buffer): Promise<RebuiltLeaf> {
   for await (const rec of new WARCParser(Readable.from([body]), { parseHttp: false })) {
     const type = rec.warcType ?? '';
     const block = Buffer.from(await rec.readFully(false));
@@ -88,13 +109,26 @@ async function leafFromRecord(body: Buffer): Promise<{ leaf: string; uri: string
     const datetime = new Date(rec.warcDate ?? '').toISOString().replace(/[-:T]/g, '').slice(0, 14);
     const recordId = rec.warcHeader('WARC-Record-ID') ?? '';
     const digest = 'sha256:' + createHash('sha256').update(block).digest('hex');
-    return { leaf: `${uri}\n${datetime}\n${recordId}\n${digest}`, uri, datetime, recordId, digest, type };
+    const via = rec.warcHeader('Archive-Capture-Via') ?? '';
+    let leaf = `${uri}\n${datetime}\n${recordId}\n${digest}\nvia ${via}`;
+    const out: RebuiltLeaf = { leaf, uri, datetime, recordId, digest, type, via };
+    if (type === 'revisit') {
+      out.refersTo = rec.warcHeader('WARC-Refers-To') ?? '';
+      out.payloadDigest = rec.warcHeader('WARC-Payload-Digest') ?? '';
+      leaf += `\nrefers-to ${out.refersTo}\npayload-digest ${out.payloadDigest}`;
+    } else
+      out.body =
+        'sha256:' +
+        createHash('sha256')
+          .update(block.subarray(block.indexOf('\r\n\r\n') + 4))
+          .digest('hex');
+    return { ...out, leaf };
   }
   throw new Error('no response or revisit record in the answer');
 }
 
 interface Proof {
-  leaf: { uri: string; datetime: string; record_id: string; digest: string };
+  leaf: { uri: string; datetime: string; record_id: string; digest: string; via?: string; refers_to?: string; payload_digest?: string };
   leaf_index: number;
   tree_size: number;
   audit_path: string[];
@@ -115,6 +149,9 @@ t.test('an auditor checks every memento against the signed log, and the log’s 
 
   const heads = new Map<string, Sth>();
   let revisits = 0;
+  /** Every response record read, by its record id: what a revisit's leaf must name. */
+  const responses = new Map<string, { body: string; uri: string; datetime: string }>();
+  const revisitLeaves: { m: Memento; mine: RebuiltLeaf }[] = [];
   for (const [archive, list] of byArchive) {
     // The head that holds every capture so far (signed within seconds of them).
     const sth = await until(`the head of ${archive} with ${list.length} entries`, async () => {
@@ -131,9 +168,17 @@ t.test('an auditor checks every memento against the signed log, and the log’s 
       const rec = await request(`${d.url}/${archive}/record/${m.ts}/${m.uri}`);
       t.equal(rec.status, 200);
       const mine = await leafFromRecord(rec.body);
-      if (mine.type === 'revisit') revisits++;
+      if (mine.type === 'revisit') {
+        revisits++;
+        revisitLeaves.push({ m, mine });
+      } else responses.set(mine.recordId, { body: mine.body!, uri: mine.uri, datetime: mine.datetime });
       // The leaf as rebuilt from the record bytes: every field, then its hash.
-      t.same(proof.leaf, { uri: mine.uri, datetime: mine.datetime, record_id: mine.recordId, digest: mine.digest }, `${m.uri} ${m.ts}: the leaf`);
+      const revisitFields = mine.type === 'revisit' ? { refers_to: mine.refersTo, payload_digest: mine.payloadDigest } : {};
+      t.same(
+        proof.leaf,
+        { uri: mine.uri, datetime: mine.datetime, record_id: mine.recordId, digest: mine.digest, via: 'put', ...revisitFields },
+        `${m.uri} ${m.ts}: the leaf`,
+      );
       t.equal(mine.uri, m.uri);
       t.equal(mine.datetime, m.ts);
       t.equal(proof.tree_size, proof.sth.tree_size);
@@ -152,6 +197,19 @@ t.test('an auditor checks every memento against the signed log, and the log’s 
     );
   }
   t.ok(revisits >= 6, `${revisits} revisits among them`);
+  // A revisit's leaf names the capture whose body is replayed for it: that capture's record id, and its body's digest,
+  // which is the SHA-256 of the body the archive serves for the revisit.
+  for (const { m, mine } of revisitLeaves) {
+    const original = responses.get(mine.refersTo!);
+    t.ok(original, `${m.uri} ${m.ts}: the revisit's leaf names a response record of the archive`);
+    t.equal(original?.body, mine.payloadDigest, `${m.uri} ${m.ts}: whose body has the payload digest the leaf names`);
+    const served = await request(`${d.url}/${m.archive}/memento/${m.ts}id_/${m.uri}`);
+    t.equal(
+      'sha256:' + createHash('sha256').update(served.body).digest('hex'),
+      mine.payloadDigest,
+      `${m.uri} ${m.ts}: the body served for the revisit is that one`,
+    );
+  }
 
   // More captures: the head grows, and the newer one holds the older one.
   const more = await capture(t, d.url, [6, 7, 8]);

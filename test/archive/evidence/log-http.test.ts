@@ -62,14 +62,19 @@ async function json<T>(t: Test, url: string): Promise<T> {
   return JSON.parse(r.text) as T;
 }
 
-/** The leaf texts the archive's WARC records call for, in capture order: URI-R, 14 digits, record id, block digest recomputed. */
+/**
+ * The leaf texts the archive's WARC records call for, in capture order: URI-R, 14 digits, record id, block digest
+ * recomputed, `via` (the record's Archive-Capture-Via), and for a revisit its WARC-Refers-To and WARC-Payload-Digest.
+ */
 async function expectedLeaves(a: TestArchive, archive: string): Promise<Buffer[]> {
   const recs = (await warcRecords(a.dataDir, archive)).filter((r) => r.type === 'response' || r.type === 'revisit');
-  return recs.map((r) =>
-    Buffer.from(
-      `${r.target}\n${ts14(new Date(r.headers.get('warc-date')!).toUTCString())}\n${r.headers.get('warc-record-id')}\nsha256:${sha(r.block).toString('hex')}`,
-    ),
-  );
+  return recs.map((r) => {
+    const h = (k: string) => r.headers.get(k)!;
+    const revisit = r.type === 'revisit' ? `\nrefers-to ${h('warc-refers-to')}\npayload-digest ${h('warc-payload-digest')}` : '';
+    return Buffer.from(
+      `${r.target}\n${ts14(new Date(h('warc-date')).toUTCString())}\n${h('warc-record-id')}\nsha256:${sha(r.block).toString('hex')}\nvia ${h('archive-capture-via')}${revisit}`,
+    );
+  });
 }
 
 t.test('an empty log has a signed head of size 0 and the empty root', async (t) => {
@@ -124,7 +129,8 @@ t.test('captures and revisits are entries; /log, /proof and /log/consistency pro
       t,
       `${a.url}/2025/proof/${ts14(date)}/${u}`,
     );
-    const text = Buffer.from(`${p.leaf.uri}\n${p.leaf.datetime}\n${p.leaf.record_id}\n${p.leaf.digest}`);
+    const revisit = p.leaf.refers_to ? `\nrefers-to ${p.leaf.refers_to}\npayload-digest ${p.leaf.payload_digest}` : '';
+    const text = Buffer.from(`${p.leaf.uri}\n${p.leaf.datetime}\n${p.leaf.record_id}\n${p.leaf.digest}\nvia ${p.leaf.via}${revisit}`);
     t.same(text, leaves[p.leaf_index], `${u} ${date}: the entry names its WARC record (id and block digest recomputed)`);
     t.equal(p.leaf.uri, u);
     t.equal(p.leaf.datetime, ts14(date));

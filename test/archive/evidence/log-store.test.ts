@@ -13,6 +13,7 @@ import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import t from 'tap';
 import { captureLeafText } from '../../../archive/evidence/leaf.js';
+import { toTimestamp14 as ts14 } from '#shared/http-date.js';
 import { type LogStore, type NewLeaf, rootOf } from '../../../archive/evidence/log.js';
 import { PgIndex } from '../../../archive/store/index-pg.js';
 import { reindex } from '../../../archive/store/maintenance.js';
@@ -35,7 +36,13 @@ function batch(a: string, t0: number, n: number, tag: string) {
   const leaves: NewLeaf[] = rows.map((r, i) => ({
     archive_id: a,
     kind: 'capture',
-    text: captureLeafText(r.uri_r, r.datetime, `<urn:uuid:${tag}-${i}>`, 'sha256:' + sha(Buffer.from(`${tag}${i}`)).toString('hex')),
+    text: captureLeafText({
+      uri: r.uri_r,
+      datetime: ts14(r.datetime),
+      record_id: `<urn:uuid:${tag}-${i}>`,
+      digest: 'sha256:' + sha(Buffer.from(`${tag}${i}`)).toString('hex'),
+      via: 'put',
+    }),
     urlkey: r.urlkey,
     datetime: r.datetime,
   }));

@@ -128,7 +128,7 @@ t.test('purge appends a purge entry per removed capture entry; the tree only gro
   const a = await threeCaptures(t);
   const before = await headOfSize(a, 3);
   const proof = JSON.parse((await request(`${a.url}/2025/proof/${ts14(DATES[1])}/${URIS[1]}`)).text) as { leaf_index: number; leaf: Record<string, string> };
-  const removedText = `${proof.leaf.uri}\n${proof.leaf.datetime}\n${proof.leaf.record_id}\n${proof.leaf.digest}`;
+  const removedText = `${proof.leaf.uri}\n${proof.leaf.datetime}\n${proof.leaf.record_id}\n${proof.leaf.digest}\nvia ${proof.leaf.via}`;
   await a.close(true);
   const report = await purge(purgeTarget(a.config, new FolderWarcStore(path.join(a.dataDir, 'warcs'))), purgeSelection({ url: URIS[1] }) as PurgeSelection);
   t.equal(report.logEntries, 1, 'one purge entry');

@@ -11,6 +11,7 @@
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import t from 'tap';
+import { toTimestamp14 } from '#shared/http-date.js';
 import { captureLeafText } from '../../../archive/evidence/leaf.js';
 import type { NewLeaf } from '../../../archive/evidence/log.js';
 import { partsOf, ts14 } from '../../conformance/helpers.js';
@@ -113,7 +114,12 @@ t.test('tiles and entry bundles: the tree as C2SP tlog-tiles, 404 beyond it, 400
   const leaves: NewLeaf[] = rows.map((r, i) => ({
     archive_id: '2025',
     kind: 'capture',
-    text: captureLeafText(r.uri_r, r.datetime, `<urn:uuid:00000000-0000-0000-0000-${String(i).padStart(12, '0')}>`, `sha256:${sha(String(i)).toString('hex')}`),
+    text: captureLeafText({
+      uri: r.uri_r,
+      datetime: toTimestamp14(r.datetime),
+      record_id: `<urn:uuid:00000000-0000-0000-0000-${String(i).padStart(12, '0')}>`,
+      digest: `sha256:${sha(String(i)).toString('hex')}`,
+    }),
     urlkey: r.urlkey,
     datetime: r.datetime,
   }));

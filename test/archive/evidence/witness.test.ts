@@ -261,7 +261,7 @@ t.test('its key file is 0600 and refused when others may read it; one witness pe
   chmodSync(keyFile, 0o644);
   const open = await runToEnd(w.configFile);
   t.equal(open.code, 1);
-  t.match(open.stderr, /^memento-archive: .*witness-key\.pem: group or others may access this private key \(mode 0644\); chmod 600 it\n$/);
+  t.match(open.stderr, /^memento-archive: .*witness-key\.pem: holds the witness’s signing key but every user can read it \(mode 0644\); run chmod 600 .*\n$/);
 });
 
 t.test('a config with a mistake: one line naming the file and line (exit 2 from the command)', async (t) => {

@@ -258,7 +258,9 @@ t.test(
       t.equal(r.headers.get('warc-payload-digest'), sha256(r.target === page ? html : css('navy')), `${what}: the payload's digest`);
       t.equal(r.headers.get('warc-block-digest'), sha256(r.block), `${what}: WARC-Block-Digest over the block`);
       t.equal(r.headers.get('content-type'), 'application/http; msgtype=response');
-      t.notOk(r.headers.has('warc-refers-to'), `${what}: no WARC-Refers-To`);
+      const original = records.find((q) => q.type === 'response' && q.target === r.target && q.headers.get('warc-date') === refersTo[i]);
+      t.equal(r.headers.get('warc-refers-to'), original?.headers.get('warc-record-id'), `${what}: WARC-Refers-To, the original's record id`);
+      t.equal(r.headers.get('archive-capture-via'), 'put', `${what}: Archive-Capture-Via: put`);
       t.equal(r.status, 200, `${what}: its block is its HTTP head`);
       t.ok(r.block.toString('latin1').endsWith('\r\n\r\n') && r.block.indexOf('\r\n\r\n') === r.block.length - 4, `${what}: the head and nothing after it`);
       const req = records.filter((q) => q.type === 'request' && q.headers.get('warc-concurrent-to') === r.headers.get('warc-record-id'));
