@@ -19,8 +19,8 @@ import { BodySpill } from './body-spill.js';
 import { type AnyRow, CaptureIsNew, type DedupBatch } from './capture-is-new.js';
 import type { MementoRow, NewMementoRow } from './index-db.js';
 import { indexRow } from './index-row.js';
-import { DataDirLock, type LockHolder } from './lock.js';
-import { type Log, type RecoveryReport, recover } from './maintenance.js';
+import { DataDirLock } from './lock.js';
+import { type RecoveryReport, recover } from './maintenance.js';
 import type { MementoIndex } from './memento-index.js';
 import { openIndex } from './open-index.js';
 import { checkNoPurgePending } from './purge.js';
@@ -31,37 +31,15 @@ import { openWarcStore } from './open-warcs.js';
 import type { WarcAppender, WarcStore } from './warc-store.js';
 import type { WrittenRecord } from './warc-writer.js';
 import { captureLeaf, type Via } from '../evidence/leaf.js';
+import type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
+
+export type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
 import { digestRecord } from '../evidence/record-digest.js';
 import type { NewLeaf } from '../evidence/log.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
 function refuse(status: number, reason: string): HttpError {
   return httpError(status, reason, { close: true });
-}
-
-/** The outcome of a stored capture. */
-export interface IngestResult {
-  /**
-   * What the archive did (capture-is-new.ts): `new` (a response record
-   * pair and its row written), `revisit` (identical to the memento it
-   * follows, `revisit_interval` or more after it: a revisit record pair and
-   * its row written; `row.refers_to` names the memento holding the
-   * payload), `duplicate` (identical, within the interval: nothing
-   * written, `row` is the memento it follows) or `conflict` (see below).
-   */
-  kind: 'new' | 'revisit' | 'duplicate' | 'conflict';
-  /** true for `new` and `revisit` (answered 201); false: a duplicate or a conflict, nothing was written. */
-  created: boolean;
-  /**
-   * true: another capture of the URI-R (its urlkey) is stored at the same
-   * second and this one differs from it (payload digest, status or media
-   * type); nothing was written and `row` is the stored memento, which stays
-   * as it is (the PUT is answered 409). See {@link ArchiveStore.ingest}.
-   */
-  conflict: boolean;
-  row: MementoRow | NewMementoRow;
-  /** Bytes of the capture record received. */
-  bytes: number;
 }
 
 /** The 503 of a capture decided against one that lost its key to another daemon's ({@link ArchiveStore.decideLost}). */
@@ -82,49 +60,6 @@ interface PendingCapture {
 }
 
 type Pending = PendingCapture;
-
-/**
- * Counters of the write queue since the store opened: how many batches
- * (each one fsync per WARC file written + one SQLite transaction), fsync
- * calls on WARC files, index transactions and stored captures.
- */
-export interface StoreStats {
-  batches: number;
-  fsyncs: number;
-  transactions: number;
-  /** Captures written (201), revisits included. */
-  written: number;
-  /** Of `written`, the revisits (a revisit record, no second copy of the body). */
-  revisits: number;
-  /** Captures found identical to the memento they follow (200, nothing written). */
-  duplicates: number;
-  /** Captures refused because a different memento of their urlkey is stored at the same second (409, nothing written). */
-  conflicts: number;
-  /** Milliseconds spent in each step of the batches, summed: dedup lookups, compressing/appending, fdatasync, index commit. */
-  ms: { lookup: number; append: number; sync: number; commit: number };
-}
-
-/** Options of {@link ArchiveStore.open}. */
-export interface OpenOptions {
-  /** Where crash-recovery lines go (default: nowhere). */
-  log?: Log;
-  /** Who holds the data folder's lock, as another process is told (default `daemon`). */
-  holder?: LockHolder;
-}
-
-/** Options of {@link ArchiveStore.ingest}. */
-export interface IngestOptions {
-  /**
-   * The capture's Memento-Datetime when the sender knows it (a PUT's
-   * `Memento-Datetime`; `import` gives a record's WARC-Date), instead of
-   * the response's Date (shared/capture-rules.ts `acceptCapture`).
-   */
-  datetime?: Date;
-  /** The memento this capture repeats, as its sender names it (revisit-of.ts): same payload digest; written as a revisit of it unless dedup decides. */
-  revisitOf?: MementoRow;
-  /** How the capture came in (archive/evidence/leaf.ts `Via`): `put` when absent. Written into its record and its evidence log entry. */
-  via?: Via;
-}
 
 /** True when other daemons (replicas) may write into the index `config` names: PostgreSQL with the WARC files in a bucket. */
 function sharedIndex(config: ArchiveConfig): boolean {
