@@ -1,6 +1,6 @@
 /**
  * The integrity of a WACZ package before `memento-archive import` takes
- * anything from it (docs/evidence.md "Importing a package"): what the
+ * anything from it (docs/evidence.md "Opening a package"): what the
  * package itself vouches for, checked against its bytes.
  *
  * - `datapackage.json` (WACZ 1.1.1): each resource it lists is in the ZIP
