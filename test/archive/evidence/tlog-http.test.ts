@@ -207,7 +207,7 @@ t.test('a memento links its receipt; the receipt proves its entry into the publi
   t.equal(lines[0], 'c2sp.org/tlog-proof@v1');
   const leaf = Buffer.from(/^extra (.+)$/.exec(lines[1])![1], 'base64');
   const index = Number(/^index (\d+)$/.exec(lines[2])![1]);
-  t.match(leaf.toString(), /^http:\/\/www\.example\.org\/b\n20010101000000\n<urn:uuid:[0-9a-f-]+>\nsha256:[0-9a-f]{64}$/, 'extra: the entry text');
+  t.match(leaf.toString(), /^http:\/\/www\.example\.org\/b\n20010101000000\n<urn:uuid:[0-9a-f-]+>\nsha256:[0-9a-f]{64}\nvia put$/, 'extra: the entry text');
   t.equal(index, 1);
   const cp = readNote(note);
   t.ok(logSigned(note, await publicKeyOf(a, '2025')), "the receipt's checkpoint is signed by the log");
