@@ -63,10 +63,8 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
     bar.stop();
     rowBar.stop();
     for (const s of r.skipped) process.stdout.write(`skipped: ${s}\n`);
-    process.stdout.write(
-      `reindex: ${r.rows} mementos from ${r.records} WARC records in ${r.files} files (the old index had ${before} rows); ` +
-        `${r.unlogged} record(s) without an evidence log entry left out (not published; memento-archive verify lists them)\n`,
-    );
+    const unlogged = r.unlogged ? `; ${r.unlogged} record(s) without an evidence log entry left out (not published; memento-archive verify lists them)` : '';
+    process.stdout.write(`reindex: ${r.rows} mementos from ${r.records} WARC records in ${r.files} files (the old index had ${before} rows)${unlogged}\n`);
     return 0;
   } finally {
     bar.stop(false);

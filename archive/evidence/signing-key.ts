@@ -100,13 +100,13 @@ function readKey(file: string, what: string): KeyObject | undefined {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+  if (size > MAX_KEY_FILE_BYTES) throw new SigningKeyError(`${file}: ${size} bytes is too large for a key file (at most ${MAX_KEY_FILE_BYTES})`);
   if (mode & 0o044) {
     const who = mode & 0o004 ? 'every user' : "the file's group";
     throw new SigningKeyError(
       `${file}: holds ${what} but ${who} can read it (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${file} (and keep it owned by the daemon's user)`,
     );
   }
-  if (size > MAX_KEY_FILE_BYTES) throw new SigningKeyError(`${file}: ${size} bytes is too large for a key file (at most ${MAX_KEY_FILE_BYTES})`);
   try {
     return createPrivateKey(readFileSync(file));
   } catch {

@@ -9,6 +9,7 @@
  * §4.3.7 local file header, §4.3.12 central directory header, §4.3.16
  * end of central directory), since no ZIP library writes such files.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -149,14 +150,19 @@ t.test('a hand-made package whose entries lie side by side imports', async (t) =
   const c = writeConfig();
   t.teardown(() => rmSync(c.dir, { recursive: true, force: true }));
   const file = path.join(c.dir, 'ok.wacz');
-  writeFileSync(
-    file,
-    zipFile([
-      ['archive/a.warc.gz', warc('http://example.org/a', 'a')],
-      ['archive/b.warc.gz', warc('http://example.org/b', 'b')],
-      ['datapackage.json', Buffer.from('{}')],
-    ]),
-  );
+  const warcs: [string, Buffer][] = [
+    ['archive/a.warc.gz', warc('http://example.org/a', 'a')],
+    ['archive/b.warc.gz', warc('http://example.org/b', 'b')],
+  ];
+  // A manifest that lists both files with their hashes (import checks a package's integrity before its entries).
+  const resources = warcs.map(([p, data]) => ({
+    name: path.basename(p),
+    path: p,
+    hash: 'sha256:' + createHash('sha256').update(data).digest('hex'),
+    bytes: data.length,
+  }));
+  const manifest = Buffer.from(JSON.stringify({ profile: 'data-package', wacz_version: '1.1.1', resources }));
+  writeFileSync(file, zipFile([...warcs, ['datapackage.json', manifest]]));
   const r = await runCli(['import', '--config', c.config, file]);
   t.equal(r.code, 0, r.stdout + r.stderr);
   t.match(r.stdout, /: 2 new mementos,/);

@@ -154,7 +154,7 @@ t.test('a WACZ package with a changed record is refused; --accept-damaged import
   t.match(
     ok.stdout,
     new RegExp(
-      `^wacz: .*shop\\.wacz: package ${dpDigest}: checked the SHA-256 of 4 file\\(s\\) listed in datapackage\\.json; the hash of datapackage\\.json in datapackage-digest\\.json; ` +
+      `^wacz: .*shop\\.wacz: package ${dpDigest}: checked the SHA-256 of 5 file\\(s\\) listed in datapackage\\.json; the hash of datapackage\\.json in datapackage-digest\\.json; ` +
         `the Ed25519 signature of the package by the key with SHA-256 [0-9a-f]{64} \\(not this archive’s key\\); 2 inclusion proof\\(s\\) against the package’s signed tree head\\(s\\), key SHA-256 [0-9a-f]{64}$`,
       'm',
     ),
