@@ -50,8 +50,6 @@ export interface ServerOptions {
   log?: pino.Logger;
   /** No line per request (errors are still logged). */
   quiet?: boolean;
-  /** Start the work pools' threads now, not at their first task (a daemon: its first reader does not wait for them to load). */
-  warmWork?: boolean;
   /** The witness and time-stamping clients of the checkpoint publisher (default: the real ones; tests stand in). */
   tlogClients?: TlogClients;
 }
@@ -154,7 +152,6 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     replay: new WorkPool('replay', { queue: 64, onOutcome: counted('replay') }),
   };
   app.decorate('work', work);
-  if (opts.warmWork) for (const pool of Object.values(work)) pool.warm();
   app.addHook('onClose', async () => void (await Promise.all(Object.values(work).map((pool) => pool.close()))));
   app.decorate('decodeOptions', {
     maxBytes: config.maxDecodedBytes,

@@ -44,7 +44,7 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
   }
   let app: Awaited<ReturnType<typeof buildArchiveServer>>;
   try {
-    app = await buildArchiveServer(config, store, { log, quiet, warmWork: true });
+    app = await buildArchiveServer(config, store, { log, quiet });
   } catch (err) {
     await store.close();
     if (err instanceof SigningKeyError || err instanceof LogAnchorError) fail(err.message, 1);

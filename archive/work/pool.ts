@@ -15,7 +15,10 @@
  * A task the pool cannot take (its queue full) or that does not finish
  * (deadline, a crash, the thread out of its memory limit) is a
  * {@link WorkRefused}: the caller answers with a page that says so. The
- * threads start on first use and each runs one task at a time.
+ * threads start on first use and each runs one task at a time; a thread
+ * with no task for {@link WorkPoolOptions.idleMs} ends, so that an idle
+ * daemon keeps none (each costs some 50 MiB of memory, loading the
+ * daemon's modules through tsx, and about a second to start again).
  */
 import { type TransferListItem, Worker } from 'node:worker_threads';
 import type { TaskInput, TaskName, TaskOutput } from './tasks.js';
@@ -49,6 +52,8 @@ export interface WorkPoolOptions {
   heapMiB?: number;
   /** Most time a thread may take to start (load its modules), ms (default 60 000). */
   startMs?: number;
+  /** A thread with no task for this long ends (the next task starts a new one), ms (default 60 000). */
+  idleMs?: number;
   /** Told of each task's end (for the metrics). */
   onOutcome?: (task: TaskName, outcome: WorkOutcome) => void;
 }
@@ -70,6 +75,8 @@ interface Slot {
   ready: boolean;
   job?: Job;
   timer?: NodeJS.Timeout;
+  /** Ends the idle thread ({@link WorkPoolOptions.idleMs}). */
+  idle?: NodeJS.Timeout;
 }
 
 /** The thread's entry, loaded through tsx (the daemon runs its TypeScript directly, bin/memento-archive.js). */
@@ -97,6 +104,11 @@ export class WorkPool {
   /** Tasks running now. */
   get running(): number {
     return this.slots.filter((s) => s.job).length;
+  }
+
+  /** Threads started (starting, idle or running a task). */
+  get threads(): number {
+    return this.slots.filter((s) => s.worker).length;
   }
 
   /** Tasks waiting for a thread. */
@@ -142,14 +154,9 @@ export class WorkPool {
     });
   }
 
-  /** Starts every thread that is not started, so that the first task does not wait for one to load (a daemon, at its start). */
-  warm(): void {
-    if (this.closed) return;
-    for (const slot of this.slots) if (!slot.worker) this.start(slot);
-  }
-
   /** Hands `job` to `slot`, starting its thread if it has none; the deadline runs from when the thread has it. */
   private give(slot: Slot, job: Job): void {
+    clearTimeout(slot.idle);
     slot.job = job;
     if (!slot.worker) this.start(slot);
     else if (slot.ready) this.post(slot);
@@ -203,6 +210,7 @@ export class WorkPool {
     const worker = slot.worker;
     const job = slot.job;
     clearTimeout(slot.timer);
+    clearTimeout(slot.idle);
     slot.worker = undefined;
     slot.ready = false;
     slot.job = undefined;
@@ -211,11 +219,24 @@ export class WorkPool {
     this.next(slot);
   }
 
-  /** Gives `slot` the next waiting job, if any. */
+  /** Gives `slot` the next waiting job, if any; else its thread ends once idle for `idleMs`. */
   private next(slot: Slot): void {
     if (this.closed) return;
     const job = this.waiting.shift();
-    if (job) this.give(slot, job);
+    if (job) return this.give(slot, job);
+    if (!slot.worker) return;
+    clearTimeout(slot.idle);
+    slot.idle = setTimeout(() => this.retire(slot), this.opts.idleMs ?? 60_000);
+    slot.idle.unref();
+  }
+
+  /** Ends the thread of `slot`, idle since its last task (not an outcome of any task). */
+  private retire(slot: Slot): void {
+    if (slot.job || !slot.worker) return;
+    const worker = slot.worker;
+    slot.worker = undefined;
+    slot.ready = false;
+    void worker.terminate();
   }
 
   private end(job: Job, outcome: WorkOutcome, err?: Error, output?: unknown): void {
