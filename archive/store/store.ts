@@ -32,10 +32,10 @@ import type { WarcAppender, WarcStore } from './warc-store.js';
 import type { WrittenRecord } from './warc-writer.js';
 import { captureLeaf, type Via } from '../evidence/leaf.js';
 import type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
-
-export type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
 import { digestRecord } from '../evidence/record-digest.js';
 import type { NewLeaf } from '../evidence/log.js';
+
+export type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
 
 /** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
 function refuse(status: number, reason: string): HttpError {
