@@ -57,9 +57,12 @@ export function rewriteWhole(kind: 'html' | 'css', bytes: Buffer, page: RewriteP
 /**
  * {@link rewriteWhole} within a slice of the event loop: the page is fed
  * to the tokenizer {@link FEED_BYTES} at a time, and the rewrite gives up
- * (`over`) once `spent()` says the slice is used up, or at a tag or
- * `<style>` text longer than `deferOver` bytes (or a stylesheet longer
- * than that): their rewrite alone could outlast the slice.
+ * (`over`) when `spent()` says the slice is used up before the next
+ * piece (never after the last one: work done is not thrown away, so a
+ * page of one piece is always rewritten here, whatever the machine's
+ * load), or at a tag or `<style>` text longer than `deferOver` bytes (or
+ * a stylesheet longer than that): their rewrite alone could outlast the
+ * slice.
  */
 export function rewriteWithin(kind: 'html' | 'css', bytes: Buffer, page: RewritePage, deferOver: number, spent: () => boolean): Rewritten | 'over' {
   if (kind === 'css') return bytes.length > deferOver ? 'over' : rewriteWhole(kind, bytes, page);
@@ -68,7 +71,8 @@ export function rewriteWithin(kind: 'html' | 'css', bytes: Buffer, page: Rewrite
   const out: string[] = [];
   const take = (parts: Part[]): boolean => parts.every((p) => typeof p === 'string' && out.push(p) > 0);
   for (let at = 0; at < text.length; at += FEED_BYTES) {
-    if (!take(rw.writeParts(text.slice(at, at + FEED_BYTES))) || spent()) return 'over';
+    if (at > 0 && spent()) return 'over';
+    if (!take(rw.writeParts(text.slice(at, at + FEED_BYTES)))) return 'over';
   }
   return take(rw.endParts()) ? Buffer.from(out.join(''), 'latin1') : 'over';
 }

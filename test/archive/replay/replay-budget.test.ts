@@ -8,7 +8,8 @@
  * and the replay is the page with every URL rewritten. A page held in
  * memory keeps its exact Content-Length. When the replay pool's queue is
  * full the answer is a 503 with Retry-After, never the page unrewritten.
- * A small page is rewritten on the event loop, without the pool.
+ * A small page (one piece of the tokenizer's feed, 2 KiB) is rewritten on
+ * the event loop, without the pool, however loaded the machine.
  */
 import t, { type Test } from 'tap';
 import { slicesWaiting } from '../../../archive/work/slices.js';
