@@ -235,8 +235,8 @@ export async function main(argv: string[]): Promise<void> {
       const witness = loadWitnessConfig(args.values.config);
       return await (await import('./commands/witness.js')).runWitness(witness, args.values.quiet === true);
     } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      fail(err.message, 2);
+      if (err instanceof ConfigError) fail(err.message, 2);
+      exitWithErrorLine('memento-archive', 'witness', err);
     }
   }
   args.values.config ??= 'conf/archive.yaml';
