@@ -7,7 +7,7 @@
  * is generated from {@link ARCHIVE_FILE_SCHEMA}.
  */
 import path from 'node:path';
-import { ConfigError, loadYamlFile, refuseReadableSecret, resolveConfigPath, type YamlSource } from '#shared/config.js';
+import { ConfigError, loadYamlFile, positiveIntegerSchema, refuseReadableSecret, resolveConfigPath, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '#shared/config-schema.js';
 import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
 import type { AccessRule } from './access.js';
@@ -122,16 +122,7 @@ export function parseRevisitInterval(v: unknown): number | null | undefined {
 }
 
 /** A positive count or size (bytes) setting. */
-const bytes = <D extends number>(dflt: D, description: string, docDefault?: string) =>
-  ({
-    type: 'integer',
-    minimum: 1,
-    maximum: Number.MAX_SAFE_INTEGER,
-    default: dflt,
-    description,
-    errorMessage: 'must be a positive whole number of bytes or a count',
-    ...(docDefault ? { docDefault } : {}),
-  }) as const;
+const bytes = positiveIntegerSchema;
 
 /** The size of an in-memory cache, bytes: `mib` MiB by default (32), `0` for none. */
 const cacheBytes = (description: string, mib = 32) =>

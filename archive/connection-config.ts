@@ -4,18 +4,10 @@
  * archive/http/connections.ts): their schema, for archive/config.ts, and
  * the check between them. docs/operations.md "Connections".
  */
-import { ConfigError, type YamlSource } from '#shared/config.js';
+import { ConfigError, positiveIntegerSchema, type YamlSource } from '#shared/config.js';
 
 /** A count of connections, 1 or more. */
-const count = <D extends number>(dflt: D, description: string) =>
-  ({
-    type: 'integer',
-    minimum: 1,
-    maximum: Number.MAX_SAFE_INTEGER,
-    default: dflt,
-    description,
-    errorMessage: 'must be a positive whole number of bytes or a count',
-  }) as const;
+const count = positiveIntegerSchema;
 
 /** The schema properties of the connection keys (archive/config.ts puts them at the top level). */
 export const CONNECTION_PROPERTIES = {

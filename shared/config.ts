@@ -156,6 +156,22 @@ export function loadYamlFile(file: string, maxBytes = MAX_CONFIG_BYTES): YamlSou
 }
 
 /**
+ * The JSON Schema of a setting that is a positive whole number (a count
+ * or a size in bytes) with default `dflt`, described for
+ * docs/configuration.md (`docDefault`: the default as the docs write it).
+ */
+export const positiveIntegerSchema = <D extends number>(dflt: D, description: string, docDefault?: string) =>
+  ({
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    default: dflt,
+    description,
+    errorMessage: 'must be a positive whole number of bytes or a count',
+    ...(docDefault ? { docDefault } : {}),
+  }) as const;
+
+/**
  * Refuses a config file that holds a secret (the archive's `put_tokens`, a
  * vhost's `ArchiveToken`: whoever reads it may write captures) while every
  * user of the machine may read it (the "other" read bit, `o+r`). The file
