@@ -16,6 +16,7 @@ import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '
 import { startDaemon } from '../helpers/daemons.js';
 import { rawConnection, type RawConnection } from '../helpers/raw-connection.js';
 import { writeConfig } from './helpers.js';
+import { until } from '../helpers/until.js';
 
 const WRITER = '127.0.0.2';
 
@@ -23,15 +24,6 @@ const WRITER = '127.0.0.2';
 function sample(text: string, name: string, labels: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
-}
-
-/** Resolves once `cond()` resolves true, asking again at each turn of the event loop; rejects after `ms`. */
-async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = performance.now() + ms;
-  while (!(await cond())) {
-    if (performance.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
 }
 
 t.test('max_connections 8, 3 kept for writers: 5 idle readers fill their share; a 6th reader gets 503, a writer still PUTs', async (t) => {

@@ -9,6 +9,7 @@
  */
 import t, { type Test } from 'tap';
 import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
+import { until } from '../helpers/until.js';
 
 const HTML = { accept: 'text/html' };
 const HOST = 'budget.example';
@@ -25,15 +26,6 @@ async function put(a: TestArchive, path: string, date: string, body: string): Pr
     captureRecord({ host: HOST, target: path, date, body, responseHeaders: [['Content-Type', 'text/plain; charset=utf-8']] }),
   );
   if (r.status !== 201) throw new Error(`PUT ${path}: ${r.status} ${r.text}`);
-}
-
-/** Resolves once `cond` holds, looking at each turn of the event loop; rejects after `ms`. */
-async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
-  const end = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
 }
 
 /**

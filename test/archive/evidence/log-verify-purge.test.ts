@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import sqlite3 from 'sqlite3';
 import t, { type Test } from 'tap';
 import { purgeSelection, purgeTarget } from '../../../archive/commands/purge.js';
 import { FolderWarcStore } from '../../../archive/store/warc-store.js';
@@ -19,6 +18,7 @@ import { purge, type PurgeSelection } from '../../../archive/store/purge.js';
 import { partsOf, ts14 } from '../../conformance/helpers.js';
 import { mthOfHashes as mth } from '../../helpers/rfc9162.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
+import { sql } from '../../helpers/tamper.js';
 
 const DATES = ['Mon, 01 Jan 2001 00:00:00 GMT', 'Tue, 02 Jan 2001 00:00:00 GMT', 'Wed, 03 Jan 2001 00:00:00 GMT'];
 const URIS = ['http://www.example.org/one', 'http://www.example.org/two', 'http://www.example.org/three'];
@@ -36,18 +36,6 @@ async function headOfSize(a: TestArchive, size: number): Promise<{ tree_size: nu
     if (h.tree_size === size) return h;
     if (h.tree_size > size) throw new Error(`tree size ${h.tree_size} > ${size}`);
     await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Runs SQL on the index file (the daemon stopped). */
-async function sql(dataDir: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const db = await new Promise<sqlite3.Database>((resolve, reject) => {
-    const d = new sqlite3.Database(path.join(dataDir, 'index.sqlite3'), (err) => (err ? reject(err) : resolve(d)));
-  });
-  try {
-    return await new Promise((resolve, reject) => db.all(text, params, (err, rows: Record<string, unknown>[]) => (err ? reject(err) : resolve(rows))));
-  } finally {
-    await new Promise<void>((r) => db.close(() => r()));
   }
 }
 

@@ -15,6 +15,7 @@ import t, { type Test } from 'tap';
 import { slicesWaiting } from '../../../archive/work/slices.js';
 import { WorkPool } from '../../../archive/work/pool.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../../helpers/archive.js';
+import { until } from '../../helpers/until.js';
 
 const HOST = 'budget.example';
 const DATE = 'Mon, 05 Jan 2026 10:00:00 GMT';
@@ -41,15 +42,6 @@ const PAGES = {
 async function put(a: TestArchive, path: string, body: string): Promise<void> {
   const r = await putCapture(a, `http://${HOST}${path}`, captureRecord({ host: HOST, target: path, date: DATE, body }));
   if (r.status !== 201) throw new Error(`PUT ${path}: ${r.status} ${r.text}`);
-}
-
-/** Resolves once `cond` holds, looking at each turn of the event loop; rejects after `ms`. */
-async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
-  const end = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
 }
 
 const a = await startArchive();

@@ -5,15 +5,7 @@
  */
 import t from 'tap';
 import { WorkPool } from '../../../archive/work/pool.js';
-
-/** Waits (a turn of the event loop at a time, at most `ms`) until `cond` holds; false when it never did. */
-async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  for (const end = performance.now() + ms; !cond();) {
-    if (performance.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return true;
-}
+import { until } from '../../helpers/until.js';
 
 t.test('no thread before the first task; one while busy and just after; none once idle for idleMs; a new one for the next task', async (t) => {
   const pool = new WorkPool('diff', { idleMs: 300 });
@@ -22,7 +14,8 @@ t.test('no thread before the first task; one while busy and just after; none onc
   const first = await pool.run('diff', { a: ['one', 'two'], b: ['one', 'three'] }, 10_000);
   t.ok(first, 'the task ran');
   t.equal(pool.threads, 1, 'its thread stays after the task');
-  t.ok(await until(() => pool.threads === 0, 10_000), 'the idle thread ended');
+  await until(() => pool.threads === 0, 10_000, 'the idle thread ends');
+  t.equal(pool.threads, 0, 'the idle thread ended');
   const again = await pool.run('diff', { a: ['one', 'two'], b: ['one', 'three'] }, 10_000);
   t.same(again, first, 'the next task has the same result, in a new thread');
   t.equal(pool.threads, 1);
