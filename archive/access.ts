@@ -39,20 +39,9 @@
  * 4. then the one listed first.
  * A memento no rule applies to is allowed.
  *
- * Using it from a read path:
- *
- * ```ts
- * const policy = app.access.policy(req.urlkey);         // once per request (reads the clock)
- * if (policy.open) …                                      // nothing of this URL is hidden: the plain index queries
- * const n = await visibleNeighbourhood(index, policy, archiveId, t);   // navigation over shown mementos only
- * const spans = await visibleSpans(index, policy);        // first/last/count per archive, shown only
- * for await (const page of policy.filterPages(index.mementoPages(archiveId, urlkey))) …   // a TimeMap
- * throw await hiddenError(index, policy, uriR, base, reason);   // nothing shown: 451 (block) or 404
- * ```
- *
- * A list over many URLs (a CDX prefix query, the pages' URL lists) uses
- * `app.access.filter(rows)` (each row's own `urlkey`) or
- * `app.access.verdict(urlkey, datetime)` per row.
+ * Read paths never ask this module themselves: archive/read/visible-index.ts
+ * (`VisibleIndex`) reads the index through these rules, once, for every
+ * route, page and command.
  */
 import { type HttpError, httpError } from '#shared/http-error.js';
 import { formatLinkHeader } from '#shared/link.js';
@@ -460,67 +449,4 @@ export function subtractKeys(a: readonly KeyRange[], b: readonly KeyRange[]): Ke
     if (from < r.to) out.push({ from, to: r.to });
   }
   return out;
-}
-
-// Reading the index through the rules.
-
-/**
- * The navigation around `t` (epoch s) of the URL in `archive` over the
- * mementos the policy shows: first, last, and the two on each side
- * (IndexDb `neighbourhood`); with `whole`, `atOrBefore[0]` is the whole row.
- * `undefined` when none is shown there.
- */
-export function visibleNeighbourhood(index: MementoIndex, policy: UrlPolicy, archive: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
-  if (policy.open) return index.neighbourhood(archive, policy.urlkey, t, whole);
-  return index.neighbourhoodWithin(archive, policy.urlkey, t, policy.ranges('allow'), whole);
-}
-
-/** For each archive with shown mementos of the URL: first and last datetime (epoch s) and count (IndexDb `spans`). */
-export function visibleSpans(index: MementoIndex, policy: UrlPolicy): Promise<{ archive_id: string; first: number; last: number; n: number }[]> {
-  if (policy.open) return index.spans(policy.urlkey);
-  return index.spansWithin(policy.urlkey, policy.ranges('allow'));
-}
-
-/**
- * Why nothing of the URL is shown (in `archiveId`, or in any archive):
- * `block` when some memento of it is blocked, else `undefined` (never
- * captured, or excluded: the same answer). Asks the index only whether a
- * blocked memento exists (one row at most), never about excluded ones, so
- * that an excluded URL costs what a never-captured one costs, however many
- * mementos it has.
- */
-export async function whyHidden(index: MementoIndex, policy: UrlPolicy, archiveId?: string): Promise<'block' | undefined> {
-  if (policy.open) return undefined;
-  const ranges = policy.ranges('block');
-  if (!ranges.length) return undefined;
-  return (await index.anyWithin(policy.urlkey, ranges, archiveId)) ? 'block' : undefined;
-}
-
-/**
- * The answer for a blocked memento (RFC 7725): 451 Unavailable For Legal
- * Reasons, a one-line body naming the URL, and `Link: <{base}/>;
- * rel="blocked-by"` (the archive itself is what implements the block). No
- * Memento headers: it is not a Memento.
- */
-export function blockedError(uriR: string, base: string): HttpError {
-  return httpError(451, `the archive's access rules withhold the mementos of ${uriR} (451 Unavailable For Legal Reasons, RFC 7725)`, {
-    headers: { link: formatLinkHeader([{ uri: base + '/', rel: 'blocked-by' }]) },
-  });
-}
-
-/**
- * The error when the policy shows no memento of the URL (in `archiveId`,
- * or in any archive): 451 ({@link blockedError}) when some is blocked,
- * else 404 with `notFound` as its reason (excluded = never captured).
- */
-export async function hiddenError(
-  index: MementoIndex,
-  policy: UrlPolicy,
-  uriR: string,
-  base: string,
-  notFound: string,
-  archiveId?: string,
-): Promise<HttpError> {
-  if ((await whyHidden(index, policy, archiveId)) === 'block') return blockedError(uriR, base);
-  return httpError(404, notFound);
 }

@@ -11,7 +11,6 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type pino from 'pino';
 import { clientAddress } from '#shared/net.js';
 import { errorAnswer, errorText, httpError, isHttpError } from '#shared/http-error.js';
-import { AccessRules } from './access.js';
 import { openSigningKey } from './evidence/signing-key.js';
 import { TreeHeadSigner } from './evidence/tree-heads.js';
 import { isLocal } from './spans.js';
@@ -38,6 +37,7 @@ import type { DecodeOptions } from './memento/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
 import { recordRoutes } from './evidence/record.js';
+import { VisibleIndex } from './read/visible-index.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
 import { WorkPool } from './work/pool.js';
@@ -101,11 +101,10 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     frameworkErrors: (err, req, reply) => answerError(err, req, reply),
   });
   decorateArchive(app, config, store);
-  // The rules, with the stored keys they name in their folded form only (archive/access.ts).
-  const access = new AccessRules([], store.index);
-  await access.replace(config.access);
-  app.decorate('access', access);
-  store.hidden = (urlkey, datetime) => app.access.verdict(urlkey, datetime) !== 'allow';
+  // The index through the access rules, with the stored keys they name in their folded form only (archive/read/visible-index.ts).
+  const visible = await VisibleIndex.open(store.index, config.access, config.archives);
+  app.decorate('visible', visible);
+  store.hidden = (urlkey, datetime) => !visible.shows(urlkey, datetime);
   sendRegisteredFieldNames(app);
   app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   // The evidence logs' tree heads: signed within ~a second of new entries, by whichever replica looks first.

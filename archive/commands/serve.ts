@@ -9,7 +9,7 @@ import { SigningKeyError } from '../evidence/signing-key.js';
 import { LogAnchorError } from '../evidence/checkpoint-anchor.js';
 import { jsonLinesLogger } from '#shared/log.js';
 import { formatHostPort } from '#shared/net.js';
-import type { AccessRules } from '../access.js';
+import type { VisibleIndex } from '../read/visible-index.js';
 import { type ArchiveConfig, loadArchiveConfig } from '../config.js';
 import { buildArchiveServer } from '../server.js';
 import { StaleIndexError } from '../store/index-db.js';
@@ -74,7 +74,7 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => void reread(configFile, config, log, app.access));
+  process.on('SIGHUP', () => void reread(configFile, config, log, app.visible));
 }
 
 /**
@@ -82,14 +82,14 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
  * it found: a mistake (`file:line: reason`; everything running stays), or
  * the access rules now in force (`access`: how many; they apply from the
  * next request on, once the stored keys they name in an encoded-slash
- * spelling are looked up: archive/access.ts `replace`) and which other
+ * spelling are looked up: archive/read/visible-index.ts `replaceRules`) and which other
  * settings differ from the running ones (`changed`: those take effect at
  * the next start). Never stops the daemon.
  */
-async function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger'], access: AccessRules): Promise<void> {
+async function reread(configFile: string, running: ArchiveConfig, log: ReturnType<typeof jsonLinesLogger>['logger'], visible: VisibleIndex): Promise<void> {
   try {
     const fresh = loadArchiveConfig(configFile);
-    await access.replace(fresh.access);
+    await visible.replaceRules(fresh.access);
     const changed = (Object.keys(running) as (keyof ArchiveConfig)[]).filter((k) => k !== 'access' && JSON.stringify(running[k]) !== JSON.stringify(fresh[k]));
     log.info(
       { file: configFile, changed, access: fresh.access.length },

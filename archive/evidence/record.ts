@@ -25,10 +25,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseTimestamp14, toEpochSeconds } from '#shared/http-date.js';
 import { getHeader, getHeaders, parseHead, type RawHeader } from '#shared/http-head.js';
 import { httpError } from '#shared/http-error.js';
-import { blockedError } from '../access.js';
+import { blockedError } from '../read/visible-index.js';
 import { publishedRequest } from './published-request.js';
 import { localArchive, readRoute } from '../http/context.js';
-import type { MementoRow } from '../store/memento-row.js';
+import type { MementoRow } from '../read/rows.js';
 import { gunzipOf } from '../store/warc-reader.js';
 import type { WarcStore } from '../store/warc-store.js';
 
@@ -205,10 +205,9 @@ export async function exactMemento(
     httpError(404, `no memento of ${url.uriR} at ${ts.slice(0, 40)} in archive ${archiveId}; the address needs its exact 14-digit timestamp`);
   if (!when) throw notFound();
   const t = toEpochSeconds(when);
-  const verdict = app.access.policy(url.urlkey).verdict(t);
-  const row = await app.store.index.rowAt(archiveId, url.urlkey, t);
-  if (!row || verdict === 'exclude') throw notFound();
-  if (verdict === 'block') throw blockedError(url.uriR, url.base);
+  const row = await app.visible.exact(archiveId, url.urlkey, t);
+  if (!row) throw notFound();
+  if (row === 'block') throw blockedError(url.uriR, url.base);
   return row;
 }
 

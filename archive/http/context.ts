@@ -12,10 +12,10 @@ import { httpError } from '#shared/http-error.js';
 import { formatLinkHeader } from '#shared/link.js';
 import { formatHostPort, type HostPort } from '#shared/net.js';
 import { isHostHeader, MAX_URI_LENGTH, normalizeUriR, UriError, urlkeyOfNormal } from '#shared/uri.js';
-import type { AccessRules } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
 import type { Resource } from '../metrics.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
+import type { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveStore } from '../store/store.js';
 
 declare module 'fastify' {
@@ -24,8 +24,8 @@ declare module 'fastify' {
     config: ArchiveConfig;
     /** The open store (WARC files and index). */
     store: ArchiveStore;
-    /** The access rules in force (archive/access.ts); every read path asks them. */
-    access: AccessRules;
+    /** The index as the public sees it, through the access rules in force (archive/read/visible-index.ts): every read path asks it. */
+    visible: VisibleIndex;
   }
   interface FastifyRequest {
     /** The URI-R the request names (routes with `config: { uriR: true }`), normalised. */

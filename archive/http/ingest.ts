@@ -44,8 +44,8 @@ import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { isVia, VIA_FIELD, type Via } from '../evidence/leaf.js';
 import { uris } from '../memento/navigation.js';
-import type { MementoRow, NewMementoRow } from '../store/index-db.js';
-import { parseRevisitOf, REVISIT_OF, revisitTargetShown } from '../store/revisit-of.js';
+import type { MementoRow, NewMementoRow } from '../read/rows.js';
+import { parseRevisitOf, REVISIT_OF } from '../store/revisit-of.js';
 import { TEXT } from './context.js';
 import { putAccessHook } from './guards.js';
 
@@ -97,7 +97,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     const uriM = uris.memento(req.base, row.archive_id, row);
     if (result.conflict) {
       // The body has been read whole: the connection may stay open. A memento the access rules hide is not named.
-      if (app.access.verdict(row.urlkey, row.datetime) !== 'allow')
+      if (!app.visible.shows(row.urlkey, row.datetime))
         throw httpError(409, 'conflict: another capture of this URI-R is stored at the same second; nothing stored');
       throw httpError(409, `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored`);
     }
@@ -121,8 +121,8 @@ async function namedOriginal(app: FastifyInstance, value: string | string[] | un
   if (value === undefined) return undefined;
   const named = typeof value === 'string' ? parseRevisitOf(value) : undefined;
   if (!named) throw httpError(400, `the PUT's ${REVISIT_OF} is not "<archive id> <14-digit datetime> <URI-R>"`, { close: true });
-  const row = await app.store.index.rowAt(named.archiveId, named.urlkey, named.datetime);
-  if (!row || !(await revisitTargetShown(app.access, app.store.index, row)))
+  const row = await app.visible.revisitTarget(named.archiveId, named.urlkey, named.datetime);
+  if (!row)
     throw httpError(422, `the PUT's ${REVISIT_OF} names no memento of this archive; nothing stored`, { close: true });
   return row;
 }

@@ -21,14 +21,14 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
-import { blockedError, type UrlPolicy, visibleNeighbourhood, whyHidden } from '../access.js';
 import type { DecodeOptions } from '../memento/content-coding.js';
-import { localHoldings } from '../memento/holdings.js';
-import { nearerToPeriod, type Period, type Selection, select, timestampPeriod, uris } from '../memento/navigation.js';
+import { uris } from '../memento/navigation.js';
+import { instant, type Selection, select, timestampPeriod, type Period } from '../read/nearest.js';
+import { blockedError } from '../read/visible-index.js';
 import { formFor, formOfModifier, type MementoForm, parsePrefer, type PreferRequest } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
-import type { Neighbourhood } from '../store/index-db.js';
+import type { Neighbourhood } from '../read/rows.js';
 import { notArchivedData } from '../web/not-archived.js';
 import { errorPage } from '../web/page.js';
 import { localArchive, pagesOrigin, readRoute, redirect, TEXT, wantsPage } from './context.js';
@@ -108,16 +108,14 @@ function keptKey(
  * stored form there gets the 302 to the nearest, as every other address.
  */
 async function memento(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
-  const { store } = app;
   const archive = localArchive(app.config, req.params.archive);
   const { ts, period, form: addressForm, modifier } = parseTs(req.params.ts);
   const t = period.end;
   const { uriR, urlkey, base } = req;
   // The navigation links (id, datetime, URI-R of first/last/prev/next) and the memento at or before `t`
   // (the one served when its datetime is `t`); its whole row only when the answer is not kept.
-  const policy = app.access.policy(urlkey);
-  const n = await visibleNeighbourhood(store.index, policy, archive.id, t);
-  const s = n && select(n, t);
+  const n = await app.visible.neighbourhood(archive.id, urlkey, t);
+  const s = n && select(n, instant(t));
   if (n && n.atOrBefore[0] && s && s.memento.datetime === t && ts.length === 14)
     return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
   const prefer = parsePrefer(req.headers.prefer);
@@ -125,21 +123,20 @@ async function memento(app: FastifyInstance, req: Req, reply: FastifyReply): Pro
   // At the reader's time: an answer kept with the URL's view was made when `s` was the nearest in every archive (a write
   // of the URL, in any archive, drops the view with its answers).
   if (atT && n && s) {
-    const kept = store.index.cache.answer<KeptAnswer>(n.view, keptKey(req, prefer, s.memento.id, ts, addressForm, 'replay', archive.id));
+    const kept = app.visible.kept<KeptAnswer>(n.view, keptKey(req, prefer, s.memento.id, ts, addressForm, 'replay', archive.id));
     if (kept && sendKept(req, reply, kept)) return;
   }
   // A memento stored at exactly this datetime that the access rules block.
-  if (ts.length === 14 && policy.verdict(t) === 'block' && (await store.index.neighbourhood(archive.id, urlkey, t))?.atOrBefore[0]?.datetime === t)
-    throw blockedError(uriR, base);
+  if (ts.length === 14 && (await app.visible.blockedAt(archive.id, urlkey, t))) throw blockedError(uriR, base);
   // Not a stored (shown) datetime here, or a timestamp prefix: the nearest URI-M in any archive.
-  const nearest = await nearestMemento(app, policy, period);
-  if (!nearest && (await whyHidden(store.index, policy)) === 'block') throw blockedError(uriR, base);
+  const nearest = await app.visible.nearest(urlkey, period);
+  if (!nearest && (await app.visible.whyHidden(urlkey)) === 'block') throw blockedError(uriR, base);
   if (!nearest) return notArchived(app, req, reply, uriR);
-  if (atT && nearest.archiveId === archive.id && n && s?.memento.id === nearest.memento.id)
+  if (atT && nearest.archiveId === archive.id && n && s?.memento.id === nearest.selection.memento.id)
     return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
   reply.header('access-control-allow-origin', '*');
   if (atT) return redirect(reply, 302, `${base}/${nearest.archiveId}/memento/${ts}${modifier}/${uriR}`);
-  return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.memento, addressForm));
+  return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.selection.memento, addressForm));
 }
 
 /**
@@ -160,10 +157,10 @@ async function serve(
   const form = formFor(prefer, addressForm);
   // The whole answer, kept with the URL's view in the read cache (kept-answer.ts): its key names what else it depends on.
   const key = keptKey(req, prefer, s.memento.id, rewriteAt, addressForm, form, at.archive);
-  const kept = store.index.cache.answer<KeptAnswer>(n.view, key);
+  const kept = app.visible.kept<KeptAnswer>(n.view, key);
   if (kept && sendKept(req, reply, kept)) return;
   // Rows are never changed while the daemon runs (purge and reindex run without it): a memento the index named is there.
-  const row = await store.index.byId(s.memento.id);
+  const row = await app.visible.row(s.memento.id);
   if (!row) throw httpError(404, `the memento of ${uriR} at ${toTimestamp14(s.memento.datetime)} is gone from the index`);
   // A reader who leaves while the page waits for the replay pool's thread takes it out of the queue.
   const gone = new AbortController();
@@ -193,7 +190,7 @@ async function serve(
     const whole = keptAnswer(answer.status, answer.headers, body, source);
     if (whole) {
       plan.close();
-      store.index.cache.keep(n.view, key, whole, whole.bytes);
+      app.visible.keep(n.view, key, whole, whole.bytes);
       sendKept(req, reply, { ...whole, body, source: undefined });
       return;
     }
@@ -211,28 +208,6 @@ async function serve(
   const stream = Readable.from(plan.bodyBuffer ? [plan.bodyBuffer] : plan.body);
   stream.once('close', () => plan.close());
   return reply.send(stream);
-}
-
-/**
- * The memento of the policy's URL nearest to `period` (epoch s; navigation.ts
- * `nearerToPeriod`: the last one inside it, else the nearest, a tie going to
- * the earlier one) in any local archive, among those the access rules show;
- * `undefined` when none has one.
- */
-async function nearestMemento(
-  app: FastifyInstance,
-  policy: UrlPolicy,
-  period: Period,
-): Promise<{ archiveId: string; memento: Selection['memento'] } | undefined> {
-  const holdings = await localHoldings(app.store.index, app.config.archives, policy.urlkey, policy);
-  let best: { archiveId: string; memento: Selection['memento'] } | undefined;
-  for (const archiveId of holdings.keys()) {
-    const n = await visibleNeighbourhood(app.store.index, policy, archiveId, period.end);
-    if (!n) continue;
-    const m = select(n, period.end, period.start).memento;
-    if (!best || nearerToPeriod(m.datetime, best.memento.datetime, period)) best = { archiveId, memento: m };
-  }
-  return best;
 }
 
 /**

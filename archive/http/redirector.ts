@@ -11,15 +11,15 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseHttpDate, toEpochSeconds } from '#shared/http-date.js';
 import { formatLink, type Link } from '#shared/link.js';
-import { hiddenError, type UrlPolicy, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { chooseArchive, type Holdings, localChoice } from '../memento/choice.js';
 import { addRemoteHoldings, localHoldings } from '../memento/holdings.js';
-import { type KnownMemento, LINK_DETAILS, linksAcross, select, uris } from '../memento/navigation.js';
+import { type KnownMemento, LINK_DETAILS, linksAcross, uris } from '../memento/navigation.js';
+import { instant, select } from '../read/nearest.js';
 import { probeTimegate, timemapSpan } from '../memento/remote.js';
 import { indexJsonTimemap, indexTimemapEntries, indexTimemapHead, LINK_FORMAT, linkFormat, timemapMementoLinks } from '../memento/timemap.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
-import type { MementoRef } from '../store/index-db.js';
+import type { MementoRef } from '../read/rows.js';
 import { acceptDatetime, readRoute, redirect } from './context.js';
 
 /** The redirector and index TimeMap plugin. */
@@ -38,20 +38,19 @@ export async function redirectorRoutes(app: FastifyInstance): Promise<void> {
  * first TimeGate of a redirect chain). 404 when no archive has the URI-R.
  */
 async function redirector(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const { config, store } = app;
+  const { config } = app;
   const { uriR, urlkey, base } = req;
   const t = acceptDatetime(req);
-  const policy = app.access.policy(urlkey);
-  const holdings = await localHoldings(store.index, config.archives, urlkey, policy);
+  const holdings = await localHoldings(app.visible, config.archives, urlkey);
   let target = localChoice(config.archives, holdings, t);
   if (!target) {
     const ad = t === undefined ? undefined : String(req.headers['accept-datetime']);
     await addRemoteHoldings(holdings, config.archives, (a) => probeTimegate(a.timegate! + uriR, ad));
     target = chooseArchive(config.archives, holdings, t);
   }
-  if (!target) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
+  if (!target) throw await app.visible.absent(urlkey, uriR, base, `no memento of ${uriR} in any archive`);
   // The memento links, as many as the head has room for (head-budget.ts), richest first.
-  const levels = await linksAcrossArchives(app, base, urlkey, target, holdings, t, policy);
+  const levels = await linksAcrossArchives(app, base, urlkey, target, holdings, t);
   const location = isLocal(target) ? uris.timegate(base, target.id, uriR) : target.timegate + uriR;
   const vary = 'accept-datetime';
   reply.header('vary', vary);
@@ -81,20 +80,19 @@ async function linksAcrossArchives(
   target: ArchiveSpan,
   holdings: Holdings,
   t: number | undefined,
-  policy: UrlPolicy,
 ): Promise<Link[][]> {
   const at = t ?? Number.MAX_SAFE_INTEGER;
   const known: KnownMemento[] = [];
   let chosen: KnownMemento | undefined;
   const local = app.config.archives.filter((a) => isLocal(a) && holdings.get(a.id)?.state === 'yes');
-  const hoods = await Promise.all(local.map((a) => visibleNeighbourhood(app.store.index, policy, a.id, at)));
+  const hoods = await Promise.all(local.map((a) => app.visible.neighbourhood(a.id, urlkey, at)));
   for (const [i, a] of local.entries()) {
     const n = hoods[i];
     if (!n) continue;
     const known1 = (row: MementoRef): KnownMemento => ({ uri: uris.memento(base, a.id, row), datetime: row.datetime });
     if (a.id !== target.id) known.push(known1(n.first), known1(n.last));
     else {
-      const s = select(n, at);
+      const s = select(n, instant(at));
       chosen = known1(s.memento);
       for (const row of [s.first, s.prev, s.next, s.last]) if (row) known.push(known1(row));
     }
@@ -125,13 +123,12 @@ async function linksAcrossArchives(
  * (`rel="alternate"; type="text/html"`).
  */
 async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const { config, store } = app;
+  const { config } = app;
   const { uriR, urlkey, base } = req;
-  const policy = app.access.policy(urlkey);
-  const holdings = await everyHolding(app, uriR, urlkey, policy);
+  const holdings = await everyHolding(app, uriR, urlkey);
   const timemapOf = (a: ArchiveSpan) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR));
   const head = indexTimemapHead(base, uriR, config.archives, holdings, timemapOf);
-  if (!head.some((l) => l.rel === 'timemap')) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
+  if (!head.some((l) => l.rel === 'timemap')) throw await app.visible.absent(urlkey, uriR, base, `no memento of ${uriR} in any archive`);
   reply.header('link', formatLink({ uri: uris.calendar(base, uriR), rel: 'alternate', type: 'text/html' }));
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
@@ -139,15 +136,15 @@ async function indexTimemap(app: FastifyInstance, req: FastifyRequest, reply: Fa
   const span = { first: holdings.get(localSpans[0]?.id)?.first ?? 0, last: holdings.get(localSpans[localSpans.length - 1]?.id)?.last ?? 0 };
   const all = async function* () {
     for (const a of localSpans) {
-      for await (const page of policy.filterPages(store.index.mementoPages(a.id, urlkey))) yield timemapMementoLinks(page, base, a.id, span);
+      for await (const page of app.visible.timemapPages(a.id, urlkey)) yield timemapMementoLinks(page, base, a.id, span);
     }
   };
   return reply.send(Readable.from(linkFormat(head, all())));
 }
 
 /** What each archive holds of the URI-R: local ones from the index (what the access rules show), remote ones from the `self` link of their TimeMap. */
-async function everyHolding(app: FastifyInstance, uriR: string, urlkey: string, policy: UrlPolicy): Promise<Holdings> {
-  const holdings = await localHoldings(app.store.index, app.config.archives, urlkey, policy);
+async function everyHolding(app: FastifyInstance, uriR: string, urlkey: string): Promise<Holdings> {
+  const holdings = await localHoldings(app.visible, app.config.archives, urlkey);
   await addRemoteHoldings(holdings, app.config.archives, (a) => timemapSpan(a.timemap! + uriR));
   return holdings;
 }
@@ -161,10 +158,9 @@ async function everyHolding(app: FastifyInstance, uriR: string, urlkey: string, 
  * the URI-R.
  */
 async function indexJsonTimemapRoute(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const { config, store } = app;
+  const { config } = app;
   const { uriR, urlkey, base } = req;
-  const policy = app.access.policy(urlkey);
-  const holdings = await everyHolding(app, uriR, urlkey, policy);
+  const holdings = await everyHolding(app, uriR, urlkey);
   const index = indexTimemapEntries(
     config.archives,
     holdings,
@@ -172,12 +168,12 @@ async function indexJsonTimemapRoute(app: FastifyInstance, req: FastifyRequest, 
       isLocal(a) ? uris.timemapJson(base, a.id, uriR) : /\/timemap\/link\/$/.test(a.timemap!) ? a.timemap!.replace(/link\/$/, 'json/') + uriR : undefined,
     (a) => (a.timemap ? a.timemap + uriR : uris.timemap(base, a.id, uriR)),
   );
-  if (!index.length) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in any archive`);
+  if (!index.length) throw await app.visible.absent(urlkey, uriR, base, `no memento of ${uriR} in any archive`);
   reply.type('application/json');
   if (req.method === 'HEAD') return reply.send();
   const localSpans = config.archives.filter((a) => isLocal(a) && holdings.has(a.id));
   const pages = async function* () {
-    for (const a of localSpans) for await (const rows of policy.filterPages(store.index.mementoPages(a.id, urlkey))) yield { archiveId: a.id, rows };
+    for (const a of localSpans) for await (const rows of app.visible.timemapPages(a.id, urlkey)) yield { archiveId: a.id, rows };
   };
   return reply.send(Readable.from(indexJsonTimemap(base, uriR, index, pages())));
 }

@@ -8,9 +8,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { formatLinkHeader, type Link } from '#shared/link.js';
-import { hiddenError, visibleNeighbourhood } from '../access.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
-import { LINK_DETAILS, mementoLinks, select, uris } from '../memento/navigation.js';
+import { LINK_DETAILS, mementoLinks, uris } from '../memento/navigation.js';
+import { instant, select } from '../read/nearest.js';
 import { formFor, hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
 import { formChanges } from '../memento/body.js';
 import { LINK_FORMAT } from '../memento/timemap.js';
@@ -27,7 +27,7 @@ export async function timegateRoutes(app: FastifyInstance): Promise<void> {
  * for Prefer: original-content); `Vary: accept-datetime, prefer`; one Link
  * line: original, timemap, timebundle and the memento links around the
  * choice; Preference-Applied when Prefer was sent. The choice and the
- * links are among the mementos the access rules show (archive/access.ts);
+ * links are among the mementos the access rules show (archive/read/visible-index.ts);
  * 404 when the archive has no memento of the URI-R, 451 when it has only
  * hidden ones and some are blocked. The answer is kept with the read
  * cache's view of the URL it was made from and written whole to the next request
@@ -38,23 +38,22 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   const archive = localArchive(app.config, req.params.archive);
   const { uriR, urlkey, base } = req;
   const t = acceptDatetime(req) ?? Number.MAX_SAFE_INTEGER;
-  const policy = app.access.policy(urlkey);
-  const n = await visibleNeighbourhood(store.index, policy, archive.id, t);
-  if (!n) throw await hiddenError(store.index, policy, uriR, base, `no memento of ${uriR} in archive "${archive.id}"`, archive.id);
-  const s = select(n, t);
+  const n = await app.visible.neighbourhood(archive.id, urlkey, t);
+  if (!n) throw await app.visible.absent(urlkey, uriR, base, `no memento of ${uriR} in archive "${archive.id}"`, archive.id);
+  const s = select(n, instant(t));
   const prefer = parsePrefer(req.headers.prefer);
   // Variant 1: the URI-M of the form that satisfies the most dimensions asked for.
   const form = formFor(prefer, 'replay');
   const preferred = hasPreference(prefer);
   // The whole answer, kept with the URL's view in the read cache (kept-answer.ts): its key names what else it depends on.
   const key = `timegate ${s.memento.id} ${form} ${preferred ? `p${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''}` : ''} ${archive.id} ${base} ${uriR}`;
-  const kept = store.index.cache.answer<KeptAnswer>(n.view, key);
+  const kept = app.visible.kept<KeptAnswer>(n.view, key);
   if (kept) return sendKept(req, reply, kept);
   const vary = 'accept-datetime, prefer';
   let applied: string | undefined;
   if (preferred) {
     // What that URI-M will say it satisfies (Prefer rule 8), worked out as it will work it out.
-    const row = await store.index.byId(s.memento.id);
+    const row = await app.visible.row(s.memento.id);
     const target = { base, archiveId: archive.id, ts: toTimestamp14(s.memento.datetime) };
     const changes = row
       ? await formChanges(row, form, (r) => store.readResponse(r), target, app.decodeOptions, { pool: app.work.replay })
@@ -75,6 +74,6 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
   );
   // As context.ts `redirect` answers: Location, and the location as a one-line text body.
   const answer = keptAnswer(302, { vary, 'preference-applied': applied, link, location, 'content-type': TEXT }, Buffer.from(location + '\n'))!;
-  store.index.cache.keep(n.view, key, answer, answer.bytes);
+  app.visible.keep(n.view, key, answer, answer.bytes);
   return sendKept(req, reply, answer);
 }

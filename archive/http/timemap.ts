@@ -5,7 +5,6 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
 import { uris } from '../memento/navigation.js';
 import { jsonTimemap, LINK_FORMAT, linkFormat, type Span, timemapHead, timemapMementoLinks } from '../memento/timemap.js';
 import type { ArchiveSpan } from '../spans.js';
@@ -22,17 +21,16 @@ export async function timemapRoutes(app: FastifyInstance): Promise<void> {
 
 /**
  * The archive named in the address, the span of its mementos of the URI-R
- * that the access rules show, and the rules' policy for the URI-R.
+ * that the access rules show.
  *
  * @throws HttpError 404 when there is no such local archive, or it has no
  *   memento of the URI-R; 451 when it has only hidden ones and some are blocked
  */
-async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive: ArchiveSpan; span: Span; policy: UrlPolicy }> {
+async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive: ArchiveSpan; span: Span }> {
   const archive = localArchive(app.config, req.params.archive);
-  const policy = app.access.policy(req.urlkey);
-  const span = (await visibleSpans(app.store.index, policy)).find((x) => x.archive_id === archive.id);
-  if (!span) throw await hiddenError(app.store.index, policy, req.uriR, req.base, `no memento of ${req.uriR} in archive "${archive.id}"`, archive.id);
-  return { archive, span, policy };
+  const span = (await app.visible.spans(req.urlkey)).find((x) => x.archive_id === archive.id);
+  if (!span) throw await app.visible.absent(req.urlkey, req.uriR, req.base, `no memento of ${req.uriR} in archive "${archive.id}"`, archive.id);
+  return { archive, span };
 }
 
 /**
@@ -42,11 +40,11 @@ async function archiveAndSpan(app: FastifyInstance, req: Req): Promise<{ archive
  * pywb and the Wayback Machine answer), as the index TimeMap does.
  */
 async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
-  const { archive, span, policy } = await archiveAndSpan(app, req);
+  const { archive, span } = await archiveAndSpan(app, req);
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
   const links = async function* () {
-    for await (const page of policy.filterPages(app.store.index.mementoPages(archive.id, req.urlkey)))
+    for await (const page of app.visible.timemapPages(archive.id, req.urlkey))
       yield timemapMementoLinks(page, req.base, archive.id, span);
   };
   return reply.send(Readable.from(linkFormat(timemapHead(req.base, archive.id, req.uriR, span), links())));
@@ -54,10 +52,10 @@ async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply):
 
 /** `GET/HEAD /<id>/timemap/json/<URI-R>`: the same as mementoweb.org timemap-json. */
 async function json(app: FastifyInstance, req: Req, reply: FastifyReply): Promise<unknown> {
-  const { archive, policy } = await archiveAndSpan(app, req);
+  const { archive } = await archiveAndSpan(app, req);
   reply.type('application/json');
   if (req.method === 'HEAD') return reply.send();
-  return reply.send(Readable.from(jsonTimemap(policy.filterPages(app.store.index.mementoPages(archive.id, req.urlkey)), req.base, archive.id, req.uriR)));
+  return reply.send(Readable.from(jsonTimemap(app.visible.timemapPages(archive.id, req.urlkey), req.base, archive.id, req.uriR)));
 }
 
 /** `GET/HEAD /<id>/timebundle/<URI-R>`: 303 to the link-format TimeMap. */

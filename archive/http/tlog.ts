@@ -138,7 +138,7 @@ export async function tlogRoutes(app: FastifyInstance): Promise<void> {
       const size = await log.size(archive);
       if (!treeHolds(size, a)) throw httpError(404, `the log of archive "${archive}" (${size} entries) holds no tile ${req.params['*']}`);
       if (a.level !== undefined) return sendBytes(reply, 'application/octet-stream', TILE_CACHE, await readTile(log, archive, { ...a, level: a.level }));
-      const bundle = await readBundle(log, archive, a, (urlkey, datetime) => app.access.verdict(urlkey, datetime) === 'allow');
+      const bundle = await readBundle(log, archive, a, (urlkey, datetime) => app.visible.shows(urlkey, datetime));
       return sendBytes(reply, 'application/octet-stream', BUNDLE_CACHE, bundle);
     },
     { resource: 'log' },

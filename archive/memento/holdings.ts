@@ -4,19 +4,18 @@
  * the index (first and last Memento-Datetime), remote ones by asking them
  * (archive/memento/remote.ts), only when the caller needs them.
  */
-import { type UrlPolicy, visibleSpans } from '../access.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
-import type { MementoIndex } from '../store/memento-index.js';
+import type { VisibleIndex } from '../read/visible-index.js';
 import type { Holding, Holdings } from './choice.js';
 
 /**
  * The local archives' holdings of `urlkey` (an archive without mementos of
- * it is absent); with `policy` (archive/access.ts), of the mementos it shows only.
+ * it is absent), of the mementos the access rules show.
  */
-export async function localHoldings(index: MementoIndex, archives: readonly ArchiveSpan[], urlkey: string, policy?: UrlPolicy): Promise<Holdings> {
+export async function localHoldings(visible: VisibleIndex, archives: readonly ArchiveSpan[], urlkey: string): Promise<Holdings> {
   const local = new Set(archives.filter(isLocal).map((a) => a.id));
   const out: Holdings = new Map();
-  const spans = policy ? await visibleSpans(index, policy) : await index.spans(urlkey);
+  const spans = await visible.spans(urlkey);
   for (const s of spans) if (local.has(s.archive_id)) out.set(s.archive_id, { state: 'yes', first: s.first, last: s.last });
   return out;
 }

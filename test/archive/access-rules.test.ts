@@ -241,9 +241,9 @@ t.test('the replay cache never serves a page that is blocked now', async (t) => 
   t.equal((await request(uriM)).status, 200);
   t.equal((await request(uriM)).status, 200);
   t.ok(a.app.replayCache.bytes > 0, 'the replayed page is in the cache');
-  await a.app.access.replace([{ url: uriR, action: 'block' }]);
+  await a.app.visible.replaceRules([{ url: uriR, action: 'block' }]);
   is451(t, await request(uriM), 'blocked after it was cached');
-  await a.app.access.replace([]);
+  await a.app.visible.replaceRules([]);
   t.equal((await request(uriM)).status, 200, 'shown again when the rule goes');
 });
 

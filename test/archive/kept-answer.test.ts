@@ -145,7 +145,7 @@ t.test('access rules apply to kept answers at once (what SIGHUP does), and kept 
     t.equal((await request(uriM(DATES[2], 'id_'))).status, 200);
     t.equal((await tg()).headers.location, uriM(DATES[2]));
   }
-  await a.app.access.replace([{ url: u, action: 'block', after: epoch(DATES[1]) + 1 }]);
+  await a.app.visible.replaceRules([{ url: u, action: 'block', after: epoch(DATES[1]) + 1 }]);
   t.equal((await request(uriM(DATES[2], 'id_'))).status, 451, 'the kept Memento is blocked');
   t.equal((await request(uriM(DATES[2], 'id_'), { method: 'HEAD' })).status, 451, 'HEAD too');
   const tgBlocked = await tg();
@@ -153,10 +153,10 @@ t.test('access rules apply to kept answers at once (what SIGHUP does), and kept 
   t.notMatch(String(tgBlocked.headers.link), ts14(DATES[2]), 'and links to none blocked');
   const m1 = await request(uriM(DATES[1], 'id_'));
   t.notMatch(String(m1.headers.link), ts14(DATES[2]), "the middle one's Link leaves the blocked one out");
-  await a.app.access.replace([{ url: u, action: 'exclude' }]);
+  await a.app.visible.replaceRules([{ url: u, action: 'exclude' }]);
   t.equal((await request(uriM(DATES[0], 'id_'))).status, 404, 'excluded: 404');
   t.equal((await tg()).status, 404);
-  await a.app.access.replace([]);
+  await a.app.visible.replaceRules([]);
   t.equal((await request(uriM(DATES[2], 'id_'))).status, 200, 'rules gone: shown');
   t.equal((await tg()).headers.location, uriM(DATES[2]));
 });

@@ -103,17 +103,17 @@ t.test('access rules apply on top of a warm cache, and the cache serves again on
     t.equal((await request(uriM(DATES[2]))).status, 200);
   }
   // Block the newest (mementos at or after the middle of the year).
-  await a.app.access.replace([{ url: u, action: 'block', after: epoch(DATES[1]) + 1 }]);
+  await a.app.visible.replaceRules([{ url: u, action: 'block', after: epoch(DATES[1]) + 1 }]);
   t.equal((await tg()).headers.location, uriM(DATES[1]), 'TimeGate: the newest shown memento');
   t.equal((await request(uriM(DATES[2]))).status, 451, 'the blocked memento: 451');
   t.notMatch((await request(`${a.url}/2025/timemap/link/${u}`)).text, ts14(DATES[2]), 'TimeMap leaves it out');
   t.equal((await request(`${a.url}/tg/${u}`)).headers.location, `${a.url}/2025/timegate/${u}`);
   t.notMatch(String((await request(`${a.url}/tg/${u}`)).headers.link), ts14(DATES[2]), 'redirector links leave it out');
-  await a.app.access.replace([{ url: u, action: 'exclude' }]);
+  await a.app.visible.replaceRules([{ url: u, action: 'exclude' }]);
   t.equal((await tg()).status, 404, 'excluded: 404');
   t.equal((await request(`${a.url}/tg/${u}`)).status, 404, 'redirector: 404');
   t.equal((await request(uriM(DATES[0]))).status, 404, 'Memento: 404');
-  await a.app.access.replace([]);
+  await a.app.visible.replaceRules([]);
   const { hits } = a.store.index.cache.stats;
   t.equal((await tg()).headers.location, uriM(DATES[2]), 'rules gone: the newest again');
   t.equal((await request(uriM(DATES[2]))).status, 200);
