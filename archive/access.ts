@@ -43,11 +43,8 @@
  * (`VisibleIndex`) reads the index through these rules, once, for every
  * route, page and command.
  */
-import { type HttpError, httpError } from '#shared/http-error.js';
-import { formatLinkHeader } from '#shared/link.js';
 import { exactUrlkey, foldEncodedSlashes, normalizeUriR, UriError } from '#shared/uri.js';
 import { foldedPrefixes, keysUnder } from './access-folded.js';
-import type { Neighbourhood } from './store/index-db.js';
 import type { MementoIndex } from './store/memento-index.js';
 
 /** What the rules say of a memento: show it, answer 451 (RFC 7725), or act as if it was never captured. */

@@ -140,16 +140,15 @@ export function resumePointAfter(p: PlacedRow, q: CdxQuery): ResumePoint {
  * `q.showResumeKey` is set, the resume key: an empty line and the key
  * (`text`, as the Wayback CDX server prints it) or a line
  * `{"resumeKey":"<key>"}` (`json`). Yields text a chunk at a time.
- *
- * @param shown whether a row may be listed: the one place rows are left out of CDX answers
+ * `rows` are the rows that may be listed (archive/read/visible-index.ts
+ * `cdxRows`: the access rules are applied there).
  */
-export async function* cdxBody(rows: AsyncIterable<PlacedRow>, q: CdxQuery, shown: (row: CdxRow) => boolean): AsyncGenerator<string> {
+export async function* cdxBody(rows: AsyncIterable<PlacedRow>, q: CdxQuery): AsyncGenerator<string> {
   let out = '';
   let n = 0;
   let last: PlacedRow | undefined;
   let more = false;
   for await (const p of rows) {
-    if (!shown(p.row)) continue;
     if (n === q.limit) {
       more = true;
       break;

@@ -122,7 +122,6 @@ async function namedOriginal(app: FastifyInstance, value: string | string[] | un
   const named = typeof value === 'string' ? parseRevisitOf(value) : undefined;
   if (!named) throw httpError(400, `the PUT's ${REVISIT_OF} is not "<archive id> <14-digit datetime> <URI-R>"`, { close: true });
   const row = await app.visible.revisitTarget(named.archiveId, named.urlkey, named.datetime);
-  if (!row)
-    throw httpError(422, `the PUT's ${REVISIT_OF} names no memento of this archive; nothing stored`, { close: true });
+  if (!row) throw httpError(422, `the PUT's ${REVISIT_OF} names no memento of this archive; nothing stored`, { close: true });
   return row;
 }

@@ -44,8 +44,7 @@ async function linkTimemap(app: FastifyInstance, req: Req, reply: FastifyReply):
   reply.type(LINK_FORMAT);
   if (req.method === 'HEAD') return reply.send();
   const links = async function* () {
-    for await (const page of app.visible.timemapPages(archive.id, req.urlkey))
-      yield timemapMementoLinks(page, req.base, archive.id, span);
+    for await (const page of app.visible.timemapPages(archive.id, req.urlkey)) yield timemapMementoLinks(page, req.base, archive.id, span);
   };
   return reply.send(Readable.from(linkFormat(timemapHead(req.base, archive.id, req.uriR, span), links())));
 }

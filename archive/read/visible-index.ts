@@ -18,11 +18,15 @@
  */
 import { type HttpError, httpError } from '#shared/http-error.js';
 import { formatLinkHeader } from '#shared/link.js';
-import { type AccessRule, AccessRules, type KeyRange, nowSeconds, subtractKeys, type UrlPolicy, type Verdict } from '../access.js';
+import { type AccessRule, AccessRules, nowSeconds, subtractKeys, type UrlPolicy, type Verdict } from '../access.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
+import { cdxRows, type PlacedRow } from '../cdx/answer.js';
+import type { CdxQuery } from '../cdx/query.js';
+import type { CdxWalk } from '../store/cdx-walk.js';
 import type { MementoIndex, TimemapRow } from '../store/memento-index.js';
-import type { MementoRow, Neighbourhood, Spans } from '../store/memento-row.js';
+import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/memento-row.js';
 import { instant, nearer, type Period, type Selection, select } from './nearest.js';
+import { VisiblePages } from './pages.js';
 
 /** The nearest shown memento of a URL in any local archive ({@link VisibleIndex.nearest}). */
 export interface NearestMemento {
@@ -44,7 +48,12 @@ export class VisibleIndex {
     readonly index: MementoIndex,
     readonly rules: AccessRules,
     private readonly archives: readonly ArchiveSpan[] = [],
-  ) {}
+  ) {
+    this.pages = new VisiblePages(index, rules);
+  }
+
+  /** The `/web/` pages' queries (calendars, day lists, prefix lists, sites, counts) through the same rules. */
+  readonly pages: VisiblePages;
 
   /**
    * The index through `rules` (checked rules, archive/config.ts `access`),
@@ -233,19 +242,42 @@ export class VisibleIndex {
   }
 
   /** The datetimes of `urlkey` that are shown, as `[from, until)` spans (epoch s); `undefined` when every memento of it is. */
-  shownRanges(urlkey: string): readonly (readonly [number, number])[] | undefined {
+  shownRanges(urlkey: string): Ranges | undefined {
     const policy = this.policy(urlkey);
     return policy.open ? undefined : policy.ranges('allow');
   }
 
   /**
-   * The urlkey ranges of a walk over many urlkeys less those every memento
-   * of which is hidden, whatever its datetime (AccessRules
-   * `wholeHiddenKeys`): the walk never reads their rows.
+   * The rows of a CDX query (archive/cdx/answer.ts `cdxRows`) that are
+   * shown, in the answer's order: the walk limited as far as the index can
+   * limit it — for one URL (`matchType=exact`, also `sort=closest`) to the
+   * spans of datetimes shown (none at all when the URL is wholly hidden: an
+   * excluded URL with many mementos is answered as fast as one never
+   * captured); for many, to the urlkeys not wholly hidden and the rows the
+   * rules show — and every row tested all the same ({@link rowTest}), at
+   * one `now` for the whole answer.
    */
-  walkedKeys(ranges: readonly KeyRange[]): KeyRange[] {
-    const hidden = this.rules.wholeHiddenKeys();
-    return hidden.length ? subtractKeys(ranges, hidden) : [...ranges];
+  cdxRows(q: CdxQuery): AsyncGenerator<PlacedRow> {
+    const now = nowSeconds();
+    const listed = this.rowTest(now);
+    let limits: Pick<CdxWalk, 'within' | 'shown'> = {};
+    if (q.matchType !== 'exact') {
+      const hidden = this.rules.wholeHiddenKeys();
+      if (hidden.length)
+        q = {
+          ...q,
+          ranges: subtractKeys(
+            q.ranges.map((r) => ({ from: r.from, to: r.to ?? r.from + '\0' })),
+            hidden,
+          ),
+        };
+      const shown = this.rules.shownSql(now);
+      if (shown.sql !== 'TRUE') limits = { shown };
+    } else {
+      const policy = this.policy(q.ranges[0].from, now);
+      if (!policy.open) limits = { within: policy.ranges('allow') };
+    }
+    return filterPlaced(cdxRows(this.index, q, [], limits), listed);
   }
 
   /**
@@ -261,6 +293,11 @@ export class VisibleIndex {
   get generation(): number {
     return this.rules.generation;
   }
+}
+
+/** The placed rows whose row `listed` lets through. */
+async function* filterPlaced(rows: AsyncIterable<PlacedRow>, listed: (row: { urlkey: string; datetime: number }) => boolean): AsyncGenerator<PlacedRow> {
+  for await (const p of rows) if (listed(p.row)) yield p;
 }
 
 /**

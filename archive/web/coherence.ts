@@ -175,8 +175,8 @@ async function capturesOf(app: FastifyInstance, urls: readonly string[], t: numb
     } catch {
       continue;
     }
-    const policy = app.access.policy(urlkey);
-    const cond = policy.open ? '' : ` AND (${rangeSql(policy.ranges('allow'))})`;
+    const shown = app.visible.shownRanges(urlkey);
+    const cond = shown ? ` AND (${rangeSql(shown)})` : '';
     if (!groups.has(cond) && groups.size >= PANEL_STATEMENTS) {
       upTo = i;
       break;

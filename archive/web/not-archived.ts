@@ -9,7 +9,6 @@
 import type { FastifyInstance } from 'fastify';
 import { parseUriR } from '../http/context.js';
 import { displayUrl } from './format.js';
-import { calendarSummary } from './queries.js';
 
 /** The names of the loopback host: one machine, which a capture proxy may file under any one of them (its vhost's canonical name). */
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
@@ -50,7 +49,7 @@ export function sameMachineNames(app: FastifyInstance, uriR: string): { uriR: st
 export async function sameMachineCaptures(app: FastifyInstance, uriR: string): Promise<SameMachine[]> {
   const out: SameMachine[] = [];
   for (const other of sameMachineNames(app, uriR)) {
-    const summary = await calendarSummary(app.store.index, other.urlkey, app.access.policy(other.urlkey));
+    const summary = await app.visible.pages.calendar(other.urlkey);
     if (summary) out.push({ uriR: other.uriR, path: `/web/*/${other.uriR}`, total: summary.total });
   }
   return out;

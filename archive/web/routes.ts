@@ -28,8 +28,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError, isHttpError } from '#shared/http-error.js';
-import { hiddenError, type UrlPolicy, visibleSpans } from '../access.js';
-import { type Period, timestampPeriod, uris } from '../memento/navigation.js';
+import { uris } from '../memento/navigation.js';
+import { instant, type Period, timestampPeriod } from '../read/nearest.js';
 import { formOfModifier, type MementoForm } from '../memento/prefer.js';
 import { timestampBound } from '../cdx/query.js';
 import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
@@ -41,23 +41,8 @@ import { DIFF_BUDGET, DIFF_DEADLINE_MS, type DiffResult } from './diff.js';
 import { displayUrl, longDate, monthName } from './format.js';
 import { type SameMachine, notArchivedData, sameMachineCaptures, sameMachineNames } from './not-archived.js';
 import { errorTitle, sendPage } from './page.js';
-import {
-  calendarSummary,
-  type Capture,
-  captureCount,
-  capturesBetween,
-  DAY_LIMIT,
-  daysOfYear,
-  hasCaptureOf,
-  nearestCapture,
-  type Nearest,
-  recentCaptures,
-  type Site,
-  sites,
-  urlsOfDomain,
-  urlsUnder,
-  type UrlUnderPrefix,
-} from './queries.js';
+import { DAY_LIMIT } from './queries.js';
+import type { Capture, Nearest, Site } from '../read/pages.js';
 import { captureText, type CaptureText } from './text.js';
 import { WorkRefused } from '../work/pool.js';
 
@@ -74,9 +59,9 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   let siteCache: { at: number; rules: number; sites: Site[] } | undefined;
   const homeSites = async () => {
     // Kept for SITES_TTL_MS, and computed again at once when the access rules change (SIGHUP).
-    const rules = app.access.generation;
+    const rules = app.visible.generation;
     if (!siteCache || siteCache.rules !== rules || Date.now() - siteCache.at > SITES_TTL_MS)
-      siteCache = { at: Date.now(), rules, sites: await sites(app.store.index, HOME_SITES, app.access.shownSql()) };
+      siteCache = { at: Date.now(), rules, sites: await app.visible.pages.sites(HOME_SITES) };
     return siteCache.sites;
   };
   // None of these pages on replay_origin: a stored page there never reaches them in its own origin.
@@ -204,14 +189,13 @@ function prefixOf(rest: string): { url: string; after: string } | undefined {
 /** `GET /web/`: search box, sites, latest captures. */
 async function home(app: FastifyInstance, req: Req, reply: FastifyReply, homeSites: () => Promise<Site[]>): Promise<FastifyReply> {
   // Counts, dates and lists over the captures the access rules show: a hidden one is in none of them.
-  const shown = app.access.shownSql();
-  const [sites, recent, total] = await Promise.all([homeSites(), recentCaptures(app.store.index, 20, shown), captureCount(app.store.index, shown)]);
+  const [sites, recent, total] = await Promise.all([homeSites(), app.visible.pages.recent(20), app.visible.pages.count()]);
   return render(app, req, reply, 200, 'home', { title: 'Web archive', sites, recent, total, archives: app.config.archives.map((a) => a.id) });
 }
 
 /** The error when the rules show no capture of the URL: 451 when some is blocked, else the 404 page's. */
-async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, policy: UrlPolicy, uriR: string): Promise<FastifyReply> {
-  const err = await hiddenError(app.store.index, policy, uriR, req.base, `no memento of ${uriR} in any archive`);
+async function hidden(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, urlkey: string, uriR: string): Promise<FastifyReply> {
+  const err = await app.visible.absent(urlkey, uriR, req.base, `no memento of ${uriR} in any archive`);
   if (err.status === 404) return render(app, req, reply, 404, 'not-archived', await notArchivedData(app, uriR));
   throw err;
 }
@@ -263,12 +247,11 @@ async function search(app: FastifyInstance, req: Req, reply: FastifyReply, max: 
   const isPrefix = q.endsWith('*');
   const { uriR, urlkey } = parseUriR(isPrefix ? q.slice(0, -1) : q, max);
   if (isPrefix) return redirect(reply, 302, `${req.base}/web/*/${uriR}*`);
-  const policy = app.access.policy(urlkey);
-  const captured = await nearestCapture(app.store.index, urlkey, 0, policy);
+  const captured = await app.visible.pages.nearest(urlkey, instant(0));
   // A bare host never captured goes to its domain's listing, unless this machine holds it under another loopback
   // name: then its calendar, whose "Not archived" page offers that history.
   if (!captured && !/[/?#]/.test(q) && !(await sameMachineCaptures(app, uriR)).length) return domainListing(uriR);
-  const asCaptured = !captured || (await hasCaptureOf(app.store.index, urlkey, uriR, policy)) ? uriR : captured.last.uri_r;
+  const asCaptured = !captured || (await app.visible.pages.hasCaptureOf(urlkey, uriR)) ? uriR : captured.last.uri_r;
   return redirect(reply, 302, `${req.base}/web/*/${asCaptured}`);
 }
 
@@ -277,18 +260,17 @@ async function search(app: FastifyInstance, req: Req, reply: FastifyReply, max: 
 // year; `YYYYMMDD`: that year and the list of that day's captures.
 async function calendarPage(app: FastifyInstance, req: Req, reply: FastifyReply, sel: string, url: string, max: number): Promise<FastifyReply> {
   const { uriR, urlkey } = parseUriR(url, max);
-  const policy = app.access.policy(urlkey);
-  const summary = await calendarSummary(app.store.index, urlkey, policy);
-  if (!summary) return hidden(app, req, reply, policy, uriR);
+  const summary = await app.visible.pages.calendar(urlkey);
+  if (!summary) return hidden(app, req, reply, urlkey, uriR);
   if (sel && sel.length !== 4 && sel.length !== 6 && sel.length !== 8)
     throw httpError(400, `a calendar is /web/*/<url>, /web/<YYYY>*/<url> or /web/<YYYYMMDD>*/<url>`);
   const year = sel ? Number(sel.slice(0, 4)) : new Date(summary.last * 1000).getUTCFullYear();
-  const days = await daysOfYear(app.store.index, urlkey, year, policy);
+  const days = await app.visible.pages.daysOfYear(urlkey, year);
   let day: { label: string; captures: (Capture & { prev?: number })[]; more: boolean } | undefined;
   if (sel.length === 8) {
     const from = timestampBound(sel, 'first');
     if (from === undefined) throw httpError(400, `no day ${sel}: a day is YYYYMMDD`);
-    const { captures, before } = await capturesBetween(app.store.index, urlkey, from, from + 86400, policy);
+    const { captures, before } = await app.visible.pages.capturesBetween(urlkey, from, from + 86400);
     let prev = before;
     const withPrev = captures.map((c) => {
       const out = { ...c, prev };
@@ -337,28 +319,7 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const domain = url.startsWith('*.');
   const parsed = parseUriR(domain ? url.slice(2) : url, max);
   const uriR = domain ? `*.${new URL(parsed.uriR).hostname}/` : parsed.uriR;
-  const list = domain
-    ? (at: string) => urlsOfDomain(app.store.index, parsed.urlkey, at, PREFIX_PAGE + 1)
-    : (at: string) => urlsUnder(app.store.index, parsed.urlkey, at, PREFIX_PAGE + 1);
-  // The URLs some of whose captures the rules hide: counts and dates over the shown ones; left out when none is. Read
-  // until a page and one more URL are shown, so that the page is full and its cursor is the last URL it shows (never a
-  // hidden one).
-  const page: UrlUnderPrefix[] = [];
-  let more = false;
-  for (let at = after; !more;) {
-    const rows = await list(at);
-    for (const r of rows) {
-      const shown = await shownUrl(app, r);
-      if (!shown) continue;
-      if (page.length === PREFIX_PAGE) {
-        more = true;
-        break;
-      }
-      page.push(shown);
-    }
-    if (rows.length <= PREFIX_PAGE) break;
-    at = rows[rows.length - 1].urlkey;
-  }
+  const { page, more } = await app.visible.pages.urlsUnder(parsed.urlkey, domain, after, PREFIX_PAGE);
   const cursor = page[page.length - 1]?.urlkey;
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
   const status = page.length || after ? 200 : 404;
@@ -371,15 +332,6 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
     first: !after,
     sameMachine,
   });
-}
-
-/** A URL of the prefix list as the access rules let it be shown: counts and dates of its shown captures; `undefined` when none is. */
-async function shownUrl(app: FastifyInstance, r: UrlUnderPrefix): Promise<UrlUnderPrefix | undefined> {
-  const policy = app.access.policy(r.urlkey);
-  if (policy.open) return r;
-  const spans = await visibleSpans(app.store.index, policy);
-  const n = spans.reduce((a, x) => a + x.n, 0);
-  return n ? { ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) } : undefined;
 }
 
 /**
@@ -465,19 +417,16 @@ async function nearestAsked(
 ): Promise<{ period: Period; asked: number; uriR: string; n: Nearest } | FastifyReply> {
   const period = parseTs(ts);
   const { uriR, urlkey } = parseUriR(url, max);
-  const policy = app.access.policy(urlkey);
-  const n = await nearestCapture(app.store.index, urlkey, period.end, policy, period.start);
-  return n ? { period, asked: askedInstant(ts, period), uriR, n } : hidden(app, req, reply, policy, uriR);
+  const n = await app.visible.pages.nearest(urlkey, period);
+  return n ? { period, asked: askedInstant(ts, period), uriR, n } : hidden(app, req, reply, urlkey, uriR);
 }
 
-/** {@link sameMachineNames} of a prefix with URLs the access rules show among its first {@link PREFIX_PAGE}. */
+/** {@link sameMachineNames} of a prefix with URLs the access rules show (the first {@link PREFIX_PAGE} of them counted). */
 async function sameMachinePrefixes(app: FastifyInstance, prefix: string): Promise<SameMachine[]> {
   const out: SameMachine[] = [];
   for (const other of sameMachineNames(app, prefix)) {
-    const rows = await urlsUnder(app.store.index, other.urlkey, '', PREFIX_PAGE + 1);
-    let total = 0;
-    for (const r of rows.slice(0, PREFIX_PAGE)) if (await shownUrl(app, r)) total++;
-    if (total) out.push({ uriR: other.uriR, path: `/web/*/${other.uriR}*`, total, more: rows.length > PREFIX_PAGE });
+    const { page, more } = await app.visible.pages.urlsUnder(other.urlkey, false, '', PREFIX_PAGE);
+    if (page.length) out.push({ uriR: other.uriR, path: `/web/*/${other.uriR}*`, total: page.length, more });
   }
   return out;
 }
@@ -489,12 +438,8 @@ async function diffPage(app: FastifyInstance, req: Req, reply: FastifyReply, res
   const p1 = parseTs(t1s);
   const p2 = parseTs(t2s);
   const { uriR, urlkey } = parseUriR(url, max);
-  const policy = app.access.policy(urlkey);
-  const found = await Promise.all([
-    nearestCapture(app.store.index, urlkey, p1.end, policy, p1.start),
-    nearestCapture(app.store.index, urlkey, p2.end, policy, p2.start),
-  ]);
-  if (!found[0] || !found[1]) return hidden(app, req, reply, policy, uriR);
+  const found = await Promise.all([app.visible.pages.nearest(urlkey, p1), app.visible.pages.nearest(urlkey, p2)]);
+  if (!found[0] || !found[1]) return hidden(app, req, reply, urlkey, uriR);
   // The older capture on the left whichever order the address names them in (`/web/diff/<newer>/<older>/…` too).
   const [n1, n2] = found[0].memento.datetime <= found[1].memento.datetime ? [found[0], found[1]] : [found[1], found[0]];
   const [a, b] = await Promise.all([readText(app, n1.memento), readText(app, n2.memento)]);
