@@ -9,12 +9,13 @@ import type { Link } from '#shared/link.js';
 import { timestampBound } from '../cdx/query.js';
 import type { MementoRef, MementoRow, Neighbourhood } from '../store/index-db.js';
 import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
+import { buildUriM } from './uri-m.js';
 
 /** Builders of the archive's URIs, all absolute under `base` (no trailing slash). */
 export const uris = {
-  /** URI-M of a form (prefer.ts): the archival replay, `ol_` original links, `id_` raw. */
+  /** URI-M of a form (prefer.ts) at the memento's Memento-Datetime (uri-m.ts): the archival replay, `ol_` original links, `id_` raw. */
   memento: (base: string, archive: string, row: Pick<MementoRow, 'datetime' | 'uri_r'>, form: MementoForm = 'replay') =>
-    `${base}/${archive}/memento/${toTimestamp14(row.datetime)}${FORM_MODIFIERS[form]}/${row.uri_r}`,
+    buildUriM(base, { archive, timestamp: toTimestamp14(row.datetime), modifier: FORM_MODIFIERS[form], uriR: row.uri_r }),
   /** URI-G of one archive. */
   timegate: (base: string, archive: string, uriR: string) => `${base}/${archive}/timegate/${uriR}`,
   /** URI-T, link-format. */
