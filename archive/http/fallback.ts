@@ -14,11 +14,12 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '#shared/http-error.js';
+import { buildUriM, parseUriM } from '../memento/uri-m.js';
 import { isLocal } from '../spans.js';
 import { redirect } from './context.js';
 
-/** A Memento address after the base: archive id, timestamp (1-14 digits), optional form modifier, URI-R. */
-const MEMENTO_PATH = /^\/([^/?#]+)\/memento\/(\d{1,14})(?:[a-z]{2}_)?\/(https?:\/\/[^/?#]+)/i;
+/** The scheme and authority an http(s) URI-R starts with. */
+const SITE = /^https?:\/\/[^/?#]+/i;
 
 /**
  * Where a request that matched no route is sent, from its `Referer`: the
@@ -35,17 +36,18 @@ const MEMENTO_PATH = /^\/([^/?#]+)\/memento\/(\d{1,14})(?:[a-z]{2}_)?\/(https?:\
  */
 export function refererTarget(base: string, target: string, referer: string | undefined, isArchive: (id: string) => boolean): string | undefined {
   if (!referer || !referer.startsWith(base + '/') || !target.startsWith('/') || target.startsWith('//')) return undefined;
-  const m = MEMENTO_PATH.exec(referer.slice(base.length));
-  if (!m || !isArchive(m[1])) return undefined;
+  const m = parseUriM(referer.slice(base.length));
+  const siteOf = m && m.base === '' && isArchive(m.archive) ? SITE.exec(m.uriR) : null;
+  if (!m || !siteOf) return undefined;
   let origin: string;
   try {
-    const site = new URL(m[3]);
+    const site = new URL(siteOf[0]);
     if (site.protocol !== 'http:' && site.protocol !== 'https:') return undefined;
     origin = site.origin;
   } catch {
     return undefined;
   }
-  return `${base}/${m[1]}/memento/${m[2]}/${origin}${target}`;
+  return buildUriM(base, { archive: m.archive, timestamp: m.timestamp, modifier: '', uriR: origin + target });
 }
 
 /**

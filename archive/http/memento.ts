@@ -27,6 +27,7 @@ import { instant, type Selection, select, timestampPeriod, type Period } from '.
 import { blockedError } from '../read/visible-index.js';
 import { formFor, formOfModifier, type MementoForm, parsePrefer, type PreferRequest } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
+import { buildUriM, parseUriMTimestamp } from '../memento/uri-m.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { Neighbourhood } from '../read/rows.js';
 import { notArchivedData } from '../web/not-archived.js';
@@ -65,11 +66,11 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
  * form modifier (`id_`, `ol_`, or one of the replay's context modifiers `im_`, `js_`…). @throws HttpError 400
  */
 function parseTs(segment: string): { ts: string; period: Period; form: MementoForm; modifier: string } {
-  const m = /^(\d*)([a-z]{2}_)?$/.exec(segment);
-  const form = m ? formOfModifier(m[2] ?? '') : undefined;
-  const period = m && form ? timestampPeriod(m[1]) : undefined;
+  const m = parseUriMTimestamp(segment);
+  const form = m ? formOfModifier(m.modifier) : undefined;
+  const period = m && form ? timestampPeriod(m.timestamp) : undefined;
   if (!m || !form || !period) throw httpError(400, `malformed Memento timestamp ${JSON.stringify(segment.slice(0, 40))}; it is 14 digits YYYYMMDDhhmmss (UTC)`);
-  return { ts: m[1], period, form, modifier: m[2] ?? '' };
+  return { ts: m.timestamp, period, form, modifier: m.modifier };
 }
 
 type Req = FastifyRequest<{ Params: Record<string, string> }>;
@@ -135,7 +136,7 @@ async function memento(app: FastifyInstance, req: Req, reply: FastifyReply): Pro
   if (atT && nearest.archiveId === archive.id && n && s?.memento.id === nearest.selection.memento.id)
     return serve(app, req, reply, { archive: archive.id, n, s, addressForm, rewriteAt: ts });
   reply.header('access-control-allow-origin', '*');
-  if (atT) return redirect(reply, 302, `${base}/${nearest.archiveId}/memento/${ts}${modifier}/${uriR}`);
+  if (atT) return redirect(reply, 302, buildUriM(base, { archive: nearest.archiveId, timestamp: ts, modifier, uriR }));
   return redirect(reply, 302, uris.memento(base, nearest.archiveId, nearest.selection.memento, addressForm));
 }
 

@@ -11,8 +11,8 @@ import { formatLinkHeader, type Link } from '#shared/link.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from '../memento/head-budget.js';
 import { LINK_DETAILS, mementoLinks, uris } from '../memento/navigation.js';
 import { instant, select } from '../read/nearest.js';
-import { formFor, hasPreference, parsePrefer, preferenceApplied } from '../memento/prefer.js';
-import { formChanges } from '../memento/body.js';
+import { formFor, hasPreference, parsePrefer } from '../memento/prefer.js';
+import { predictPreferenceApplied } from '../memento/preference-applied.js';
 import { LINK_FORMAT } from '../memento/timemap.js';
 import { acceptDatetime, localArchive, readRoute, TEXT } from './context.js';
 import { type KeptAnswer, keptAnswer, sendKept } from './kept-answer.js';
@@ -55,10 +55,7 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
     // What that URI-M will say it satisfies (Prefer rule 8), worked out as it will work it out.
     const row = await app.visible.row(s.memento.id);
     const target = { base, archiveId: archive.id, ts: toTimestamp14(s.memento.datetime) };
-    const changes = row
-      ? await formChanges(row, form, (r) => store.readResponse(r), target, app.decodeOptions, { pool: app.work.replay })
-      : { content: false, links: false };
-    applied = preferenceApplied(prefer, form, changes);
+    applied = await predictPreferenceApplied(row, prefer, form, (r) => store.readResponse(r), target, app.decodeOptions, { pool: app.work.replay });
   }
   const location = uris.memento(base, archive.id, s.memento, form);
   const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary) + headerBytes('preference-applied', applied);

@@ -23,6 +23,7 @@ import { readMementoResponse } from '../store/stored-response.js';
 import type { StoredResponse, WarcReader } from '../store/warc-reader.js';
 import { openWarcStore } from '../store/open-warcs.js';
 import { openIndex } from '../store/open-index.js';
+import { parseUriM, uriMPath } from '../memento/uri-m.js';
 import type { WarcStore } from '../store/warc-store.js';
 
 /** What the archive did with one capture. */
@@ -74,7 +75,7 @@ export class StoreSink implements CaptureSink {
     try {
       const r = await this.store.ingest(capture, new Date(), { datetime, via, revisitOf });
       if (r.conflict) {
-        const stored = `${r.row.archive_id}/memento/${toTimestamp14(r.row.datetime)}/${r.row.uri_r}`;
+        const stored = uriMPath({ archive: r.row.archive_id, timestamp: toTimestamp14(r.row.datetime), modifier: '', uriR: r.row.uri_r });
         return { kind: 'refused', status: 409, reason: `conflict: a different capture of this URI-R is stored at the same second, ${stored}; nothing stored` };
       }
       return { kind: r.kind === 'revisit' ? 'revisit' : r.created ? 'new' : 'duplicate', archiveId: r.row.archive_id, datetime: r.row.datetime };
@@ -186,10 +187,10 @@ export class DaemonSink implements CaptureSink {
       });
       const resolveAnswer = (status: number, location: string, line: string) => {
         if (status === 200 || status === 201) {
-          const m = /\/([^/]+)\/memento\/(\d{14})\/(.*)$/.exec(location);
-          const t = m && parseTimestamp14(m[2]);
+          const m = parseUriM(location);
+          const t = m && m.timestamp.length === 14 && !m.modifier ? parseTimestamp14(m.timestamp) : null;
           if (!m || !t) return reject(new Error(`the daemon at ${origin} answered ${status} without a memento Location`));
-          resolve({ kind: status === 201 ? 'new' : 'duplicate', archiveId: decodeURIComponent(m[1]), datetime: t.getTime() / 1000, uriR: m[3] });
+          resolve({ kind: status === 201 ? 'new' : 'duplicate', archiveId: decodeURIComponent(m.archive), datetime: t.getTime() / 1000, uriR: m.uriR });
         } else if (status >= 400 && status < 500) resolve({ kind: 'refused', status, reason: line, uriR });
         else reject(new Error(`the daemon at ${origin} answered ${status}: ${line}`));
       };

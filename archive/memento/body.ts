@@ -12,7 +12,6 @@ import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from './content-coding.js';
 import { isHtml, withBaseElement, withBaseElementBuffer } from './html-base.js';
-import { isRedirect, mementoLocation } from './location.js';
 import type { BodyChanges, MementoForm } from './prefer.js';
 
 /** Reads a memento's stored response record (again). */
@@ -143,33 +142,4 @@ export async function planBody(
   const page = { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc, clock: toTimestamp14(row.datetime) };
   const r = await replayBody(stored, page, decode, replay);
   return { ...asStored, body: r.body, bodyBuffer: r.bodyBuffer, length: r.length, changes: { content: r.changed, links: r.changed }, decoded: r.decoded };
-}
-
-/**
- * How the body of a Memento in `form` differs from the stored one (for a
- * TimeGate's Preference-Applied, which must say what that URI-M will say):
- * worked out as the Memento does it, on the stored record (and as
- * cheaply: a content-coded page is decoded only as far as the Memento
- * decodes before its head; an HTML page is not rewritten, since its replay
- * always changes it).
- *
- * @param replay where a stylesheet's rewrite runs when it does not fit in a slice of the event loop
- * @throws HttpError 503 when that rewrite cannot be done now (replay.ts)
- */
-export async function formChanges(
-  row: MementoRow,
-  form: MementoForm,
-  read: ReadRecord,
-  target: ReplayTarget,
-  decode: DecodeOptions = {},
-  replay: ReplayOptions = {},
-): Promise<BodyChanges> {
-  if (form === 'raw' && !isRedirect(row.status)) return UNCHANGED;
-  const stored = await read(row);
-  const contentType = stored.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  const plan = await planBody(row, stored, form, read, target, contentType, decode, { ...replay, changesOnly: true });
-  plan.close();
-  const location = isRedirect(stored.status) ? stored.headers.find(([k]) => k.toLowerCase() === 'location')?.[1] : undefined;
-  const locationChanged = location !== undefined && mementoLocation(target, form, location, row.uri_r).changed;
-  return { content: plan.changes.content, links: plan.changes.links || locationChanged };
 }

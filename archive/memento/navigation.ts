@@ -1,20 +1,21 @@
 /**
  * Memento addresses and navigation links (RFC 7089 §2.2; the URL space is
  * in docs/url-space.md): the builders of every URI-G, URI-M and URI-T this
- * archive names, the choice of the memento for an instant, and the
- * first/prev/next/last links around it.
+ * archive names, and the first/prev/next/last links around the memento
+ * chosen for an instant (the choice: archive/read/nearest.ts).
  */
 import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
 import type { Link } from '#shared/link.js';
-import { timestampBound } from '../cdx/query.js';
-import type { MementoRef, MementoRow, Neighbourhood } from '../store/index-db.js';
+import type { Selection } from '../read/nearest.js';
+import type { MementoRef, MementoRow } from '../store/memento-row.js';
 import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
+import { buildUriM } from './uri-m.js';
 
 /** Builders of the archive's URIs, all absolute under `base` (no trailing slash). */
 export const uris = {
-  /** URI-M of a form (prefer.ts): the archival replay, `ol_` original links, `id_` raw. */
+  /** URI-M of a form (prefer.ts) at the memento's Memento-Datetime (uri-m.ts): the archival replay, `ol_` original links, `id_` raw. */
   memento: (base: string, archive: string, row: Pick<MementoRow, 'datetime' | 'uri_r'>, form: MementoForm = 'replay') =>
-    `${base}/${archive}/memento/${toTimestamp14(row.datetime)}${FORM_MODIFIERS[form]}/${row.uri_r}`,
+    buildUriM(base, { archive, timestamp: toTimestamp14(row.datetime), modifier: FORM_MODIFIERS[form], uriR: row.uri_r }),
   /** URI-G of one archive. */
   timegate: (base: string, archive: string, uriR: string) => `${base}/${archive}/timegate/${uriR}`,
   /** URI-T, link-format. */
@@ -34,72 +35,6 @@ export const uris = {
   receipt: (base: string, archive: string, row: Pick<MementoRow, 'datetime' | 'uri_r'>) =>
     `${base}/${archive}/receipt/${toTimestamp14(row.datetime)}/${row.uri_r}`,
 };
-
-/** The memento chosen for an instant, with its neighbours for Link (id, datetime, URI-R of each). */
-export interface Selection {
-  memento: MementoRef;
-  first: MementoRef;
-  last: MementoRef;
-  prev?: MementoRef;
-  next?: MementoRef;
-}
-
-/** The span of time an address's timestamp names: epoch seconds, both ends included (one instant for 14 digits). */
-export interface Period {
-  start: number;
-  end: number;
-}
-
-/**
- * The period a Wayback-style timestamp names: 1–14 digits `YYYYMMDDhhmmss`
- * (UTC) read as a prefix, from the first to the last second whose
- * 14-digit timestamp begins with them (`2024` → 2024-01-01T00:00:00Z to
- * 2024-12-31T23:59:59Z, `202402` → February 2024). Digits beyond `now`
- * (compared as digits, before any check that they form a date:
- * `99999999999999`, `2099`, and `3`) name the instant `now`, so that
- * whatever the newest capture is, it is the nearest; `2` names 2000–2999,
- * whose last capture is the newest too (pywb's reading of both).
- *
- * @param now epoch seconds
- * @returns `undefined` when it is not 1–14 digits or no date begins with
- *   them (`202413`, `20250230`)
- */
-export function timestampPeriod(ts: string, now = Date.now() / 1000): Period | undefined {
-  if (!/^\d{1,14}$/.test(ts)) return undefined;
-  if (ts > toTimestamp14(now).slice(0, ts.length)) return { start: Math.floor(now), end: Math.floor(now) };
-  const start = timestampBound(ts, 'first');
-  const end = timestampBound(ts, 'last');
-  return start === undefined || end === undefined ? undefined : { start, end };
-}
-
-/**
- * Whether `a` is nearer to `period` than `b` (epoch s): the one at the
- * smaller distance from the period (none inside it); of two inside it the
- * later one (as pywb, which reads a period as its last second), of two
- * outside it at the same distance the earlier one.
- */
-export function nearerToPeriod(a: number, b: number, period: Period): boolean {
-  const d = (x: number) => (x < period.start ? period.start - x : x > period.end ? x - period.end : 0);
-  if (d(a) !== d(b)) return d(a) < d(b);
-  return d(a) === 0 ? a > b : a < b;
-}
-
-/**
- * Picks the memento closest in time to `t` (epoch s) from a neighbourhood
- * read at `t`: before the first → the first, after the last → the last; a
- * tie goes to the earlier one (the state the resource was in at `t`).
- * RFC 7089 §4.1.1 leaves the choice to the server; this is the
- * Wayback/pywb rule. With `from` < `t`, the period `[from, t]` is asked for
- * ({@link timestampPeriod}): its last memento, else the nearest to it
- * ({@link nearerToPeriod}).
- */
-export function select(n: Neighbourhood, t: number, from = t): Selection {
-  const [before, before2] = n.atOrBefore;
-  const [after, after2] = n.after;
-  const useAfter = !before || (after !== undefined && nearerToPeriod(after.datetime, before.datetime, { start: from, end: t }));
-  if (useAfter) return { memento: after!, first: n.first, last: n.last, prev: before, next: after2 };
-  return { memento: before, first: n.first, last: n.last, prev: before2, next: after };
-}
 
 /** How many navigation links {@link mementoLinks} gives, most first. */
 export type LinkDetail = 'all' | 'ends' | 'chosen';

@@ -13,69 +13,21 @@
  * live web); the stored forms fetch nothing and go to a browser as
  * downloads. Bodies: body.ts.
  */
-import http from 'node:http';
 import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
 import { formatLinkHeader, type Link } from '#shared/link.js';
 import type { MementoRow } from '../store/index-db.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { ReplayOptions } from '../replay/replay.js';
-import { archiveUrl, rewriteRefresh } from '../replay/urls.js';
-import { type BodyPlan, planBody, type ReadRecord, storedContentEncoding } from './body.js';
-import { isRedirect, mementoLocation } from './location.js';
+import { type BodyPlan, planBody, type ReadRecord } from './body.js';
 import type { DecodeOptions } from './content-coding.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
-import { LINK_DETAILS, mementoLinks, type Selection, uris } from './navigation.js';
-import { type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';
+import { LINK_DETAILS, mementoLinks, uris } from './navigation.js';
+import type { Selection } from '../read/nearest.js';
+import { type HeaderMap, originalHeaders } from './original-headers.js';
+import { decidePreferenceApplied } from './preference-applied.js';
+import type { MementoForm, PreferRequest } from './prefer.js';
 import { LINK_FORMAT } from './timemap.js';
-
-function validHeaderName(name: string): boolean {
-  try {
-    http.validateHeaderName(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A stored header value as Node can send it: characters outside latin-1 or control characters are percent-encoded. */
-function headerValue(value: string): string {
-  try {
-    http.validateHeaderValue('x', value);
-    return value;
-  } catch {
-    return value.replace(/[^\t\x20-\x7e\x80-\xff]/gu, (c) => encodeURIComponent(c));
-  }
-}
-
-/** Response headers of a Memento answer (lower-case names; repeated ones as lists). */
-export type HeaderMap = Record<string, string | string[]>;
-
-/** The original headers of a stored response as `X-Archive-Orig-<name>`, and the few that also go out as themselves. */
-export function originalHeaders(stored: Pick<StoredResponse, 'headers'>): {
-  headers: HeaderMap;
-  contentType?: string;
-  contentEncoding?: string;
-  location?: string;
-  refresh?: string;
-} {
-  const headers: HeaderMap = {};
-  let contentType: string | undefined;
-  let location: string | undefined;
-  let refresh: string | undefined;
-  for (const [name, value] of stored.headers) {
-    const lower = name.toLowerCase();
-    if (!validHeaderName(lower)) continue;
-    const v = headerValue(value);
-    const k = `x-archive-orig-${lower}`;
-    const cur = headers[k];
-    headers[k] = cur === undefined ? v : Array.isArray(cur) ? [...cur, v] : [cur, v];
-    if (lower === 'content-type') contentType ??= v;
-    if (lower === 'location') location ??= v;
-    if (lower === 'refresh') refresh ??= v;
-  }
-  return { headers, contentType, contentEncoding: storedContentEncoding(stored), location, refresh };
-}
 
 /** What a Memento answer serves: the row, its navigation, the form. */
 export interface MementoRequest {
@@ -212,21 +164,9 @@ export async function assembleMemento(
   if (orig.contentEncoding && !plan.decoded && !plan.changes.content) before['content-encoding'] = orig.contentEncoding;
   // RFC 9110 §8.6: no Content-Length in a 1xx or 204 answer; a 304 has no body to measure.
   if (plan.length !== null && status >= 200 && status !== 204 && status !== 304) before['content-length'] = String(plan.length);
-  let linksChanged = plan.changes.links;
-  if (orig.location !== undefined && isRedirect(status)) {
-    // Every form redirects only within the archive (location.ts); the stored value is X-Archive-Orig-Location.
-    const out = mementoLocation(target, m.form, orig.location, m.row.uri_r);
-    if (out.location !== undefined) before.location = out.location;
-    linksChanged ||= out.changed;
-  }
-  if (orig.refresh !== undefined && m.form === 'replay') {
-    // A Refresh header is followed as a browser follows a 3xx: in the replay, into the archive (and only there).
-    const rewritten = rewriteRefresh(orig.refresh, (u) => archiveUrl(target, u, m.row.uri_r));
-    if (rewritten !== null && rewritten !== orig.refresh) {
-      before.refresh = rewritten;
-      linksChanged = true;
-    }
-  }
+  const applied = decidePreferenceApplied(m.prefer, m.form, plan.changes, { status, location: orig.location, refresh: orig.refresh }, target, m.row.uri_r);
+  if (applied.location !== undefined) before.location = applied.location;
+  if (applied.refresh !== undefined) before.refresh = applied.refresh;
   before['memento-datetime'] = formatHttpDate(m.row.datetime);
   after.vary = 'prefer';
   // Stored pages never run as the archive: an opaque origin, and no type sniffing (a stored body is what it says it is).
@@ -235,7 +175,7 @@ export async function assembleMemento(
   if (m.form !== 'replay') after['content-disposition'] = STORED_DISPOSITION;
   after['x-content-type-options'] = 'nosniff';
   after['access-control-allow-origin'] = '*';
-  after['preference-applied'] = preferenceApplied(m.prefer, m.form, { content: plan.changes.content, links: linksChanged });
+  after['preference-applied'] = applied.preferenceApplied;
   after['content-location'] = uris.memento(m.base, m.archiveId, m.row, m.form);
   // Within the head budget: the own headers, then as many navigation links as fit, then as many echoed headers as fit.
   let left = HEAD_BUDGET - FIXED_HEAD_BYTES - bytesOf(before) - bytesOf(after) - OMITTED_LINE;

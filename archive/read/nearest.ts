@@ -63,12 +63,14 @@ export function timestampPeriod(ts: string, now = Date.now() / 1000): Period | u
  * memento is not nearer than itself.
  */
 export function nearer(a: Pick<MementoRef, 'datetime' | 'id'>, b: Pick<MementoRef, 'datetime' | 'id'>, period: Period): boolean {
+  return a.datetime === b.datetime ? a.id > b.id : nearerToPeriod(a.datetime, b.datetime, period);
+}
+
+/** {@link nearer} for two distinct datetimes (epoch s): whether `a` is nearer to `period` than `b`. */
+export function nearerToPeriod(a: number, b: number, period: Period): boolean {
   const d = (x: number) => (x < period.start ? period.start - x : x > period.end ? x - period.end : 0);
-  const da = d(a.datetime);
-  const db = d(b.datetime);
-  if (da !== db) return da < db;
-  if (a.datetime !== b.datetime) return da === 0 ? a.datetime > b.datetime : a.datetime < b.datetime;
-  return a.id > b.id;
+  if (d(a) !== d(b)) return d(a) < d(b);
+  return d(a) === 0 ? a > b : a < b;
 }
 
 /**

@@ -12,6 +12,8 @@
  * library): the Memento answer uses it for a 3xx's Location without
  * loading the rewriters.
  */
+import { buildUriM } from '../memento/uri-m.js';
+
 /** The address of the script every replayed HTML page loads first (archive/replay/static/replay.js, served by archive/http/static.ts). */
 export const REPLAY_SCRIPT_PATH = '/_static/replay.js';
 
@@ -53,7 +55,7 @@ export function archiveUrl(target: ReplayTarget, raw: string, docBase: string, m
   if (!href.startsWith('http:') && !href.startsWith('https:')) return null;
   if (href.startsWith(target.base + '/')) return null;
   // The fragment stays outside the archive address (it is the browser's, not part of the URI-R).
-  return `${target.base}/${target.archiveId}/memento/${target.ts}${modifier}/${href}`;
+  return buildUriM(target.base, { archive: target.archiveId, timestamp: target.ts, modifier, uriR: href });
 }
 
 /**

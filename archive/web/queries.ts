@@ -11,7 +11,7 @@
  */
 import type { UrlPolicy } from '../access.js';
 import { urlkeyRanges } from '../cdx/query.js';
-import { nearerToPeriod } from '../memento/navigation.js';
+import { nearerToPeriod } from '../read/nearest.js';
 import { type MementoRow, rangeSql } from '../store/index-db.js';
 import type { MementoIndex } from '../store/memento-index.js';
 

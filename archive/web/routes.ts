@@ -31,6 +31,7 @@ import { httpError, isHttpError } from '#shared/http-error.js';
 import { uris } from '../memento/navigation.js';
 import { instant, type Period, timestampPeriod } from '../read/nearest.js';
 import { formOfModifier, type MementoForm } from '../memento/prefer.js';
+import { buildUriM, parseUriMTimestamp } from '../memento/uri-m.js';
 import { timestampBound } from '../cdx/query.js';
 import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
 import { evidenceLinks } from '../evidence/banner-check.js';
@@ -135,11 +136,11 @@ async function dispatch(app: FastifyInstance, req: Req, reply: FastifyReply, hom
     if (prefix) return prefixPage(app, req, reply, prefix.url, prefix.after, max);
     return calendarPage(app, req, reply, calendarSel[1], rest, max);
   }
-  const replaySel = /^(\d{1,14})([a-z]{2}_)?$/.exec(head);
-  const form = replaySel && formOfModifier(replaySel[2] ?? '');
+  const replaySel = parseUriMTimestamp(head);
+  const form = replaySel && formOfModifier(replaySel.modifier);
   if (replaySel && form) {
-    if (replaySel[2]) return formRedirect(app, req, reply, replaySel[1], form, rest, max);
-    return replayPage(app, req, reply, replaySel[1], rest, max);
+    if (replaySel.modifier) return formRedirect(app, req, reply, replaySel.timestamp, form, rest, max);
+    return replayPage(app, req, reply, replaySel.timestamp, rest, max);
   }
   throw httpError(404, `nothing here: /web/${head.slice(0, 40)} is not a page of this archive (see ${req.base}/web/)`);
 }
@@ -366,7 +367,7 @@ function bannerData(
     ts: toTimestamp14(m.datetime),
     at,
     atTime: frameTime(period, m.datetime),
-    frame: `${frameBase}/${m.archive_id}/memento/${at}if_/${m.uri_r}`,
+    frame: buildUriM(frameBase, { archive: m.archive_id, timestamp: at, modifier: 'if_', uriR: m.uri_r }),
     frameBase,
     nav: { first: web(n.first), prev: web(n.prev), next: web(n.next), last: web(n.last) },
     calendar: `${req.base}/web/${toTimestamp14(m.datetime).slice(0, 8)}*/${uriR}`,

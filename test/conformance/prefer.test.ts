@@ -229,3 +229,36 @@ t.test('Prefer rule 8: the URI-M chosen at a TimeGate with Prefer answers with t
   const gz = await request(tg(GZ), { headers: { prefer: 'original-links' } });
   t.equal(gz.headers['preference-applied'], LINKS_HTML, 'a gzip page that gets a base element: two');
 });
+
+t.test(
+  'Prefer rule 8 with a stored Refresh: the TimeGate names the Preference-Applied its URI-M answers with (the replay form sends the Refresh rewritten)',
+  async (t) => {
+    const IMG = 'http://www.example.org/refresh.png';
+    const HTML = 'http://www.example.org/refresh.html';
+    const PLAIN = 'http://www.example.org/plain.txt';
+    const refresh: [string, string] = ['Refresh', '5; url=http://www.example.org/next'];
+    await put(IMG, D1, [['Content-Type', 'image/png'], refresh], Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    await put(HTML, D1, [['Content-Type', 'text/html'], refresh], PAGE);
+    await put(PLAIN, D1, [['Content-Type', 'text/plain']], 'plain');
+    const expected: Record<string, string> = {
+      [IMG]: 'original-content, echo-original-headers',
+      [HTML]: REPLAY_HTML,
+      [PLAIN]: ALL,
+    };
+    for (const uriR of [IMG, HTML, PLAIN]) {
+      const g = await request(tg(uriR), { headers: { prefer: 'echo-original-headers' } });
+      t.equal(g.status, 302);
+      t.equal(g.headers.location, m(uriR, D1), `${uriR}: echo-original-headers alone keeps the replay URI-M`);
+      const res = await request(g.headers.location as string, { headers: { prefer: 'echo-original-headers' } });
+      t.equal(res.status, 200);
+      t.equal(res.headers['preference-applied'], g.headers['preference-applied'], `${uriR}: the TimeGate and its URI-M agree`);
+      t.equal(res.headers['preference-applied'], expected[uriR], `${uriR}: ${expected[uriR]}`);
+      if (uriR !== PLAIN) t.equal(res.headers.refresh, `5; url=${m('http://www.example.org/next', D1)}`, `${uriR}: the Refresh goes out into the archive`);
+      for (const prefer of ['original-content', 'original-links', 'rewritten', 'raw']) {
+        const g2 = await request(tg(uriR), { headers: { prefer } });
+        const res2 = await request(g2.headers.location as string, { headers: { prefer } });
+        t.equal(res2.headers['preference-applied'], g2.headers['preference-applied'], `${uriR} ${prefer}: ${g2.headers['preference-applied']}`);
+      }
+    }
+  },
+);

@@ -1,6 +1,6 @@
 import zlib from 'node:zlib';
 import t from 'tap';
-import { formChanges, planBody, storedContentEncoding } from '../../../archive/memento/body.js';
+import { planBody, storedContentEncoding } from '../../../archive/memento/body.js';
 import { INLINE_LIMIT } from '../../../archive/replay/replay.js';
 import type { RawHeader } from '#shared/http-head.js';
 import { type DecodeOutcome, DecodedTooLarge } from '../../../archive/memento/content-coding.js';
@@ -213,28 +213,6 @@ t.test('planBody, replay form: a stylesheet has its url() and @import rewritten;
   const image = await planBody(row('image/png'), png, 'replay', reader(() => png).read, TARGET);
   t.equal(image.body, png.body, 'an image: the stored stream');
   t.same(image.changes, { content: false, links: false });
-});
-
-t.test("formChanges: what the URI-M of each form will say it changed (for a TimeGate's Preference-Applied)", async (t) => {
-  const html = () => stored(200, [['Content-Type', 'text/html']], PAGE);
-  t.same(await formChanges(row('text/html'), 'raw', reader(html).read, TARGET), { content: false, links: false }, 'raw');
-  t.same(await formChanges(row('text/html'), 'links', reader(html).read, TARGET), { content: true, links: false }, 'links: a base element');
-  t.same(await formChanges(row('text/html'), 'replay', reader(html).read, TARGET), { content: true, links: true }, 'replay: the script goes in');
-  const redirect = () => stored(301, [['Location', '/y']], '');
-  t.same(await formChanges(row('text/html', 301), 'replay', reader(redirect).read, TARGET), { content: false, links: true }, 'replay of a 3xx: its Location');
-  for (const form of ['links', 'raw'] as const)
-    t.same(
-      await formChanges(row('text/plain', 301), form, reader(redirect).read, TARGET),
-      { content: false, links: true },
-      `${form} form of a 3xx: its Location too`,
-    );
-  const { read, reads } = reader(html);
-  await formChanges(row('text/html'), 'replay', read, TARGET);
-  t.same(
-    reads.map((r) => r.closed),
-    [1],
-    'the record read is closed',
-  );
 });
 
 /** Decode options that record how the decoding ended, and a promise of it. */

@@ -1,14 +1,6 @@
 import t from 'tap';
-import {
-  type KnownMemento,
-  linksAcross,
-  mementoLinks,
-  nearerToPeriod,
-  type Selection,
-  select,
-  timestampPeriod,
-  uris,
-} from '../../../archive/memento/navigation.js';
+import { type KnownMemento, linksAcross, mementoLinks, uris } from '../../../archive/memento/navigation.js';
+import { instant, nearer, nearerToPeriod, type Selection, select, timestampPeriod } from '../../../archive/read/nearest.js';
 import type { MementoRef, Neighbourhood } from '../../../archive/store/index-db.js';
 import { formatLinkHeader } from '#shared/link.js';
 
@@ -47,24 +39,24 @@ t.test('RFC 7089 §4.1.1: select picks the memento closest in time, with its nei
     ['2001-03-21T23:59:59Z', { memento: 12, first: 11, last: 14, prev: 11, next: 13 }, 'one second before the midpoint: the earlier'],
     ['2001-03-22T00:00:01Z', { memento: 13, first: 11, last: 14, prev: 12, next: 14 }, 'one second after the midpoint: the later'],
   ];
-  for (const [iso, want, rule] of cases) t.same(ids(select(around(at(iso)), at(iso))), want, `${iso}: ${rule}`);
+  for (const [iso, want, rule] of cases) t.same(ids(select(around(at(iso)), instant(at(iso)))), want, `${iso}: ${rule}`);
 });
 
 t.test('select: a tie goes to the earlier memento (the state the resource was in at t)', async (t) => {
   const mid = at('2001-03-22T00:00:00Z'); // B + 12 h = C - 12 h
-  t.same(ids(select(around(mid), mid)), { memento: 12, first: 11, last: 14, prev: 11, next: 13 });
+  t.same(ids(select(around(mid), instant(mid))), { memento: 12, first: 11, last: 14, prev: 11, next: 13 });
 });
 
 t.test('select: before the first memento → the first; after the last → the last', async (t) => {
   const before = at('1999-01-01T00:00:00Z');
-  t.same(ids(select(around(before), before)), { memento: 11, first: 11, last: 14, prev: undefined, next: 12 });
+  t.same(ids(select(around(before), instant(before))), { memento: 11, first: 11, last: 14, prev: undefined, next: 12 });
   const after = at('2030-01-01T00:00:00Z');
-  t.same(ids(select(around(after), after)), { memento: 14, first: 11, last: 14, prev: 13, next: undefined });
+  t.same(ids(select(around(after), instant(after))), { memento: 14, first: 11, last: 14, prev: 13, next: undefined });
 });
 
 t.test('select: a single capture is chosen for any instant', async (t) => {
   for (const iso of ['1999-01-01T00:00:00Z', '2001-03-20T12:00:00Z', '2030-01-01T00:00:00Z']) {
-    t.same(ids(select(around(at(iso), [A]), at(iso))), { memento: 11, first: 11, last: 11, prev: undefined, next: undefined }, iso);
+    t.same(ids(select(around(at(iso), [A]), instant(at(iso)))), { memento: 11, first: 11, last: 11, prev: undefined, next: undefined }, iso);
   }
 });
 
@@ -86,11 +78,11 @@ t.test('timestampPeriod: 1-14 digits as the period they begin; digits beyond now
 
 t.test('select and nearerToPeriod over a period: its last memento, else the nearest to it', async (t) => {
   const day = { start: at('2001-03-21T00:00:00Z'), end: at('2001-03-21T23:59:59Z') };
-  t.same(ids(select(around(day.end), day.end, day.start)).memento, 12, 'the one capture of the day, though C is nearer to its end');
+  t.same(ids(select(around(day.end), day)).memento, 12, 'the one capture of the day, though C is nearer to its end');
   const week = { start: at('2001-03-19T00:00:00Z'), end: at('2001-03-25T23:59:59Z') };
-  t.same(ids(select(around(week.end), week.end, week.start)).memento, 14, 'the last capture of the week');
+  t.same(ids(select(around(week.end), week)).memento, 14, 'the last capture of the week');
   const empty = { start: at('2001-03-24T00:00:00Z'), end: at('2001-03-31T23:59:59Z') };
-  t.same(ids(select(around(empty.end), empty.end, empty.start)).memento, 14, 'none in the period: the nearest to it');
+  t.same(ids(select(around(empty.end), empty)).memento, 14, 'none in the period: the nearest to it');
   t.ok(nearerToPeriod(B.datetime, A.datetime, week), 'of two inside, the later');
   t.ok(nearerToPeriod(A.datetime, D.datetime, { start: B.datetime, end: C.datetime }), 'of two outside at the same distance, the earlier');
   t.notOk(nearerToPeriod(D.datetime, A.datetime, { start: B.datetime, end: C.datetime }));
@@ -109,11 +101,11 @@ t.test('RFC 7089 §2.2.1: one link per URI-M, relations combined first, prev, ne
     ['2001-03-22T12:00:00Z', [link(A, 'first memento'), link(B, 'prev memento'), link(C, 'memento'), link(D, 'next last memento')], 'C of four'],
     ['2030-01-01T00:00:00Z', [link(A, 'first memento'), link(C, 'prev memento'), link(D, 'last memento')], 'after the last'],
   ];
-  for (const [iso, want, name] of cases) t.same(mementoLinks(BASE, '2001', select(around(at(iso)), at(iso))), want, name);
+  for (const [iso, want, name] of cases) t.same(mementoLinks(BASE, '2001', select(around(at(iso)), instant(at(iso)))), want, name);
 });
 
 t.test('RFC 7089 §2.2.1: a single capture is one link, rel="first last memento"', async (t) => {
-  const s = select(around(at('2001-03-20T12:00:00Z'), [A]), at('2001-03-20T12:00:00Z'));
+  const s = select(around(at('2001-03-20T12:00:00Z'), [A]), instant(at('2001-03-20T12:00:00Z')));
   t.same(mementoLinks(BASE, '2001', s), [link(A, 'first last memento')]);
   t.equal(
     formatLinkHeader(mementoLinks(BASE, '2001', s)),
@@ -123,12 +115,12 @@ t.test('RFC 7089 §2.2.1: a single capture is one link, rel="first last memento"
 });
 
 t.test('RFC 7089 §2.2.1: two captures, the later selected: rel="first prev memento" and "last memento"', async (t) => {
-  const s = select(around(at('2001-03-21T12:00:00Z'), [A, B]), at('2001-03-21T12:00:00Z'));
+  const s = select(around(at('2001-03-21T12:00:00Z'), [A, B]), instant(at('2001-03-21T12:00:00Z')));
   t.same(mementoLinks(BASE, '2001', s), [link(A, 'first prev memento'), link(B, 'last memento')]);
 });
 
 t.test('mementoLinks: every URI-M is of the form asked for (id_ raw, ol_ original links)', async (t) => {
-  const s = select(around(at('2001-03-20T12:00:00Z'), [A, B]), at('2001-03-20T12:00:00Z'));
+  const s = select(around(at('2001-03-20T12:00:00Z'), [A, B]), instant(at('2001-03-20T12:00:00Z')));
   t.same(mementoLinks(BASE, '2001', s, 'raw'), [link(A, 'first memento', 'id_'), link(B, 'next last memento', 'id_')]);
   t.same(mementoLinks(BASE, '2001', s, 'links'), [link(A, 'first memento', 'ol_'), link(B, 'next last memento', 'ol_')]);
 });
@@ -200,4 +192,13 @@ t.test('uris: the archive URL space, absolute under base', async (t) => {
   t.equal(uris.timebundle(BASE, '2001', URI_R), `${BASE}/2001/timebundle/${URI_R}`);
   t.equal(uris.redirector(BASE, URI_R), `${BASE}/tg/${URI_R}`);
   t.equal(uris.indexTimemap(BASE, URI_R), `${BASE}/tg/timemap/${URI_R}`);
+});
+
+t.test('the one nearest rule: of two mementos at one second (two archives), the higher row id', async (t) => {
+  const p = instant(1000);
+  t.ok(nearer({ id: 7, datetime: 990 }, { id: 3, datetime: 990 }, p), 'same second: the higher id');
+  t.notOk(nearer({ id: 3, datetime: 990 }, { id: 7, datetime: 990 }, p));
+  t.ok(nearer({ id: 1, datetime: 990 }, { id: 9, datetime: 1010 }, p), 'same distance: the earlier, whatever the ids');
+  t.ok(nearer({ id: 1, datetime: 1001 }, { id: 9, datetime: 980 }, p), 'the smaller distance');
+  t.notOk(nearer({ id: 5, datetime: 990 }, { id: 5, datetime: 990 }, p), 'not nearer than itself');
 });

@@ -1,8 +1,9 @@
 import zlib from 'node:zlib';
 import t from 'tap';
-import type { Selection } from '../../../archive/memento/navigation.js';
+import type { Selection } from '../../../archive/read/nearest.js';
 import { formFor, type MementoForm, parsePrefer } from '../../../archive/memento/prefer.js';
-import { assembleMemento, type MementoRequest, originalHeaders, REPLAY_SANDBOX, replayCsp, storedCsp } from '../../../archive/memento/response.js';
+import { originalHeaders } from '../../../archive/memento/original-headers.js';
+import { assembleMemento, type MementoRequest, REPLAY_SANDBOX, replayCsp, storedCsp } from '../../../archive/memento/response.js';
 import { ReplayCache } from '../../../archive/replay/cache.js';
 import type { RawHeader } from '#shared/http-head.js';
 import { BASE, bytes, DT, type Fake, PAGE, reader, row, stored, URI_R, WITH_BASE } from './helpers.js';
