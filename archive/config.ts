@@ -267,7 +267,7 @@ export const ARCHIVE_FILE_SCHEMA = {
       maximum: 9,
       default: 6,
       description:
-        "gzip level of each WARC record (zlib's, 1 fastest … 9 smallest): `1` compresses an HTML page about 2× as fast for records about 13% larger (the Apache manual's pages; docs/benchmarks.md); any level is read back alike",
+        "gzip level of each WARC record (zlib's, 1 fastest … 9 smallest): `1` compresses an HTML page about 2× as fast for records about 13% larger (the Apache manual's pages; bench/results.md); any level is read back alike",
       errorMessage: 'must be a whole number from 1 (fastest) to 9 (smallest)',
     },
     max_capture_bytes: bytes(4 * 1024 ** 3, 'largest PUT body; larger → 413', '`4294967296` (4 GiB)'),

@@ -13,7 +13,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type OpenLoopOptions, type OpenLoopResult, openLoop } from './open-loop.js';
@@ -244,7 +244,7 @@ export function rssOf(pid: number): number {
 }
 
 /**
- * Starts `node <args>` (cwd: the repo) and resolves once its output has a
+ * Starts `node <args>` (cwd: `cwd`, by default this repo) and resolves once its output has a
  * line `listening on http://host:port`. Output goes to `<dataRoot>/logs/run-<pid>/<name>.log`.
  * With `BENCH_CPU_PROF=1` in the environment, the child runs with
  * `--cpu-prof` and writes its profile to `<dataRoot>/profiles/<name>/` when
@@ -252,13 +252,13 @@ export function rssOf(pid: number): number {
  *
  * @throws when it exits first or does not listen within 60 s.
  */
-export async function spawnServer(name: string, args: string[], env: Record<string, string> = {}): Promise<Child> {
+export async function spawnServer(name: string, args: string[], env: Record<string, string> = {}, cwd = repo): Promise<Child> {
   installCleanup();
   mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `${name}.log`);
   const fd = openSync(logFile, 'w');
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dataRoot, 'profiles', name)}`] : [];
-  const proc = spawn(process.execPath, [...prof, ...args], { cwd: repo, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
+  const proc = spawn(process.execPath, [...prof, ...args], { cwd, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
   closeSync(fd);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const started = Date.now();
@@ -402,6 +402,58 @@ export function writeArchiveConfig(dir: string, dataDir: string, extra = ''): st
 /** Starts `bin/memento-archive.js serve --quiet --config <file>` in a child process (`env` added to this one's). */
 export function startArchiveProcess(name: string, configFile: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Child> {
   return spawnServer(name, [...nodeArgs, path.join(repo, 'bin', 'memento-archive.js'), 'serve', '--quiet', '--config', configFile], env);
+}
+
+// ---- A/B: another checkout ----------------------------------------------------
+
+let baselineRoot: string | null = null;
+
+/**
+ * Sets the other checkout of `npm run bench -- NAME --baseline-dir <path>`:
+ * the benches that support it (timegate, memento) then also start that
+ * checkout's archive daemon ({@link startBaselineArchive}) and measure it in
+ * the same alternating rounds as this checkout's.
+ * @throws when `dir` has no `bin/memento-archive.js`
+ */
+export function setBaselineDir(dir: string): void {
+  const root = path.resolve(dir);
+  if (!existsSync(path.join(root, 'bin', 'memento-archive.js')))
+    throw new Error(`--baseline-dir ${dir}: no bin/memento-archive.js there (not a checkout of this repository)`);
+  baselineRoot = root;
+}
+
+/** The checkout given with `--baseline-dir`, or null. */
+export function baselineDir(): string | null {
+  return baselineRoot;
+}
+
+/**
+ * Starts the archive daemon of the {@link baselineDir} checkout (its own
+ * `bin/memento-archive.js serve --quiet`, cwd that checkout) on a copy of
+ * the data folder `dataDir`, made under `bench/.data/ab-<pid>-<name>/`
+ * (a daemon locks its data folder, so two cannot share one; copy before
+ * this checkout's daemon opens `dataDir`), with the config of
+ * {@link writeArchiveConfig} and `extra`. The copy is removed when the
+ * daemon stops. The data was written by this checkout's code: a baseline
+ * whose store format differs cannot read it.
+ */
+export async function startBaselineArchive(name: string, dataDir: string, extra = ''): Promise<Child> {
+  if (!baselineRoot) throw new Error('startBaselineArchive: no --baseline-dir');
+  const dir = path.join(dataRoot, `ab-${process.pid}-${name}`);
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(dataDir, path.join(dir, 'data'), { recursive: true });
+  const child = await spawnServer(
+    name,
+    [path.join(baselineRoot, 'bin', 'memento-archive.js'), 'serve', '--quiet', '--config', writeArchiveConfig(dir, path.join(dir, 'data'), extra)],
+    {},
+    baselineRoot,
+  );
+  const stop = child.stop.bind(child);
+  child.stop = async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return child;
 }
 
 /**

@@ -24,12 +24,19 @@
  *   measured anew beside it: what the caches save.
  * - With each figure, the CPU time the server process used per request
  *   (from /proc).
+ *
+ * With `--baseline-dir <checkout>` (bench/run.ts), that checkout's daemon
+ * on a copy of the same data takes the default and raw requests in the
+ * same rounds as this checkout's: two more rows, this checkout's req/s
+ * over the other's (the median of the rounds' ratios). `BENCH_ROUNDS` and
+ * `BENCH_SECONDS` change the rounds (5) and their length (3 s).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toTimestamp14 } from '#shared/http-date.js';
 import {
   alternate,
+  baselineDir,
   type BenchRow,
   bareServer,
   cacheLookups,
@@ -44,13 +51,17 @@ import {
   page10k,
   spawnServer,
   startArchiveProcess,
+  startBaselineArchive,
   writeArchiveConfig,
 } from './lib.js';
 import { seedIngest } from './seed.js';
 
-const ROUNDS = 5;
-const SECONDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = 50;
+
+/** bench/run.ts: this bench measures the `--baseline-dir` checkout too. */
+export const usesBaselineDir = true;
 
 /** A run's req/s, the server's CPU µs per request, and the share of records the record cache answered (archives only). */
 interface Measured {
@@ -82,6 +93,10 @@ export async function run(): Promise<BenchRow[]> {
     started.push(files);
     const rndFile = lcg(4242);
     const file = () => `/${Math.floor(rndFile() * seed.uris.length)}.html`;
+    // The other checkout's daemon, on a copy made before this checkout's daemon opens the data.
+    const other = baselineDir();
+    const ab = other ? await startBaselineArchive('archive-memento-baseline', path.join(seed.dir, 'data')) : null;
+    if (ab) started.push(ab);
     const archive = await startArchiveProcess('archive-memento', seed.configFile);
     started.push(archive);
     const rnd = lcg(4242);
@@ -106,13 +121,23 @@ export async function run(): Promise<BenchRow[]> {
     await arm(files, file, 1)();
     await arm(archive, uriM(false), 2)();
     await arm(archive, uriM(true), 1)();
-    note(`memento: ${ROUNDS} rounds × 4 arms × ${SECONDS} s`);
+    if (ab) {
+      await arm(ab, uriM(false), 2)();
+      await arm(ab, uriM(true), 1)();
+    }
+    note(`memento: ${ROUNDS} rounds × ${ab ? 6 : 4} arms × ${SECONDS} s`);
     const res = await alternate(ROUNDS, {
       bare: arm(bare, () => '/'),
       files: arm(files, file),
       memento: arm(archive, uriM(false)),
+      ...(ab ? { abMemento: arm(ab, uriM(false)) } : {}),
       raw: arm(archive, uriM(true)),
+      ...(ab ? { abRaw: arm(ab, uriM(true)) } : {}),
     });
+    if (ab) {
+      await ab.stop();
+      started.splice(started.indexOf(ab), 1);
+    }
     // The read caches off: another process on the same data (one daemon per data folder at a time).
     await archive.stop();
     started.splice(started.indexOf(archive), 1);
@@ -133,6 +158,14 @@ export async function run(): Promise<BenchRow[]> {
     };
     const baseline = (xs: Measured[]) => `${fmt(rps(xs))} req/s (bare Node, 10 KB, ${cpu(xs)})`;
     const staticBaseline = (xs: Measured[]) => `${fmt(rps(xs))} req/s (serve-static, the same 1,000 pages as files, ${cpu(xs)})`;
+    const abRow = (what: string, mine: Measured[], theirs: Measured[]): BenchRow => ({
+      name: `Memento GET of a 10 KB page, ${what}: this checkout / ${other} (--baseline-dir, a copy of the same data, alternated; median of the rounds' ratios)`,
+      figure: `${fmt(rps(mine))} req/s (${cpu(mine)})`,
+      baseline: `${fmt(rps(theirs))} req/s (${cpu(theirs)})`,
+      ratio: median(mine.map((r, i) => r.rps / theirs[i].rps)),
+      target: 'report',
+    });
+    const abRows = res.abMemento ? [abRow('default (archival replay)', res.memento, res.abMemento), abRow('raw (id_)', res.raw, res.abRaw)] : [];
     return [
       {
         name: `Memento GET of a 10 KB HTML page (default: archival replay, no URLs in the page, replay cache on), ${CONNECTIONS} connections`,
@@ -155,6 +188,7 @@ export async function run(): Promise<BenchRow[]> {
         ratio: rps(off.raw) / rps(off.files),
         target: 'report',
       },
+      ...abRows,
     ];
   } finally {
     for (const c of started.reverse()) await c.stop();

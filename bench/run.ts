@@ -1,23 +1,29 @@
 /**
  * `npm run bench [-- NAME…]`: runs every module `bench/*.ts` that exports
  * `run(): Promise<BenchRow[]>` (all but the helpers lib.ts, open-loop.ts,
- * pages.ts, run.ts, seed.ts, wrk.ts), one after the other, and prints one table: benchmark | figure | baseline |
+ * pages.ts, run.ts, seed.ts, wrk.ts, and cdx-hidden.ts, which runs alone), one after the other, and prints one table: benchmark | figure | baseline |
  * ratio | target | met?. NAMEs pick modules by file name (`timegate`,
  * `proxy-throughput`; a prefix is enough). A module that fails gives a row
  * saying so and the others still run; the exit status is 1 then.
  *
  * The table also goes to `bench/.data/last-table.md` with the date and
- * machine, ready for docs/benchmarks.md. `BENCH_CPU_PROF=1 npm run bench -- NAME`
+ * machine, ready for bench/results.md. `BENCH_CPU_PROF=1 npm run bench -- NAME`
  * runs the servers under test with `node --cpu-prof` and prints where each
  * spent its CPU (profiles in `bench/.data/profiles/`).
+ *
+ * `--baseline-dir <path>`: another checkout of this repository (with its
+ * node_modules). The benches that export `usesBaselineDir` (timegate,
+ * memento) also run that checkout's archive daemon on a copy of the same
+ * seeded data, in the same alternating rounds, and add rows giving this
+ * checkout's req/s over the other's (lib.ts `startBaselineArchive`).
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type BenchRow, dataRoot, formatTable, note, removeStaleLogs, repo, summarizeCpuProfile } from './lib.js';
+import { type BenchRow, baselineDir, dataRoot, formatTable, note, removeStaleLogs, repo, setBaselineDir, summarizeCpuProfile } from './lib.js';
 
-const SKIP = new Set(['lib.ts', 'open-loop.ts', 'pages.ts', 'run.ts', 'seed.ts', 'wrk.ts']);
+const SKIP = new Set(['cdx-hidden.ts', 'lib.ts', 'open-loop.ts', 'pages.ts', 'run.ts', 'seed.ts', 'wrk.ts']);
 
 /** Date, CPU count, memory and Node version of this run. */
 export function machine(): string {
@@ -41,7 +47,23 @@ function printProfiles(): void {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const want = argv.filter((a) => !a.startsWith('-'));
+  const want: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--baseline-dir' || a.startsWith('--baseline-dir=')) {
+      const dir = a === '--baseline-dir' ? argv[++i] : a.slice('--baseline-dir='.length);
+      if (!dir) {
+        process.stderr.write('bench: --baseline-dir needs the path of another checkout\n');
+        return 2;
+      }
+      try {
+        setBaselineDir(dir);
+      } catch (err) {
+        process.stderr.write(`bench: ${(err as Error).message}\n`);
+        return 2;
+      }
+    } else if (!a.startsWith('-')) want.push(a);
+  }
   removeStaleLogs();
   if (process.env.BENCH_CPU_PROF) rmSync(path.join(dataRoot, 'profiles'), { recursive: true, force: true });
   const dir = path.join(repo, 'bench');
@@ -57,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
   let failed = false;
   for (const f of picked) {
     const name = f.replace(/\.ts$/, '');
-    let mod: { run?: () => Promise<BenchRow[]> };
+    let mod: { run?: () => Promise<BenchRow[]>; usesBaselineDir?: boolean };
     try {
       mod = await import(pathToFileURL(path.join(dir, f)).href);
     } catch (err) {
@@ -67,6 +89,7 @@ async function main(argv: string[]): Promise<number> {
       continue;
     }
     if (typeof mod.run !== 'function') continue;
+    if (baselineDir() && !mod.usesBaselineDir) note(`${name}: has no A/B arm; --baseline-dir is not used here`);
     const started = Date.now();
     note(`${name} …`);
     try {

@@ -26,12 +26,19 @@
  * Every answer must be a 302. The archives run `bin/memento-archive.js
  * serve --quiet` in child processes; the load generator, wrk, in its own
  * (lib.ts `load`).
+ *
+ * With `--baseline-dir <checkout>` (bench/run.ts), that checkout's daemon
+ * on a copy of the 1M-memento data is one more arm of the first rounds,
+ * beside this checkout's: one more row, this checkout's req/s over the
+ * other's (the median of the rounds' ratios). `BENCH_ROUNDS` and
+ * `BENCH_SECONDS` change the rounds (5) and their length (3 s).
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { formatHttpDate } from '#shared/http-date.js';
 import {
   alternate,
+  baselineDir,
   type BenchRow,
   bareServer,
   cacheLookups,
@@ -44,13 +51,17 @@ import {
   median,
   note,
   startArchiveProcess,
+  startBaselineArchive,
   writeArchiveConfig,
 } from './lib.js';
 import { type Seeded, STEP, seedBulk, T0 } from './seed.js';
 
-const ROUNDS = 5;
-const SECONDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = 50;
+
+/** bench/run.ts: this bench measures the `--baseline-dir` checkout too. */
+export const usesBaselineDir = true;
 
 /** The TimeGate requests of a seeded archive: a random URI-R, and every other one a random `Accept-Datetime` in its span (also bench/postgres-s3.ts). */
 export function requests(seed: Seeded) {
@@ -82,6 +93,10 @@ export async function run(): Promise<BenchRow[]> {
   try {
     const bare = await bareServer('302');
     started.push(bare);
+    // The other checkout's daemon, on a copy made before this checkout's daemon opens the data.
+    const other = baselineDir();
+    const ab = other ? await startBaselineArchive('archive-tg-1m-baseline', path.join(big.dir, 'data')) : null;
+    if (ab) started.push(ab);
     const a1m = await start('archive-tg-1m', big.configFile);
     const r1m = requests(big);
     const hot = requests({ ...big, uris: big.uris.slice(0, HOT_URIS) });
@@ -102,11 +117,16 @@ export async function run(): Promise<BenchRow[]> {
     note('timegate: warm-up');
     await many(bare, r1m, CONNECTIONS, 1)();
     await many(a1m, r1m, CONNECTIONS, 2)();
+    if (ab) await many(ab, r1m, CONNECTIONS, 2)();
     // The hot set twice: the read cache keeps an answer the second time its URL misses.
     await many(a1m, hot, CONNECTIONS, 2)();
     await many(a1m, hot, CONNECTIONS, 2)();
-    note(`timegate: ${ROUNDS} rounds × 3 arms × ${SECONDS} s`);
-    const on = await alternate(ROUNDS, { bare: many(bare, r1m), tg1m: many(a1m, r1m), hot: many(a1m, hot) });
+    note(`timegate: ${ROUNDS} rounds × ${ab ? 4 : 3} arms × ${SECONDS} s`);
+    const on = await alternate(ROUNDS, { bare: many(bare, r1m), tg1m: many(a1m, r1m), ...(ab ? { ab: many(ab, r1m) } : {}), hot: many(a1m, hot) });
+    if (ab) {
+      await ab.stop();
+      started.splice(started.indexOf(ab), 1);
+    }
     // The index cache off: other processes on the same data (one daemon per data folder at a time).
     await a1m.stop();
     started.splice(started.indexOf(a1m), 1);
@@ -138,8 +158,20 @@ export async function run(): Promise<BenchRow[]> {
     const l1m = lat(off.lat1m);
     const l1k = lat(off.lat1k);
     const name = `${fmt(big.mementos)} mementos over ${fmt(big.uris.length)} URI-Rs, ${CONNECTIONS} connections`;
+    const abRows: BenchRow[] = on.ab
+      ? [
+          {
+            name: `TimeGate req/s, ${name}: this checkout / ${other} (--baseline-dir, a copy of the same data, alternated; median of the rounds' ratios)`,
+            figure: `${fmt(rps(on.tg1m))} req/s (${cpu(on.tg1m)})`,
+            baseline: `${fmt(rps(on.ab))} req/s (${cpu(on.ab)})`,
+            ratio: median(on.tg1m.map((r, i) => r.rps / on.ab[i].rps)),
+            target: 'report',
+          },
+        ]
+      : [];
     return [
       row(`TimeGate req/s, ${name}`, on.tg1m, on.bare, '≥ 0.5×'),
+      ...abRows,
       row(`TimeGate req/s, ${name}: a hot set (requests for ${fmt(HOT_URIS)} of the URI-Rs, all answers in the read cache)`, on.hot, on.bare, 'report'),
       row(`TimeGate req/s, ${name}, index cache off (every request an index query)`, off.cold, off.bare, 'report'),
       {

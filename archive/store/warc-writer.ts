@@ -215,7 +215,7 @@ export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
  * event loop: zlib's asynchronous call (libuv's thread pool) costs 2–3×
  * the CPU for a record of 10 KB. (Doing this before the write queue, as
  * each body arrives, was measured slower than in the batch: see
- * docs/benchmarks.md.)
+ * bench/results.md, "Ingest, the write path".)
  *
  * @param level zlib level, 1 (fastest) … 9 (smallest)
  */

@@ -1,5 +1,5 @@
 /**
- * The fast read path (docs/benchmarks.md): index lookups of concurrent
+ * The fast read path (bench/results.md, issue 14): index lookups of concurrent
  * requests answered together by one query, a read-only index connection
  * that sees every acknowledged capture, small WARC records read whole and
  * large (or highly compressible) ones streamed.
