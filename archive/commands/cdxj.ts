@@ -3,7 +3,8 @@
  * or PostgreSQL) as CDXJ on stdout (archive/store/cdxj.ts), for pywb and OutbackCDX. It only
  * reads, so it runs beside the daemon (as `verify` does).
  */
-import { AccessRules, nowSeconds } from '../access.js';
+import { nowSeconds } from '../access.js';
+import { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
 import { writeCdxj } from '../store/cdxj.js';
@@ -40,13 +41,13 @@ export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } 
     if (err.code === 'EPIPE') closed = true;
   });
   try {
-    const rules = new AccessRules(config.access);
+    const visible = await VisibleIndex.open(index, config.access, config.archives, false);
     const now = nowSeconds();
     let hidden = 0;
     // What the access rules hide now is not exported: an export feeds other tools' replay, which knows nothing of the rules.
     const shown = async function* () {
       for await (const row of index.allMementos(opts.archive)) {
-        if (rules.verdict(row.urlkey, row.datetime, now) === 'allow') yield row;
+        if (visible.shows(row.urlkey, row.datetime, now)) yield row;
         else hidden++;
       }
     };

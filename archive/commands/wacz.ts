@@ -8,7 +8,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { UriError } from '#shared/uri.js';
-import { AccessRules, urlPattern } from '../access.js';
+import { urlPattern } from '../access.js';
+import { VisibleIndex } from '../read/visible-index.js';
 import { timestampBound } from '../cdx/query.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
 import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
@@ -148,7 +149,7 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
     const r = await writeWacz({
       index,
       warcsDir: path.join(config.dataDir, 'warcs'),
-      rules: new AccessRules(config.access),
+      visible: await VisibleIndex.open(index, config.access, config.archives, false),
       key,
       selection: sel,
       out: o.output,

@@ -28,7 +28,8 @@ import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { ZipFile } from 'yazl';
 import { formatIsoSeconds } from '#shared/http-date.js';
-import { type AccessRules, afterPrefix, type UrlPattern } from '../access.js';
+import { afterPrefix, type UrlPattern } from '../access.js';
+import type { VisibleIndex } from '../read/visible-index.js';
 import { parseCaptureLeaf } from '../evidence/leaf.js';
 import { inclusionOf, type LogStore, type TreeHead } from '../evidence/log.js';
 import type { SigningKey } from '../evidence/signing-key.js';
@@ -88,7 +89,8 @@ export interface WaczInput {
   index: IndexDb;
   /** `<data_dir>/warcs`. */
   warcsDir: string;
-  rules: AccessRules;
+  /** The index through the access rules: what they hide at `now` is left out. */
+  visible: VisibleIndex;
   key: SigningKey;
   selection: WaczSelection;
   /** The package's path (`.wacz`). */
@@ -248,7 +250,7 @@ const isPage = (row: MementoRow) => row.status === 200 && (row.mime === 'text/ht
 export async function writeWacz(input: WaczInput): Promise<WaczReport> {
   const now = input.now ?? new Date();
   const nowS = Math.floor(now.getTime() / 1000);
-  const { index, rules, selection } = input;
+  const { index, visible, selection } = input;
   const report: WaczReport = { mementos: 0, originals: 0, hidden: 0, revisitsOfHidden: 0, pages: 0, proofs: 0, receipts: 0, unlogged: 0, later: 0, bytes: 0 };
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'memento-wacz-'));
   const partial = `${input.out}.${process.pid}.partial`;
@@ -299,7 +301,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
       for await (const r of walk) {
         const row = r as MementoRow;
         if (exported.has(row.id)) continue;
-        if (rules.verdict(row.urlkey, row.datetime, nowS) !== 'allow') {
+        if (!visible.shows(row.urlkey, row.datetime, nowS)) {
           report.hidden++;
           continue;
         }
@@ -310,7 +312,7 @@ export async function writeWacz(input: WaczInput): Promise<WaczReport> {
         }
         if (row.refers_to !== null && !exported.has(row.refers_to)) {
           const original = await index.byId(row.refers_to);
-          if (!original || rules.verdict(original.urlkey, original.datetime, nowS) !== 'allow') {
+          if (!original || !visible.shows(original.urlkey, original.datetime, nowS)) {
             report.revisitsOfHidden++;
             continue;
           }
