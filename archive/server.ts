@@ -36,7 +36,7 @@ import { timemapRoutes } from './http/timemap.js';
 import type { DecodeOptions } from './memento/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
-import { recordRoutes } from './evidence/record.js';
+import { recordRoutes } from './http/record.js';
 import { VisibleIndex } from './read/visible-index.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { httpError } from '#shared/http-error.js';
 import { missingEntry } from '../evidence/capture-check.js';
 import { parseCaptureLeaf } from '../evidence/leaf.js';
-import { exactMemento } from '../evidence/record.js';
+import { exactMemento } from './record.js';
 import { consistencyOf, inclusionOf } from '../evidence/log.js';
 import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
 import { localArchive, readRoute } from './context.js';

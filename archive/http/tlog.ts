@@ -19,7 +19,7 @@ import { LogAnchors } from '../evidence/checkpoint-anchor.js';
 import { CheckpointPublisher, type TlogClients } from '../evidence/checkpoint-publisher.js';
 import type { CheckpointRow, LogStore } from '../evidence/log.js';
 import { receiptOf } from '../evidence/receipt.js';
-import { exactMemento } from '../evidence/record.js';
+import { exactMemento } from './record.js';
 import type { SigningKey } from '../evidence/signing-key.js';
 import { parseTilePath, readBundle, readTile, TilePathError, treeHolds } from '../evidence/tiles.js';
 import { logOrigin } from '../evidence/tlog-config.js';

@@ -36,7 +36,7 @@ import { timestampBound } from '../cdx/query.js';
 import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
 import { evidenceLinks } from '../evidence/banner-check.js';
 import { captureCheck } from '../evidence/capture-check.js';
-import { exactMemento } from '../evidence/record.js';
+import { exactMemento } from '../http/record.js';
 import { type CoherencePanel, coherencePanel } from './coherence.js';
 import { DIFF_BUDGET, DIFF_DEADLINE_MS, type DiffResult } from './diff.js';
 import { displayUrl, longDate, monthName } from './format.js';
