@@ -65,13 +65,13 @@ async function cdx(app: FastifyInstance, req: FastifyRequest, reply: FastifyRepl
  * `sort=closest`), the spans of datetimes the access rules show of it
  * (none at all when the URL is wholly hidden: an excluded URL with many
  * mementos is answered as fast as one never captured); for a query of many
- * URLs, the rules as one SQL condition (SQLite still steps over the hidden
+ * URLs, the rules (as one SQL condition in the walk) (SQLite still steps over the hidden
  * rows of the range). {@link cdxListed} checks every row all the same.
  */
 function shownSpans(app: FastifyInstance, q: CdxQuery): Pick<CdxWalk, 'within' | 'shown'> {
   if (q.matchType !== 'exact') {
-    const shown = app.access.shownSql();
-    return shown.sql === 'TRUE' ? {} : { shown };
+    const shown = app.access.shownRules();
+    return shown.length ? { shown } : {};
   }
   const policy = app.access.policy(q.ranges[0].from);
   return policy.open ? {} : { within: policy.ranges('allow') };

@@ -38,8 +38,7 @@ import { storedContentEncoding } from '../memento/body.js';
 import { canDecode } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';
 import { type EmbeddedResource, MAX_EMBEDDED } from '../replay/embedded.js';
-import { rangeSql } from '../store/index-db.js';
-import type { MementoRow } from '../store/memento-row.js';
+import type { MementoRow, Ranges } from '../store/memento-row.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { plural, span } from './format.js';
 import type { Capture } from './queries.js';
@@ -119,42 +118,20 @@ async function pageText(stored: StoredResponse, limit: number): Promise<{ text: 
 type Found = { capture: ResourceCapture; changed: boolean; notCompared: boolean };
 
 /**
- * A row of the panel's statements: the resource's place in the list, its capture, and what lies in between: 2 when
- * one of the first captures in between has another digest, plus 1 when there are more than {@link PANEL_BETWEEN}.
- */
-type FoundRow = { i: number; archive_id: string; uri_r: string; datetime: number; lies_between: number };
-
-/**
  * The captures the replay shows at `t` of the resources `urlkeys` (each the
  * nearest, a tie to the earlier, in any archive), and whether another
  * capture with another digest lies strictly between each and `pageTime`
- * among the first {@link PANEL_BETWEEN} there: one statement for all (a
- * JSON array of urlkeys, two seeks of the `(urlkey, datetime)` index per
- * key, then the row and a range scan of at most {@link PANEL_BETWEEN} + 1
- * entries), among the captures `cond` shows.
+ * among the first {@link PANEL_BETWEEN} there: one statement for all (the
+ * index's `panel` query, archive/store/index/panel-query.ts: two seeks of
+ * the `(urlkey, datetime)` index per key, then the row and a range scan of
+ * at most {@link PANEL_BETWEEN} + 1 entries), among the captures whose
+ * datetime lies in `within` (what the rules show; undefined: all).
  */
-async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pageTime: number, cond = ''): Promise<Map<number, Found>> {
-  const { sql } = app.store.index;
-  const rows = await app.store.index.browse<FoundRow>(
-    cond ? null : 'web.panel',
-    `WITH k AS (${sql.jsonTexts('$keys')}),
-          n AS MATERIALIZED (SELECT i, value AS urlkey,
-            (SELECT datetime FROM memento WHERE urlkey = k.value AND datetime <= $t${cond} ORDER BY datetime DESC LIMIT 1) AS b,
-            (SELECT datetime FROM memento WHERE urlkey = k.value AND datetime > $t${cond} ORDER BY datetime ASC LIMIT 1) AS a FROM k),
-          c AS (SELECT i, urlkey, CASE WHEN b IS NULL THEN a WHEN a IS NULL THEN b WHEN a - $t < $t - b THEN a ELSE b END AS dt
-            FROM n WHERE a IS NOT NULL OR b IS NOT NULL)
-     SELECT c.i, m.archive_id, m.uri_r, m.datetime,
-       (SELECT COALESCE(MAX(CASE WHEN w.digest != m.digest THEN 2 ELSE 0 END), 0) + CASE WHEN COUNT(*) > $between THEN 1 ELSE 0 END
-         FROM (SELECT digest FROM memento WHERE urlkey = c.urlkey AND datetime > ${sql.least('c.dt', '$page')}
-           AND datetime < ${sql.greatest('c.dt', '$page')}${cond} ORDER BY datetime LIMIT $scan) w) AS lies_between
-     FROM c JOIN memento m ON m.id = (SELECT id FROM memento WHERE urlkey = c.urlkey AND datetime = c.dt${cond} ORDER BY id LIMIT 1)`,
-    { $keys: JSON.stringify(urlkeys), $t: t, $page: pageTime, $between: PANEL_BETWEEN, $scan: PANEL_BETWEEN + 1 },
-  );
+async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pageTime: number, within?: Ranges): Promise<Map<number, Found>> {
+  const rows = await app.store.index.panel.capturesAt(urlkeys, t, pageTime, PANEL_BETWEEN, within);
   const out = new Map<number, Found>();
   for (const r of rows) {
-    const between = Number(r.lies_between);
-    const changed = between >= 2;
-    out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed, notCompared: !changed && between === 1 });
+    out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed: r.changed, notCompared: !r.changed && r.more });
   }
   return out;
 }
@@ -166,7 +143,8 @@ async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pa
  * hide, or whose URL the archive does not take, is absent.
  */
 async function capturesOf(app: FastifyInstance, urls: readonly string[], t: number, pageTime: number): Promise<{ found: Map<number, Found>; upTo: number }> {
-  const groups = new Map<string, { i: number; urlkey: string }[]>();
+  // By the datetimes the rules show (`''`: all), as text: the resources of one group share one statement.
+  const groups = new Map<string, { within?: Ranges; members: { i: number; urlkey: string }[] }>();
   let upTo = urls.length;
   for (let i = 0; i < urls.length; i++) {
     let urlkey: string;
@@ -176,22 +154,23 @@ async function capturesOf(app: FastifyInstance, urls: readonly string[], t: numb
       continue;
     }
     const policy = app.access.policy(urlkey);
-    const cond = policy.open ? '' : ` AND (${rangeSql(policy.ranges('allow'))})`;
-    if (!groups.has(cond) && groups.size >= PANEL_STATEMENTS) {
+    const within = policy.open ? undefined : policy.ranges('allow');
+    const group = within ? within.map(([from, until]) => `${from} ${until}`).join(',') : '';
+    if (!groups.has(group) && groups.size >= PANEL_STATEMENTS) {
       upTo = i;
       break;
     }
-    if (!groups.has(cond)) groups.set(cond, []);
-    groups.get(cond)!.push({ i, urlkey });
+    if (!groups.has(group)) groups.set(group, { within, members: [] });
+    groups.get(group)!.members.push({ i, urlkey });
   }
   const found = new Map<number, Found>();
-  for (const [cond, members] of groups) {
+  for (const { within, members } of groups.values()) {
     const got = await capturesAt(
       app,
       members.map((m) => m.urlkey),
       t,
       pageTime,
-      cond,
+      within,
     );
     for (const [j, f] of got) found.set(members[j].i, f);
   }

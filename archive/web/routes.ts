@@ -76,7 +76,7 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
     // Kept for SITES_TTL_MS, and computed again at once when the access rules change (SIGHUP).
     const rules = app.access.generation;
     if (!siteCache || siteCache.rules !== rules || Date.now() - siteCache.at > SITES_TTL_MS)
-      siteCache = { at: Date.now(), rules, sites: await sites(app.store.index, HOME_SITES, app.access.shownSql()) };
+      siteCache = { at: Date.now(), rules, sites: await sites(app.store.index, HOME_SITES, app.access.shownRules()) };
     return siteCache.sites;
   };
   // None of these pages on replay_origin: a stored page there never reaches them in its own origin.
@@ -204,7 +204,7 @@ function prefixOf(rest: string): { url: string; after: string } | undefined {
 /** `GET /web/`: search box, sites, latest captures. */
 async function home(app: FastifyInstance, req: Req, reply: FastifyReply, homeSites: () => Promise<Site[]>): Promise<FastifyReply> {
   // Counts, dates and lists over the captures the access rules show: a hidden one is in none of them.
-  const shown = app.access.shownSql();
+  const shown = app.access.shownRules();
   const [sites, recent, total] = await Promise.all([homeSites(), recentCaptures(app.store.index, 20, shown), captureCount(app.store.index, shown)]);
   return render(app, req, reply, 200, 'home', { title: 'Web archive', sites, recent, total, archives: app.config.archives.map((a) => a.id) });
 }

@@ -15,6 +15,7 @@ import { cdxBody, cdxRows } from '../../../archive/cdx/answer.js';
 import { parseCdxQuery } from '../../../archive/cdx/query.js';
 import type { NewMementoRow } from '../../../archive/store/index-db.js';
 import type { MementoIndex } from '../../../archive/store/memento-index.js';
+import { namedQueryCases } from './index-contract-queries.js';
 import {
   calendarSummary,
   captureCount,
@@ -238,12 +239,12 @@ export function contract(t: Test, open: Open): void {
         'newest row first',
       );
       t.equal(await captureCount(index), ROWS.length);
-      // The access rules as SQL (archive/access.ts shownSql): example.com/ hidden before T0 + 10 days, org,other excluded.
+      // The access rules over the whole index (archive/access.ts shownRules): example.com/ hidden before T0 + 10 days, org,other excluded.
       const rules = new AccessRules([
         { url: 'http://example.com/', action: 'exclude', before: T0 + 10 * DAY },
         { url: 'http://other.org/*', action: 'exclude' },
       ]);
-      const shown = rules.shownSql();
+      const shown = rules.shownRules();
       t.equal(await captureCount(index, shown), ROWS.length - 3);
       t.same(
         (await sites(index, 10, shown)).map((s) => [s.host, s.captures]),
@@ -296,7 +297,7 @@ export function contract(t: Test, open: Open): void {
     t.same(lines, ['com,example)/', 'com,example)/', 'com,example)/', 'com,example)/', 'com,example)/B']);
     const rules = new AccessRules([{ url: 'http://example.com/', action: 'exclude' }]);
     t.equal(
-      await body('url=example.com/&matchType=prefix&fl=urlkey', { shown: rules.shownSql() }),
+      await body('url=example.com/&matchType=prefix&fl=urlkey', { shown: rules.shownRules() }),
       'com,example)/B\ncom,example)/a\n',
       'rows the rules hide are not read',
     );
@@ -396,4 +397,6 @@ export function contract(t: Test, open: Open): void {
     await index.compact();
     t.equal(await index.count(), ROWS.length - 1);
   });
+
+  namedQueryCases({ withIndex, rows: ROWS, row, T0, DAY });
 }
