@@ -143,7 +143,7 @@ async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pa
  * hide, or whose URL the archive does not take, is absent.
  */
 async function capturesOf(app: FastifyInstance, urls: readonly string[], t: number, pageTime: number): Promise<{ found: Map<number, Found>; upTo: number }> {
-  // By the datetimes the rules show (`''`: all), as text: the resources of one group share one statement.
+  // By the datetimes the rules show, as text (`''`: all; `[]`: none): the resources of one group share one statement.
   const groups = new Map<string, { within?: Ranges; members: { i: number; urlkey: string }[] }>();
   let upTo = urls.length;
   for (let i = 0; i < urls.length; i++) {
@@ -155,7 +155,7 @@ async function capturesOf(app: FastifyInstance, urls: readonly string[], t: numb
     }
     const policy = app.access.policy(urlkey);
     const within = policy.open ? undefined : policy.ranges('allow');
-    const group = within ? within.map(([from, until]) => `${from} ${until}`).join(',') : '';
+    const group = within ? `[${within.map(([from, until]) => `${from} ${until}`).join(',')}]` : '';
     if (!groups.has(group) && groups.size >= PANEL_STATEMENTS) {
       upTo = i;
       break;
