@@ -60,6 +60,9 @@ import { exactUrlkey, foldEncodedSlashes, normalizeUriR, UriError } from '#share
 import { foldedPrefixes } from './access-folded.js';
 import type { Neighbourhood } from './store/index-db.js';
 import type { MementoIndex } from './store/memento-index.js';
+import type { ShownRule } from './store/index/shown-sql.js';
+
+export type { ShownRule };
 
 /** What the rules say of a memento: show it, answer 451 (RFC 7725), or act as if it was never captured. */
 export type Verdict = 'allow' | 'block' | 'exclude';
@@ -85,20 +88,6 @@ export interface UrlPattern {
 
 /** A span of Memento-Datetimes `[from, until)`, epoch seconds; `-Infinity` / `Infinity` for open ends. */
 export type Range = readonly [from: number, until: number];
-
-/**
- * One rule as it applies at one moment to the whole index ({@link AccessRules.shownRules}):
- * the urlkey it names (`prefix`: every urlkey that starts with `key`), the
- * Memento-Datetimes it applies to `[from, until)` (epoch s, whole numbers
- * or ±Infinity; empty when `from >= until`), and whether it shows them.
- */
-export interface ShownRule {
-  key: string;
-  prefix: boolean;
-  from: number;
-  until: number;
-  shown: boolean;
-}
 
 /** A part of the time line and what the rules say of the mementos in it. */
 export interface Segment {

@@ -25,6 +25,9 @@ import type { LogStore, NewLeaf } from '../evidence/log.js';
 import type { KeyQueries } from './index/key-queries.js';
 import type { PageQueries } from './index/page-queries.js';
 import type { PanelQuery } from './index/panel-query.js';
+import type { SqlDialect } from './index/dialect.js';
+
+export type { SqlDialect };
 
 /**
  * Evidence log entries to append in the same transaction as a batch's rows
@@ -50,31 +53,6 @@ export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string
 
 /** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
 export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
-
-/**
- * The SQL fragments that differ between SQLite and PostgreSQL, as
- * functions of a column expression. Everything else the queries write
- * (comparisons, `count`, `min`, `max`, `substr`, `COALESCE`, `NULLIF`,
- * `CAST(x AS TEXT)`, `||`, `CASE`, `TRUE`/`FALSE`, row values, `LIMIT`)
- * means the same in both.
- */
-export interface SqlDialect {
-  /** `YYYY-MM` of an epoch-seconds column, UTC. */
-  yearMonth(col: string): string;
-  /** `MM-DD` of an epoch-seconds column, UTC. */
-  monthDay(col: string): string;
-  /** `YYYYMMDDhhmmss` (a 14-digit Memento timestamp) of an epoch-seconds column, UTC. */
-  timestamp14(col: string): string;
-  /** A urlkey's SURT host part: the text before its first `)`. */
-  surtHost(col: string): string;
-  /** A compact JSON object text (`{"k":v,...}`, no spaces) of `[name, text expression]` pairs, members in that order. */
-  jsonObject(members: readonly (readonly [string, string])[]): string;
-  /** A table `(i, value)` of the JSON array of strings in the parameter `param` (`$keys`): `i` its place from 0, `value` the text. */
-  jsonTexts(param: string): string;
-  /** The smaller / larger of two numeric expressions (SQLite's scalar `min`/`max`, PostgreSQL's `LEAST`/`GREATEST`). */
-  least(a: string, b: string): string;
-  greatest(a: string, b: string): string;
-}
 
 /** A statement of a long read ({@link MementoIndex.walkQuery}): run as often as needed, then closed. */
 export interface WalkQuery<T> {

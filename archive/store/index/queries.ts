@@ -1,4 +1,7 @@
-/** The named queries of the index, for the adapters to make over their own reads (reads.ts). */
+/**
+ * The named queries of the index, for the adapters (index-db.ts,
+ * index-pg.ts) to make over their own reads (reads.ts).
+ */
 export { KeyQueries } from './key-queries.js';
 export { PageQueries } from './page-queries.js';
 export { PanelQuery } from './panel-query.js';

@@ -8,7 +8,7 @@
  * (`$name` parameters in both), with the parts that differ taken from
  * {@link IndexReads.sql}.
  */
-import type { SqlDialect } from '../memento-index.js';
+import type { SqlDialect } from './dialect.js';
 
 /** An adapter's reads, for the named queries. */
 export interface IndexReads {

@@ -4,11 +4,22 @@
  * walks (cdx-walk.ts): the same verdict as the rules' policy of each URL,
  * computed by the index's database. SQL of SQLite and PostgreSQL alike.
  */
-import type { ShownRule } from '../../access.js';
 import { rangeSql } from '../index-sql.js';
 import type { Ranges } from '../memento-row.js';
 
-export type { ShownRule };
+/**
+ * One rule as it applies at one moment to the whole index (archive/access.ts AccessRules `shownRules`):
+ * the urlkey it names (`prefix`: every urlkey that starts with `key`), the
+ * Memento-Datetimes it applies to `[from, until)` (epoch s, whole numbers
+ * or ±Infinity; empty when `from >= until`), and whether it shows them.
+ */
+export interface ShownRule {
+  key: string;
+  prefix: boolean;
+  from: number;
+  until: number;
+  shown: boolean;
+}
 
 /** A condition on the index rows: SQL over `urlkey` and `datetime`, with its parameters (`$rule0`, …: the rules' urlkeys). */
 export interface RowCondition {
