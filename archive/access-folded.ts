@@ -5,18 +5,18 @@
  * `%2F`. The access rules match such a key in its folded form too
  * (shared/uri.ts `foldEncodedSlashes`, archive/access.ts `matchesPattern`);
  * this module finds, for a set of rules, the stored keys that a rule names
- * only in that form, so that the rules' SQL condition and their ranges of
- * wholly hidden keys (archive/access.ts `shownSql`, `wholeHiddenKeys`)
- * name them too, one by one.
+ * only in that form, so that the rules over the whole index and their
+ * ranges of wholly hidden keys (archive/access.ts `shownRules`,
+ * `wholeHiddenKeys`) name them too, one by one.
  *
  * No full scan is needed: such a key agrees with its folded form up to its
  * first encoded slash (a urlkey's path has no `//`, nor has a rule's), so
  * it starts with the rule's key up to one of the rule's path slashes,
  * followed by `%2F` or `%5C` in place of that slash or right after it.
  * Each rule gives four urlkey prefixes per `/` of its path, and the index
- * is asked for the keys under them (ranges of its urlkey index).
+ * is asked for the keys under them (ranges of its urlkey index:
+ * archive/store/index/key-queries.ts `under`).
  */
-import type { MementoIndex } from './store/memento-index.js';
 
 /** The encoded spellings of `/` and `\` a urlkey holds (upper-case hex: shared/uri.ts `canonicalEscapes`). */
 const ENCODED = ['%2F', '%5C'] as const;
@@ -37,29 +37,4 @@ export function foldedPrefixes(key: string): string[] {
     for (const e of ENCODED) out.push(key.slice(0, j) + e, key.slice(0, j + 1) + e);
   }
   return out;
-}
-
-/** Prefixes asked for in one index query (a UNION of that many range reads; SQLite allows 500). */
-const BATCH = 64;
-
-/**
- * The distinct urlkeys of the index that start with one of `prefixes`
- * (ASCII), sorted: a range read of the urlkey index per prefix, several
- * per query as a `UNION` of one `SELECT` each (an `OR` of the ranges makes
- * SQLite scan the whole index: 7 s for 64 ranges over a million rows,
- * against 2 ms).
- */
-export async function keysUnder(index: Pick<MementoIndex, 'browse'>, prefixes: readonly string[]): Promise<string[]> {
-  const unique = [...new Set(prefixes)].sort();
-  const found = new Set<string>();
-  for (let i = 0; i < unique.length; i += BATCH) {
-    const params: Record<string, string> = {};
-    const reads = unique.slice(i, i + BATCH).map((p, n) => {
-      params[`$f${n}`] = p;
-      params[`$t${n}`] = p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1);
-      return `SELECT urlkey FROM memento WHERE urlkey >= $f${n} AND urlkey < $t${n}`;
-    });
-    for (const r of await index.browse<{ urlkey: string }>(null, reads.join(' UNION '), params)) found.add(r.urlkey);
-  }
-  return [...found].sort();
 }

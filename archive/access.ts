@@ -27,8 +27,8 @@
  * (`%2F`, `%5C`: stored before captures of such paths were refused) is
  * named by a rule in its folded form too (`/assets%2Fx` as `/assets/x`,
  * shared/uri.ts `foldEncodedSlashes`): {@link matchesPattern}, the one
- * place a urlkey is compared with a rule; for the SQL condition and the
- * hidden key ranges, the rules carry those stored keys by name
+ * place a urlkey is compared with a rule; for the rules over the whole
+ * index ({@link AccessRules.shownRules}) and the hidden key ranges, the rules carry those stored keys by name
  * (archive/access-folded.ts), found when the rules are put in force.
  *
  * The most specific rule that applies to a memento decides:
@@ -44,8 +44,11 @@
  * route, page and command.
  */
 import { exactUrlkey, foldEncodedSlashes, normalizeUriR, UriError } from '#shared/uri.js';
-import { foldedPrefixes, keysUnder } from './access-folded.js';
+import { foldedPrefixes } from './access-folded.js';
 import type { MementoIndex } from './store/memento-index.js';
+import type { ShownRule } from './store/index/shown-sql.js';
+
+export type { ShownRule };
 
 /** What the rules say of a memento: show it, answer 451 (RFC 7725), or act as if it was never captured. */
 export type Verdict = 'allow' | 'block' | 'exclude';
@@ -120,11 +123,8 @@ export function matchesPattern(p: UrlPattern, urlkey: string, folded: string = f
  * slashes were refused (archive/access-folded.ts). Each is given with the
  * patterns that name it so. Ranges of the urlkey index, no full scan.
  */
-export async function foldedKeysNamed(index: Pick<MementoIndex, 'browse'>, patterns: readonly UrlPattern[]): Promise<{ urlkey: string; by: UrlPattern[] }[]> {
-  const keys = await keysUnder(
-    index,
-    patterns.flatMap((p) => foldedPrefixes(p.key)),
-  );
+export async function foldedKeysNamed(index: Pick<MementoIndex, 'keys'>, patterns: readonly UrlPattern[]): Promise<{ urlkey: string; by: UrlPattern[] }[]> {
+  const keys = await index.keys.under(patterns.flatMap((p) => foldedPrefixes(p.key)));
   const out: { urlkey: string; by: UrlPattern[] }[] = [];
   for (const urlkey of keys) {
     const by = patterns.filter((p) => !namesKey(p, urlkey) && matchesPattern(p, urlkey));
@@ -155,7 +155,7 @@ function compile(rules: readonly AccessRule[]): Compiled[] {
 }
 
 /** For each stored key that a rule names only in its folded form, the rule as an entry that names that key (module comment). */
-async function foldedEntries(index: Pick<MementoIndex, 'browse'>, compiled: readonly Compiled[]): Promise<Compiled[]> {
+async function foldedEntries(index: Pick<MementoIndex, 'keys'>, compiled: readonly Compiled[]): Promise<Compiled[]> {
   if (!compiled.length) return [];
   const found = await foldedKeysNamed(
     index,
@@ -248,7 +248,7 @@ const OPEN: readonly Segment[] = [{ from: -Infinity, until: Infinity, verdict: '
  */
 export class AccessRules {
   private compiled: Compiled[] = [];
-  /** Stored keys that rules name only in their folded form, one entry per key and rule (module comment): for {@link shownSql} and {@link wholeHiddenKeys}. */
+  /** Stored keys that rules name only in their folded form, one entry per key and rule (module comment): for {@link shownRules} and {@link wholeHiddenKeys}. */
   private folded: Compiled[] = [];
   /** Counts the rule sets put in force: what was computed under other rules is stale (a cache of the home page's sites). */
   generation = 0;
@@ -265,7 +265,7 @@ export class AccessRules {
    */
   constructor(
     rules: readonly AccessRule[] = [],
-    private readonly index?: Pick<MementoIndex, 'browse'>,
+    private readonly index?: Pick<MementoIndex, 'keys'>,
   ) {
     this.compiled = compile(rules);
     this.generation++;
@@ -366,30 +366,23 @@ export class AccessRules {
   }
 
   /**
-   * The rules as one SQL condition over a memento's `urlkey` and
-   * `datetime` columns, true for the mementos shown at `now` (epoch s): for
-   * counts and lists over the whole index (the home page), computed by
-   * the index's database. The same verdict as {@link policy}: of the rules that name the
-   * urlkey and whose span of datetimes holds the memento, the most specific
-   * decides (a stored key a rule names in its folded form only is named
-   * by that rule as an exact key). `sql` is `TRUE` when no rule hides
-   * anything; the rules' urlkeys are bound as parameters (`params`), the
-   * instants and lengths written as numbers.
+   * The rules as they apply at `now` (epoch s) to every memento of the
+   * index, for counts and lists over the whole index (the home page, a CDX
+   * query of many URLs) that the index's database computes
+   * (archive/store/index/shown-sql.ts makes them its condition): one entry
+   * per rule, most specific first (the order of {@link policy}), plus one
+   * per stored key a rule names in its folded form only (as that rule's
+   * exact key). The first entry that names a memento's urlkey (exactly, or
+   * as a prefix with `prefix`) and whose `[from, until)` holds its datetime
+   * decides: shown when `shown`; a memento no entry decides is shown. An
+   * empty list when no rule hides anything (every memento shown).
    */
-  shownSql(now: number = nowSeconds()): { sql: string; params: Record<string, string> } {
-    if (this.compiled.every((c) => c.rule.action === 'allow')) return { sql: 'TRUE', params: {} };
-    const params: Record<string, string> = {};
-    const cases = [...this.compiled, ...this.folded].sort(bySpecificity).map((c, i) => {
-      params[`$rule${i}`] = c.pattern.key;
-      const name = c.pattern.prefix ? `substr(urlkey, 1, ${c.pattern.key.length})` : 'urlkey';
+  shownRules(now: number = nowSeconds()): ShownRule[] {
+    if (this.compiled.every((c) => c.rule.action === 'allow')) return [];
+    return [...this.compiled, ...this.folded].sort(bySpecificity).map((c) => {
       const [from, until] = ruleRange(c.rule, now);
-      const time = [
-        Number.isFinite(from) ? ` AND datetime >= ${Math.ceil(from)}` : '',
-        Number.isFinite(until) ? ` AND datetime < ${Math.ceil(until)}` : '',
-      ].join('');
-      return `WHEN ${name} = $rule${i}${time} THEN ${c.rule.action === 'allow' ? 1 : 0}`;
+      return { key: c.pattern.key, prefix: c.pattern.prefix, from, until, shown: c.rule.action === 'allow' };
     });
-    return { sql: `(CASE ${cases.join(' ')} ELSE 1 END) = 1`, params };
   }
 
   /**

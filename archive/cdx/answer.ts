@@ -73,7 +73,7 @@ export function lineSql(sql: SqlDialect, fields: readonly CdxField[], output: Cd
  * `q.resume` when given. Each row has its `line`, and the `columns` asked
  * for. Every row of the index that matches; with `shown.within` (for a
  * query of one urlkey: the spans of datetimes the access rules show) or
- * `shown.shown` (the rules as SQL, for a query of many), only those the
+ * `shown.shown` (the rules, AccessRules `shownRules`, for a query of many), only those the
  * access rules show.
  */
 export async function* cdxRows(

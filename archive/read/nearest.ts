@@ -26,14 +26,17 @@ export interface Period {
   end: number;
 }
 
-/** The memento chosen for an instant, with its neighbours for Link (id, datetime, URI-R of each). */
-export interface Selection {
-  memento: MementoRef;
-  first: MementoRef;
-  last: MementoRef;
-  prev?: MementoRef;
-  next?: MementoRef;
+/** The memento chosen for an instant, with its neighbours for Link (by default id, datetime, URI-R of each). */
+export interface Selection<T = MementoRef> {
+  memento: T;
+  first: T;
+  last: T;
+  prev?: T;
+  next?: T;
 }
+
+/** The mementos around an instant on one timeline: first, last, the two at or before it (latest first), the two after it. */
+export type Around<T> = Pick<Neighbourhood, never> & { first: T; last: T; atOrBefore: T[]; after: T[] };
 
 /**
  * The period a Wayback-style timestamp names: 1–14 digits `YYYYMMDDhhmmss`
@@ -74,15 +77,16 @@ export function nearerToPeriod(a: number, b: number, period: Period): boolean {
 }
 
 /**
- * Picks the nearest memento to `period` (module comment) from a
- * neighbourhood read at `period.end` (first, last and the two on each
+ * Picks the nearest memento to `period` (module comment) from the
+ * mementos around `period.end` (a neighbourhood, or the pages' `around`) (first, last and the two on each
  * side of it, on one timeline): before the first → the first, after the
  * last → the last; with its first, last, previous and next mementos.
  */
-export function select(n: Neighbourhood, period: Period): Selection {
+export function select<T extends Pick<MementoRef, 'datetime'> = MementoRef>(n: Around<T>, period: Period): Selection<T> {
   const [before, before2] = n.atOrBefore;
   const [after, after2] = n.after;
-  const useAfter = !before || (after !== undefined && nearer(after, before, period));
+  // A memento after `period.end` and one at or before it never share a second: the datetimes decide.
+  const useAfter = !before || (after !== undefined && nearerToPeriod(after.datetime, before.datetime, period));
   if (useAfter) return { memento: after!, first: n.first, last: n.last, prev: before, next: after2 };
   return { memento: before, first: n.first, last: n.last, prev: before2, next: after };
 }

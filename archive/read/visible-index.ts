@@ -24,6 +24,7 @@ import { cdxRows, type PlacedRow } from '../cdx/answer.js';
 import type { CdxQuery } from '../cdx/query.js';
 import type { CdxWalk } from '../store/cdx-walk.js';
 import type { MementoIndex, TimemapRow } from '../store/memento-index.js';
+import type { PanelCapture } from '../store/index/panel-query.js';
 import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/memento-row.js';
 import { instant, nearer, type Period, type Selection, select } from './nearest.js';
 import { VisiblePages } from './pages.js';
@@ -146,6 +147,11 @@ export class VisibleIndex {
     return this.index.byId(id);
   }
 
+  /** The whole row of a capture this index listed (the pages' `Capture`: archive, urlkey, Memento-Datetime); `undefined` when it is gone. */
+  rowOf(c: Pick<MementoRow, 'archive_id' | 'urlkey' | 'datetime'>): Promise<MementoRow | undefined> {
+    return this.index.rowAt(c.archive_id, c.urlkey, c.datetime);
+  }
+
   /**
    * The answer kept with the read cache's view `view` (a neighbourhood's
    * `view`) under `key`, made when that view was current; `undefined`
@@ -248,6 +254,50 @@ export class VisibleIndex {
   }
 
   /**
+   * For each of `urlkeys`: the shown memento nearest to `t` (epoch s) in
+   * any archive (the coherence panel's resources of a page replayed at
+   * `t`), and whether another shown capture with another digest lies
+   * strictly between it and `pageTime` among the first `between` there
+   * (the index's `panel` query: two seeks per key, one statement per group
+   * of keys the rules show the same datetimes of). At most `maxStatements`
+   * groups: `upTo` is how many of `urlkeys` fit, in order.
+   * @returns the rows found by place in `urlkeys` (a key with no shown memento is absent)
+   */
+  async nearestMany(
+    urlkeys: readonly string[],
+    t: number,
+    pageTime: number,
+    between: number,
+    maxStatements: number,
+  ): Promise<{ found: Map<number, PanelCapture>; upTo: number }> {
+    // By the datetimes the rules show, as text (`''`: all; `[]`: none): the keys of one group share one statement.
+    const groups = new Map<string, { within?: Ranges; members: number[] }>();
+    let upTo = urlkeys.length;
+    for (let i = 0; i < urlkeys.length; i++) {
+      const within = this.shownRanges(urlkeys[i]);
+      const group = within ? `[${within.map(([from, until]) => `${from} ${until}`).join(',')}]` : '';
+      if (!groups.has(group) && groups.size >= maxStatements) {
+        upTo = i;
+        break;
+      }
+      if (!groups.has(group)) groups.set(group, { within, members: [] });
+      groups.get(group)!.members.push(i);
+    }
+    const found = new Map<number, PanelCapture>();
+    for (const { within, members } of groups.values()) {
+      const rows = await this.index.panel.capturesAt(
+        members.map((m) => urlkeys[m]),
+        t,
+        pageTime,
+        between,
+        within,
+      );
+      for (const r of rows) found.set(members[r.i], r);
+    }
+    return { found, upTo };
+  }
+
+  /**
    * The rows of a CDX query (archive/cdx/answer.ts `cdxRows`) that are
    * shown, in the answer's order: the walk limited as far as the index can
    * limit it — for one URL (`matchType=exact`, also `sort=closest`) to the
@@ -271,8 +321,8 @@ export class VisibleIndex {
             hidden,
           ),
         };
-      const shown = this.rules.shownSql(now);
-      if (shown.sql !== 'TRUE') limits = { shown };
+      const shown = this.rules.shownRules(now);
+      if (shown.length) limits = { shown };
     } else {
       const policy = this.policy(q.ranges[0].from, now);
       if (!policy.open) limits = { within: policy.ranges('allow') };

@@ -7,6 +7,7 @@
 import type { MementoRow } from './index-db.js';
 import { type Ranges, rangeSql } from './index-sql.js';
 import type { MementoIndex, WalkQuery } from './memento-index.js';
+import { type ShownRule, shownCondition } from './index/shown-sql.js';
 
 /** Columns a CDX walk ({@link cdxWalk}) reads when asked, beyond those of every {@link CdxRow}. */
 export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length' | 'refers_to';
@@ -59,11 +60,11 @@ export interface CdxWalk {
    */
   within?: Ranges;
   /**
-   * Only mementos this SQL condition over `urlkey` and `datetime` holds for
-   * (archive/access.ts `shownSql`: the ones the access rules show, for a
-   * walk over many urlkeys), with its parameters.
+   * Only mementos these rules show (archive/access.ts `shownRules`, for a
+   * walk over many urlkeys), made one SQL condition over `urlkey` and
+   * `datetime` (index/shown-sql.ts); an empty list shows every memento.
    */
-  shown?: { sql: string; params: Record<string, string> };
+  shown?: readonly ShownRule[];
 }
 
 /** Rows per query when {@link cdxWalk} walks. */
@@ -86,11 +87,12 @@ const BEYOND = Number.MAX_SAFE_INTEGER;
 export async function* cdxWalk(index: MementoIndex, range: UrlkeyRange, walk: CdxWalk = {}): AsyncGenerator<CdxRow> {
   const desc = walk.desc ?? false;
   const page = Math.max(1, walk.page ?? CDX_PAGE);
-  const bounds = { ...walk.shown?.params, $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
+  const shown = walk.shown?.length ? shownCondition(walk.shown) : undefined;
+  const bounds = { ...shown?.params, $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
   const inRange = (k: string) => (range.to === undefined ? k === range.from : range.from <= k && k < range.to);
   const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
   const cols = ['id', 'datetime', ...new Set(walk.columns ?? []), ...(walk.line ? [`${walk.line} AS line`] : [])].join(', ');
-  const window = `datetime >= $since AND datetime <= $until${walk.within ? ` AND (${rangeSql(walk.within)})` : ''}${walk.shown ? ` AND ${walk.shown.sql}` : ''}`;
+  const window = `datetime >= $since AND datetime <= $until${walk.within ? ` AND (${rangeSql(walk.within)})` : ''}${shown ? ` AND ${shown.sql}` : ''}`;
   // `key`: the rest of one urlkey (its rows get their urlkey in JS: one string fewer to convert per row); `keys`: the next urlkeys of the range.
   const sql = {
     key: `SELECT ${cols} FROM memento WHERE urlkey = $urlkey AND (datetime, id) ${cmp} ($datetime, $id) AND ${window} ORDER BY datetime ${dir}, id ${dir} LIMIT $limit`,

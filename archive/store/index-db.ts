@@ -22,8 +22,9 @@ import { appendToLog, logPurgeOf } from '../evidence/log.js';
 import { SqliteLogStore, SqliteLogTx } from '../evidence/log-sqlite.js';
 import { makeTables } from './index-db-tables.js';
 import type { LogAppend } from './memento-index.js';
+import { KeyQueries, PageQueries, PanelQuery, type IndexReads } from './index/queries.js';
 
-export { rangeSql, StaleIndexError };
+export { StaleIndexError };
 export type { AtOrBefore, DumpRow, MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans, TimemapRow };
 
 const ROWS_PER_INSERT = 80; // rows of one multi-row INSERT statement (12 parameters each)
@@ -83,9 +84,12 @@ const MMAP_BYTES = 256 * 1024 * 1024;
  * record after the last indexed one on the next start. So one fsync per
  * batch (the WARC file's) makes an acknowledged capture durable.
  */
-export class IndexDb implements MementoIndex {
+export class IndexDb implements MementoIndex, IndexReads {
   /** SQLite's SQL fragments (index-sql.ts). */
   readonly sql = SQLITE_SQL;
+  readonly pages = new PageQueries(this);
+  readonly panel = new PanelQuery(this);
+  readonly keys = new KeyQueries(this);
 
   private constructor(
     private readonly db: sqlite3.Database,
@@ -406,15 +410,7 @@ export class IndexDb implements MementoIndex {
     return v.complete ? v.spans() : all(this.stmts.spans, { $urlkey: urlkey });
   }
 
-  /**
-   * A read-only query of the pages for people (archive/web/queries.ts) on
-   * the paging connection, run to its end: prepared once per `name`, or,
-   * with `name` null (SQL that varies, such as an access rule's ranges),
-   * prepared for this call only.
-   *
-   * @param name a stable name for the statement (its cache key), or null
-   * @param sql one SELECT with `$name` parameters
-   */
+  /** The named queries' read (index/reads.ts) on the paging connection: a statement kept per `name`, or prepared per call with `name` null. */
   browse<T>(name: string | null, sql: string, params: Record<string, string | number>): Promise<T[]> {
     if (name === null) return readAll<T>(this.pager, sql, params);
     let st = this.browseStmts.get(name);

@@ -42,6 +42,7 @@ import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from './read
 import { appendToLog, logPurgeOf } from '../evidence/log.js';
 import { LOG_SCHEMA_PG, PgLogStore, PgLogTx } from '../evidence/log-pg.js';
 import type { LogAppend } from './memento-index.js';
+import { KeyQueries, PageQueries, PanelQuery, type IndexReads } from './index/queries.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memento (
@@ -215,8 +216,11 @@ interface ViewLoad {
 }
 
 /** The index in PostgreSQL: see the module comment. */
-export class PgIndex implements MementoIndex {
+export class PgIndex implements MementoIndex, IndexReads {
   readonly sql = POSTGRES_SQL;
+  readonly pages = new PageQueries(this);
+  readonly panel = new PanelQuery(this);
+  readonly keys = new KeyQueries(this);
   commits = 0;
   private readonly statements = new Map<string, { text: string; names: string[] }>();
 
@@ -475,6 +479,7 @@ export class PgIndex implements MementoIndex {
     return (await this.once(sql, archive === undefined ? { $urlkey: urlkey } : { $urlkey: urlkey, $archive: archive })).length > 0;
   }
 
+  /** The named queries' read (index/reads.ts): a statement prepared by name (`browse.<name>`), or sent unnamed with `name` null. */
   browse<T>(name: string | null, sql: string, params: Record<string, string | number>): Promise<T[]> {
     return name === null ? this.once<T>(sql, params) : this.q<T>(`browse.${name}`, sql, params);
   }

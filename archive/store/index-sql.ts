@@ -4,7 +4,7 @@
  * many URLs in one statement), and the condition that keeps a query to ranges of datetimes (the access
  * rules' shown mementos, archive/access.ts).
  */
-import type { SqlDialect } from './memento-index.js';
+import type { SqlDialect } from './index/dialect.js';
 import type { MementoRef, Neighbourhood, Ranges } from './memento-row.js';
 
 export type { Ranges };

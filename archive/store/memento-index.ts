@@ -11,14 +11,23 @@
  * ids positive integers, both JavaScript numbers. Errors are the database
  * driver's, thrown as they come (nothing is written by a failed call).
  *
- * A few callers (the pages for people, archive/web/queries.ts; the CDX
- * walks, cdx-walk.ts) write their own read-only SQL over the `memento`
- * table; they build the parts that differ between the two databases with
- * {@link MementoIndex.sql} and name parameters `$name` in both.
+ * No SQL is written outside the adapters and archive/store/index/: the
+ * reads of the pages for people and of the coherence panel, and the
+ * lookups by key pattern, are named queries written once for both
+ * databases there ({@link MementoIndex.pages}, {@link MementoIndex.panel},
+ * {@link MementoIndex.keys}). The CDX walks (cdx-walk.ts) write theirs
+ * over {@link MementoIndex.walkQuery}, with the fragments of
+ * {@link MementoIndex.sql}.
  */
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import type { ReadCache, UrlView } from './read-cache.js';
 import type { LogStore, NewLeaf } from '../evidence/log.js';
+import type { KeyQueries } from './index/key-queries.js';
+import type { PageQueries } from './index/page-queries.js';
+import type { PanelQuery } from './index/panel-query.js';
+import type { SqlDialect } from './index/dialect.js';
+
+export type { SqlDialect };
 
 /**
  * Evidence log entries to append in the same transaction as a batch's rows
@@ -45,31 +54,6 @@ export type DumpRow = Omit<MementoRow, 'id' | 'refers_to'> & { refers_to: string
 /** What a TimeMap lists of a memento: its datetime (epoch s) and URI-R as captured. */
 export type TimemapRow = Pick<MementoRow, 'datetime' | 'uri_r'>;
 
-/**
- * The SQL fragments that differ between SQLite and PostgreSQL, as
- * functions of a column expression. Everything else the callers write
- * (comparisons, `count`, `min`, `max`, `substr`, `COALESCE`, `NULLIF`,
- * `CAST(x AS TEXT)`, `||`, `CASE`, `TRUE`/`FALSE`, row values, `LIMIT`)
- * means the same in both.
- */
-export interface SqlDialect {
-  /** `YYYY-MM` of an epoch-seconds column, UTC. */
-  yearMonth(col: string): string;
-  /** `MM-DD` of an epoch-seconds column, UTC. */
-  monthDay(col: string): string;
-  /** `YYYYMMDDhhmmss` (a 14-digit Memento timestamp) of an epoch-seconds column, UTC. */
-  timestamp14(col: string): string;
-  /** A urlkey's SURT host part: the text before its first `)`. */
-  surtHost(col: string): string;
-  /** A compact JSON object text (`{"k":v,...}`, no spaces) of `[name, text expression]` pairs, members in that order. */
-  jsonObject(members: readonly (readonly [string, string])[]): string;
-  /** A table `(i, value)` of the JSON array of strings in the parameter `param` (`$keys`): `i` its place from 0, `value` the text. */
-  jsonTexts(param: string): string;
-  /** The smaller / larger of two numeric expressions (SQLite's scalar `min`/`max`, PostgreSQL's `LEAST`/`GREATEST`). */
-  least(a: string, b: string): string;
-  greatest(a: string, b: string): string;
-}
-
 /** A statement of a long read ({@link MementoIndex.walkQuery}): run as often as needed, then closed. */
 export interface WalkQuery<T> {
   /** Every row for `params` (`$name` keys, as in the SQL). */
@@ -80,8 +64,17 @@ export interface WalkQuery<T> {
 
 /** The archive's index of mementos (see the module comment). */
 export interface MementoIndex {
-  /** The SQL fragments of this database, for the callers that write their own queries. */
+  /** The SQL fragments of this database, for the CDX walks' statements (cdx-walk.ts, archive/cdx/answer.ts `lineSql`). */
   readonly sql: SqlDialect;
+
+  /** The queries of the pages for people (archive/store/index/page-queries.ts): calendars, days, captures, URL and site lists, counts. */
+  readonly pages: PageQueries;
+
+  /** The coherence panel's query (archive/store/index/panel-query.ts). */
+  readonly panel: PanelQuery;
+
+  /** Lookups by urlkey pattern (archive/store/index/key-queries.ts): stored keys under prefixes, a purge selection's row ids. */
+  readonly keys: KeyQueries;
 
   /** The read cache in front of {@link neighbourhood} and {@link spans} (read-cache.ts); the store tells it of every commit. */
   readonly cache: ReadCache;
@@ -166,14 +159,6 @@ export interface MementoIndex {
 
   /** Whether `urlkey` has a memento (in `archive`, else in any) whose datetime lies in `ranges`. */
   anyWithin(urlkey: string, ranges: Ranges, archive?: string): Promise<boolean>;
-
-  /**
-   * Runs one read-only SELECT over `memento` to its end (the pages for
-   * people, archive/web/queries.ts): prepared once per `name`, or with
-   * `name` null (SQL that varies) for this call only. Parameters are
-   * `$name` in the SQL and keys of `params`.
-   */
-  browse<T>(name: string | null, sql: string, params: Record<string, string | number>): Promise<T[]>;
 
   /** Prepares a long read (the CDX walks, cdx-walk.ts) on the connection for walks; the caller closes it. */
   walkQuery<T>(sql: string): WalkQuery<T>;

@@ -107,18 +107,9 @@ export async function rowChange(
 export async function selectedRowIds(index: MementoIndex, sel: PurgeSelection): Promise<number[]> {
   const folded = await foldedKeysNamed(index, [sel.pattern]);
   const ids: number[] = [];
-  for (const { key, prefix } of [sel.pattern, ...folded.map((f) => ({ key: f.urlkey, prefix: false }))]) {
-    let sql = `SELECT id FROM memento WHERE ${prefix ? 'substr(urlkey, 1, $len) = $key' : 'urlkey = $key'}`;
-    const params: Record<string, string | number> = prefix ? { $len: key.length, $key: key } : { $key: key };
-    if (sel.before !== undefined) {
-      sql += ' AND datetime < $before';
-      params.$before = sel.before;
-    }
-    if (sel.after !== undefined) {
-      sql += ' AND datetime >= $after';
-      params.$after = sel.after;
-    }
-    for (const r of await index.browse<{ id: number }>(null, sql, params)) ids.push(r.id);
+  for (const pattern of [sel.pattern, ...folded.map((f) => ({ key: f.urlkey, prefix: false }))]) {
+    // One push per id: a selection may hold more ids than a call takes arguments.
+    for (const id of await index.keys.rowIds(pattern, sel)) ids.push(id);
   }
   return ids;
 }

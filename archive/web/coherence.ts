@@ -38,11 +38,10 @@ import { storedContentEncoding } from '../memento/body.js';
 import { canDecode } from '../memento/content-coding.js';
 import { isHtml } from '../memento/html-base.js';
 import { type EmbeddedResource, MAX_EMBEDDED } from '../replay/embedded.js';
-import { rangeSql } from '../store/index-db.js';
-import type { MementoRow } from '../store/memento-row.js';
+import type { MementoRow } from '../read/rows.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { plural, span } from './format.js';
-import type { Capture } from './queries.js';
+import type { Capture } from '../read/pages.js';
 import { readDecodedText } from './text.js';
 import { WorkRefused } from '../work/pool.js';
 
@@ -119,83 +118,34 @@ async function pageText(stored: StoredResponse, limit: number): Promise<{ text: 
 type Found = { capture: ResourceCapture; changed: boolean; notCompared: boolean };
 
 /**
- * A row of the panel's statements: the resource's place in the list, its capture, and what lies in between: 2 when
- * one of the first captures in between has another digest, plus 1 when there are more than {@link PANEL_BETWEEN}.
- */
-type FoundRow = { i: number; archive_id: string; uri_r: string; datetime: number; lies_between: number };
-
-/**
- * The captures the replay shows at `t` of the resources `urlkeys` (each the
- * nearest, a tie to the earlier, in any archive), and whether another
- * capture with another digest lies strictly between each and `pageTime`
- * among the first {@link PANEL_BETWEEN} there: one statement for all (a
- * JSON array of urlkeys, two seeks of the `(urlkey, datetime)` index per
- * key, then the row and a range scan of at most {@link PANEL_BETWEEN} + 1
- * entries), among the captures `cond` shows.
- */
-async function capturesAt(app: FastifyInstance, urlkeys: string[], t: number, pageTime: number, cond = ''): Promise<Map<number, Found>> {
-  const { sql } = app.store.index;
-  const rows = await app.store.index.browse<FoundRow>(
-    cond ? null : 'web.panel',
-    `WITH k AS (${sql.jsonTexts('$keys')}),
-          n AS MATERIALIZED (SELECT i, value AS urlkey,
-            (SELECT datetime FROM memento WHERE urlkey = k.value AND datetime <= $t${cond} ORDER BY datetime DESC LIMIT 1) AS b,
-            (SELECT datetime FROM memento WHERE urlkey = k.value AND datetime > $t${cond} ORDER BY datetime ASC LIMIT 1) AS a FROM k),
-          c AS (SELECT i, urlkey, CASE WHEN b IS NULL THEN a WHEN a IS NULL THEN b WHEN a - $t < $t - b THEN a ELSE b END AS dt
-            FROM n WHERE a IS NOT NULL OR b IS NOT NULL)
-     SELECT c.i, m.archive_id, m.uri_r, m.datetime,
-       (SELECT COALESCE(MAX(CASE WHEN w.digest != m.digest THEN 2 ELSE 0 END), 0) + CASE WHEN COUNT(*) > $between THEN 1 ELSE 0 END
-         FROM (SELECT digest FROM memento WHERE urlkey = c.urlkey AND datetime > ${sql.least('c.dt', '$page')}
-           AND datetime < ${sql.greatest('c.dt', '$page')}${cond} ORDER BY datetime LIMIT $scan) w) AS lies_between
-     FROM c JOIN memento m ON m.id = (SELECT id FROM memento WHERE urlkey = c.urlkey AND datetime = c.dt${cond} ORDER BY id LIMIT 1)`,
-    { $keys: JSON.stringify(urlkeys), $t: t, $page: pageTime, $between: PANEL_BETWEEN, $scan: PANEL_BETWEEN + 1 },
-  );
-  const out = new Map<number, Found>();
-  for (const r of rows) {
-    const between = Number(r.lies_between);
-    const changed = between >= 2;
-    out.set(r.i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed, notCompared: !changed && between === 1 });
-  }
-  return out;
-}
-
-/**
- * The captures of the resources `urls` the replay shows at `t` ({@link capturesAt}), by place in `urls`: the
- * resources whose rules give the same condition (all those whose rules hide nothing share none) in one statement,
- * at most {@link PANEL_STATEMENTS}; `upTo` is how many of `urls` fit in them, in order. A resource the rules
- * hide, or whose URL the archive does not take, is absent.
+ * The captures the replay shows at `t` of the resources `urls` (each the
+ * nearest shown one in any archive: VisibleIndex `nearestMany`), by place in
+ * `urls`, and whether another capture with another digest lies strictly
+ * between each and `pageTime` among the first {@link PANEL_BETWEEN} there;
+ * at most {@link PANEL_STATEMENTS} statements, `upTo` how many of `urls`
+ * fit in them, in order. A resource the rules hide, or whose URL the
+ * archive does not take, is absent.
  */
 async function capturesOf(app: FastifyInstance, urls: readonly string[], t: number, pageTime: number): Promise<{ found: Map<number, Found>; upTo: number }> {
-  const groups = new Map<string, { i: number; urlkey: string }[]>();
-  let upTo = urls.length;
+  const keys: { i: number; urlkey: string }[] = [];
   for (let i = 0; i < urls.length; i++) {
-    let urlkey: string;
     try {
-      urlkey = parseUriR(urls[i], app.config.maxUrlLength).urlkey;
+      keys.push({ i, urlkey: parseUriR(urls[i], app.config.maxUrlLength).urlkey });
     } catch {
-      continue;
+      // not a URL the archive takes: absent
     }
-    const shown = app.visible.shownRanges(urlkey);
-    const cond = shown ? ` AND (${rangeSql(shown)})` : '';
-    if (!groups.has(cond) && groups.size >= PANEL_STATEMENTS) {
-      upTo = i;
-      break;
-    }
-    if (!groups.has(cond)) groups.set(cond, []);
-    groups.get(cond)!.push({ i, urlkey });
   }
+  const many = await app.visible.nearestMany(
+    keys.map((k) => k.urlkey),
+    t,
+    pageTime,
+    PANEL_BETWEEN,
+    PANEL_STATEMENTS,
+  );
   const found = new Map<number, Found>();
-  for (const [cond, members] of groups) {
-    const got = await capturesAt(
-      app,
-      members.map((m) => m.urlkey),
-      t,
-      pageTime,
-      cond,
-    );
-    for (const [j, f] of got) found.set(members[j].i, f);
-  }
-  return { found, upTo };
+  for (const [j, r] of many.found)
+    found.set(keys[j].i, { capture: { archiveId: r.archive_id, uriR: r.uri_r, datetime: r.datetime }, changed: r.changed, notCompared: !r.changed && r.more });
+  return { found, upTo: many.upTo < keys.length ? keys[many.upTo].i : urls.length };
 }
 
 /**
@@ -238,7 +188,7 @@ async function resourcesOf(app: FastifyInstance, page: Capture, row: MementoRow)
  */
 export async function coherencePanel(app: FastifyInstance, page: Capture, t: number): Promise<CoherencePanel | undefined> {
   if (!isHtml(page.mime)) return undefined;
-  const row = await app.store.index.rowAt(page.archive_id, page.urlkey, page.datetime);
+  const row = await app.visible.rowOf(page);
   if (!row) return undefined;
   const list = await resourcesOf(app, page, row);
   if ('unlisted' in list) return { entries: [], more: false, summary: 'Embedded resources not listed', unlisted: list.unlisted, between: PANEL_BETWEEN };

@@ -42,7 +42,7 @@ import { DIFF_BUDGET, DIFF_DEADLINE_MS, type DiffResult } from './diff.js';
 import { displayUrl, longDate, monthName } from './format.js';
 import { type SameMachine, notArchivedData, sameMachineCaptures, sameMachineNames } from './not-archived.js';
 import { errorTitle, sendPage } from './page.js';
-import { DAY_LIMIT } from './queries.js';
+import { DAY_LIMIT } from '../read/pages.js';
 import type { Capture, Nearest, Site } from '../read/pages.js';
 import { captureText, type CaptureText } from './text.js';
 import { WorkRefused } from '../work/pool.js';
@@ -491,7 +491,7 @@ async function compare(app: FastifyInstance, req: FastifyRequest, a: string[], b
 
 /** The text of one capture (text.ts), read from its WARC record. */
 async function readText(app: FastifyInstance, c: Capture): Promise<CaptureText> {
-  const row = await app.store.index.rowAt(c.archive_id, c.urlkey, c.datetime);
+  const row = await app.visible.rowOf(c);
   if (!row) return { kind: 'none', lines: [], truncated: false };
   return captureText(await app.store.readResponse(row), c.mime);
 }

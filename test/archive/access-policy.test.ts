@@ -8,6 +8,9 @@ import t from 'tap';
 import { foldedPrefixes } from '../../archive/access-folded.js';
 import { type AccessRule, AccessRules, matchesPattern, urlPattern } from '../../archive/access.js';
 import { validateArchiveConfig } from '../../archive/config.js';
+import { SQLITE_SQL } from '../../archive/store/index-sql.js';
+import { KeyQueries } from '../../archive/store/index/key-queries.js';
+import { shownCondition } from '../../archive/store/index/shown-sql.js';
 import { ConfigError, parseYamlText } from '#shared/config.js';
 import { exactUrlkey } from '#shared/uri.js';
 import { prng } from './helpers.js';
@@ -216,7 +219,7 @@ t.test('access: in archive.yaml: dates and ages read, defaults, bad rules refuse
   }
 });
 
-t.test('shownSql and wholeHiddenKeys say what policy says, over every kind of rule', async (t) => {
+t.test('shownRules (as the SQL condition of the index) and wholeHiddenKeys say what policy says, over every kind of rule', async (t) => {
   const rules: AccessRule[] = [
     { url: 'http://a.example/*', action: 'exclude' },
     { url: 'http://a.example/dir/*', action: 'allow' },
@@ -236,7 +239,7 @@ t.test('shownSql and wholeHiddenKeys say what policy says, over every kind of ru
   t.teardown(() => db.close());
   await all('CREATE TABLE memento (urlkey TEXT, datetime INTEGER)');
   for (const u of urls) for (const d of times) await all('INSERT INTO memento VALUES ($k, $d)', { $k: key(u), $d: d });
-  const shown = access.shownSql(NOW);
+  const shown = shownCondition(access.shownRules(NOW));
   const bySql = new Set((await all(`SELECT urlkey, datetime FROM memento WHERE ${shown.sql}`, shown.params)).map((r) => `${r.urlkey} ${r.datetime}`));
   const hidden = access.wholeHiddenKeys();
   for (const u of urls) {
@@ -249,7 +252,8 @@ t.test('shownSql and wholeHiddenKeys say what policy says, over every kind of ru
     }
     t.equal(whole, ['http://a.example/', 'http://a.example/z', 'http://b.example/p'].includes(u), `${u}: ${whole ? '' : 'not '}wholly hidden`);
   }
-  t.same(new AccessRules([{ url: 'http://a.example/*', action: 'allow' }]).shownSql(), { sql: 'TRUE', params: {} }, 'no rule hides anything: TRUE');
+  t.same(new AccessRules([{ url: 'http://a.example/*', action: 'allow' }]).shownRules(), [], 'no rule hides anything: no rule listed');
+  t.same(shownCondition([]), { sql: 'TRUE', params: {} }, 'and the condition is TRUE');
 });
 
 t.test(
@@ -282,9 +286,11 @@ t.test(
     t.teardown(() => db.close());
     await all('CREATE TABLE memento (urlkey TEXT, datetime INTEGER)');
     for (const [k] of expected) for (const d of times) await all('INSERT INTO memento VALUES ($k, $d)', { $k: k, $d: d });
-    const access = new AccessRules([], { browse: <T>(_name: string | null, sql: string, params: Record<string, string | number>) => all<T>(sql, params) });
+    const access = new AccessRules([], {
+      keys: new KeyQueries({ sql: SQLITE_SQL, browse: <T>(_name: string | null, sql: string, params: Record<string, string | number>) => all<T>(sql, params) }),
+    });
     await access.replace(rules);
-    const shown = access.shownSql(NOW);
+    const shown = shownCondition(access.shownRules(NOW));
     const bySql = new Set(
       (await all<{ urlkey: string; datetime: number }>(`SELECT urlkey, datetime FROM memento WHERE ${shown.sql}`, shown.params)).map(
         (r) => `${r.urlkey} ${r.datetime}`,

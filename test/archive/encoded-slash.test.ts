@@ -262,12 +262,11 @@ t.test('on a PostgreSQL index: the stored keys the rules name in their folded fo
     { url: 'http://a.test/a*', action: 'block' },
     { url: 'http://a.test/a/b', action: 'allow' },
   ]);
-  const shown = access.shownSql();
-  const rows = await index.browse<{ uri_r: string }>(null, `SELECT uri_r FROM memento WHERE ${shown.sql} ORDER BY uri_r`, shown.params);
+  const rows = await index.pages.recent(100, access.shownRules());
   t.same(
-    rows.map((r) => r.uri_r),
+    rows.map((r) => r.uri_r).sort(),
     ['http://a.test/a%2Fb', 'http://a.test/public%2Fx'],
-    'shown by the SQL condition: the allowed /a%2Fb and the key no rule names',
+    'shown by the index over the rules: the allowed /a%2Fb and the key no rule names',
   );
   for (const u of stored) {
     const k = exactUrlkey(u);

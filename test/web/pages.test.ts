@@ -9,7 +9,7 @@ import { toTimestamp14 } from '#shared/http-date.js';
 import { exactUrlkey } from '#shared/uri.js';
 import { diffTexts, type LineDiff } from '../../archive/web/diff.js';
 import { distance } from '../../archive/web/format.js';
-import { hostOfSurt } from '../../archive/web/queries.js';
+import { hostOfSurt } from '../../archive/read/pages.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
 import { indexRowOf } from '../helpers/index-rows.js';
 import { epoch, seed, ts14 } from '../conformance/helpers.js';

@@ -15,18 +15,9 @@ import { cdxBody, cdxRows } from '../../../archive/cdx/answer.js';
 import { parseCdxQuery } from '../../../archive/cdx/query.js';
 import type { NewMementoRow } from '../../../archive/store/index-db.js';
 import type { MementoIndex } from '../../../archive/store/memento-index.js';
-import {
-  calendarSummary,
-  captureCount,
-  capturesBetween,
-  daysOfYear,
-  hasCaptureOf,
-  nearestCapture,
-  recentCaptures,
-  sites,
-  urlsOfDomain,
-  urlsUnder,
-} from '../../../archive/web/queries.js';
+import { namedQueryCases } from './index-contract-queries.js';
+import { VisibleIndex } from '../../../archive/read/visible-index.js';
+import { instant } from '../../../archive/read/nearest.js';
 
 /** 2026-03-01T00:00:00Z, epoch s. */
 const T0 = Date.UTC(2026, 2, 1) / 1000;
@@ -182,7 +173,8 @@ export function contract(t: Test, open: Open): void {
     'the queries of the pages for people: calendar, days, captures, nearest, URLs under a prefix and of a domain, sites, recent, counts',
     async (t, index) => {
       await index.insertMany(ROWS);
-      t.same(await calendarSummary(index, 'com,example)/'), {
+      const pages = new VisibleIndex(index, new AccessRules([])).pages;
+      t.same(await pages.calendar('com,example)/'), {
         total: 4,
         first: T0,
         last: T0 + 400 * DAY,
@@ -192,23 +184,23 @@ export function contract(t: Test, open: Open): void {
         ],
       });
       t.same(
-        [...(await daysOfYear(index, 'com,example)/', 2026))],
+        [...(await pages.daysOfYear('com,example)/', 2026))],
         [
           ['03-01', 1],
           ['03-02', 1],
           ['04-10', 1],
         ].sort(),
       );
-      const between = await capturesBetween(index, 'com,example)/', T0 + DAY, T0 + 41 * DAY);
+      const between = await pages.capturesBetween('com,example)/', T0 + DAY, T0 + 41 * DAY);
       t.same([between.captures.map((c) => c.datetime), between.before], [[T0 + DAY, T0 + 40 * DAY], T0]);
-      const near = await nearestCapture(index, 'com,example)/', T0 + 30 * DAY);
+      const near = await pages.nearest('com,example)/', instant(T0 + 30 * DAY));
       t.same(
         [near?.memento.datetime, near?.prev?.datetime, near?.next?.datetime, near?.first.datetime, near?.last.datetime],
         [T0 + 40 * DAY, T0 + DAY, T0 + 400 * DAY, T0, T0 + 400 * DAY],
       );
-      t.equal(await hasCaptureOf(index, 'com,example,www)/', 'https://www.example.com/'), true);
-      t.equal(await hasCaptureOf(index, 'com,example,www)/', 'http://www.example.com/'), false);
-      const under = await urlsUnder(index, 'com,example)/', '', 10);
+      t.equal(await pages.hasCaptureOf('com,example,www)/', 'https://www.example.com/'), true);
+      t.equal(await pages.hasCaptureOf('com,example,www)/', 'http://www.example.com/'), false);
+      const under = (await pages.urlsUnder('com,example)/', false, '', 10)).page;
       t.same(
         under.map((u) => [u.urlkey, u.n, u.first, u.last]),
         [
@@ -219,34 +211,34 @@ export function contract(t: Test, open: Open): void {
         'byte order of urlkeys (B before a)',
       );
       t.same(
-        (await urlsUnder(index, 'com,example)/', 'com,example)/B', 1)).map((u) => u.urlkey),
+        (await pages.urlsUnder('com,example)/', false, 'com,example)/B', 1)).page.map((u) => u.urlkey),
         ['com,example)/a'],
         'keyset paging',
       );
       t.same(
-        (await urlsOfDomain(index, 'com,example)/', '', 10)).map((u) => u.urlkey),
+        (await pages.urlsUnder('com,example)/', true, '', 10)).page.map((u) => u.urlkey),
         ['com,example)/', 'com,example)/B', 'com,example)/a', 'com,example,www)/'],
       );
-      t.same(await sites(index, 10), [
+      t.same(await pages.sites(10), [
         { host: 'example.com', urls: 3, captures: 6, last: T0 + 400 * DAY },
         { host: 'www.example.com', urls: 1, captures: 1, last: T0 + 5 * DAY },
         { host: 'other.org', urls: 1, captures: 1, last: T0 + 6 * DAY },
       ]);
       t.same(
-        (await recentCaptures(index, 2)).map((c) => c.urlkey),
+        (await pages.recent(2)).map((c) => c.urlkey),
         ['org,other)/', 'com,example,www)/'],
         'newest row first',
       );
-      t.equal(await captureCount(index), ROWS.length);
-      // The access rules as SQL (archive/access.ts shownSql): example.com/ hidden before T0 + 10 days, org,other excluded.
+      t.equal(await pages.count(), ROWS.length);
+      // The access rules over the whole index (archive/access.ts shownRules): example.com/ hidden before T0 + 10 days, org,other excluded.
       const rules = new AccessRules([
         { url: 'http://example.com/', action: 'exclude', before: T0 + 10 * DAY },
         { url: 'http://other.org/*', action: 'exclude' },
       ]);
-      const shown = rules.shownSql();
-      t.equal(await captureCount(index, shown), ROWS.length - 3);
+      const shown = new VisibleIndex(index, rules).pages;
+      t.equal(await shown.count(), ROWS.length - 3);
       t.same(
-        (await sites(index, 10, shown)).map((s) => [s.host, s.captures]),
+        (await shown.sites(10)).map((s) => [s.host, s.captures]),
         [
           ['example.com', 4],
           ['www.example.com', 1],
@@ -296,7 +288,7 @@ export function contract(t: Test, open: Open): void {
     t.same(lines, ['com,example)/', 'com,example)/', 'com,example)/', 'com,example)/', 'com,example)/B']);
     const rules = new AccessRules([{ url: 'http://example.com/', action: 'exclude' }]);
     t.equal(
-      await body('url=example.com/&matchType=prefix&fl=urlkey', { shown: rules.shownSql() }),
+      await body('url=example.com/&matchType=prefix&fl=urlkey', { shown: rules.shownRules() }),
       'com,example)/B\ncom,example)/a\n',
       'rows the rules hide are not read',
     );
@@ -396,4 +388,6 @@ export function contract(t: Test, open: Open): void {
     await index.compact();
     t.equal(await index.count(), ROWS.length - 1);
   });
+
+  namedQueryCases({ withIndex, rows: ROWS, row, T0, DAY });
 }
