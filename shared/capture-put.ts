@@ -169,6 +169,8 @@ export interface SendCaptureOptions {
   agent?: http.Agent;
   /** Largest first line of the answer kept, characters (default 300). */
   maxLine?: number;
+  /** How an error names the archive: `cannot reach <peer>: …` (default its origin, `http://host:port`). */
+  peer?: string;
 }
 
 /**
@@ -180,7 +182,7 @@ export interface SendCaptureOptions {
  * then closes under the body.
  *
  * @throws (rejects with) what `body` fails with (the PUT is then cut, so
- *   the archive stores nothing); an Error `cannot reach <origin>: <why>`
+ *   the archive stores nothing); an Error `cannot reach <peer>: <why>`
  *   when the request fails before any answer
  */
 export function sendCapture(target: PutTarget, body: Readable, options: SendCaptureOptions = {}): Promise<CaptureAnswer> {
@@ -194,7 +196,7 @@ export function sendCapture(target: PutTarget, body: Readable, options: SendCapt
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (answered) return; // an early answer and then the connection closed under the body: the answer counts
-      reject(body.errored ?? new Error(`cannot reach ${originOf('http', target)}: ${err.message}`));
+      reject(body.errored ?? new Error(`cannot reach ${options.peer ?? originOf('http', target)}: ${err.message}`));
     });
     pipeline(body, req).catch((err: unknown) => {
       // The body failed (a damaged record): the archive sees a cut PUT and stores nothing.
