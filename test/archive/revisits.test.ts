@@ -42,7 +42,7 @@ async function rows(a: TestArchive) {
   return out.sort((x, y) => x.datetime - y.datetime);
 }
 
-t.test('revisit: identical captures 1 Jan, 1 Jan 12:00, 2 Jan → stored, duplicate (nothing written), revisit (201, a revisit record); Archive-Capture says which', async (t) => {
+t.test('revisit: identical captures 1 Jan, 1 Jan 12:00, 2 Jan → stored, duplicate (nothing written), revisit (201, a revisit record)', async (t) => {
   const a = await startArchive();
   t.teardown(() => a.close());
   const first = await putCapture(a, '', served(JAN1));
