@@ -14,7 +14,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '#shared/http-error.js';
-import { buildUriM, parseUriM } from '../memento/uri-m.js';
+import { buildUriM, parseUriM } from '#shared/uri-m.js';
 import { isLocal } from '../spans.js';
 import { redirect } from './context.js';
 

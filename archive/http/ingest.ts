@@ -14,7 +14,11 @@
  *   `Archive-Revisit-After:` an HTTP-date (see {@link revisitAfter}): a
  *   capture of this URI-R with that tag, dated from the capture just sent
  *   up to before that instant, would be answered 200 and store nothing,
- *   so a sender that remembers the answer need not send it;
+ *   so a sender that remembers the answer need not send it, and
+ *   `Archive-Capture:` what was stored — `new` (a response of its own),
+ *   `revisit` (a revisit record of the memento holding its payload) or
+ *   `duplicate` (nothing; the 200) — so that a sender need not read the
+ *   index to know it (shared/capture-put.ts `CAPTURE_FIELD`);
  * - **409** when a different capture of the URI-R is stored at the same
  *   second (a stored memento is never replaced; the body names its URI-M);
  * - errors as the store refuses them; 411 without a body length or chunked
@@ -39,6 +43,7 @@
  * and evidence log entry instead of `put`; any other value is 400.
  */
 import type { FastifyInstance } from 'fastify';
+import { CAPTURE_FIELD, type CaptureKind } from '#shared/capture-put.js';
 import { captureEntityTag } from '#shared/capture-tag.js';
 import { formatHttpDate, parseHttpDate } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
@@ -102,11 +107,13 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       throw httpError(409, `conflict: a different capture of this URI-R is stored at the same second, ${uriM}; nothing stored`);
     }
     if (result.kind === 'revisit') revisitPuts.add(req.raw);
+    const kind: CaptureKind = result.kind === 'revisit' ? 'revisit' : result.created ? 'new' : 'duplicate';
     return reply
       .code(result.created ? 201 : 200)
       .header('location', uriM)
       .header('etag', captureEntityTag(row))
       .header('archive-revisit-after', revisitAfter(row, config.revisitIntervalS))
+      .header(CAPTURE_FIELD.toLowerCase(), kind)
       .type(TEXT)
       .send(uriM + '\n');
   });

@@ -27,7 +27,7 @@ import { instant, type Selection, select, timestampPeriod, type Period } from '.
 import { blockedError } from '../read/visible-index.js';
 import { formFor, formOfModifier, type MementoForm, parsePrefer, type PreferRequest } from '../memento/prefer.js';
 import { assembleMemento } from '../memento/response.js';
-import { buildUriM, parseUriMTimestamp } from '../memento/uri-m.js';
+import { buildUriM, parseUriMTimestamp } from '#shared/uri-m.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { Neighbourhood } from '../read/rows.js';
 import { notArchivedData } from '../web/not-archived.js';

@@ -6,12 +6,12 @@
  * refusals, span, dedup and same-second rules, durable before it counts),
  * with its Memento-Datetime given (the WARC-Date of the record).
  */
+import { uriMPath } from '#shared/uri-m.js';
 import http from 'node:http';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { formatHttpDate, parseTimestamp14, toTimestamp14 } from '#shared/http-date.js';
+import { mementoOfLocation, sendCapture } from '#shared/capture-put.js';
+import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
 import { isHttpError } from '#shared/http-error.js';
-import { exactUrlkey } from '#shared/uri.js';
 import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
 import { VIA_FIELD, type Via } from '../evidence/leaf.js';
@@ -23,7 +23,6 @@ import { readMementoResponse } from '../store/stored-response.js';
 import type { StoredResponse, WarcReader } from '../store/warc-reader.js';
 import { openWarcStore } from '../store/open-warcs.js';
 import { openIndex } from '../store/open-index.js';
-import { parseUriM, uriMPath } from '../memento/uri-m.js';
 import type { WarcStore } from '../store/warc-store.js';
 
 /** What the archive did with one capture. */
@@ -107,8 +106,11 @@ export function daemonAddress(config: ArchiveConfig): string | null {
 /**
  * Captures PUT to a running daemon at `base` (`http://host:port`), a few at
  * a time over kept-alive connections, each with `Memento-Datetime` and,
- * when the config has `put_tokens`, the first token. Reads the index and
- * WARC files directly (read only, as `verify` does) for revisit records.
+ * when the config has `put_tokens`, the first token, through the one
+ * capture-PUT client (shared/capture-put.ts); what the daemon did with each
+ * is its answer's `Archive-Capture`. For revisit records only, it reads the
+ * index the config names and the WARC files directly (read only, as
+ * `verify` does): the memento a revisit record repeats, and its body.
  */
 export class DaemonSink implements CaptureSink {
   readonly via: string;
@@ -125,7 +127,12 @@ export class DaemonSink implements CaptureSink {
     this.reader = this.warcs.reader(0);
   }
 
-  /** The index the config names (SQLite in the data folder, or PostgreSQL), read only. @throws when it cannot be opened */
+  /**
+   * Opens the index the config names (archive/store/open-index.ts: SQLite in
+   * the data folder, or PostgreSQL; never a new file of its own) and the
+   * WARC files, for reading.
+   * @throws when either cannot be opened
+   */
   static async open(base: string, config: ArchiveConfig): Promise<DaemonSink> {
     const index = await openIndex(config);
     return new DaemonSink(new URL(base), config, index, await openWarcStore(config));
@@ -134,78 +141,28 @@ export class DaemonSink implements CaptureSink {
   /**
    * `PUT <put_prefix>put/<uriR>` with `capture` as the chunked body,
    * `Archive-Capture-Via: <via>` (and `Archive-Revisit-Of` naming
-   * `revisitOf`): 201 is
-   * new, or a revisit when the index row of the memento it names in
-   * `Location` refers to another ({@link revisitOrNew}), 200 a duplicate,
-   * another 4xx a refusal with the answer's first line. See
+   * `revisitOf`): a 201 or 200 is what its `Archive-Capture` says (`new`,
+   * `revisit`, `duplicate`) of the memento its `Location` names, another
+   * 4xx a refusal with the answer's first line. See
    * {@link CaptureSink.put}.
+   * @throws an Error for a 5xx, a 200/201 without a memento `Location`, or
+   *   a daemon that cannot be reached; what `capture` fails with
    */
   async put(capture: Readable, datetime: Date, uriR: string, via: Via, revisitOf?: MementoRow): Promise<SinkResult> {
-    const r = await this.send(capture, datetime, uriR, via, revisitOf);
-    return r.kind === 'new' ? this.revisitOrNew(r, r.uriR) : r;
-  }
-
-  /**
-   * A 201's memento is a revisit when its index row refers to its original
-   * (`refers_to`): read on this process's own connection to the daemon's
-   * index, where the row is by the time the PUT is answered.
-   */
-  private async revisitOrNew(r: { archiveId: string; datetime: number }, uriR: string): Promise<SinkResult> {
-    let urlkey: string;
-    try {
-      urlkey = exactUrlkey(uriR);
-    } catch {
-      return { kind: 'new', ...r };
-    }
-    const [row] = await this.index.page(r.archiveId, urlkey, r.datetime - 1, 1);
-    return { kind: row?.datetime === r.datetime && row.refers_to !== null ? 'revisit' : 'new', archiveId: r.archiveId, datetime: r.datetime };
-  }
-
-  /** The PUT itself; a 201 or 200 with the URI-R its `Location` names. */
-  private send(capture: Readable, datetime: Date, uriR: string, via: Via, revisitOf?: MementoRow): Promise<SinkResult & { uriR: string }> {
-    const headers: Record<string, string> = { 'Transfer-Encoding': 'chunked', 'Memento-Datetime': formatHttpDate(datetime), [VIA_FIELD]: via };
+    const headers: Record<string, string> = { 'Memento-Datetime': formatHttpDate(datetime), [VIA_FIELD]: via };
     if (revisitOf) headers[REVISIT_OF] = formatRevisitOf(revisitOf);
-    if (this.config.putTokens.length) headers.Authorization = `Bearer ${this.config.putTokens[0]}`;
     const { hostname, port, origin } = this.base;
-    return new Promise<SinkResult & { uriR: string }>((resolve, reject) => {
-      let answered = false;
-      const req = http.request({
-        host: hostname.replace(/^\[|\]$/g, ''),
-        port,
-        method: 'PUT',
-        path: `${this.config.putPrefix}put/${uriR}`,
-        headers,
-        agent: this.agent,
-      });
-      req.on('response', (res) => {
-        answered = true;
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += text.length < 1024 ? d : ''));
-        res.on('error', () => undefined); // 'close' follows
-        res.on('close', () => resolveAnswer(res.statusCode ?? 0, String(res.headers.location ?? ''), text.trim().split('\n')[0]));
-      });
-      const resolveAnswer = (status: number, location: string, line: string) => {
-        if (status === 200 || status === 201) {
-          const m = parseUriM(location);
-          const t = m && m.timestamp.length === 14 && !m.modifier ? parseTimestamp14(m.timestamp) : null;
-          if (!m || !t) return reject(new Error(`the daemon at ${origin} answered ${status} without a memento Location`));
-          resolve({ kind: status === 201 ? 'new' : 'duplicate', archiveId: decodeURIComponent(m.archive), datetime: t.getTime() / 1000, uriR: m.uriR });
-        } else if (status >= 400 && status < 500) resolve({ kind: 'refused', status, reason: line, uriR });
-        else reject(new Error(`the daemon at ${origin} answered ${status}: ${line}`));
-      };
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (answered) return; // an early answer (a refusal) and then the connection closed under the body: the answer counts
-        reject(capture.errored ?? new Error(`cannot reach the daemon at ${origin}: ${err.message}`));
-      });
-      pipeline(capture, req).catch((err: unknown) => {
-        // The capture stream failed (a damaged record): the daemon sees a cut PUT and stores nothing.
-        if (capture.errored && !answered) {
-          req.destroy();
-          reject(err);
-        }
-      });
-    });
+    const target = { host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 80), path: `${this.config.putPrefix}put/${uriR}` };
+    const peer = `the daemon at ${origin}`;
+    const answer = await sendCapture(target, capture, { token: this.config.putTokens[0], headers, agent: this.agent, maxLine: 1024, peer });
+    const { status, capture: kind } = answer;
+    if (kind) {
+      const memento = mementoOfLocation(answer.location);
+      if (!memento) throw new Error(`${peer} answered ${status} without a memento Location`);
+      return { kind, archiveId: memento.archiveId, datetime: memento.datetime };
+    }
+    if (status >= 400 && status < 500) return { kind: 'refused', status, reason: answer.firstLine.trim() };
+    throw new Error(`${peer} answered ${status}: ${answer.firstLine.trim()}`);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { Link } from '#shared/link.js';
 import type { Selection } from '../read/nearest.js';
 import type { MementoRef, MementoRow } from '../store/memento-row.js';
 import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
-import { buildUriM } from './uri-m.js';
+import { buildUriM } from '#shared/uri-m.js';
 
 /** Builders of the archive's URIs, all absolute under `base` (no trailing slash). */
 export const uris = {

@@ -12,7 +12,7 @@
  * library): the Memento answer uses it for a 3xx's Location without
  * loading the rewriters.
  */
-import { buildUriM } from '../memento/uri-m.js';
+import { buildUriM } from '#shared/uri-m.js';
 
 /** The address of the script every replayed HTML page loads first (archive/replay/static/replay.js, served by archive/http/static.ts). */
 export const REPLAY_SCRIPT_PATH = '/_static/replay.js';

@@ -31,7 +31,7 @@ import { httpError, isHttpError } from '#shared/http-error.js';
 import { uris } from '../memento/navigation.js';
 import { instant, type Period, timestampPeriod } from '../read/nearest.js';
 import { formOfModifier, type MementoForm } from '../memento/prefer.js';
-import { buildUriM, parseUriMTimestamp } from '../memento/uri-m.js';
+import { buildUriM, parseUriMTimestamp } from '#shared/uri-m.js';
 import { timestampBound } from '../cdx/query.js';
 import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
 import { evidenceLinks } from '../evidence/banner-check.js';

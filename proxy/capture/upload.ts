@@ -2,7 +2,8 @@
  * The live PUT of one capture: a plain PUT of the capture record to
  * `http://ArchiveHost:ArchivePort{ArchivePath}{URI-R}` on the proxy's
  * kept-alive connections to the archive (proxy/archive-put.ts
- * `archiveAgent`), plus `Authorization: Bearer <ArchiveToken>` when the
+ * `archiveAgent`), through the one capture-PUT client
+ * (shared/capture-put.ts), plus `Authorization: Bearer <ArchiveToken>` when the
  * vhost has one. One protocol, in two framings:
  *
  * - a capture held whole (its body ended within `held_max_bytes`) is
@@ -18,7 +19,8 @@
  * (proxy/capture/is-it-new.ts).
  */
 import type http from 'node:http';
-import { type ArchiveAnswer, answerFailure, archivePut, isStored, putTargetOf, readArchiveAnswer } from '../archive-put.js';
+import { answerFailure, type CaptureAnswer, isStored, openCapturePut, readCaptureAnswer } from '#shared/capture-put.js';
+import { putTargetOf } from '../archive-put.js';
 import type { Vhost } from '../config/vhost-file.js';
 
 /** How a live PUT ended. */
@@ -39,7 +41,7 @@ export interface UploadOutcome {
   /** One line: what went wrong. */
   reason?: string;
   /** The archive's answer to a stored capture: its `ETag` and `Archive-Revisit-After` (epoch seconds), when it sent them. */
-  answer?: Pick<ArchiveAnswer, 'etag' | 'revisitAfter'>;
+  answer?: Pick<CaptureAnswer, 'etag' | 'revisitAfter'>;
 }
 
 /** Settings of one live PUT. */
@@ -90,14 +92,14 @@ export class CaptureUpload {
   private constructor(vhost: Vhost, uriR: string, headers: Record<string, string | number>, options: UploadOptions) {
     this.maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
     const ms = options.archiveTimeoutMs ?? DEFAULT_ARCHIVE_TIMEOUT_MS;
-    const put = archivePut(putTargetOf(vhost, uriR), vhost.archiveToken, headers, options.agent);
+    const put = openCapturePut(putTargetOf(vhost, uriR), vhost.archiveToken, headers, options.agent);
     this.put = put;
     this.waitTimer = setTimeout(() => this.finish('failed', `no connection to the archive came free within ${ms} ms (archive_connections)`), ms);
     put.once('socket', () => clearTimeout(this.waitTimer));
     put.setTimeout(ms, () => this.finish('failed', `the archive sent nothing for ${ms} ms`));
     // Kept for the whole life of the request: a late error must never become an uncaught one.
     put.on('error', (err: NodeJS.ErrnoException) => this.finish('failed', `PUT to the archive failed: ${err.code ?? ''} ${err.message}`.trim()));
-    put.on('response', (res) => readArchiveAnswer(res, (answer) => this.onAnswer(answer)));
+    put.on('response', (res) => readCaptureAnswer(res, (answer) => this.onAnswer(answer)));
   }
 
   /** Queues body bytes of a streamed PUT (exactly as received from the content server, transfer coding undone). Never waits. */
@@ -121,7 +123,7 @@ export class CaptureUpload {
     this.finish('aborted', reason);
   }
 
-  private onAnswer(answer: ArchiveAnswer): void {
+  private onAnswer(answer: CaptureAnswer): void {
     const { status } = answer;
     if (!answer.complete || !isStored(answer)) return this.finish('failed', answerFailure(answer), status);
     if (!this.ended) return this.finish('failed', `the archive answered ${status} before the capture was complete`, status);

@@ -18,7 +18,7 @@ import { rm, unlink } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { ScavengeCounter } from '#shared/gc.js';
-import { answerFailure, archivePut, isConflict, isPermanentRefusal, isStored, readArchiveAnswer } from '../archive-put.js';
+import { answerFailure, isConflict, isPermanentRefusal, isStored, openCapturePut, readCaptureAnswer } from '#shared/capture-put.js';
 import { readMeta, SpoolFileError, type SpoolMeta } from './file.js';
 import type { SpoolRoom } from './room.js';
 
@@ -293,7 +293,7 @@ export class ArchiveQueue {
         resolve(r);
       };
       const body = createReadStream(entry.file, { start: offset });
-      const req = archivePut(meta, this.spool.tokenFor?.(meta), { 'Content-Length': entry.size - offset }, this.spool.agent);
+      const req = openCapturePut(meta, this.spool.tokenFor?.(meta), { 'Content-Length': entry.size - offset }, this.spool.agent);
       this.current = req;
       req.setTimeout(this.spool.archiveTimeoutMs, () => {
         done({ ok: false, reason: `the archive sent nothing for ${this.spool.archiveTimeoutMs} ms` });
@@ -305,7 +305,7 @@ export class ArchiveQueue {
         req.destroy();
       });
       req.on('response', (res) =>
-        readArchiveAnswer(res, (answer) => {
+        readCaptureAnswer(res, (answer) => {
           if (answer.complete && isStored(answer)) done({ ok: true, status: answer.status });
           else done({ ok: false, status: answer.status, reason: answerFailure(answer) });
         }),

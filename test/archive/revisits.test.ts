@@ -47,16 +47,19 @@ t.test('revisit: identical captures 1 Jan, 1 Jan 12:00, 2 Jan → stored, duplic
   t.teardown(() => a.close());
   const first = await putCapture(a, '', served(JAN1));
   t.equal(first.status, 201);
+  t.equal(first.headers['archive-capture'], 'new', 'Archive-Capture: new');
   const bytes = await warcBytes(a.dataDir);
 
   const dup = await putCapture(a, '', served(JAN1_NOON));
   t.equal(dup.status, 200, 'within a day: a duplicate');
+  t.equal(dup.headers['archive-capture'], 'duplicate', 'Archive-Capture: duplicate');
   t.equal(dup.headers.location, first.headers.location, 'it names the first memento');
   t.equal(dup.headers['archive-revisit-after'], formatHttpDate(epoch(JAN1) + 86_400), "revisit after: the first memento's datetime + 1 day");
   t.equal(await warcBytes(a.dataDir), bytes, 'nothing written');
 
   const rev = await putCapture(a, '', served(JAN2));
   t.equal(rev.status, 201, 'a day later: a revisit, a memento of its own');
+  t.equal(rev.headers['archive-capture'], 'revisit', 'Archive-Capture: revisit');
   t.equal(rev.headers.location, `${a.url}/current/memento/20260102000000/${URL_R}`, 'Location: the revisit URI-M');
   t.equal(rev.headers.etag, first.headers.etag, 'ETag: the same capture tag (same payload, status, type)');
   t.equal(rev.headers['archive-revisit-after'], formatHttpDate(epoch(JAN2) + 86_400), "revisit after: the revisit's datetime + 1 day");
@@ -97,10 +100,12 @@ t.test('revisit: identical captures 1 Jan, 1 Jan 12:00, 2 Jan → stored, duplic
   // 2 Jan 12:00: within a day of the revisit, a duplicate of it; 3 Jan: a revisit of the revisit's original.
   const dup2 = await putCapture(a, '', served(JAN2_NOON));
   t.equal(dup2.status, 200);
+  t.equal(dup2.headers['archive-capture'], 'duplicate');
   t.equal(dup2.headers.location, rev.headers.location, 'a revisit counts as the memento a capture follows');
   t.equal(dup2.headers['archive-revisit-after'], formatHttpDate(epoch(JAN2) + 86_400));
   const rev2 = await putCapture(a, '', served(JAN3));
   t.equal(rev2.status, 201);
+  t.equal(rev2.headers['archive-capture'], 'revisit');
   const all = await rows(a);
   t.equal(all.length, 3);
   t.equal(all[2].refers_to, all[0].id, "a revisit after a revisit refers to the response's row, never to a revisit");
@@ -111,6 +116,9 @@ t.test('revisit: identical captures 1 Jan, 1 Jan 12:00, 2 Jan → stored, duplic
   const metrics = (await request(`${a.url}/metrics`)).text;
   t.match(metrics, /^memento_archive_captures_total\{result="revisit"\} 2$/m, 'metrics: revisits counted');
   t.match(metrics, /^memento_archive_captures_total\{result="stored"\} 1$/m);
+  const changed = await putCapture(a, '', served('Sat, 03 Jan 2026 12:00:00 GMT', '<html><body>the page changed</body></html>'));
+  t.equal(changed.status, 201);
+  t.equal(changed.headers['archive-capture'], 'new', 'a changed capture: Archive-Capture: new');
 });
 
 t.test('revisit: read back as a memento — TimeMap lists it, the TimeGate picks it, it serves the original body with its own Date', async (t) => {

@@ -170,6 +170,7 @@ t.test('a PUT with Archive-Revisit-Of: a hidden memento answers as one never sto
   t.equal((await request(`${a.url}/current/timemap/link/${SITE}/copy.html`)).status, 404, 'none of them stored anything');
   const ok = await put(`current 20260101100000 ${SITE}/shared.html`, SHARED);
   t.equal(ok.status, 201);
+  t.equal(ok.headers['archive-capture'], 'revisit', 'Archive-Capture: revisit (of another URI-R: nothing of its own URI-R stored before)');
   const record = await request(`${a.url}/current/record/20260201000000/${SITE}/copy.html`);
   t.match(record.text, /^WARC-Type: revisit\r$/m, 'a revisit record');
   t.match(record.text, /^WARC-Refers-To-Target-URI: http:\/\/public\.example\/shared\.html\r$/m);

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { formOfModifier } from '../../../archive/memento/prefer.js';
-import { buildUriM, parseUriM, parseUriMTimestamp, uriMPath } from '../../../archive/memento/uri-m.js';
+import { formOfModifier } from '../../archive/memento/prefer.js';
+import { buildUriM, parseUriM, parseUriMTimestamp, uriMPath } from '#shared/uri-m.js';
 
 const BASE = 'http://arxiv.example.net/prefix';
 const MODIFIERS = ['', 'id_', 'ol_', 'im_', 'js_', 'cs_', 'oe_', 'if_', 'fw_'];

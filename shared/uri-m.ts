@@ -3,8 +3,8 @@
  * `{base}/{archive}/memento/{timestamp}{modifier}/{URI-R}`, the one builder
  * and the one parser of it. The timestamp is the Memento-Datetime as 14
  * digits `YYYYMMDDhhmmss` (UTC), or 1–13 digits naming a period (Wayback
- * style, navigation.ts `timestampPeriod`); the modifier is `''` or two
- * lower-case letters and `_` (prefer.ts `FORM_MODIFIERS` and
+ * style, archive/read/nearest.ts `timestampPeriod`); the modifier is `''` or two
+ * lower-case letters and `_` (archive/memento/prefer.ts `FORM_MODIFIERS` and
  * `CONTEXT_MODIFIERS` say which name a form: `id_`, `ol_`, `im_`, `js_`,
  * `cs_`, `oe_`, `if_`, `fw_`). The URI-R follows as it is, not encoded.
  */
@@ -62,7 +62,7 @@ export function parseUriMTimestamp(segment: string): { timestamp: string; modifi
  * The parts of the first URI-M shape found in `uri` (an absolute URI-M, or
  * a path after the base): `base` is what comes before it (`''` when `uri`
  * starts with it). Case-sensitive, as the Memento route is. The modifier
- * is any of two lower-case letters and `_`; which name a form, prefer.ts
+ * is any of two lower-case letters and `_`; which name a form, archive/memento/prefer.ts
  * `formOfModifier` says. The URI-R is everything after the timestamp
  * segment's slash, as it is (query included).
  *
