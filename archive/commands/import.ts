@@ -24,7 +24,7 @@
  */
 import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { AccessRules } from '../access.js';
+import { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveConfig } from '../config.js';
 import { type Via, waczVia } from '../evidence/leaf.js';
 import { openSigningKey } from '../evidence/signing-key.js';
@@ -190,7 +190,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
   let current: WarcFile | null = null;
   const importer = new Importer(sink, {
     maxHeadBytes: config.maxHeadBytes,
-    access: new AccessRules(config.access),
+    visible: await VisibleIndex.open(sink.index, config.access, config.archives, false),
     note: (line) => process.stdout.write(line + '\n'),
     viaOf: (file) => vias.get(file),
     progress: () => {

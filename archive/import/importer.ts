@@ -34,10 +34,9 @@
 import { Readable } from 'node:stream';
 import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { exactUrlkey } from '#shared/uri.js';
-import type { AccessRules } from '../access.js';
+import type { VisibleIndex } from '../read/visible-index.js';
 import type { Via } from '../evidence/leaf.js';
 import type { MementoRow } from '../store/index-db.js';
-import { revisitTargetShown } from '../store/revisit-of.js';
 import type { StoredResponse } from '../store/warc-reader.js';
 import { ChunkedError, dechunk, isChunked, requestHeadFor, withoutTransferEncoding } from './capture.js';
 import type { CaptureSink, SinkResult } from './sinks.js';
@@ -78,8 +77,8 @@ export interface ImportOptions {
   progress?: () => void;
   /** Captures being stored at once (default 16). */
   inflight?: number;
-  /** The access rules (the config's `access`): a revisit record resolves only to a memento they show. */
-  access: AccessRules;
+  /** The archive's index through the access rules (the config's `access`): a revisit record resolves only to a memento they show. */
+  visible: VisibleIndex;
   /** How the captures of a file (its name as given) came in (archive/evidence/leaf.ts `Via`; default `import`). */
   viaOf?: (file: string) => Via | undefined;
 }
@@ -343,7 +342,7 @@ export class Importer {
     const sameDigest = (row: MementoRow) => stated !== null && row.digest === 'sha256:' + stated;
     let hidden = false;
     const shown = async (row: MementoRow | null) => {
-      if (row && (await revisitTargetShown(this.opts.access, this.sink.index, row))) return true;
+      if (row && (await this.opts.visible.revisitTargetShown(row))) return true;
       hidden ||= row !== null;
       return false;
     };

@@ -12,14 +12,12 @@
  * own), and a taken-down body never lives on under another URL.
  *
  * Only a memento the access rules show, whose payload is shown too, may be
- * named ({@link revisitTargetShown}), asked the way every read asks
+ * named (archive/read/visible-index.ts `revisitTargetShown`), asked the way every read asks
  * (archive/access.ts `AccessRules.verdict`); for a hidden one the sender
  * learns nothing it would not learn of a memento never stored.
  */
 import { exactUrlkey } from '#shared/uri.js';
 import { parseTimestamp14, toTimestamp14 } from '#shared/http-date.js';
-import type { AccessRules } from '../access.js';
-import type { MementoIndex } from './memento-index.js';
 import type { MementoRow } from './memento-row.js';
 
 /** The field name of a capture PUT naming the memento it repeats. */
@@ -40,16 +38,4 @@ export function parseRevisitOf(value: string): { archiveId: string; urlkey: stri
   } catch {
     return undefined;
   }
-}
-
-/**
- * True when memento `row` may be named as the original of a revisit: the
- * access rules show it at `now` (epoch s, default the clock), and, when it
- * is itself a revisit, the memento holding its payload too.
- */
-export async function revisitTargetShown(rules: AccessRules, index: Pick<MementoIndex, 'byId'>, row: MementoRow, now?: number): Promise<boolean> {
-  if (rules.verdict(row.urlkey, row.datetime, now) !== 'allow') return false;
-  if (row.refers_to === null) return true;
-  const original = await index.byId(row.refers_to);
-  return original !== undefined && rules.verdict(original.urlkey, original.datetime, now) === 'allow';
 }
