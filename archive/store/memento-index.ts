@@ -16,6 +16,7 @@
  * table; they build the parts that differ between the two databases with
  * {@link MementoIndex.sql} and name parameters `$name` in both.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import type { ReadCache, UrlView } from './read-cache.js';
 import type { LogStore, NewLeaf } from '../evidence/log.js';
@@ -247,4 +248,4 @@ export interface RowChange {
 }
 
 /** The PostgreSQL index (index-pg.ts) could not be opened: the database (its URL without a password) and why, in one line. Here, so that catching it loads no PostgreSQL client. */
-export class PgIndexError extends Error {}
+export class PgIndexError extends OperatorError {}
