@@ -3,11 +3,12 @@
  * or PostgreSQL) as CDXJ on stdout (archive/store/cdxj.ts), for pywb and OutbackCDX. It only
  * reads, so it runs beside the daemon (as `verify` does).
  */
+import { inContext } from '#shared/operator-error.js';
 import { AccessRules, nowSeconds } from '../access.js';
 import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
 import { writeCdxj } from '../store/cdxj.js';
-import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
+import type { MementoIndex } from '../store/memento-index.js';
 import { openIndex } from '../store/open-index.js';
 import { say } from './terminal.js';
 
@@ -32,8 +33,7 @@ export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } 
   try {
     index = await openIndex(config);
   } catch (err) {
-    say(err instanceof PgIndexError ? err.message : `cannot open the index in ${config.dataDir}: ${(err as Error).message}`);
-    return 1;
+    throw inContext(err, { otherwise: (e) => `cannot open the index in ${config.dataDir}: ${e.message}` });
   }
   let closed = false;
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {

@@ -8,12 +8,13 @@
  */
 import { existsSync } from 'node:fs';
 import type { ArchiveConfig } from '../config.js';
-import { DataDirBusyError, DataDirLock } from '../store/lock.js';
-import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
+import { inContext } from '#shared/operator-error.js';
+import { DataDirLock } from '../store/lock.js';
+import type { MementoIndex } from '../store/memento-index.js';
 import { openIndex, sqliteIndexFile } from '../store/open-index.js';
 import { reindex } from '../store/maintenance.js';
 import { openWarcStore } from '../store/open-warcs.js';
-import { progressBar, say } from './terminal.js';
+import { progressBar } from './terminal.js';
 
 /**
  * Rebuilds the index; prints each damaged or partial record skipped
@@ -27,9 +28,7 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
   try {
     lock = await DataDirLock.acquire(config.dataDir, 'reindex');
   } catch (err) {
-    if (!(err instanceof DataDirBusyError)) throw err;
-    say(`${err.message}; stop it before reindex`);
-    return 1;
+    throw inContext(err, { after: '; stop it before reindex' });
   }
   const bar = progressBar('reindex');
   const rowBar = progressBar('reindex rows', 'rows');
@@ -43,9 +42,7 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
       try {
         index = await openIndex(config, { anyUrlkeys: true, writers: 'upkeep' });
       } catch (err) {
-        if (!(err instanceof PgIndexError)) throw err;
-        say(`${err.message}; nothing was changed`);
-        return 1;
+        throw inContext(err, { after: '; nothing was changed' });
       }
       before = await index.count();
       if (config.indexPostgres === undefined) await index.close();

@@ -8,11 +8,11 @@
  * Nothing is fetched from the archive.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { ConfigError } from '#shared/config.js';
+import { inContext } from '#shared/operator-error.js';
 import { loadArchiveConfig } from '../config.js';
 import { checkReceipt, logKeyOf, type ReceiptTrust } from '../evidence/receipt-check.js';
 import { MAX_RECEIPT_BYTES, ReceiptError } from '../evidence/receipt.js';
-import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { openSigningKey } from '../evidence/signing-key.js';
 import { parseVerifierKey, SIG_COSIGNATURE_V1 } from '../evidence/signed-note.js';
 import { say } from './terminal.js';
 
@@ -80,8 +80,8 @@ export async function runVerifyReceipt(files: string[], o: VerifyReceiptOptions)
     if (statSync(file).size > MAX_RECEIPT_BYTES) throw new ReceiptError(`${file}: over ${MAX_RECEIPT_BYTES} bytes, not a receipt`);
     bytes = readFileSync(file);
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof SigningKeyError || err instanceof ReceiptError) say(`verify-receipt: ${err.message}`);
-    else say(`verify-receipt: ${(err as Error).message}`);
+    // Whatever it is (a config, a key, an option, a file): the trust or the receipt cannot be read.
+    say(`verify-receipt: ${(err as Error).message}`);
     return 2;
   }
   try {
@@ -101,11 +101,10 @@ export async function runVerifyReceipt(files: string[], o: VerifyReceiptOptions)
     process.stdout.write(lines.join('\n') + '\n');
     return 0;
   } catch (err) {
-    if (!(err instanceof ReceiptError)) {
-      const e = err as NodeJS.ErrnoException;
-      if (!(e.code && e.syscall)) throw err;
-    }
-    say(`verify-receipt: ${file}: FAILED: ${(err as Error).message}`);
-    return 1;
+    throw inContext(err, {
+      before: `verify-receipt: ${file}: FAILED: `,
+      status: 1,
+      otherwise: (e) => (e.code && e.syscall ? `verify-receipt: ${file}: FAILED: ${e.message}` : undefined),
+    });
   }
 }
