@@ -33,7 +33,9 @@ export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } 
   try {
     index = await openIndex(config);
   } catch (err) {
-    throw inContext(err, { otherwise: (e) => `cannot open the index in ${config.dataDir}: ${e.message}` });
+    // The SQLite index is named by its folder; a PostgreSQL index's error names its database itself.
+    const where = config.indexPostgres === undefined ? `cannot open the index in ${config.dataDir}: ` : '';
+    throw inContext(err, { before: where, otherwise: (e) => `cannot open the index in ${config.dataDir}: ${e.message}` });
   }
   let closed = false;
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
