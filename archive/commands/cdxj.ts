@@ -21,8 +21,9 @@ import { say } from './terminal.js';
  * would show them.
  *
  * @returns the exit code: 0; 2 when `archive` names no local archive of
- *   the config (one line on stderr, nothing on stdout); 1 when the index
- *   cannot be read. A reader that closes stdout early (`| head`) ends it quietly.
+ *   the config (one line on stderr, nothing on stdout). A reader that
+ *   closes stdout early (`| head`) ends it quietly.
+ * @throws OperatorError (exit status 1) when the index cannot be read
  */
 export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } = {}): Promise<number> {
   if (opts.archive !== undefined && !config.archives.some((a) => a.id === opts.archive && isLocal(a))) {

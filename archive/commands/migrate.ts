@@ -110,9 +110,11 @@ async function filesToMove(warcsDir: string): Promise<{ file: string; object: st
  * is a terminal, then one summary line and what to change in the config on
  * stdout; a refusal is one line on stderr.
  *
- * @returns the exit status: 0 done; 1 nothing done (the data folder in use,
- *   an unfinished purge, a stale index, the target holds rows or cannot be
- *   reached, an upload failed); 2 bad options
+ * @returns the exit status: 0 done; 1 nothing done (the target holds rows,
+ *   an upload failed); 2 bad options
+ * @throws OperatorError (exit status 1, nothing done) when the data folder
+ *   is in use, a purge is unfinished, the index is stale, the target cannot
+ *   be reached or refuses the copy
  */
 export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Promise<number> {
   const opts = checkOptions(config, o);

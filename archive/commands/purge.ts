@@ -82,8 +82,10 @@ function summary(r: PurgeReport, dryRun: boolean): string {
  * files those of the folder or the bucket (purge-objects.ts).
  *
  * @returns the exit status: 0 done (or nothing matched; a dry run also
- *   while a daemon runs), 1 the data folder is in use, a WARC file is
- *   damaged, or the PostgreSQL index cannot be reached, 2 bad options
+ *   while a daemon runs), 1 no data folder, 2 bad options
+ * @throws OperatorError (exit status 1, its line said by the command line)
+ *   when the data folder is in use, a WARC file is damaged, or the
+ *   PostgreSQL index cannot be reached
  */
 export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<number> {
   const out = (line: string) => process.stdout.write(line + '\n');

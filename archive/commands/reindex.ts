@@ -21,7 +21,8 @@ import { progressBar } from './terminal.js';
  * (`skipped: …`) and a summary line (with the old index's row count) on
  * stdout, a progress bar on stderr when it is a terminal.
  *
- * @returns the exit code: 0 done, 1 the data folder is in use or the PostgreSQL index cannot be reached (one line on stderr)
+ * @returns the exit code: 0 done
+ * @throws OperatorError (exit status 1) when the data folder is in use or the PostgreSQL index cannot be reached
  */
 export async function runReindex(config: ArchiveConfig): Promise<number> {
   let lock: DataDirLock;

@@ -65,7 +65,8 @@ function trustOf(o: VerifyReceiptOptions): ReceiptTrust {
 /**
  * Checks the receipt `file` and prints what it proves (one line per fact)
  * on stdout.
- * @returns 0 when it checks out, 1 when it does not (one line on stderr), 2 for bad arguments
+ * @returns 0 when it checks out, 2 for bad arguments
+ * @throws OperatorError (exit status 1, `verify-receipt: FILE: FAILED: why`) when it does not check out
  */
 export async function runVerifyReceipt(files: string[], o: VerifyReceiptOptions): Promise<number> {
   if (files.length !== 1) {

@@ -26,9 +26,10 @@ import { progressBar } from './terminal.js';
  * anyway) and a summary line on stdout, with a progress bar on stderr
  * when it is a terminal.
  *
- * @returns the exit code: 0 no problems, 1 problems (or an index written
- *   with other urlkey rules, or a PostgreSQL index that cannot be reached:
- *   one line on stderr)
+ * @returns the exit code: 0 no problems, 1 problems
+ * @throws OperatorError (exit status 1) for a key file that does not read,
+ *   an index written with other urlkey rules, or a PostgreSQL index that
+ *   cannot be reached
  */
 export async function runVerify(config: ArchiveConfig): Promise<number> {
   // The key that signed the tree heads; none made yet (no daemon ever ran here): heads cannot be checked.

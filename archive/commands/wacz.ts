@@ -68,7 +68,9 @@ export function waczSelection(o: WaczOptions): WaczSelection | string {
  *   package of nothing), 2 bad options (nothing written), 1 the package
  *   cannot be made (no data folder, `reindex` or `purge` at work, the
  *   WARC files in a bucket, a damaged record, a key file that does not
- *   read, an output that cannot be written); one line on stderr.
+ *   read, an output that cannot be written); one line on stderr. The
+ *   last three are thrown as an OperatorError (exit status 1), said by the
+ *   command line.
  */
 export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<number> {
   const sel = waczSelection(o);
