@@ -15,15 +15,17 @@
  *   memento-archive witness [--config conf/witness.yaml]   (its own config file)
  *
  * Bad arguments or a config with a mistake: one line on stderr, exit
- * status 2. A command that reads an archive, run where its data folder is
- * missing, and any error a command did not expect: one line on stderr
- * (shared/cli-error.ts), exit status 1.
+ * status 2. An error an operator can act on (shared/operator-error.ts,
+ * thrown by a command with what it means there): its one line and its exit
+ * status. A command that reads an archive, run where its data folder is
+ * missing, and any error a command did not expect (a bug): one line on
+ * stderr (shared/cli-error.ts; MEMENTO_DEBUG=1 adds the stack), exit status 1.
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { exitWithErrorLine } from '#shared/cli-error.js';
-import { ConfigError } from '#shared/config.js';
-import { fail, say } from './commands/terminal.js';
+import { OperatorError } from '#shared/operator-error.js';
+import { say } from './commands/terminal.js';
 import { type ArchiveConfig, loadArchiveConfig } from './config.js';
 import { loadWitnessConfig } from './evidence/witness-config.js';
 
@@ -224,7 +226,15 @@ export async function main(argv: string[]): Promise<void> {
   const command = args.positionals[0] ?? 'serve';
   // Offline, with or without an archive's config.
   // Loaded only for it: it brings pkijs and warcio, which the daemon does without.
-  if (command === 'verify-receipt') process.exit(await (await import('./commands/verify-receipt.js')).runVerifyReceipt(args.positionals.slice(1), args.values));
+  if (command === 'verify-receipt') {
+    let code: number;
+    try {
+      code = await (await import('./commands/verify-receipt.js')).runVerifyReceipt(args.positionals.slice(1), args.values);
+    } catch (err) {
+      exitWithErrorLine('memento-archive', command, err);
+    }
+    process.exit(code);
+  }
   if (!Object.hasOwn(COMMANDS, command) && command !== 'witness') {
     process.stderr.write(`memento-archive: unknown command "${command}"\n\n${HELP}`);
     process.exit(2);
@@ -235,7 +245,6 @@ export async function main(argv: string[]): Promise<void> {
       const witness = loadWitnessConfig(args.values.config);
       return await (await import('./commands/witness.js')).runWitness(witness, args.values.quiet === true);
     } catch (err) {
-      if (err instanceof ConfigError) fail(err.message, 2);
       exitWithErrorLine('memento-archive', 'witness', err);
     }
   }
@@ -244,16 +253,15 @@ export async function main(argv: string[]): Promise<void> {
   try {
     config = loadArchiveConfig(args.values.config);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    say(err.message);
-    process.exit(2);
+    exitWithErrorLine('memento-archive', command, err);
   }
   let code: number | void;
   try {
     code = await COMMANDS[command](config, args);
   } catch (err) {
-    // Options are checked first (exit 2); what failed after them, in a data folder that is not there, is said as such.
-    if (READS_AN_ARCHIVE.has(command) && !existsSync(config.dataDir)) {
+    // Options are checked first (exit 2); what failed after them, in a data folder that is not there, is said as such
+    // (unless the command said in the whole line what it was).
+    if (!(err instanceof OperatorError && err.whole) && READS_AN_ARCHIVE.has(command) && !existsSync(config.dataDir)) {
       say(`${command}: ${config.dataDir}: no such data folder (data_dir of ${args.values.config}); nothing was changed`);
       process.exit(1);
     }

@@ -8,7 +8,7 @@
  * others serve (proxy/vhosts.ts).
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '#shared/config.js';
+import { OperatorError } from '#shared/operator-error.js';
 import { exitWithErrorLine } from '#shared/cli-error.js';
 import { loadProxyConfig } from './config/proxy-file.js';
 import { pinoLogger } from './log.js';
@@ -73,10 +73,8 @@ export async function main(argv: string[]): Promise<void> {
     const config = loadProxyConfig(args.values.config!);
     proxy = await startProxy(config, { log });
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`capture-proxy: ${err.message}\n`);
-      process.exit(2);
-    }
+    // An error an operator can act on (proxy.yaml's mistake: exit 2) is its own line, before any guess below.
+    if (err instanceof OperatorError) exitWithErrorLine('capture-proxy', 'cannot start', err);
     const e = err as NodeJS.ErrnoException;
     if (e.syscall === 'listen' || e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL') {
       process.stderr.write(`capture-proxy: cannot listen: ${e.message}\n`);

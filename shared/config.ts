@@ -7,6 +7,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { OperatorError } from './operator-error.js';
 import { type Document, LineCounter, type Node, parseAllDocuments, visit } from 'yaml';
 
 /**
@@ -24,10 +25,10 @@ export const MAX_CONFIG_BYTES = 1024 * 1024;
  */
 export const MAX_YAML_ALIASES = 100;
 
-/** A config that cannot be used; `message` is `file:line: reason`. */
-export class ConfigError extends Error {
+/** A config that cannot be used; `message` is `file:line: reason`, the whole line (exit status 2). */
+export class ConfigError extends OperatorError {
   constructor(message: string) {
-    super(message);
+    super(message, { status: 2, whole: true });
     this.name = 'ConfigError';
   }
 }

@@ -7,9 +7,10 @@
  * - urlkey: the SURT form used as the index key (`org,example)/path?q`),
  *   see {@link exactUrlkey}.
  */
+import { OperatorError } from './operator-error.js';
 
 /** A URI-R that cannot be built or parsed; `message` is one line for an HTTP 400. */
-export class UriError extends Error {
+export class UriError extends OperatorError {
   constructor(message: string) {
     super(message);
     this.name = 'UriError';

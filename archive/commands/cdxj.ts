@@ -3,12 +3,13 @@
  * or PostgreSQL) as CDXJ on stdout (archive/store/cdxj.ts), for pywb and OutbackCDX. It only
  * reads, so it runs beside the daemon (as `verify` does).
  */
+import { inContext } from '#shared/operator-error.js';
 import { nowSeconds } from '../access.js';
 import { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
 import { writeCdxj } from '../store/cdxj.js';
-import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
+import type { MementoIndex } from '../store/memento-index.js';
 import { openIndex } from '../store/open-index.js';
 import { say } from './terminal.js';
 
@@ -21,8 +22,9 @@ import { say } from './terminal.js';
  * would show them.
  *
  * @returns the exit code: 0; 2 when `archive` names no local archive of
- *   the config (one line on stderr, nothing on stdout); 1 when the index
- *   cannot be read. A reader that closes stdout early (`| head`) ends it quietly.
+ *   the config (one line on stderr, nothing on stdout). A reader that
+ *   closes stdout early (`| head`) ends it quietly.
+ * @throws OperatorError (exit status 1) when the index cannot be read
  */
 export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } = {}): Promise<number> {
   if (opts.archive !== undefined && !config.archives.some((a) => a.id === opts.archive && isLocal(a))) {
@@ -33,8 +35,9 @@ export async function runCdxj(config: ArchiveConfig, opts: { archive?: string } 
   try {
     index = await openIndex(config);
   } catch (err) {
-    say(err instanceof PgIndexError ? err.message : `cannot open the index in ${config.dataDir}: ${(err as Error).message}`);
-    return 1;
+    // The SQLite index is named by its folder; a PostgreSQL index's error names its database itself.
+    const where = config.indexPostgres === undefined ? `cannot open the index in ${config.dataDir}: ` : '';
+    throw inContext(err, { before: where, otherwise: (e) => `cannot open the index in ${config.dataDir}: ${e.message}` });
   }
   let closed = false;
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {

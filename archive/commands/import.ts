@@ -24,6 +24,7 @@
  */
 import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { inContext } from '#shared/operator-error.js';
 import { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveConfig } from '../config.js';
 import { type Via, waczVia } from '../evidence/leaf.js';
@@ -32,9 +33,8 @@ import { Importer } from '../import/importer.js';
 import { checkWaczIntegrity, integrityLine } from '../import/wacz-integrity.js';
 import { type CaptureSink, DaemonSink, daemonAddress, StoreSink } from '../import/sinks.js';
 import { WarcDamage, WarcFile } from '../import/warc-input.js';
-import { isZip, openWacz, type WaczPackage, WaczRefused } from '../import/wacz-input.js';
+import { isZip, openWacz, type WaczPackage } from '../import/wacz-input.js';
 import { DataDirBusyError, lockHolder } from '../store/lock.js';
-import { PgIndexError } from '../store/memento-index.js';
 import { ArchiveStore } from '../store/store.js';
 import { mib, progressBar, say } from './terminal.js';
 
@@ -68,19 +68,12 @@ async function firstBytes(file: string, n: number): Promise<Buffer> {
   }
 }
 
-/** The way in: the store under the lock (its index SQLite or PostgreSQL, as the config says), or the daemon holding it; `null` after saying why neither (exit 1). */
+/** The way in: the store under the lock (its index SQLite or PostgreSQL, as the config says), or the daemon holding it; `null` after saying why neither (exit 1). @throws an OperatorError when the store cannot be opened */
 async function openSink(config: ArchiveConfig, daemon: string | undefined): Promise<CaptureSink | null> {
   try {
     return await chooseSink(config, daemon);
   } catch (err) {
-    if (err instanceof PgIndexError) {
-      say(err.message);
-      return null;
-    }
-    const e = err as NodeJS.ErrnoException;
-    if (!e.code) throw err;
-    say(`${config.dataDir}: ${e.message}`);
-    return null;
+    throw inContext(err, { otherwise: (e) => (e.code ? `${config.dataDir}: ${e.message}` : undefined) });
   }
 }
 
@@ -166,9 +159,7 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
       } else warcs.push(await WarcFile.open(f));
     } catch (err) {
       closePackages();
-      if (err instanceof WaczRefused) say(`${err.message}; nothing imported`);
-      else say(`${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing imported`);
-      return 2;
+      throw inContext(err, { after: '; nothing imported', status: 2, otherwise: (e) => `${f}: cannot read it (${e.code ?? e.message}); nothing imported` });
     }
   }
   const vias = await checkPackages(config, packages, opts.acceptDamaged === true).catch((err: unknown) => {
@@ -179,7 +170,10 @@ export async function runImport(config: ArchiveConfig, files: string[], opts: { 
     closePackages();
     return 2;
   }
-  const sink = await openSink(config, opts.daemon);
+  const sink = await openSink(config, opts.daemon).catch((err: unknown) => {
+    closePackages();
+    throw err;
+  });
   if (!sink) {
     closePackages();
     return 1;

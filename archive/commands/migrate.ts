@@ -13,13 +13,13 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { inContext } from '#shared/operator-error.js';
 import type { ArchiveConfig } from '../config.js';
-import { copyIndexToPostgres, CopyRefusedError, targetHolds } from '../store/copy-index.js';
-import { IndexDb, StaleIndexError } from '../store/index-db.js';
-import { DataDirBusyError, DataDirLock } from '../store/lock.js';
-import { PgIndexError } from '../store/memento-index.js';
+import { copyIndexToPostgres, targetHolds } from '../store/copy-index.js';
+import { IndexDb } from '../store/index-db.js';
+import { DataDirLock } from '../store/lock.js';
 import { sqliteIndexFile } from '../store/open-index.js';
-import { PurgeInterruptedError, checkNoPurgePending } from '../store/purge.js';
+import { checkNoPurgePending } from '../store/purge.js';
 import { parseS3Url, withoutPassword } from '../storage-config.js';
 import { listWarcFiles } from '../store/warc-files.js';
 import { mib, progressBar, say } from './terminal.js';
@@ -110,9 +110,11 @@ async function filesToMove(warcsDir: string): Promise<{ file: string; object: st
  * is a terminal, then one summary line and what to change in the config on
  * stdout; a refusal is one line on stderr.
  *
- * @returns the exit status: 0 done; 1 nothing done (the data folder in use,
- *   an unfinished purge, a stale index, the target holds rows or cannot be
- *   reached, an upload failed); 2 bad options
+ * @returns the exit status: 0 done; 1 nothing done (the target holds rows,
+ *   an upload failed); 2 bad options
+ * @throws OperatorError (exit status 1, nothing done) when the data folder
+ *   is in use, a purge is unfinished, the index is stale, the target cannot
+ *   be reached or refuses the copy
  */
 export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Promise<number> {
   const opts = checkOptions(config, o);
@@ -126,9 +128,7 @@ export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Prom
   try {
     lock = await DataDirLock.acquire(config.dataDir, 'migrate');
   } catch (err) {
-    if (!(err instanceof DataDirBusyError)) throw err;
-    say(`migrate: ${err.message}; stop it before migrate`);
-    return 1;
+    throw inContext(err, { before: 'migrate: ', after: '; stop it before migrate' });
   }
   const bar = progressBar('migrate WARC files');
   const started = performance.now();
@@ -209,16 +209,11 @@ export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Prom
     return 0;
   } catch (err) {
     bar.stop(false);
-    if (err instanceof CopyRefusedError || err instanceof PgIndexError || err instanceof StaleIndexError || err instanceof PurgeInterruptedError) {
-      say(`migrate: ${err.message}; the index was not copied`);
-      return 1;
-    }
-    const e = err as NodeJS.ErrnoException;
-    if (e.code) {
-      say(`migrate: ${e.message}; the index was not copied`);
-      return 1;
-    }
-    throw err;
+    throw inContext(err, {
+      before: 'migrate: ',
+      after: '; the index was not copied',
+      otherwise: (e) => (e.code ? `migrate: ${e.message}; the index was not copied` : undefined),
+    });
   } finally {
     await lock.release();
   }

@@ -8,15 +8,14 @@
  */
 import { existsSync } from 'node:fs';
 import { toTimestamp14 } from '#shared/http-date.js';
-import { UriError } from '#shared/uri.js';
+import { inContext, OperatorError } from '#shared/operator-error.js';
 import { urlPattern } from '../access.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
-import { DataDirBusyError, DataDirLock } from '../store/lock.js';
+import { DataDirLock } from '../store/lock.js';
 import { reindex } from '../store/maintenance.js';
-import { PgIndexError } from '../store/memento-index.js';
 import { openIndex, sqliteIndexFile } from '../store/open-index.js';
 import { openWarcStore } from '../store/open-warcs.js';
-import { purge, PurgeRefusedError, type PurgeReport, type PurgeSelection, type PurgeTarget } from '../store/purge.js';
+import { purge, type PurgeReport, type PurgeSelection, type PurgeTarget } from '../store/purge.js';
 import type { WarcStore } from '../store/warc-store.js';
 import { progressBar, say } from './terminal.js';
 
@@ -42,7 +41,7 @@ export function purgeSelection(o: PurgeOptions): PurgeSelection | string {
   try {
     sel.pattern = urlPattern(text);
   } catch (err) {
-    if (err instanceof UriError) return `${o.url !== undefined ? '--url' : '--prefix'} ${JSON.stringify(text)}: ${err.message}`;
+    if (err instanceof OperatorError) return `${o.url !== undefined ? '--url' : '--prefix'} ${JSON.stringify(text)}: ${err.message}`;
     throw err;
   }
   for (const k of ['before', 'after'] as const) {
@@ -83,8 +82,10 @@ function summary(r: PurgeReport, dryRun: boolean): string {
  * files those of the folder or the bucket (purge-objects.ts).
  *
  * @returns the exit status: 0 done (or nothing matched; a dry run also
- *   while a daemon runs), 1 the data folder is in use, a WARC file is
- *   damaged, or the PostgreSQL index cannot be reached, 2 bad options
+ *   while a daemon runs), 1 no data folder, 2 bad options
+ * @throws OperatorError (exit status 1, its line said by the command line)
+ *   when the data folder is in use, a WARC file is damaged, or the
+ *   PostgreSQL index cannot be reached
  */
 export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<number> {
   const out = (line: string) => process.stdout.write(line + '\n');
@@ -102,11 +103,8 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
   try {
     lock = await DataDirLock.acquire(config.dataDir, 'purge');
   } catch (err) {
-    if (!(err instanceof DataDirBusyError)) throw err;
-    if (!dryRun) {
-      say(`${err.message}; stop it before purge`);
-      return 1;
-    }
+    // The folder is busy (the lock's one error an operator can act on).
+    if (!dryRun || !(err instanceof OperatorError)) throw inContext(err, { after: '; stop it before purge' });
     // A dry run changes nothing: it reads beside the daemon (the purge itself will need it stopped).
     say(`${err.message}; a dry run only reads (stop it before the purge itself)`);
   }
@@ -126,11 +124,7 @@ export async function runPurge(config: ArchiveConfig, o: PurgeOptions): Promise<
     return 0;
   } catch (err) {
     bar.stop();
-    if (err instanceof PurgeRefusedError || err instanceof PgIndexError) {
-      say(`purge: ${err.message}`);
-      return 1;
-    }
-    throw err;
+    throw inContext(err, { before: 'purge: ' });
   } finally {
     await warcs.close();
     await lock?.release();

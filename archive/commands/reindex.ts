@@ -8,28 +8,28 @@
  */
 import { existsSync } from 'node:fs';
 import type { ArchiveConfig } from '../config.js';
-import { DataDirBusyError, DataDirLock } from '../store/lock.js';
-import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
+import { inContext } from '#shared/operator-error.js';
+import { DataDirLock } from '../store/lock.js';
+import type { MementoIndex } from '../store/memento-index.js';
 import { openIndex, sqliteIndexFile } from '../store/open-index.js';
 import { reindex } from '../store/maintenance.js';
 import { openWarcStore } from '../store/open-warcs.js';
-import { progressBar, say } from './terminal.js';
+import { progressBar } from './terminal.js';
 
 /**
  * Rebuilds the index; prints each damaged or partial record skipped
  * (`skipped: …`) and a summary line (with the old index's row count) on
  * stdout, a progress bar on stderr when it is a terminal.
  *
- * @returns the exit code: 0 done, 1 the data folder is in use or the PostgreSQL index cannot be reached (one line on stderr)
+ * @returns the exit code: 0 done
+ * @throws OperatorError (exit status 1) when the data folder is in use or the PostgreSQL index cannot be reached
  */
 export async function runReindex(config: ArchiveConfig): Promise<number> {
   let lock: DataDirLock;
   try {
     lock = await DataDirLock.acquire(config.dataDir, 'reindex');
   } catch (err) {
-    if (!(err instanceof DataDirBusyError)) throw err;
-    say(`${err.message}; stop it before reindex`);
-    return 1;
+    throw inContext(err, { after: '; stop it before reindex' });
   }
   const bar = progressBar('reindex');
   const rowBar = progressBar('reindex rows', 'rows');
@@ -43,9 +43,7 @@ export async function runReindex(config: ArchiveConfig): Promise<number> {
       try {
         index = await openIndex(config, { anyUrlkeys: true, writers: 'upkeep' });
       } catch (err) {
-        if (!(err instanceof PgIndexError)) throw err;
-        say(`${err.message}; nothing was changed`);
-        return 1;
+        throw inContext(err, { after: '; nothing was changed' });
       }
       before = await index.count();
       if (config.indexPostgres === undefined) await index.close();

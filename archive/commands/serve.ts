@@ -5,17 +5,13 @@
  * (shared/log.ts, the proxy's format) unless quiet, reads the config again
  * on SIGHUP (systemd's reload) and stops cleanly on SIGTERM/SIGINT.
  */
-import { SigningKeyError } from '../evidence/signing-key.js';
-import { LogAnchorError } from '../evidence/checkpoint-anchor.js';
 import { jsonLinesLogger } from '#shared/log.js';
 import { formatHostPort } from '#shared/net.js';
+import { inContext } from '#shared/operator-error.js';
 import type { VisibleIndex } from '../read/visible-index.js';
 import { type ArchiveConfig, loadArchiveConfig } from '../config.js';
 import { buildArchiveServer } from '../server.js';
-import { StaleIndexError } from '../store/index-db.js';
-import { PgIndexError } from '../store/memento-index.js';
 import { DataDirBusyError } from '../store/lock.js';
-import { PurgeInterruptedError } from '../store/purge.js';
 import { ArchiveStore } from '../store/store.js';
 import { fail } from './terminal.js';
 
@@ -36,19 +32,16 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
     // Recovery lines are logged even with --quiet: they say what happened to the data.
     store = await ArchiveStore.open(config, { log: (line) => log.info(line) });
   } catch (err) {
-    if (err instanceof DataDirBusyError) fail(`${err.message}; a second daemon cannot share its data folder`, 1);
-    if (err instanceof PurgeInterruptedError || err instanceof StaleIndexError || err instanceof PgIndexError) fail(err.message, 1);
-    const e = err as NodeJS.ErrnoException;
-    if (e.code && e.syscall) fail(`${config.dataDir}: ${e.message}`, 1);
-    throw err;
+    // Only a busy folder has advice: another process holds it (an unfinished purge, a stale or unreachable index say what to do).
+    const busy = err instanceof DataDirBusyError ? '; a second daemon cannot share its data folder' : '';
+    throw inContext(err, { after: busy, otherwise: (e) => (e.code && e.syscall ? `${config.dataDir}: ${e.message}` : undefined) });
   }
   let app: Awaited<ReturnType<typeof buildArchiveServer>>;
   try {
     app = await buildArchiveServer(config, store, { log, quiet });
   } catch (err) {
     await store.close();
-    if (err instanceof SigningKeyError || err instanceof LogAnchorError) fail(err.message, 1);
-    throw err;
+    throw inContext(err, {});
   }
   let address: string;
   try {

@@ -8,11 +8,11 @@
  * Nothing is fetched from the archive.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { ConfigError } from '#shared/config.js';
+import { inContext } from '#shared/operator-error.js';
 import { loadArchiveConfig } from '../config.js';
 import { checkReceipt, logKeyOf, type ReceiptTrust } from '../evidence/receipt-check.js';
 import { MAX_RECEIPT_BYTES, ReceiptError } from '../evidence/receipt.js';
-import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { openSigningKey } from '../evidence/signing-key.js';
 import { parseVerifierKey, SIG_COSIGNATURE_V1 } from '../evidence/signed-note.js';
 import { say } from './terminal.js';
 
@@ -65,7 +65,8 @@ function trustOf(o: VerifyReceiptOptions): ReceiptTrust {
 /**
  * Checks the receipt `file` and prints what it proves (one line per fact)
  * on stdout.
- * @returns 0 when it checks out, 1 when it does not (one line on stderr), 2 for bad arguments
+ * @returns 0 when it checks out, 2 for bad arguments
+ * @throws OperatorError (exit status 1, `verify-receipt: FILE: FAILED: why`) when it does not check out
  */
 export async function runVerifyReceipt(files: string[], o: VerifyReceiptOptions): Promise<number> {
   if (files.length !== 1) {
@@ -80,8 +81,8 @@ export async function runVerifyReceipt(files: string[], o: VerifyReceiptOptions)
     if (statSync(file).size > MAX_RECEIPT_BYTES) throw new ReceiptError(`${file}: over ${MAX_RECEIPT_BYTES} bytes, not a receipt`);
     bytes = readFileSync(file);
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof SigningKeyError || err instanceof ReceiptError) say(`verify-receipt: ${err.message}`);
-    else say(`verify-receipt: ${(err as Error).message}`);
+    // Whatever it is (a config, a key, an option, a file): the trust or the receipt cannot be read.
+    say(`verify-receipt: ${(err as Error).message}`);
     return 2;
   }
   try {
@@ -101,11 +102,10 @@ export async function runVerifyReceipt(files: string[], o: VerifyReceiptOptions)
     process.stdout.write(lines.join('\n') + '\n');
     return 0;
   } catch (err) {
-    if (!(err instanceof ReceiptError)) {
-      const e = err as NodeJS.ErrnoException;
-      if (!(e.code && e.syscall)) throw err;
-    }
-    say(`verify-receipt: ${file}: FAILED: ${(err as Error).message}`);
-    return 1;
+    throw inContext(err, {
+      before: `verify-receipt: ${file}: FAILED: `,
+      status: 1,
+      otherwise: (e) => (e.code && e.syscall ? `verify-receipt: ${file}: FAILED: ${e.message}` : undefined),
+    });
   }
 }

@@ -9,26 +9,27 @@
  * It only reads, so it runs beside the daemon.
  */
 import { existsSync } from 'node:fs';
-import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { inContext } from '#shared/operator-error.js';
+import { openSigningKey } from '../evidence/signing-key.js';
 import { anchorDir } from '../evidence/checkpoint-anchor.js';
 import { logOrigin } from '../evidence/tlog-config.js';
 import { isLocal } from '../spans.js';
 import type { ArchiveConfig } from '../config.js';
-import { StaleIndexError } from '../store/index-db.js';
 import { verify } from '../store/maintenance.js';
-import { type MementoIndex, PgIndexError } from '../store/memento-index.js';
+import type { MementoIndex } from '../store/memento-index.js';
 import { openIndex } from '../store/open-index.js';
 import { openWarcStore } from '../store/open-warcs.js';
-import { progressBar, say } from './terminal.js';
+import { progressBar } from './terminal.js';
 
 /**
  * Prints each problem (`problem: …`, or `note: …` when the check passes
  * anyway) and a summary line on stdout, with a progress bar on stderr
  * when it is a terminal.
  *
- * @returns the exit code: 0 no problems, 1 problems (or an index written
- *   with other urlkey rules, or a PostgreSQL index that cannot be reached:
- *   one line on stderr)
+ * @returns the exit code: 0 no problems, 1 problems
+ * @throws OperatorError (exit status 1) for a key file that does not read,
+ *   an index written with other urlkey rules, or a PostgreSQL index that
+ *   cannot be reached
  */
 export async function runVerify(config: ArchiveConfig): Promise<number> {
   // The key that signed the tree heads; none made yet (no daemon ever ran here): heads cannot be checked.
@@ -36,17 +37,13 @@ export async function runVerify(config: ArchiveConfig): Promise<number> {
   try {
     publicKeyDer = existsSync(config.signingKeyFile) ? openSigningKey(config.signingKeyFile).publicKeyDer : null;
   } catch (err) {
-    if (!(err instanceof SigningKeyError)) throw err;
-    say(err.message);
-    return 1;
+    throw inContext(err, {});
   }
   let index: MementoIndex;
   try {
     index = await openIndex(config);
   } catch (err) {
-    if (!(err instanceof StaleIndexError || err instanceof PgIndexError)) throw err;
-    say(err.message);
-    return 1;
+    throw inContext(err, {});
   }
   const bar = progressBar('verify');
   const warcs = await openWarcStore(config);

@@ -7,19 +7,18 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { UriError } from '#shared/uri.js';
+import { inContext, OperatorError } from '#shared/operator-error.js';
 import { urlPattern } from '../access.js';
 import { VisibleIndex } from '../read/visible-index.js';
 import { timestampBound } from '../cdx/query.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
-import { openSigningKey, SigningKeyError } from '../evidence/signing-key.js';
+import { openSigningKey } from '../evidence/signing-key.js';
 import { isLocal } from '../spans.js';
 import { TreeHeadSigner } from '../evidence/tree-heads.js';
-import { LogAnchorError, LogAnchors } from '../evidence/checkpoint-anchor.js';
+import { LogAnchors } from '../evidence/checkpoint-anchor.js';
 import { logOrigin } from '../evidence/tlog-config.js';
 import { IndexDb } from '../store/index-db.js';
 import { lockHolder } from '../store/lock.js';
-import { RecordDamage } from '../wacz/records.js';
 import { type WaczSelection, writeWacz } from '../wacz/package.js';
 import { say } from './terminal.js';
 
@@ -46,7 +45,7 @@ export function waczSelection(o: WaczOptions): WaczSelection | string {
     try {
       sel.pattern = urlPattern(o.url);
     } catch (err) {
-      if (err instanceof UriError) return `--url ${JSON.stringify(o.url)}: ${err.message}`;
+      if (err instanceof OperatorError) return `--url ${JSON.stringify(o.url)}: ${err.message}`;
       throw err;
     }
   }
@@ -70,7 +69,9 @@ export function waczSelection(o: WaczOptions): WaczSelection | string {
  *   package of nothing), 2 bad options (nothing written), 1 the package
  *   cannot be made (no data folder, `reindex` or `purge` at work, the
  *   WARC files in a bucket, a damaged record, a key file that does not
- *   read, an output that cannot be written); one line on stderr.
+ *   read, an output that cannot be written); one line on stderr. The
+ *   last three are thrown as an OperatorError (exit status 1), said by the
+ *   command line.
  */
 export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<number> {
   const sel = waczSelection(o);
@@ -120,9 +121,7 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
   try {
     key = openSigningKey(config.signingKeyFile);
   } catch (err) {
-    if (!(err instanceof SigningKeyError)) throw err;
-    say(`wacz: ${err.message}`);
-    return 1;
+    throw inContext(err, { before: 'wacz: ' });
   }
   let index: IndexDb;
   try {
@@ -168,16 +167,11 @@ export async function runWacz(config: ArchiveConfig, o: WaczOptions): Promise<nu
     );
     return 0;
   } catch (err) {
-    if (err instanceof RecordDamage || err instanceof SigningKeyError || err instanceof LogAnchorError) {
-      say(`wacz: ${err.message}; no package written`);
-      return 1;
-    }
-    const e = err as NodeJS.ErrnoException;
-    if (e.code && e.syscall) {
-      say(`wacz: ${o.output}: ${e.message}; no package written`);
-      return 1;
-    }
-    throw err;
+    throw inContext(err, {
+      before: 'wacz: ',
+      after: '; no package written',
+      otherwise: (e) => (e.code && e.syscall ? `wacz: ${o.output}: ${e.message}; no package written` : undefined),
+    });
   } finally {
     await index.close();
   }

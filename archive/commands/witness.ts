@@ -8,14 +8,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { jsonLinesLogger } from '#shared/log.js';
+import { inContext } from '#shared/operator-error.js';
 import { formatHostPort, originOf } from '#shared/net.js';
 import { noteSignerOf, formatVerifierKey } from '../evidence/signed-note.js';
-import { openOwnerOnlyKey, SigningKeyError } from '../evidence/signing-key.js';
+import { openOwnerOnlyKey } from '../evidence/signing-key.js';
 import type { WitnessConfig } from '../evidence/witness-config.js';
 import { createWitnessServer } from '../evidence/witness-server.js';
 import { WitnessService } from '../evidence/witness-service.js';
 import { WitnessState } from '../evidence/witness-state.js';
-import { DataDirBusyError, DataDirLock } from '../store/lock.js';
+import { DataDirLock } from '../store/lock.js';
 import { fail } from './terminal.js';
 
 /** How long SIGTERM waits for requests in flight before closing their connections, ms. */
@@ -33,16 +34,14 @@ export async function runWitness(config: WitnessConfig, quiet: boolean): Promise
     mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
     lock = await DataDirLock.acquire(config.stateDir, 'witness');
   } catch (err) {
-    if (err instanceof DataDirBusyError) fail(`${err.message}; two witnesses cannot share a state folder`, 1);
-    fail(`${config.stateDir}: ${(err as Error).message}`, 1);
+    throw inContext(err, { after: '; two witnesses cannot share a state folder', otherwise: (e) => `${config.stateDir}: ${e.message}` });
   }
   let service: WitnessService;
   try {
     service = new WitnessService(noteSignerOf(config.name, openOwnerOnlyKey(config.keyFile)), config.logs, new WitnessState(config.stateDir));
   } catch (err) {
     await lock.release();
-    if (err instanceof SigningKeyError) fail(err.message, 1);
-    throw err;
+    throw inContext(err, {});
   }
   const server = createWitnessServer(service, quiet ? log.child({}, { level: 'warn' }) : log);
   try {

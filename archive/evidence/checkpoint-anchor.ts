@@ -11,6 +11,7 @@
  * itself unhealthy. A checkpoint another daemon of the archive published
  * (it is in the database) is taken as the anchor once it checks out.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { mkdirSync, openSync, readFileSync, renameSync, writeSync, closeSync, fsyncSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { readCheckpoint } from './checkpoint.js';
@@ -19,7 +20,7 @@ import type { SigningKey } from './signing-key.js';
 import { MAX_NOTE_BYTES } from './signed-note.js';
 
 /** The log in the database does not hold the tree of its last published checkpoint: the one-line reason. */
-export class LogAnchorError extends Error {
+export class LogAnchorError extends OperatorError {
   override name = 'LogAnchorError';
 }
 

@@ -13,6 +13,7 @@
  *
  * Everything read here is hostile input: bounded, refused with one line.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { leafHash } from './merkle.js';
 import { readCheckpoint, timestampLine, timestampsOf } from './checkpoint.js';
 import { type CheckpointRow, inclusionOf, type LeafRow, type LogStore } from './log.js';
@@ -34,7 +35,7 @@ export interface Receipt {
 }
 
 /** A receipt that is malformed or does not verify: the one-line reason. */
-export class ReceiptError extends Error {
+export class ReceiptError extends OperatorError {
   override name = 'ReceiptError';
 }
 

@@ -7,6 +7,7 @@
  * witness's key (`memento-archive witness`) is kept the same way, in a
  * file only its owner may read.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,7 +26,7 @@ export interface SigningKey {
 }
 
 /** The key file cannot be read or made, or holds no Ed25519 private key: the path and why, in one line. */
-export class SigningKeyError extends Error {}
+export class SigningKeyError extends OperatorError {}
 
 /**
  * Loads the signing key from `file`, making it first when the file does

@@ -17,6 +17,7 @@
  * name).
  * yauzl checks each entry's bytes against the sizes the package states.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { type ByteSource, WarcFile } from './warc-input.js';
@@ -27,7 +28,7 @@ export const MAX_ENTRIES = 10_000;
 export const MAX_RATIO = 100;
 
 /** The package cannot be imported: the file and why, in one line. */
-export class WaczRefused extends Error {}
+export class WaczRefused extends OperatorError {}
 
 /** Whether the file at `file` begins as a ZIP does (a local file header, `PK\3\4`). */
 export function isZip(head: Buffer): boolean {

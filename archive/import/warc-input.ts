@@ -19,6 +19,7 @@
  * {@link WarcDamage} too. The HTTP head inside a record is read by
  * {@link readHead}, within the importer's `max_head_bytes`.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -27,7 +28,7 @@ import { ScavengeCounter } from '#shared/gc.js';
 import { DigestCheck, MAX_WARC_HEAD } from '../store/warc-scan.js';
 
 /** The file is damaged at `offset` (a record cut short, gzip data that does not inflate, bytes that are not a WARC record): nothing after it can be read. */
-export class WarcDamage extends Error {
+export class WarcDamage extends OperatorError {
   constructor(
     readonly file: string,
     readonly offset: number,

@@ -13,6 +13,7 @@
  * tables have in common, each with the PostgreSQL type of the target's
  * column; the target's tables are made by {@link PgIndex.open}.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { PgIndex } from './index-pg.js';
@@ -44,7 +45,7 @@ export const INDEX_TABLES: IndexTable[] = [
 ];
 
 /** The copy cannot be made (the target holds rows, a table differs); nothing was changed. */
-export class CopyRefusedError extends Error {
+export class CopyRefusedError extends OperatorError {
   constructor(message: string) {
     super(message);
     this.name = 'CopyRefusedError';

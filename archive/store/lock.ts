@@ -11,13 +11,14 @@
  * lock behind. Who holds it is written beside it in `daemon.pid`
  * (`<pid> <what>`), which is only informative.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import { ownerOnly } from './index-db.js';
 
 /** The folder is held by another process; `message` names the folder and the holder. */
-export class DataDirBusyError extends Error {
+export class DataDirBusyError extends OperatorError {
   constructor(
     message: string,
     readonly holderPid: number | null,

@@ -19,6 +19,7 @@
  * over {@link MementoIndex.walkQuery}, with the fragments of
  * {@link MementoIndex.sql}.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import type { ReadCache, UrlView } from './read-cache.js';
 import type { LogStore, NewLeaf } from '../evidence/log.js';
@@ -232,4 +233,4 @@ export interface RowChange {
 }
 
 /** The PostgreSQL index (index-pg.ts) could not be opened: the database (its URL without a password) and why, in one line. Here, so that catching it loads no PostgreSQL client. */
-export class PgIndexError extends Error {}
+export class PgIndexError extends OperatorError {}

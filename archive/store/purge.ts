@@ -32,6 +32,7 @@
  * ({@link PurgeInterruptedError}) until `purge` runs again or `reindex`
  * rebuilds the index (both remove the marker).
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -57,7 +58,7 @@ import type { FolderWarcStore, WarcStore } from './warc-store.js';
 export { PURGE_MARKER };
 
 /** The data folder has the marker of a purge that did not finish; `message` says what to do. */
-export class PurgeInterruptedError extends Error {
+export class PurgeInterruptedError extends OperatorError {
   constructor(dataDir: string) {
     super(`${path.join(dataDir, PURGE_MARKER)}: a purge did not finish, the index may not match the WARC files; run memento-archive purge again, or reindex`);
     this.name = 'PurgeInterruptedError';
@@ -65,7 +66,7 @@ export class PurgeInterruptedError extends Error {
 }
 
 /** A WARC file cannot be read whole: purge changes nothing; `message` says which and why. */
-export class PurgeRefusedError extends Error {
+export class PurgeRefusedError extends OperatorError {
   constructor(message: string) {
     super(message);
     this.name = 'PurgeRefusedError';

@@ -4,12 +4,13 @@
  * SQLite's `user_version`, and an index made under older rules is checked
  * once when it is opened.
  */
+import { OperatorError } from '#shared/operator-error.js';
 import type sqlite3 from 'sqlite3';
 import { exactUrlkey, URLKEY_VERSION } from '#shared/uri.js';
 import { readAll, run } from './sqlite-calls.js';
 
 /** The index holds urlkeys computed by the rules of an earlier version (shared/uri.ts `URLKEY_VERSION`); `message` says what to do. */
-export class StaleIndexError extends Error {
+export class StaleIndexError extends OperatorError {
   constructor(file: string, example: { uri_r: string; urlkey: string }) {
     super(
       `${file}: its urlkeys were computed by the rules of an earlier version (${JSON.stringify(example.uri_r.slice(0, 200))} has the key ` +

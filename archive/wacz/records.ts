@@ -6,6 +6,7 @@
  * linked by `WARC-Concurrent-To`; archive/evidence/published-request.ts),
  * each one gzip member (WARC 1.1 §9).
  */
+import { OperatorError } from '#shared/operator-error.js';
 import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
 import { open } from 'node:fs/promises';
@@ -34,7 +35,7 @@ export interface MementoRecords {
 }
 
 /** The records at an index row's place are not what the row says, or are damaged: the file and offset, and why. */
-export class RecordDamage extends Error {}
+export class RecordDamage extends OperatorError {}
 
 /**
  * Reads the memento's own record at `offset` in `file` (checked whole:
