@@ -2,13 +2,13 @@
  * What `archive.yaml` says in dates and ages (the `from`/`until` of an
  * archive, the `before`/`after`/`embargo` of a rule), and the `access:`
  * rules: their schema (archive/config.ts puts it in the file's) and the
- * rules the daemon applies (archive/access.ts; docs/operations.md "Access
+ * rules the daemon applies (archive/read/access-rules.ts; docs/operations.md "Access
  * rules and takedown").
  */
 import { ConfigError, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, defineCheck } from '#shared/config-schema.js';
 import { parseTimestamp14 } from '#shared/http-date.js';
-import { type AccessRule, urlPattern } from './access.js';
+import { type AccessRule, urlPattern } from './read/access-rules.js';
 
 /**
  * An instant in the config: ISO 8601 (`2026-01-01T00:00:00Z`, a date alone
@@ -54,7 +54,7 @@ defineCheck('access-url', (v) => {
   }
 });
 
-/** One entry of `access:` (archive/access.ts; docs/operations.md "Access rules and takedown"). */
+/** One entry of `access:` (archive/read/access-rules.ts; docs/operations.md "Access rules and takedown"). */
 export const ACCESS_RULE_SCHEMA = {
   type: 'object',
   additionalProperties: false,

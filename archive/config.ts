@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ConfigError, loadYamlFile, positiveIntegerSchema, refuseReadableSecret, resolveConfigPath, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, checkConfig, defaultsOf, defineCheck } from '#shared/config-schema.js';
 import { BEARER_TOKEN, formatHostPort, type HostPort, isLoopbackHost, parseAddressBlock, parseListen } from '#shared/net.js';
-import type { AccessRule } from './access.js';
+import type { AccessRule } from './read/access-rules.js';
 import { ACCESS_RULE_SCHEMA, accessRules, parseAge, parseInstant } from './access-config.js';
 import { TLOG_FILE_PROPERTIES, type TlogSettings, tlogSettings } from './evidence/tlog-config.js';
 import type { ArchiveSpan } from './spans.js';
@@ -69,16 +69,16 @@ export interface ArchiveConfig extends TlogSettings {
   replayCacheBytes: number;
   /** Bytes (estimated) of the read cache: per URL its mementos and the answers made from them (archive/store/read-cache.ts); 0 = none. */
   indexCacheBytes: number;
-  /** Bytes of hot small response records kept in memory, inflated (archive/store/record-cache.ts); 0 = none. */
+  /** Bytes of hot small response records kept in memory, inflated (archive/store/warcs/record-cache.ts); 0 = none. */
   recordCacheBytes: number;
-  /** Most bytes one Memento answer decodes from a content-coded stored body (archive/memento/content-coding.ts); past it the body is cut. */
+  /** Most bytes one Memento answer decodes from a content-coded stored body (archive/replay/content-coding.ts); past it the body is cut. */
   maxDecodedBytes: number;
-  /** Access rules (archive/access.ts), in the order listed; reloaded on SIGHUP. */
+  /** Access rules (archive/read/access-rules.ts), in the order listed; reloaded on SIGHUP. */
   access: AccessRule[];
   /**
    * Seconds after a memento before an identical capture of its URI-R is
    * recorded again, as a WARC revisit record and an index row
-   * (archive/store/capture-is-new.ts); `0`: at every new second; `null`
+   * (archive/store/ingest/capture-is-new.ts); `0`: at every new second; `null`
    * (`off`): never (identical captures store nothing).
    */
   revisitIntervalS: number | null;

@@ -33,7 +33,7 @@ import { redirectorRoutes } from './http/redirector.js';
 import { staticRoutes } from './http/static.js';
 import { timegateRoutes } from './http/timegate.js';
 import { timemapRoutes } from './http/timemap.js';
-import type { DecodeOptions } from './memento/content-coding.js';
+import type { DecodeOptions } from './replay/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
 import { ReplayCache } from './replay/cache.js';
 import { recordRoutes } from './http/record.js';

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { exactUrlkey } from '#shared/uri.js';
-import type { NewMementoRow } from '../archive/store/index-db.js';
+import type { NewMementoRow } from '../archive/store/index/index-db.js';
 import { startArchive, TWO_ARCHIVES } from '../test/helpers/archive.js';
 
 const MEMENTOS = Number(process.argv[2] ?? 20_000);

@@ -32,7 +32,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { toTimestamp14 } from '#shared/http-date.js';
-import { PgIndex } from '../archive/store/index-pg.js';
+import { PgIndex } from '../archive/store/index/index-pg.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import {
   alternate,

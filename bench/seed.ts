@@ -23,23 +23,29 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync }
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { validateArchiveConfig } from '../archive/config.js';
-import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
-import { indexRow } from '../archive/store/index-row.js';
-import type { MementoIndex } from '../archive/store/memento-index.js';
+import { IndexDb, type NewMementoRow } from '../archive/store/index/index-db.js';
+import { indexRow } from '../archive/store/index/index-row.js';
+import type { MementoIndex } from '../archive/store/index/memento-index.js';
 import { ArchiveStore } from '../archive/store/store.js';
-import { WarcWriter } from '../archive/store/warc-writer.js';
+import { WarcWriter } from '../archive/store/warcs/warc-writer.js';
 import { loadYamlFile } from '#shared/config.js';
 import { formatHttpDate } from '#shared/http-date.js';
 import { dataRoot, fmt, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 import { bigPage, replayPage } from './pages.js';
 
 /** The code whose output the bulk data is (index schema, index rows, WARC writer, urlkey). */
-const BULK_CODE = ['bench/seed.ts', 'archive/store/index-db.ts', 'archive/store/index-row.ts', 'archive/store/warc-writer.ts', 'shared/uri.ts'];
+const BULK_CODE = [
+  'bench/seed.ts',
+  'archive/store/index/index-db.ts',
+  'archive/store/index/index-row.ts',
+  'archive/store/warcs/warc-writer.ts',
+  'shared/uri.ts',
+];
 /** The code whose output ingested data is: the bulk code plus the ingest path. */
 const INGEST_CODE = [
   ...BULK_CODE,
   'archive/store/store.ts',
-  'archive/store/body-spill.ts',
+  'archive/store/ingest/body-spill.ts',
   'shared/capture-record.ts',
   'shared/http-head.ts',
   'shared/http-date.ts',
@@ -47,7 +53,7 @@ const INGEST_CODE = [
 /** The code whose output ingested replay pages are: the ingest code plus the page builders. */
 const PAGES_CODE = [...INGEST_CODE, 'bench/pages.ts'];
 
-/** The index row of a bench memento: a 200 text/html page at `datetime` whose record is `rec` (archive/store/index-row.ts, as ingest makes it). */
+/** The index row of a bench memento: a 200 text/html page at `datetime` whose record is `rec` (archive/store/index/index-row.ts, as ingest makes it). */
 function benchRow(uriR: string, datetime: number, digest: string, rec: { file: string; offset: number; length: number }): NewMementoRow {
   return indexRow({
     archiveId: 'bench',

@@ -17,7 +17,7 @@
  */
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
-import { IndexDb } from '../archive/store/index-db.js';
+import { IndexDb } from '../archive/store/index/index-db.js';
 import { exactUrlkey } from '#shared/uri.js';
 import { type BenchRow, fmt, median, note } from './lib.js';
 import { seedBulk } from './seed.js';

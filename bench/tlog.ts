@@ -18,7 +18,7 @@ import { toTimestamp14 } from '#shared/http-date.js';
 import { exactUrlkey } from '#shared/uri.js';
 import { captureLeafText } from '../archive/evidence/leaf.js';
 import type { NewLeaf } from '../archive/evidence/log.js';
-import { IndexDb, type NewMementoRow } from '../archive/store/index-db.js';
+import { IndexDb, type NewMementoRow } from '../archive/store/index/index-db.js';
 import { alternate, type BenchRow, cpuSecondsOf, fmt, load, median, note, startArchiveProcess, writeArchiveConfig } from './lib.js';
 
 const ENTRIES = 70_000;

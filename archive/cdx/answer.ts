@@ -7,8 +7,8 @@
  * the last line when the answer was cut short. The contract:
  * docs/http-api.md "CDX server API".
  */
-import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/cdx-walk.js';
-import type { MementoIndex, SqlDialect } from '../store/memento-index.js';
+import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/index/cdx-walk.js';
+import type { MementoIndex, SqlDialect } from '../store/index/memento-index.js';
 import { type CdxField, type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
 
 /** Media type of `output=json`: newline-delimited JSON, one object per line (pywb's). */

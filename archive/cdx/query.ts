@@ -9,8 +9,8 @@
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
-import { afterPrefix } from '../access.js';
-import type { UrlkeyRange } from '../store/cdx-walk.js';
+import { afterPrefix } from '../read/access-rules.js';
+import type { UrlkeyRange } from '../store/index/cdx-walk.js';
 
 /** Which urlkeys a query matches (pywb's `matchType`). */
 export type MatchType = 'exact' | 'prefix' | 'host' | 'domain';

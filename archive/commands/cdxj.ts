@@ -1,21 +1,21 @@
 /**
  * `memento-archive cdxj [--config FILE] [--archive ID]`: the index (SQLite
- * or PostgreSQL) as CDXJ on stdout (archive/store/cdxj.ts), for pywb and OutbackCDX. It only
+ * or PostgreSQL) as CDXJ on stdout (archive/store/upkeep/cdxj.ts), for pywb and OutbackCDX. It only
  * reads, so it runs beside the daemon (as `verify` does).
  */
 import { inContext } from '#shared/operator-error.js';
-import { nowSeconds } from '../access.js';
+import { nowSeconds } from '../read/access-rules.js';
 import { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveConfig } from '../config.js';
 import { isLocal } from '../spans.js';
-import { writeCdxj } from '../store/cdxj.js';
-import type { MementoIndex } from '../store/memento-index.js';
-import { openIndex } from '../store/open-index.js';
+import { writeCdxj } from '../store/upkeep/cdxj.js';
+import type { MementoIndex } from '../store/index/memento-index.js';
+import { openIndex } from '../store/index/open-index.js';
 import { say } from './terminal.js';
 
 /**
  * Writes the CDXJ of every memento (of archive `archive` when given) that
- * the access rules (`access:` of the config, archive/access.ts) show at
+ * the access rules (`access:` of the config, archive/read/access-rules.ts) show at
  * this moment to stdout, sorted, then one summary line on stderr (`cdxj: N
  * lines`, and how many hidden mementos were left out). Blocked, excluded
  * and embargoed mementos are not exported: a tool replaying the export

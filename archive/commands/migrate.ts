@@ -15,13 +15,13 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { inContext } from '#shared/operator-error.js';
 import type { ArchiveConfig } from '../config.js';
-import { copyIndexToPostgres, targetHolds } from '../store/copy-index.js';
-import { IndexDb } from '../store/index-db.js';
+import { copyIndexToPostgres, targetHolds } from '../store/upkeep/copy-index.js';
+import { IndexDb } from '../store/index/index-db.js';
 import { DataDirLock } from '../store/lock.js';
-import { sqliteIndexFile } from '../store/open-index.js';
-import { checkNoPurgePending } from '../store/purge.js';
+import { sqliteIndexFile } from '../store/index/open-index.js';
+import { checkNoPurgePending } from '../store/upkeep/purge.js';
 import { parseS3Url, withoutPassword } from '../storage-config.js';
-import { listWarcFiles } from '../store/warc-files.js';
+import { listWarcFiles } from '../store/warcs/warc-files.js';
 import { mib, progressBar, say } from './terminal.js';
 
 /** The folder of the bucket prefix the migrated WARC files go to. */
@@ -93,7 +93,7 @@ function checkOptions(config: ArchiveConfig, o: MigrateOptions): { to: string; w
  */
 async function filesToMove(warcsDir: string): Promise<{ file: string; object: string; size: number }[] | string> {
   const out: { file: string; object: string; size: number }[] = [];
-  const { objectArchive } = await import('../store/s3-warcs.js');
+  const { objectArchive } = await import('../store/warcs/s3-warcs.js');
   for (const [archiveId, files] of await listWarcFiles(warcsDir)) {
     for (const file of files) {
       const name = path.posix.basename(file);
@@ -163,7 +163,7 @@ export async function runMigrate(config: ArchiveConfig, o: MigrateOptions): Prom
         return 1;
       }
       const total = files.reduce((n, f) => n + f.size, 0);
-      const { S3WarcStore } = await import('../store/s3-warcs.js');
+      const { S3WarcStore } = await import('../store/warcs/s3-warcs.js');
       const endpoint = o['s3-endpoint']?.replace(/\/+$/, '');
       const bucket = new S3WarcStore({
         ...opts.warcs,

@@ -1,7 +1,7 @@
 /**
  * `memento-archive purge`: its options checked, the data folder's lock taken (refused while a daemon runs; a
  * `--dry-run` only reads and runs beside it, saying so), the
- * erasure itself (archive/store/purge.ts), and what it prints: one line per
+ * erasure itself (archive/store/upkeep/purge.ts), and what it prints: one line per
  * capture erased (a revisit erased with its original says so) and a summary.
  *
  *   memento-archive purge [--config F] --url URL | --prefix URL* [--before DATE] [--after DATE] [--dry-run]
@@ -9,14 +9,14 @@
 import { existsSync } from 'node:fs';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { inContext, OperatorError } from '#shared/operator-error.js';
-import { urlPattern } from '../access.js';
+import { urlPattern } from '../read/access-rules.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
 import { DataDirLock } from '../store/lock.js';
-import { reindex } from '../store/maintenance.js';
-import { openIndex, sqliteIndexFile } from '../store/open-index.js';
-import { openWarcStore } from '../store/open-warcs.js';
-import { purge, type PurgeReport, type PurgeSelection, type PurgeTarget } from '../store/purge.js';
-import type { WarcStore } from '../store/warc-store.js';
+import { reindex } from '../store/upkeep/maintenance.js';
+import { openIndex, sqliteIndexFile } from '../store/index/open-index.js';
+import { openWarcStore } from '../store/warcs/open-warcs.js';
+import { purge, type PurgeReport, type PurgeSelection, type PurgeTarget } from '../store/upkeep/purge.js';
+import type { WarcStore } from '../store/warcs/warc-store.js';
 import { progressBar, say } from './terminal.js';
 
 /** The options of `purge` as parsed from the command line. */

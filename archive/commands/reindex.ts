@@ -1,7 +1,7 @@
 /**
  * `memento-archive reindex [--config FILE]`: the index rebuilt from the
  * WARC files alone (the data folder's, or the objects of `storage.warcs`)
- * (archive/store/maintenance.ts `reindex`): a new index.sqlite3, or the
+ * (archive/store/upkeep/maintenance.ts `reindex`): a new index.sqlite3, or the
  * rows of the PostgreSQL index of `storage.index` replaced in one
  * transaction. Under the data folder's lock: the daemon (every daemon on
  * that database) must be stopped first.
@@ -10,10 +10,10 @@ import { existsSync } from 'node:fs';
 import type { ArchiveConfig } from '../config.js';
 import { inContext } from '#shared/operator-error.js';
 import { DataDirLock } from '../store/lock.js';
-import type { MementoIndex } from '../store/memento-index.js';
-import { openIndex, sqliteIndexFile } from '../store/open-index.js';
-import { reindex } from '../store/maintenance.js';
-import { openWarcStore } from '../store/open-warcs.js';
+import type { MementoIndex } from '../store/index/memento-index.js';
+import { openIndex, sqliteIndexFile } from '../store/index/open-index.js';
+import { reindex } from '../store/upkeep/maintenance.js';
+import { openWarcStore } from '../store/warcs/open-warcs.js';
 import { progressBar } from './terminal.js';
 
 /**

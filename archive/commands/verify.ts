@@ -2,7 +2,7 @@
  * `memento-archive verify [--config FILE]`: checks that the index (the
  * SQLite file, or the PostgreSQL database of `storage.index`) and the
  * WARC files (in the data folder, or the bucket of `storage.warcs`) agree
- * (archive/store/maintenance.ts `verify`), and that the evidence log
+ * (archive/store/upkeep/maintenance.ts `verify`), and that the evidence log
  * matches both and its signed tree heads (archive/evidence/log-verify.ts),
  * its published checkpoints and the anchor beside the key file
  * (archive/evidence/checkpoint-verify.ts).
@@ -15,10 +15,10 @@ import { anchorDir } from '../evidence/checkpoint-anchor.js';
 import { logOrigin } from '../evidence/tlog-config.js';
 import { isLocal } from '../spans.js';
 import type { ArchiveConfig } from '../config.js';
-import { verify } from '../store/maintenance.js';
-import type { MementoIndex } from '../store/memento-index.js';
-import { openIndex } from '../store/open-index.js';
-import { openWarcStore } from '../store/open-warcs.js';
+import { verify } from '../store/upkeep/maintenance.js';
+import type { MementoIndex } from '../store/index/memento-index.js';
+import { openIndex } from '../store/index/open-index.js';
+import { openWarcStore } from '../store/warcs/open-warcs.js';
 import { progressBar } from './terminal.js';
 
 /**

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { inContext, OperatorError } from '#shared/operator-error.js';
-import { urlPattern } from '../access.js';
+import { urlPattern } from '../read/access-rules.js';
 import { VisibleIndex } from '../read/visible-index.js';
 import { timestampBound } from '../cdx/query.js';
 import { type ArchiveConfig, parseInstant } from '../config.js';
@@ -17,7 +17,7 @@ import { isLocal } from '../spans.js';
 import { TreeHeadSigner } from '../evidence/tree-heads.js';
 import { LogAnchors } from '../evidence/checkpoint-anchor.js';
 import { logOrigin } from '../evidence/tlog-config.js';
-import { IndexDb } from '../store/index-db.js';
+import { IndexDb } from '../store/index/index-db.js';
 import { lockHolder } from '../store/lock.js';
 import { type WaczSelection, writeWacz } from '../wacz/package.js';
 import { say } from './terminal.js';

@@ -23,7 +23,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
-import type { MementoRow } from '../store/memento-row.js';
+import type { MementoRow } from '../store/index/memento-row.js';
 import { rootFromInclusionPath } from './banner-check.js';
 import { type CaptureLeaf, captureLeafText, leafOfRecord, parseCaptureLeaf } from './leaf.js';
 import { inclusionOf, type LogStore } from './log.js';

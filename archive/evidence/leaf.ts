@@ -21,7 +21,7 @@
  * its entry byte for byte.
  */
 import { toTimestamp14 } from '#shared/http-date.js';
-import type { NewMementoRow } from '../store/memento-row.js';
+import type { NewMementoRow } from '../store/index/memento-row.js';
 
 /** An entry to append. */
 export interface NewLeaf {

@@ -23,8 +23,8 @@ import zlib from 'node:zlib';
 import { getHeader, getHeaders, parseHead, type RawHeader } from '#shared/http-head.js';
 import { publishedRequest } from './published-request.js';
 import type { MementoRow } from '../read/rows.js';
-import { gunzipOf } from '../store/warc-reader.js';
-import type { WarcStore } from '../store/warc-store.js';
+import { gunzipOf } from '../store/warcs/warc-reader.js';
+import type { WarcStore } from '../store/warcs/warc-store.js';
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 /** Bytes read after (and before) the memento's record to find its request record first: a request record is a few hundred bytes. */

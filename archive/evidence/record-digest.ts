@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { getHeader, parseHead, type RawHeader } from '#shared/http-head.js';
-import { gunzipOf } from '../store/warc-reader.js';
-import type { WarcStore } from '../store/warc-store.js';
+import { gunzipOf } from '../store/warcs/warc-reader.js';
+import type { WarcStore } from '../store/warcs/warc-store.js';
 import type { RecordForLeaf } from './leaf.js';
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');

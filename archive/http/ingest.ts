@@ -2,7 +2,7 @@
  * Capture ingest: `PUT <put_prefix>put/<anything>` with a capture record
  * body (docs/capture-record.md). The URI-R comes from the embedded request,
  * never from the PUT address. The archive alone decides whether a capture
- * is new (archive/store/capture-is-new.ts, in the write queue): it answers
+ * is new (archive/store/ingest/capture-is-new.ts, in the write queue): it answers
  *
  * - **201** (a new memento was stored: a new response, or a revisit — a
  *   capture identical to the memento it follows, at least
@@ -31,7 +31,7 @@
  *
  * A PUT may carry `Archive-Revisit-Of: <archive id> <14 digits> <URI-R>`,
  * the memento whose payload the capture repeats (import sends it for a
- * WARC revisit record; archive/store/revisit-of.ts): a memento that is not
+ * WARC revisit record; archive/store/ingest/revisit-of.ts): a memento that is not
  * stored or that the access rules hide is 422 (the same answer for both),
  * a body with another payload is 400; else the capture is stored as a
  * revisit of it (unless it is a duplicate or revisit of its own URI-R's
@@ -50,7 +50,7 @@ import { httpError } from '#shared/http-error.js';
 import { isVia, VIA_FIELD, type Via } from '../evidence/leaf.js';
 import { uris } from '../memento/navigation.js';
 import type { MementoRow, NewMementoRow } from '../read/rows.js';
-import { parseRevisitOf, REVISIT_OF } from '../store/revisit-of.js';
+import { parseRevisitOf, REVISIT_OF } from '../store/ingest/revisit-of.js';
 import { TEXT } from './context.js';
 import { putAccessHook } from './guards.js';
 

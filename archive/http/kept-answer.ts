@@ -10,7 +10,7 @@
  * the read cache, which a write of the URL drops before the capture's PUT
  * is answered (read-after-write), and the read routes use the cached view
  * only for a URL the access rules leave open
- * (archive/access.ts `visibleNeighbourhood`, asked per request, so a
+ * (archive/read/visible-index.ts `neighbourhood`, asked per request, so a
  * SIGHUP that changes the rules applies to the next request). What else
  * the answer depends on (the memento chosen, the form, Prefer, the base
  * URL from Host, the URI-R as the request spelt it, the time a replay's

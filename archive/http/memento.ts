@@ -21,7 +21,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
-import type { DecodeOptions } from '../memento/content-coding.js';
+import type { DecodeOptions } from '../replay/content-coding.js';
 import { uris } from '../memento/navigation.js';
 import { instant, type Selection, select, timestampPeriod, type Period } from '../read/nearest.js';
 import { blockedError } from '../read/visible-index.js';
@@ -92,7 +92,7 @@ function keptKey(
  * `GET/HEAD /<id>/memento/<ts>[ol_|id_]/<URI-R>`: the stored status,
  * headers and body in the form asked for; 302 to the nearest stored
  * URI-M for a timestamp that is not stored; 400 for a malformed timestamp;
- * 404 when no archive has the URI-R. Access rules (archive/access.ts): a
+ * 404 when no archive has the URI-R. Access rules (archive/read/access-rules.ts): a
  * stored memento they block is 451; one they exclude is as if not stored;
  * the nearest memento and the navigation links are among the shown ones;
  * nothing shown anywhere is 451 when some memento is blocked, else 404.

@@ -12,7 +12,7 @@
  *   `WARC-Refers-To-Target-URI` + `WARC-Refers-To-Date` in the archive,
  *   else the latest memento of its own URI whose SHA-256 payload digest is
  *   the one it states; the first of these the access rules show (it and
- *   its payload: archive/store/revisit-of.ts, asked as every read asks) —
+ *   its payload: archive/store/ingest/revisit-of.ts, asked as every read asks) —
  *   and imported as a capture with that memento's body (and its own HTTP
  *   head, unless that is a 304: then the memento's) that names the
  *   memento as its original: the store writes it as a revisit of it (never
@@ -36,8 +36,8 @@ import { parseHead, parseStatusLine } from '#shared/http-head.js';
 import { exactUrlkey } from '#shared/uri.js';
 import type { VisibleIndex } from '../read/visible-index.js';
 import type { Via } from '../evidence/leaf.js';
-import type { MementoRow } from '../store/index-db.js';
-import type { StoredResponse } from '../store/warc-reader.js';
+import type { MementoRow } from '../store/index/index-db.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
 import { ChunkedError, dechunk, isChunked, requestHeadFor, withoutTransferEncoding } from './capture.js';
 import type { CaptureSink, SinkResult } from './sinks.js';
 import { readHead, RecordDigestError, type RequestPairs, WarcDamage, type WarcFile, type WarcItem } from './warc-input.js';

@@ -15,15 +15,15 @@ import { isHttpError } from '#shared/http-error.js';
 import { formatHostPort } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
 import { VIA_FIELD, type Via } from '../evidence/leaf.js';
-import type { MementoRow } from '../store/index-db.js';
-import type { MementoIndex } from '../store/memento-index.js';
+import type { MementoRow } from '../store/index/index-db.js';
+import type { MementoIndex } from '../store/index/memento-index.js';
 import type { ArchiveStore } from '../store/store.js';
-import { formatRevisitOf, REVISIT_OF } from '../store/revisit-of.js';
-import { readMementoResponse } from '../store/stored-response.js';
-import type { StoredResponse, WarcReader } from '../store/warc-reader.js';
-import { openWarcStore } from '../store/open-warcs.js';
-import { openIndex } from '../store/open-index.js';
-import type { WarcStore } from '../store/warc-store.js';
+import { formatRevisitOf, REVISIT_OF } from '../store/ingest/revisit-of.js';
+import { readMementoResponse } from '../store/warcs/stored-response.js';
+import type { StoredResponse, WarcReader } from '../store/warcs/warc-reader.js';
+import { openWarcStore } from '../store/warcs/open-warcs.js';
+import { openIndex } from '../store/index/open-index.js';
+import type { WarcStore } from '../store/warcs/warc-store.js';
 
 /** What the archive did with one capture. */
 export type SinkResult =
@@ -48,7 +48,7 @@ export interface CaptureSink {
    * Stores one capture record (heads and body, streamed from `capture`)
    * whose Memento-Datetime is `datetime`, saying it came in `via`
    * (archive/evidence/leaf.ts `Via`: into its record and log entry); with
-   * `revisitOf`, as a revisit of that memento (archive/store/revisit-of.ts:
+   * `revisitOf`, as a revisit of that memento (archive/store/ingest/revisit-of.ts:
    * a revisit record's).
    * @throws what the capture stream throws; an Error for a failure that is
    *   not a refusal (the daemon unreachable or answering 5xx, a disk error)
@@ -128,7 +128,7 @@ export class DaemonSink implements CaptureSink {
   }
 
   /**
-   * Opens the index the config names (archive/store/open-index.ts: SQLite in
+   * Opens the index the config names (archive/store/index/open-index.ts: SQLite in
    * the data folder, or PostgreSQL; never a new file of its own) and the
    * WARC files, for reading.
    * @throws when either cannot be opened

@@ -25,7 +25,7 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { AsyncIterReader, WARCParser, type WARCRecord } from 'warcio';
 import { ScavengeCounter } from '#shared/gc.js';
-import { DigestCheck, MAX_WARC_HEAD } from '../store/warc-scan.js';
+import { DigestCheck, MAX_WARC_HEAD } from '../store/warcs/warc-scan.js';
 
 /** The file is damaged at `offset` (a record cut short, gzip data that does not inflate, bytes that are not a WARC record): nothing after it can be read. */
 export class WarcDamage extends OperatorError {

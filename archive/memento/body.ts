@@ -8,10 +8,10 @@
 import { toTimestamp14 } from '#shared/http-date.js';
 import type { ReplayOptions } from '../replay/replay.js';
 import type { ReplayTarget } from '../replay/urls.js';
-import type { MementoRow } from '../store/index-db.js';
-import type { StoredResponse } from '../store/warc-reader.js';
-import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from './content-coding.js';
-import { isHtml, withBaseElement, withBaseElementBuffer } from './html-base.js';
+import type { MementoRow } from '../store/index/index-db.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
+import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from '../replay/content-coding.js';
+import { isHtml, withBaseElement, withBaseElementBuffer } from '../replay/html-base.js';
 import type { BodyChanges, MementoForm } from './prefer.js';
 
 /** Reads a memento's stored response record (again). */

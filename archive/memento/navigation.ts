@@ -7,7 +7,7 @@
 import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
 import type { Link } from '#shared/link.js';
 import type { Selection } from '../read/nearest.js';
-import type { MementoRef, MementoRow } from '../store/memento-row.js';
+import type { MementoRef, MementoRow } from '../store/index/memento-row.js';
 import { FORM_MODIFIERS, type MementoForm } from './prefer.js';
 import { buildUriM } from '#shared/uri-m.js';
 

@@ -5,7 +5,7 @@
  * Location, Refresh), as Node can send them.
  */
 import http from 'node:http';
-import type { StoredResponse } from '../store/warc-reader.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
 import { storedContentEncoding } from './body.js';
 
 function validHeaderName(name: string): boolean {

@@ -9,9 +9,9 @@
  */
 import type { ReplayOptions } from '../replay/replay.js';
 import { archiveUrl, type ReplayTarget, rewriteRefresh } from '../replay/urls.js';
-import type { MementoRow } from '../store/index-db.js';
+import type { MementoRow } from '../store/index/index-db.js';
 import { planBody, type ReadRecord } from './body.js';
-import type { DecodeOptions } from './content-coding.js';
+import type { DecodeOptions } from '../replay/content-coding.js';
 import { isRedirect, mementoLocation } from './location.js';
 import { originalHeaders } from './original-headers.js';
 import { type BodyChanges, type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';

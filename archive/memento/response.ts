@@ -15,12 +15,12 @@
  */
 import { formatHttpDate, toTimestamp14 } from '#shared/http-date.js';
 import { formatLinkHeader, type Link } from '#shared/link.js';
-import type { MementoRow } from '../store/index-db.js';
-import type { StoredResponse } from '../store/warc-reader.js';
+import type { MementoRow } from '../store/index/index-db.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
 import { type CachedReplay, cacheKey, type ReplayCache } from '../replay/cache.js';
 import type { ReplayOptions } from '../replay/replay.js';
 import { type BodyPlan, planBody, type ReadRecord } from './body.js';
-import type { DecodeOptions } from './content-coding.js';
+import type { DecodeOptions } from '../replay/content-coding.js';
 import { FIXED_HEAD_BYTES, HEAD_BUDGET, headerBytes, linkWithin } from './head-budget.js';
 import { LINK_DETAILS, mementoLinks, uris } from './navigation.js';
 import type { Selection } from '../read/nearest.js';

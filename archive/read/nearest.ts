@@ -18,7 +18,7 @@
  */
 import { timestampBound } from '../cdx/query.js';
 import { toTimestamp14 } from '#shared/http-date.js';
-import type { MementoRef, Neighbourhood } from '../store/memento-row.js';
+import type { MementoRef, Neighbourhood } from '../store/index/memento-row.js';
 
 /** The span of time an address's timestamp names: epoch seconds, both ends included (one instant for 14 digits). */
 export interface Period {

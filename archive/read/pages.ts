@@ -11,11 +11,11 @@
  * and is not kept); a query over the whole index to the rows the rules
  * show (AccessRules `shownRules`).
  */
-import type { AccessRules } from '../access.js';
+import type { AccessRules } from './access-rules.js';
 import { urlkeyRanges } from '../cdx/query.js';
 import type { Capture, UrlSummary } from '../store/index/page-queries.js';
-import type { MementoIndex } from '../store/memento-index.js';
-import type { Ranges } from '../store/memento-row.js';
+import type { MementoIndex } from '../store/index/memento-index.js';
+import type { Ranges } from '../store/index/memento-row.js';
 import { type Period, select } from './nearest.js';
 
 export type { Capture };

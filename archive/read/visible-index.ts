@@ -1,6 +1,6 @@
 /**
  * The index as the public sees it: the archive's {@link MementoIndex} read
- * through the access rules in force (archive/access.ts), applied here and
+ * through the access rules in force (archive/read/access-rules.ts), applied here and
  * nowhere else. Every read path — the redirector, TimeGates, Mementos,
  * TimeMaps, the record and receipt addresses, the CDX API, the `/web/`
  * pages, the exports — asks this object, so that a hidden memento cannot be
@@ -18,14 +18,14 @@
  */
 import { type HttpError, httpError } from '#shared/http-error.js';
 import { formatLinkHeader } from '#shared/link.js';
-import { type AccessRule, AccessRules, nowSeconds, subtractKeys, type UrlPolicy, type Verdict } from '../access.js';
+import { type AccessRule, AccessRules, nowSeconds, subtractKeys, type UrlPolicy, type Verdict } from './access-rules.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import { cdxRows, type PlacedRow } from '../cdx/answer.js';
 import type { CdxQuery } from '../cdx/query.js';
-import type { CdxWalk } from '../store/cdx-walk.js';
-import type { MementoIndex, TimemapRow } from '../store/memento-index.js';
+import type { CdxWalk } from '../store/index/cdx-walk.js';
+import type { MementoIndex, TimemapRow } from '../store/index/memento-index.js';
 import type { PanelCapture } from '../store/index/panel-query.js';
-import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/memento-row.js';
+import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/index/memento-row.js';
 import { instant, nearer, type Period, type Selection, select } from './nearest.js';
 import { VisiblePages } from './pages.js';
 
@@ -59,7 +59,7 @@ export class VisibleIndex {
   /**
    * The index through `rules` (checked rules, archive/config.ts `access`),
    * put in force over `index`: the stored keys the rules name in their
-   * folded form only are looked up first (archive/access-folded.ts). A
+   * folded form only are looked up first (archive/read/access-folded.ts). A
    * command that tests each row it reads may pass `lookUpFolded: false`
    * (each row is matched in its folded form too).
    * @throws UriError for a rule whose URL is not one (the config check prevents it); the index's errors

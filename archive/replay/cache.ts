@@ -12,8 +12,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { BodyChanges } from '../memento/prefer.js';
-import type { MementoRow } from '../store/index-db.js';
-import type { StoredResponse } from '../store/warc-reader.js';
+import type { MementoRow } from '../store/index/index-db.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
 
 /** The largest body kept, bytes. */
 export const MAX_ENTRY = 1024 * 1024;

@@ -33,9 +33,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { httpError } from '#shared/http-error.js';
 import { ScavengeCounter } from '#shared/gc.js';
-import type { StoredResponse } from '../store/warc-reader.js';
-import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from '../memento/content-coding.js';
-import { isHtml } from '../memento/html-base.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
+import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from './content-coding.js';
+import { isHtml } from './html-base.js';
 import { SLICE_MS, SliceClock } from '../work/slices.js';
 import { type WorkPool, WorkRefused } from '../work/pool.js';
 import { type DeferredPart, type HtmlReplay, HtmlRewriter, type Part, rewritePart } from './html.js';

@@ -15,7 +15,7 @@ import { OperatorError } from '#shared/operator-error.js';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
-import { ownerOnly } from './index-db.js';
+import { ownerOnly } from './index/index-db.js';
 
 /** The folder is held by another process; `message` names the folder and the holder. */
 export class DataDirBusyError extends OperatorError {

@@ -19,14 +19,14 @@
  * write was acknowledged) but is not kept. So no read that begins after a
  * capture's acknowledgement gets an answer without it.
  *
- * Access rules are not applied here: archive/access.ts uses these plain
+ * Access rules are not applied here: archive/read/access-rules.ts uses these plain
  * answers only for a URL whose policy is open. `purge` and `reindex` rewrite
  * the index only while the daemon is stopped (they hold the data folder's
  * lock), so the next daemon starts with an empty cache; {@link ReadCache.clear}
  * drops everything for a caller that changes the index otherwise.
  */
 import { LRUCache } from 'lru-cache';
-import type { MementoRef, Neighbourhood, Spans } from './memento-row.js';
+import type { MementoRef, Neighbourhood, Spans } from './index/memento-row.js';
 
 /** Most mementos of one URL kept in its view; a URL with more is asked of the index on each read. */
 export const MAX_VIEW_MEMENTOS = 4096;

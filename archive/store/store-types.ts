@@ -4,9 +4,9 @@
  * write queue's counters.
  */
 import type { Via } from '../evidence/leaf.js';
-import type { MementoRow, NewMementoRow } from './index-db.js';
+import type { MementoRow, NewMementoRow } from './index/index-db.js';
 import type { LockHolder } from './lock.js';
-import type { Log } from './maintenance.js';
+import type { Log } from './upkeep/maintenance.js';
 
 /** The outcome of a stored capture. */
 export interface IngestResult {

@@ -15,21 +15,21 @@ import { getHeader } from '#shared/http-head.js';
 import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
-import { BodySpill } from './body-spill.js';
-import { type AnyRow, CaptureIsNew, type DedupBatch } from './capture-is-new.js';
-import type { MementoRow, NewMementoRow } from './index-db.js';
-import { indexRow } from './index-row.js';
+import { BodySpill } from './ingest/body-spill.js';
+import { type AnyRow, CaptureIsNew, type DedupBatch } from './ingest/capture-is-new.js';
+import type { MementoRow, NewMementoRow } from './index/index-db.js';
+import { indexRow } from './index/index-row.js';
 import { DataDirLock } from './lock.js';
-import { type RecoveryReport, recover } from './maintenance.js';
-import type { MementoIndex } from './memento-index.js';
-import { openIndex } from './open-index.js';
-import { checkNoPurgePending } from './purge.js';
-import type { RecordCache } from './record-cache.js';
-import { readMementoResponse } from './stored-response.js';
-import type { StoredResponse, WarcReader } from './warc-reader.js';
-import { openWarcStore } from './open-warcs.js';
-import type { WarcAppender, WarcStore } from './warc-store.js';
-import type { WrittenRecord } from './warc-writer.js';
+import { type RecoveryReport, recover } from './upkeep/maintenance.js';
+import type { MementoIndex } from './index/memento-index.js';
+import { openIndex } from './index/open-index.js';
+import { checkNoPurgePending } from './upkeep/purge.js';
+import type { RecordCache } from './warcs/record-cache.js';
+import { readMementoResponse } from './warcs/stored-response.js';
+import type { StoredResponse, WarcReader } from './warcs/warc-reader.js';
+import { openWarcStore } from './warcs/open-warcs.js';
+import type { WarcAppender, WarcStore } from './warcs/warc-store.js';
+import type { WrittenRecord } from './warcs/warc-writer.js';
 import { captureLeaf, type Via } from '../evidence/leaf.js';
 import type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
 import { digestRecord } from '../evidence/record-digest.js';
@@ -87,7 +87,7 @@ export class ArchiveStore {
   onBatch?: (captures: number, written: number, syncSeconds: number) => void;
   /**
    * True for a memento the access rules hide (set by the daemon,
-   * archive/access.ts): the dedup never takes a capture for a duplicate of
+   * archive/read/access-rules.ts): the dedup never takes a capture for a duplicate of
    * a hidden memento (it is stored, as if that one had never been
    * captured), so no answer names a hidden URI-M.
    */

@@ -14,7 +14,7 @@
  *   datapackage-digest.json   the SHA-256 of datapackage.json, signed with the archive's Ed25519 key
  *
  * Everything streams: records are copied member by member, the CDXJ
- * lines are sorted in bounded memory (archive/store/cdxj.ts), the page
+ * lines are sorted in bounded memory (archive/store/upkeep/cdxj.ts), the page
  * and proof lines go through temporary files; the package is written to a
  * temporary name beside the output and renamed when complete.
  */
@@ -28,17 +28,17 @@ import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { ZipFile } from 'yazl';
 import { formatIsoSeconds } from '#shared/http-date.js';
-import { afterPrefix, type UrlPattern } from '../access.js';
+import { afterPrefix, type UrlPattern } from '../read/access-rules.js';
 import type { VisibleIndex } from '../read/visible-index.js';
 import { parseCaptureLeaf } from '../evidence/leaf.js';
 import { inclusionOf, type LogStore, type TreeHead } from '../evidence/log.js';
 import type { SigningKey } from '../evidence/signing-key.js';
 import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
-import { cdxWalk, type UrlkeyRange } from '../store/cdx-walk.js';
-import { writeCdxj } from '../store/cdxj.js';
-import type { IndexDb, MementoRow, NewMementoRow } from '../store/index-db.js';
-import { readMementoResponse } from '../store/stored-response.js';
-import { readResponseRecord } from '../store/warc-reader.js';
+import { cdxWalk, type UrlkeyRange } from '../store/index/cdx-walk.js';
+import { writeCdxj } from '../store/upkeep/cdxj.js';
+import type { IndexDb, MementoRow, NewMementoRow } from '../store/index/index-db.js';
+import { readMementoResponse } from '../store/warcs/stored-response.js';
+import { readResponseRecord } from '../store/warcs/warc-reader.js';
 import { pageTitle } from './page-title.js';
 import { copyMember, mementoRecords, publishedRequestMember } from './records.js';
 import { PackageReceipts } from './receipts.js';
@@ -53,7 +53,7 @@ export const SOFTWARE = `memento-archive ${VERSION}`;
 
 /** Which mementos go into a package. */
 export interface WaczSelection {
-  /** One URL's urlkey, or a urlkey prefix (access.ts `urlPattern`); every URL when absent. */
+  /** One URL's urlkey, or a urlkey prefix (archive/read/access-rules.ts `urlPattern`); every URL when absent. */
   pattern?: UrlPattern;
   /** Only mementos with `from <= Memento-Datetime <= to` (epoch s; open when absent). */
   from?: number;

@@ -9,9 +9,9 @@
  * characters are kept.
  */
 import { Parser } from 'htmlparser2';
-import { canDecode } from '../memento/content-coding.js';
+import { canDecode } from '../replay/content-coding.js';
 import { storedContentEncoding } from '../memento/body.js';
-import type { StoredResponse } from '../store/stored-response.js';
+import type { StoredResponse } from '../store/warcs/stored-response.js';
 import { readDecodedText } from '../web/text.js';
 
 /** Most decoded body bytes read for the title (a `<title>` sits in the head, near the start). */

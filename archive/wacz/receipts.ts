@@ -12,7 +12,7 @@ import { toTimestamp14 } from '#shared/http-date.js';
 import { timestampKeyName } from '../evidence/checkpoint.js';
 import type { CheckpointRow, LogStore } from '../evidence/log.js';
 import { receiptOf } from '../evidence/receipt.js';
-import type { MementoRow } from '../store/index-db.js';
+import type { MementoRow } from '../store/index/index-db.js';
 
 /** A line of receipts/receipts.jsonl. */
 export interface ReceiptLine {

@@ -13,7 +13,7 @@ import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import zlib from 'node:zlib';
 import { publishedRequest } from '../evidence/published-request.js';
-import { type ScannedRecord, scanWarcFile } from '../store/warc-scan.js';
+import { type ScannedRecord, scanWarcFile } from '../store/warcs/warc-scan.js';
 
 /** Longest request record (gzip member) published; a longer one is left out. */
 const MAX_REQUEST_MEMBER = 1024 * 1024;

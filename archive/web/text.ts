@@ -9,10 +9,10 @@
 import { isUtf8 } from 'node:buffer';
 import { BoundedParser } from '../replay/html-parser.js';
 import { charsetOf, getHeader } from '#shared/http-head.js';
-import { canDecode, decodeBody } from '../memento/content-coding.js';
+import { canDecode, decodeBody } from '../replay/content-coding.js';
 import { storedContentEncoding } from '../memento/body.js';
-import { isHtml } from '../memento/html-base.js';
-import type { StoredResponse } from '../store/warc-reader.js';
+import { isHtml } from '../replay/html-base.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
 
 /** Most decoded body bytes read of each capture. */
 export const TEXT_LIMIT = 1024 * 1024;

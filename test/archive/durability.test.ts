@@ -10,9 +10,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import sqlite3 from 'sqlite3';
 import t from 'tap';
-import { IndexDb } from '../../archive/store/index-db.js';
-import { verify } from '../../archive/store/maintenance.js';
-import { WarcWriter } from '../../archive/store/warc-writer.js';
+import { IndexDb } from '../../archive/store/index/index-db.js';
+import { verify } from '../../archive/store/upkeep/maintenance.js';
+import { WarcWriter } from '../../archive/store/warcs/warc-writer.js';
 import { captureRecord, putCapture, request, startArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { runCli, warcBytes, warcRecords, writeConfig } from './helpers.js';
 

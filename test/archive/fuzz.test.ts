@@ -9,7 +9,7 @@
 
 import net from 'node:net';
 import t from 'tap';
-import { verify } from '../../archive/store/maintenance.js';
+import { verify } from '../../archive/store/upkeep/maintenance.js';
 import { request, startArchive } from '../helpers/archive.js';
 import { prng, warcBytes } from './helpers.js';
 

@@ -1,6 +1,6 @@
 /**
  * The read caches of a running archive (archive/store/read-cache.ts for
- * index answers, archive/store/record-cache.ts for hot small records), as
+ * index answers, archive/store/warcs/record-cache.ts for hot small records), as
  * a client sees them: a capture answered 201 is in every read that starts
  * after the answer, with the caches warm; a refused capture of the same
  * second changes the memento nowhere; access rules still apply; concurrent

@@ -9,10 +9,10 @@ import { appendFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import t from 'tap';
-import { IndexDb } from '../../archive/store/index-db.js';
-import { verify } from '../../archive/store/maintenance.js';
+import { IndexDb } from '../../archive/store/index/index-db.js';
+import { verify } from '../../archive/store/upkeep/maintenance.js';
 import { ArchiveStore } from '../../archive/store/store.js';
-import { encodeRevisit } from '../../archive/store/warc-writer.js';
+import { encodeRevisit } from '../../archive/store/warcs/warc-writer.js';
 import { captureRecord, NEW_SORTS_BEFORE_OLD, putCapture, request, startArchive } from '../helpers/archive.js';
 import { runCli, writeConfig } from './helpers.js';
 

@@ -7,7 +7,7 @@
  */
 import zlib from 'node:zlib';
 import t from 'tap';
-import type { StoredResponse } from '../../archive/store/stored-response.js';
+import type { StoredResponse } from '../../archive/store/warcs/stored-response.js';
 import { pageTitle, TITLE_MAX_CHARS, TITLE_READ_BYTES } from '../../archive/wacz/page-title.js';
 
 /** A stored response with `body` and `headers`, as the WARC reader gives one. */

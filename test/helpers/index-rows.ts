@@ -3,7 +3,7 @@
  * pages, the CDX API, the TimeMaps): written with `IndexDb.insertMany`,
  * they point at no WARC record.
  */
-import type { NewMementoRow } from '../../archive/store/index-db.js';
+import type { NewMementoRow } from '../../archive/store/index/index-db.js';
 import { exactUrlkey } from '#shared/uri.js';
 
 /**

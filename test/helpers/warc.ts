@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import zlib from 'node:zlib';
-import { base32 } from '../../archive/store/warc-scan.js';
+import { base32 } from '../../archive/store/warcs/warc-scan.js';
 
 /** `sha1:<BASE32>`, the digest form of wget and Heritrix (the base32 of warc-scan.ts, which the wget WARCs of the e2e import test check against a real crawler). */
 export function sha1Digest(data: Buffer | string): string {

@@ -4,7 +4,7 @@
  * archive/store/index/ and in the files that will move there, listed below
  * by name; everything else (the routes, the pages for people, the access
  * rules, the proxy, shared/) asks the index's named queries
- * (archive/store/memento-index.ts). SQL is looked for in the string and
+ * (archive/store/index/memento-index.ts). SQL is looked for in the string and
  * template literals of every .ts file under archive/, proxy/ and shared/
  * (comments may name a statement), as upper-case keywords.
  */
@@ -22,16 +22,16 @@ const HOME = 'archive/store/index/';
 
 /** Files with SQL that are to move into {@link HOME} (each of them holds some: a file that no longer does leaves the list). */
 const MOVING = [
-  'archive/evidence/log-pg.ts',
-  'archive/evidence/log-sqlite.ts',
-  'archive/store/cdx-walk.ts',
-  'archive/store/copy-index.ts',
-  'archive/store/index-db-tables.ts',
-  'archive/store/index-db.ts',
-  'archive/store/index-pg.ts',
-  'archive/store/index-sql.ts',
+  'archive/store/index/log-pg.ts',
+  'archive/store/index/log-sqlite.ts',
+  'archive/store/index/cdx-walk.ts',
+  'archive/store/upkeep/copy-index.ts',
+  'archive/store/index/index-db-tables.ts',
+  'archive/store/index/index-db.ts',
+  'archive/store/index/index-pg.ts',
+  'archive/store/index/index-sql.ts',
   'archive/store/lock.ts',
-  'archive/store/urlkey-version.ts',
+  'archive/store/index/urlkey-version.ts',
 ];
 
 /** The `.ts` files under `dir` (relative to the repository, `/`-separated). */
@@ -62,7 +62,7 @@ t.test('no SQL in a string or template literal outside archive/store/index/ and 
   t.ok(files.length > 100, `${files.length} files read`);
   const withSql = files.filter((f) => sqlLiterals(f, readFileSync(path.join(repo, f), 'utf8')).length > 0);
   const outside = withSql.filter((f) => !f.startsWith(HOME) && !MOVING.includes(f));
-  t.same(outside, [], 'SQL is written in the index adapters only: ask a named query of the index (archive/store/memento-index.ts) instead');
+  t.same(outside, [], 'SQL is written in the index adapters only: ask a named query of the index (archive/store/index/memento-index.ts) instead');
   for (const f of MOVING) t.ok(withSql.includes(f), `${f} holds SQL (else it leaves the list)`);
   t.ok(
     withSql.some((f) => f.startsWith(HOME)),

@@ -1,7 +1,7 @@
 /**
  * Lookups of the index by urlkey pattern: the stored keys under a set of
  * prefixes (the access rules' keys named in their folded form,
- * archive/access-folded.ts) and the row ids a `purge` selection names
+ * archive/read/access-folded.ts) and the row ids a `purge` selection names
  * (purge-plan.ts). Errors are the database driver's.
  */
 import type { IndexReads } from './reads.js';

@@ -13,10 +13,10 @@
  * mementos are hidden, rules that hide something) is prepared per call.
  * Datetimes are epoch seconds (UTC); errors are the database driver's.
  */
-import type { MementoRow } from '../memento-row.js';
+import type { MementoRow } from './memento-row.js';
 import type { IndexReads } from './reads.js';
 import { type ShownRule, shownCondition, withinSql } from './shown-sql.js';
-import type { Ranges } from '../memento-row.js';
+import type { Ranges } from './memento-row.js';
 
 /** One capture as a page lists it: the index row without its WARC location. */
 export type Capture = Pick<MementoRow, 'archive_id' | 'urlkey' | 'uri_r' | 'datetime' | 'status' | 'mime' | 'digest'>;

@@ -8,7 +8,7 @@
  * cost is bounded by its number of statements and keys (its caller's
  * budgets). Datetimes are epoch seconds; errors are the database driver's.
  */
-import type { Ranges } from '../memento-row.js';
+import type { Ranges } from './memento-row.js';
 import type { IndexReads } from './reads.js';
 import { withinSql } from './shown-sql.js';
 

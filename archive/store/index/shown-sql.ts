@@ -1,14 +1,14 @@
 /**
- * The access rules (archive/access.ts) as SQL conditions over a memento's
+ * The access rules (archive/read/access-rules.ts) as SQL conditions over a memento's
  * `urlkey` and `datetime`, for the queries of this folder and the CDX
  * walks (cdx-walk.ts): the same verdict as the rules' policy of each URL,
  * computed by the index's database. SQL of SQLite and PostgreSQL alike.
  */
-import { rangeSql } from '../index-sql.js';
-import type { Ranges } from '../memento-row.js';
+import { rangeSql } from './index-sql.js';
+import type { Ranges } from './memento-row.js';
 
 /**
- * One rule as it applies at one moment to the whole index (archive/access.ts AccessRules `shownRules`):
+ * One rule as it applies at one moment to the whole index (archive/read/access-rules.ts AccessRules `shownRules`):
  * the urlkey it names (`prefix`: every urlkey that starts with `key`), the
  * Memento-Datetimes it applies to `[from, until)` (epoch s, whole numbers
  * or ±Infinity; empty when `from >= until`), and whether it shows them.

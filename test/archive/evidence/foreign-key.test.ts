@@ -12,7 +12,7 @@ import path from 'node:path';
 import t from 'tap';
 import { openSigningKey } from '../../../archive/evidence/signing-key.js';
 import { foreignKeyProblem, headSignatureOk, TreeHeadSigner } from '../../../archive/evidence/tree-heads.js';
-import { IndexDb } from '../../../archive/store/index-db.js';
+import { IndexDb } from '../../../archive/store/index/index-db.js';
 import { captureRecord, putCapture, request, startArchive } from '../../helpers/archive.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'foreign-key-'));

@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import t, { type Test } from 'tap';
 import { WARCParser } from 'warcio';
-import { reindex } from '../../../archive/store/maintenance.js';
+import { reindex } from '../../../archive/store/upkeep/maintenance.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 import { startS3 } from '../../helpers/s3.js';
 import { exchange, httpResponse, warcFile } from '../../helpers/warc.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import t, { type Test } from 'tap';
-import { encodePair } from '../../../archive/store/warc-writer.js';
+import { encodePair } from '../../../archive/store/warcs/warc-writer.js';
 import { captureRecord, putCapture, startArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 import { startPostgres } from '../../helpers/postgres.js';
 import { runCli } from '../helpers.js';

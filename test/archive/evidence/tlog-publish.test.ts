@@ -249,7 +249,7 @@ t.test('a head signed before heads named their log still verifies, and says so (
   await sql(a.dataDir, `INSERT INTO log_head VALUES ('current', 0, x'${root.toString('hex')}', ${ts}, x'${sig.toString('hex')}', NULL)`);
   const h = JSON.parse((await request(`${a.url}/current/log?tree_size=0`)).text);
   t.equal(h.origin, null, 'origin null: the signature covers <tree_size>\\n<root_hash>\\n<timestamp>');
-  const { verify: verifyArchive } = await import('../../../archive/store/maintenance.js');
+  const { verify: verifyArchive } = await import('../../../archive/store/upkeep/maintenance.js');
   const r = await verifyArchive(a.store.index, a.store.warcs, { publicKeyDer: key.publicKeyDer });
   t.same(r.problems, [], 'verify checks it with the old text');
   t.equal(r.ok, true);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { timestampBound } from '../../../archive/cdx/query.js';
-import { indexRow } from '../../../archive/store/index-row.js';
+import { indexRow } from '../../../archive/store/index/index-row.js';
 import { type CaptureParts, captureRecord, putCapture, request, startArchive } from '../../helpers/archive.js';
 import { epoch, headMatchesGet, partsOf, seed, ts14 } from '../../conformance/helpers.js';
 

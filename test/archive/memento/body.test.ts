@@ -3,7 +3,7 @@ import t from 'tap';
 import { planBody, storedContentEncoding } from '../../../archive/memento/body.js';
 import { INLINE_LIMIT } from '../../../archive/replay/replay.js';
 import type { RawHeader } from '#shared/http-head.js';
-import { type DecodeOutcome, DecodedTooLarge } from '../../../archive/memento/content-coding.js';
+import { type DecodeOutcome, DecodedTooLarge } from '../../../archive/replay/content-coding.js';
 import { BASE, bytes, gzipBomb, PAGE, reader, row, stored, TARGET, WITH_BASE } from './helpers.js';
 
 t.test('storedContentEncoding: lower case; identity or empty is no coding', async (t) => {

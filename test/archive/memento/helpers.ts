@@ -4,8 +4,8 @@
  */
 import zlib from 'node:zlib';
 import type { ReplayTarget } from '../../../archive/replay/urls.js';
-import type { MementoRow } from '../../../archive/store/index-db.js';
-import type { StoredResponse } from '../../../archive/store/warc-reader.js';
+import type { MementoRow } from '../../../archive/store/index/index-db.js';
+import type { StoredResponse } from '../../../archive/store/warcs/warc-reader.js';
 import type { RawHeader } from '#shared/http-head.js';
 
 export const BASE = 'http://arxiv.example.net';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { type KnownMemento, linksAcross, mementoLinks, uris } from '../../../archive/memento/navigation.js';
 import { instant, nearer, nearerToPeriod, type Selection, select, timestampPeriod } from '../../../archive/read/nearest.js';
-import type { MementoRef, Neighbourhood } from '../../../archive/store/index-db.js';
+import type { MementoRef, Neighbourhood } from '../../../archive/store/index/index-db.js';
 import { formatLinkHeader } from '#shared/link.js';
 
 const URI_R = 'http://a.example.org/x?y=1';
@@ -16,7 +16,7 @@ const D = m(14, '2001-03-23T12:00:00Z');
 const ALL = [A, B, C, D];
 const at = (iso: string) => Date.parse(iso) / 1000;
 
-/** The neighbourhood the index returns for instant `t` (see Neighbourhood in archive/store/index-db.ts). */
+/** The neighbourhood the index returns for instant `t` (see Neighbourhood in archive/store/index/index-db.ts). */
 function around(t: number, rows: MementoRef[] = ALL): Neighbourhood {
   return {
     first: rows[0],

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { IndexDb, type MementoRef, type MementoRow, type Neighbourhood, type NewMementoRow } from '../../../archive/store/index-db.js';
+import { IndexDb, type MementoRef, type MementoRow, type Neighbourhood, type NewMementoRow } from '../../../archive/store/index/index-db.js';
 import { MAX_VIEW_MEMENTOS, ReadCache, type ViewRow } from '../../../archive/store/read-cache.js';
 
 const row = (archive: string, urlkey: string, datetime: number, file = 'f'): NewMementoRow => ({
