@@ -15,7 +15,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { inContext } from '#shared/operator-error.js';
 import type { ArchiveConfig } from '../config.js';
-import { copyIndexToPostgres, targetHolds } from '../store/upkeep/copy-index.js';
+import { copyIndexToPostgres, targetHolds } from '../store/index/copy-index.js';
 import { IndexDb } from '../store/index/index-db.js';
 import { DataDirLock } from '../store/lock.js';
 import { sqliteIndexFile } from '../store/index/open-index.js';

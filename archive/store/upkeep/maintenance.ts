@@ -460,7 +460,7 @@ export async function reindex(
   await db.close();
   if (opts.postgres !== undefined && pg) {
     // The rows replace the database's in one transaction (copy-index.ts); the PostgreSQL client is loaded only here.
-    const { copyIndexToPostgres, MEMENTO_TABLE } = await import('./copy-index.js');
+    const { copyIndexToPostgres, MEMENTO_TABLE } = await import('../index/copy-index.js');
     try {
       // Only the table the WARC files rebuild: any other table of the index keeps its rows.
       await copyIndexToPostgres(tmp, opts.postgres, { tables: [MEMENTO_TABLE], replace: true, progress: opts.rowProgress });

@@ -16,8 +16,8 @@
 import { OperatorError } from '#shared/operator-error.js';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
-import { PgIndex } from '../index/index-pg.js';
-import { readAll } from '../index/sqlite-calls.js';
+import { PgIndex } from './index-pg.js';
+import { readAll } from './sqlite-calls.js';
 
 /** A table of the index, as the copy reads it. */
 export interface IndexTable {
