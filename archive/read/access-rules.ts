@@ -243,7 +243,7 @@ const OPEN: readonly Segment[] = [{ from: -Infinity, until: Infinity, verdict: '
 
 /**
  * The access rules in force. One instance lives as long as the daemon
- * (`app.access`); SIGHUP gives it the rules read again ({@link replace}).
+ * (held by its `VisibleIndex`, `app.visible`); SIGHUP gives it the rules read again ({@link replace}).
  * All methods are synchronous and read no file: ask them per request.
  */
 export class AccessRules {
