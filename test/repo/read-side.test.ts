@@ -38,7 +38,10 @@ function importsOf(file: string, text: string): { target: string; names: string[
   const out: { target: string; names: string[] }[] = [];
   const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   for (const s of src.statements) {
-    const spec = (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? s.moduleSpecifier.text : undefined;
+    const spec =
+      (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier)
+        ? s.moduleSpecifier.text
+        : undefined;
     if (!spec) continue;
     const target = spec.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.js$/, '.ts') : spec;
     const names: string[] = [];
@@ -48,7 +51,7 @@ function importsOf(file: string, text: string): { target: string; names: string[
       const b = c?.namedBindings;
       if (b && ts.isNamedImports(b)) for (const e of b.elements) names.push((e.propertyName ?? e.name).text);
       else if (b) names.push('*');
-    } else if (s.exportClause && ts.isNamedExports(s.exportClause)) {
+    } else if (ts.isExportDeclaration(s) && s.exportClause && ts.isNamedExports(s.exportClause)) {
       for (const e of s.exportClause.elements) names.push((e.propertyName ?? e.name).text);
     } else names.push('*');
     out.push({ target, names });
