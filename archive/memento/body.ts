@@ -12,7 +12,8 @@ import type { MementoRow } from '../store/index/index-db.js';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
 import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from '../replay/content-coding.js';
 import { isHtml, withBaseElement, withBaseElementBuffer } from '../replay/html-base.js';
-import type { BodyChanges, MementoForm } from './prefer.js';
+import type { MementoForm } from './prefer.js';
+import type { BodyChanges } from '../replay/cache.js';
 
 /** Reads a memento's stored response record (again). */
 export type ReadRecord = (row: MementoRow) => Promise<StoredResponse>;

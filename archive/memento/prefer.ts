@@ -7,6 +7,7 @@
  * default Memento. Unknown preferences are ignored (RFC 7240 §2: a server
  * ignores preferences it does not understand); so are their parameters.
  */
+import type { BodyChanges } from '../replay/cache.js';
 
 export const DIMENSIONS = ['original-content', 'original-links', 'echo-original-headers'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
@@ -90,14 +91,6 @@ export function formFor(p: PreferRequest, addressForm: MementoForm): MementoForm
   if (p.dims.has('original-links')) return 'links';
   if (p.rewritten) return 'replay';
   return addressForm;
-}
-
-/** How the body of a Memento answer differs from the stored one. */
-export interface BodyChanges {
-  /** The content differs from the stored bytes (decoded, something inserted or rewritten). */
-  content: boolean;
-  /** A URI of the capture was rewritten (in the body, or a 3xx Location). */
-  links: boolean;
 }
 
 /**

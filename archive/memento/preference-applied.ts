@@ -14,7 +14,8 @@ import { planBody, type ReadRecord } from './body.js';
 import type { DecodeOptions } from '../replay/content-coding.js';
 import { isRedirect, mementoLocation } from './location.js';
 import { originalHeaders } from './original-headers.js';
-import { type BodyChanges, type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';
+import { type MementoForm, type PreferRequest, preferenceApplied } from './prefer.js';
+import type { BodyChanges } from '../replay/cache.js';
 
 /** The stored status and the stored values of the headers a Memento answer acts on (original-headers.ts `originalHeaders`). */
 export interface StoredHead {

@@ -11,9 +11,16 @@
  * bodies the replay did not change (reading those again costs little).
  */
 import { LRUCache } from 'lru-cache';
-import type { BodyChanges } from '../memento/prefer.js';
 import type { MementoRow } from '../store/index/index-db.js';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
+
+/** How the body of a Memento answer differs from the stored one (what Preference-Applied is decided from, archive/memento/preference-applied.ts). */
+export interface BodyChanges {
+  /** The content differs from the stored bytes (decoded, something inserted or rewritten). */
+  content: boolean;
+  /** A URI of the capture was rewritten (in the body, or a 3xx Location). */
+  links: boolean;
+}
 
 /** The largest body kept, bytes. */
 export const MAX_ENTRY = 1024 * 1024;

@@ -1,6 +1,6 @@
 import t from 'tap';
+import type { BodyChanges } from '../../../archive/replay/cache.js';
 import {
-  type BodyChanges,
   DIMENSIONS,
   type Dimension,
   FORM_MODIFIERS,
