@@ -3,13 +3,13 @@
  * matches, in its order (walked from the index a page at a time, so an
  * answer of any size takes constant memory), and their text — one CDX line
  * per memento, space-separated fields or one JSON object per line, made by
- * the index's database as it reads the rows ({@link lineSql}) — with the resume key after
+ * the index's database as it reads the rows (archive/store/index/cdx-line.ts) — with the resume key after
  * the last line when the answer was cut short. The contract:
  * docs/http-api.md "CDX server API".
  */
 import { type CdxColumn, type CdxRow, type CdxWalk, cdxWalk, type IndexPosition } from '../store/index/cdx-walk.js';
-import type { MementoIndex, SqlDialect } from '../store/index/memento-index.js';
-import { type CdxField, type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
+import type { MementoIndex } from '../store/index/memento-index.js';
+import { type CdxQuery, formatResumeKey, type ResumePoint } from './query.js';
 
 /** Media type of `output=json`: newline-delimited JSON, one object per line (pywb's). */
 export const NDJSON = 'application/x-ndjson';
@@ -25,44 +25,6 @@ export interface PlacedRow {
   /** For sort=closest: the last row taken on each side of the instant, this one included. */
   before?: { datetime: number; id: number };
   after?: { datetime: number; id: number };
-}
-
-/**
- * Each field's text as SQL over a memento's columns: as the index holds
- * it; `-` for an empty media type, digest or file name (the CDX sign for
- * "none") and for `redirect` and `robotflags`, which the index does not
- * keep; numbers as text (pywb's JSON has strings only). A revisit (a row
- * with `refers_to`) is listed as CDX indexers list a WARC `revisit`
- * record: `mime` is `warc/revisit`, `length`/`offset`/`filename` are
- * those of the revisit record, `status` that of its own HTTP head (the
- * original's, as pywb's cdxj-indexer reads it from the head), `digest`
- * the payload's.
- */
-const FIELD_SQL: Readonly<Record<Exclude<CdxField, 'timestamp'>, string>> = {
-  urlkey: 'urlkey',
-  url: 'uri_r',
-  mime: "CASE WHEN refers_to IS NULL THEN COALESCE(NULLIF(mime, ''), '-') ELSE 'warc/revisit' END",
-  status: 'CAST(status AS TEXT)',
-  digest: "COALESCE(NULLIF(digest, ''), '-')",
-  length: 'CAST(warc_length AS TEXT)',
-  offset: 'CAST(warc_offset AS TEXT)',
-  filename: "COALESCE(NULLIF(warc_file, ''), '-')",
-  redirect: "'-'",
-  robotflags: "'-'",
-  archive: 'archive_id',
-};
-
-/**
- * The SQL expression of one row's line (without its `\n`): the fields
- * separated by spaces (`text`), or one JSON object whose members are the
- * fields by their pywb names, every value a string (`json`: compact,
- * escaped as JSON requires). Made only of the fixed fragments above and
- * the database's own (`sql`: the timestamp, the JSON object).
- */
-export function lineSql(sql: SqlDialect, fields: readonly CdxField[], output: CdxQuery['output']): string {
-  const field = (f: CdxField) => (f === 'timestamp' ? sql.timestamp14('datetime') : FIELD_SQL[f]);
-  if (output === 'text') return fields.map(field).join(" || ' ' || ");
-  return sql.jsonObject(fields.map((f) => [f, field(f)] as const));
 }
 
 /**
@@ -82,7 +44,7 @@ export async function* cdxRows(
   columns: readonly CdxColumn[] = [],
   shown: Pick<CdxWalk, 'within' | 'shown'> = {},
 ): AsyncGenerator<PlacedRow> {
-  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: lineSql(index.sql, q.fields, q.output), page: Math.min(PAGE, q.limit + 1), ...shown };
+  const walk: CdxWalk = { since: q.since, until: q.until, columns, line: { fields: q.fields, output: q.output }, page: Math.min(PAGE, q.limit + 1), ...shown };
   if (q.sort === 'closest') {
     yield* closestRows(index, q, walk);
     return;

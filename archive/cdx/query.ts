@@ -10,13 +10,13 @@ import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { exactUrlkey, normalizeUriR, UriError } from '#shared/uri.js';
 import { afterPrefix } from '../read/access-rules.js';
+import type { CdxField } from '../store/index/cdx-line.js';
 import type { UrlkeyRange } from '../store/index/cdx-walk.js';
 
 /** Which urlkeys a query matches (pywb's `matchType`). */
 export type MatchType = 'exact' | 'prefix' | 'host' | 'domain';
 
-/** A field of a CDX line, by its pywb name. */
-export type CdxField = 'urlkey' | 'timestamp' | 'url' | 'mime' | 'status' | 'digest' | 'length' | 'offset' | 'filename' | 'redirect' | 'robotflags' | 'archive';
+export type { CdxField };
 
 /** The names `fl=` takes (pywb's and the Wayback CDX server's), to the field. */
 export const FIELD_NAMES: Readonly<Record<string, CdxField>> = {

@@ -8,6 +8,7 @@ import type { MementoRow } from './index-db.js';
 import { type Ranges, rangeSql } from './index-sql.js';
 import type { MementoIndex, WalkQuery } from './memento-index.js';
 import { type ShownRule, shownCondition } from './shown-sql.js';
+import { type CdxLine, lineSql } from './cdx-line.js';
 
 /** Columns a CDX walk ({@link cdxWalk}) reads when asked, beyond those of every {@link CdxRow}. */
 export type CdxColumn = 'archive_id' | 'uri_r' | 'status' | 'mime' | 'digest' | 'warc_file' | 'warc_offset' | 'warc_length' | 'refers_to';
@@ -45,12 +46,11 @@ export interface CdxWalk {
   /** The columns to read besides those every {@link CdxRow} has. */
   columns?: readonly CdxColumn[];
   /**
-   * An SQL expression over the memento's columns that the database computes into
-   * each row's `line` (in its own thread: one string per row is far cheaper
-   * to hand to JS than the columns it is made of). Built by the caller from
-   * fixed fragments, never from request text.
+   * The CDX line the database computes into each row's `line` (in its own
+   * thread: one string per row is far cheaper to hand to JS than the
+   * columns it is made of; cdx-line.ts).
    */
-  line?: string;
+  line?: CdxLine;
   /** Rows per query (default {@link CDX_PAGE}). */
   page?: number;
   /**
@@ -91,7 +91,12 @@ export async function* cdxWalk(index: MementoIndex, range: UrlkeyRange, walk: Cd
   const bounds = { ...shown?.params, $since: walk.since ?? -BEYOND, $until: walk.until ?? BEYOND };
   const inRange = (k: string) => (range.to === undefined ? k === range.from : range.from <= k && k < range.to);
   const [cmp, dir] = desc ? ['<', 'DESC'] : ['>', 'ASC'];
-  const cols = ['id', 'datetime', ...new Set(walk.columns ?? []), ...(walk.line ? [`${walk.line} AS line`] : [])].join(', ');
+  const cols = [
+    'id',
+    'datetime',
+    ...new Set(walk.columns ?? []),
+    ...(walk.line ? [`${lineSql(index.sql, walk.line.fields, walk.line.output)} AS line`] : []),
+  ].join(', ');
   const window = `datetime >= $since AND datetime <= $until${walk.within ? ` AND (${rangeSql(walk.within)})` : ''}${shown ? ` AND ${shown.sql}` : ''}`;
   // `key`: the rest of one urlkey (its rows get their urlkey in JS: one string fewer to convert per row); `keys`: the next urlkeys of the range.
   const sql = {

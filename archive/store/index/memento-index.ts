@@ -65,7 +65,7 @@ export interface WalkQuery<T> {
 
 /** The archive's index of mementos (see the module comment). */
 export interface MementoIndex {
-  /** The SQL fragments of this database, for the CDX walks' statements (cdx-walk.ts, archive/cdx/answer.ts `lineSql`). */
+  /** The SQL fragments of this database, for the CDX walks' statements (cdx-walk.ts, cdx-line.ts); used in this folder only. */
   readonly sql: SqlDialect;
 
   /** The queries of the pages for people (archive/store/index/page-queries.ts): calendars, days, captures, URL and site lists, counts. */
