@@ -26,7 +26,7 @@ import type { CdxWalk } from '../store/index/cdx-walk.js';
 import type { MementoIndex, TimemapRow } from '../store/index/memento-index.js';
 import type { PanelCapture } from '../store/index/panel-query.js';
 import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/index/memento-row.js';
-import { instant, nearer, type Period, type Selection, select } from './nearest.js';
+import { nearer, type Period, type Selection, select } from './nearest.js';
 import { VisiblePages } from './pages.js';
 
 /** The nearest shown memento of a URL in any local archive ({@link VisibleIndex.nearest}). */
@@ -46,8 +46,8 @@ export class VisibleIndex {
    * @param archives the configured archives: {@link nearest} looks in the local ones
    */
   constructor(
-    readonly index: MementoIndex,
-    readonly rules: AccessRules,
+    private readonly index: MementoIndex,
+    private readonly rules: AccessRules,
     private readonly archives: readonly ArchiveSpan[] = [],
   ) {
     this.pages = new VisiblePages(index, rules);
@@ -142,14 +142,23 @@ export class VisibleIndex {
     return verdict === 'block' ? 'block' : row;
   }
 
-  /** The whole row of a memento this index named (a selection's `memento.id`); `undefined` when it is gone (never while the daemon runs: purge and reindex run without it). */
-  row(id: number): Promise<MementoRow | undefined> {
-    return this.index.byId(id);
+  /**
+   * The whole row of a memento this index named (a selection's
+   * `memento.id`); `undefined` when it is gone (never while the daemon
+   * runs: purge and reindex run without it) or the rules hide it now.
+   */
+  async row(id: number): Promise<MementoRow | undefined> {
+    return this.ifShown(await this.index.byId(id));
   }
 
-  /** The whole row of a capture this index listed (the pages' `Capture`: archive, urlkey, Memento-Datetime); `undefined` when it is gone. */
-  rowOf(c: Pick<MementoRow, 'archive_id' | 'urlkey' | 'datetime'>): Promise<MementoRow | undefined> {
-    return this.index.rowAt(c.archive_id, c.urlkey, c.datetime);
+  /** The whole row of a capture this index listed (the pages' `Capture`: archive, urlkey, Memento-Datetime); `undefined` when it is gone or the rules hide it now. */
+  async rowOf(c: Pick<MementoRow, 'archive_id' | 'urlkey' | 'datetime'>): Promise<MementoRow | undefined> {
+    return this.ifShown(await this.index.rowAt(c.archive_id, c.urlkey, c.datetime));
+  }
+
+  /** `row` when the rules show it, else `undefined`. */
+  private ifShown(row: MementoRow | undefined): MementoRow | undefined {
+    return row && this.shows(row.urlkey, row.datetime) ? row : undefined;
   }
 
   /**
@@ -169,7 +178,7 @@ export class VisibleIndex {
     this.index.cache.keep(view, key, answer, bytes);
   }
 
-  /** The memento of `archive` stored at exactly `datetime` (epoch s) when the rules block it (a 451 for its address), else `undefined`. */
+  /** Whether a memento of `urlkey` is stored in `archive` at exactly `datetime` (epoch s) and the rules block it (a 451 for its address). */
   async blockedAt(archive: string, urlkey: string, datetime: number): Promise<boolean> {
     if (this.verdict(urlkey, datetime) !== 'block') return false;
     return (await this.index.neighbourhood(archive, urlkey, datetime))?.atOrBefore[0]?.datetime === datetime;
@@ -361,5 +370,3 @@ export function blockedError(uriR: string, base: string): HttpError {
     headers: { link: formatLinkHeader([{ uri: base + '/', rel: 'blocked-by' }]) },
   });
 }
-
-export { instant };
