@@ -158,13 +158,18 @@ export async function run(): Promise<BenchRow[]> {
     };
     const baseline = (xs: Measured[]) => `${fmt(rps(xs))} req/s (bare Node, 10 KB, ${cpu(xs)})`;
     const staticBaseline = (xs: Measured[]) => `${fmt(rps(xs))} req/s (serve-static, the same 1,000 pages as files, ${cpu(xs)})`;
-    const abRow = (what: string, mine: Measured[], theirs: Measured[]): BenchRow => ({
-      name: `Memento GET of a 10 KB page, ${what}: this checkout / ${other} (--baseline-dir, a copy of the same data, alternated; median of the rounds' ratios)`,
-      figure: `${fmt(rps(mine))} req/s (${cpu(mine)})`,
-      baseline: `${fmt(rps(theirs))} req/s (${cpu(theirs)})`,
-      ratio: median(mine.map((r, i) => r.rps / theirs[i].rps)),
-      target: 'report',
-    });
+    const abRow = (what: string, mine: Measured[], theirs: Measured[]): BenchRow => {
+      note(
+        `memento A/B ${what}, req/s by round: this checkout ${mine.map((r) => fmt(r.rps)).join(', ')}; ${other}: ${theirs.map((r) => fmt(r.rps)).join(', ')}`,
+      );
+      return {
+        name: `Memento GET of a 10 KB page, ${what}: this checkout / ${other} (--baseline-dir, a copy of the same data, alternated; median of the rounds' ratios)`,
+        figure: `${fmt(rps(mine))} req/s (${cpu(mine)})`,
+        baseline: `${fmt(rps(theirs))} req/s (${cpu(theirs)})`,
+        ratio: median(mine.map((r, i) => r.rps / theirs[i].rps)),
+        target: 'report',
+      };
+    };
     const abRows = res.abMemento ? [abRow('default (archival replay)', res.memento, res.abMemento), abRow('raw (id_)', res.raw, res.abRaw)] : [];
     return [
       {

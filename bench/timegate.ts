@@ -158,6 +158,8 @@ export async function run(): Promise<BenchRow[]> {
     const l1m = lat(off.lat1m);
     const l1k = lat(off.lat1k);
     const name = `${fmt(big.mementos)} mementos over ${fmt(big.uris.length)} URI-Rs, ${CONNECTIONS} connections`;
+    if (on.ab)
+      note(`timegate A/B, req/s by round: this checkout ${on.tg1m.map((r) => fmt(r.rps)).join(', ')}; ${other}: ${on.ab.map((r) => fmt(r.rps)).join(', ')}`);
     const abRows: BenchRow[] = on.ab
       ? [
           {
