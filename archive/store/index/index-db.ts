@@ -14,6 +14,7 @@ import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import { all, first, get, readAll, run, runChanges } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
+import { neighbourhoodFromView, ViewLoads } from './view-loads.js';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
 import type { AtOrBefore, DumpRow, MementoIndex, RowChange, TimemapRow, WalkQuery } from './memento-index.js';
 import type { MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans } from './memento-row.js';
@@ -36,16 +37,6 @@ const UPSERT = `ON CONFLICT (urlkey, archive_id, datetime) DO UPDATE SET uri_r =
   digest = excluded.digest, warc_file = excluded.warc_file, warc_offset = excluded.warc_offset, warc_length = excluded.warc_length,
   client_ip = excluded.client_ip, refers_to = excluded.refers_to`;
 const BY = 'urlkey = $urlkey AND archive_id = $archive';
-
-/** A waiting {@link IndexDb.view} load. */
-interface ViewLoad {
-  urlkey: string;
-  resolve: (rows: ViewRow[] | undefined) => void;
-  reject: (err: unknown) => void;
-}
-
-/** Every datetime: the ranges of a plain query through {@link IndexDb.neighbourhoodWithin}. */
-const ALL_TIME: Ranges = [[-Infinity, Infinity]];
 
 /**
  * Creates `file` with mode 0600 when it does not exist, and makes an
@@ -106,7 +97,11 @@ export class IndexDb implements MementoIndex, IndexReads {
   ) {
     this.log = new SqliteLogStore(reader, db);
     this.logTx = new SqliteLogTx(db);
+    this.viewLoads = new ViewLoads(cache, (urlkeys) => this.loadViews(urlkeys), VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1]);
   }
+
+  /** The read cache's views, loaded in batches (view-loads.ts). */
+  private readonly viewLoads: ViewLoads;
 
   /** The evidence log's reads and tree heads (archive/evidence/log.ts). */
   readonly log: SqliteLogStore;
@@ -300,74 +295,36 @@ export class IndexDb implements MementoIndex, IndexReads {
    * is asked of the index each time.
    */
   async neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
-    const v = await this.view(urlkey);
-    if (!v.complete) return this.neighbourhoodWithin(archive, urlkey, t, ALL_TIME, whole);
-    const n = v.timeline(archive)?.neighbourhood(t);
-    if (!n) return undefined;
-    n.view = v;
-    if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
-    return n;
+    return neighbourhoodFromView(this, archive, urlkey, t, whole);
   }
 
   /**
    * The read cache's view of `urlkey` (read-cache.ts): every memento of it
-   * per archive, from memory or loaded from the index. Loads asked for
-   * while one is running are answered together by the next query (up to
-   * 64 per query): each sqlite3 query is a round trip to libuv's thread
-   * pool, which under load costs more than the lookup itself.
+   * per archive, from memory or loaded from the index, batched
+   * (view-loads.ts: up to 64 urlkeys per query, a prepared statement per
+   * batch size).
    */
   view(urlkey: string): Promise<UrlView> {
-    return this.cache.view(urlkey, () => this.loadView(urlkey));
+    return this.viewLoads.view(urlkey);
   }
 
-  /** The rows of `urlkey`, by the next batch query; `undefined` when it has more than a view holds. */
-  private loadView(urlkey: string): Promise<ViewRow[] | undefined> {
-    return new Promise((resolve, reject) => {
-      this.viewLoads.push({ urlkey, resolve, reject });
-      this.scheduleViewLoads();
-    });
-  }
-
-  private viewLoads: ViewLoad[] = [];
-  private viewLoadRunning = false;
-  private viewLoadScheduled = false;
-
-  /** Runs the waiting loads after this turn of the event loop (so that requests read in it join), one query at a time. */
-  private scheduleViewLoads(): void {
-    if (this.viewLoadScheduled || this.viewLoadRunning || !this.viewLoads.length) return;
-    this.viewLoadScheduled = true;
-    setImmediate(() => {
-      this.viewLoadScheduled = false;
-      void this.runViewLoads();
-    });
-  }
-
-  private async runViewLoads(): Promise<void> {
-    if (this.viewLoadRunning || !this.viewLoads.length) return;
-    this.viewLoadRunning = true;
-    const size = VIEW_BATCH_SIZES.find((n) => n >= this.viewLoads.length) ?? VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1];
-    const batch = this.viewLoads.splice(0, size);
-    try {
-      const stmt = this.cachedRead(`view${size}`, () => viewSql(size, MAX_VIEW_MEMENTOS));
-      const params: (string | number | null)[] = [];
-      for (let i = 0; i < size; i++) params.push(i, i < batch.length ? batch[i].urlkey : null);
-      const got = await new Promise<{ many: number; j: string }[]>((resolve, reject) =>
-        stmt.all(params, (err: Error | null, r: { many: number; j: string }[]) => (err ? reject(err) : resolve(r))),
-      );
-      const out: (ViewRow[] | undefined)[] = batch.map(() => []);
-      for (const { many, j } of got) {
-        if (many) for (const i of JSON.parse(j) as number[]) out[i] = undefined;
-        else
-          for (const [i, archive_id, id, datetime, uri_r] of JSON.parse(j) as [number, string, number, number, string][])
-            out[i]?.push({ archive_id, id, datetime, uri_r });
-      }
-      for (const [i, q] of batch.entries()) q.resolve(out[i]);
-    } catch (err) {
-      for (const q of batch) q.reject(err);
-    } finally {
-      this.viewLoadRunning = false;
-      this.scheduleViewLoads();
+  /** The rows of each of `urlkeys` (at most 64) in one query; `undefined` for one with more than a view holds. */
+  private async loadViews(urlkeys: readonly string[]): Promise<(ViewRow[] | undefined)[]> {
+    const size = VIEW_BATCH_SIZES.find((n) => n >= urlkeys.length) ?? VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1];
+    const stmt = this.cachedRead(`view${size}`, () => viewSql(size, MAX_VIEW_MEMENTOS));
+    const params: (string | number | null)[] = [];
+    for (let i = 0; i < size; i++) params.push(i, i < urlkeys.length ? urlkeys[i] : null);
+    const got = await new Promise<{ many: number; j: string }[]>((resolve, reject) =>
+      stmt.all(params, (err: Error | null, r: { many: number; j: string }[]) => (err ? reject(err) : resolve(r))),
+    );
+    const out: (ViewRow[] | undefined)[] = urlkeys.map(() => []);
+    for (const { many, j } of got) {
+      if (many) for (const i of JSON.parse(j) as number[]) out[i] = undefined;
+      else
+        for (const [i, archive_id, id, datetime, uri_r] of JSON.parse(j) as [number, string, number, number, string][])
+          out[i]?.push({ archive_id, id, datetime, uri_r });
     }
+    return out;
   }
 
   /** Prepared statements on the read connection, one per batch size. */

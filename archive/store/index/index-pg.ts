@@ -24,6 +24,7 @@
  */
 import pg from 'pg';
 import { withoutPassword } from '../../storage-config.js';
+import { neighbourhoodFromView, ViewLoads } from './view-loads.js';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, rangeSql, VIEW_BATCH_SIZES } from './index-sql.js';
 import {
   type AtOrBefore,
@@ -208,13 +209,6 @@ async function holdWritersLock(url: string, writers: Writers): Promise<pg.Client
   );
 }
 
-/** A waiting view load ({@link PgIndex.view}). */
-interface ViewLoad {
-  urlkey: string;
-  resolve: (rows: ViewRow[] | undefined) => void;
-  reject: (err: unknown) => void;
-}
-
 /** The index in PostgreSQL: see the module comment. */
 export class PgIndex implements MementoIndex, IndexReads {
   readonly sql = POSTGRES_SQL;
@@ -231,7 +225,11 @@ export class PgIndex implements MementoIndex, IndexReads {
     private readonly writersLock?: pg.Client,
   ) {
     this.log = new PgLogStore(pool);
+    this.viewLoads = new ViewLoads(cache, (urlkeys) => this.loadViews(urlkeys), VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1]);
   }
+
+  /** The read cache's views, loaded in batches (view-loads.ts). */
+  private readonly viewLoads: ViewLoads;
 
   /** The evidence log's reads and tree heads (archive/evidence/log.ts). */
   readonly log: PgLogStore;
@@ -369,60 +367,30 @@ export class PgIndex implements MementoIndex, IndexReads {
     return (await this.q<MementoRow>('byId', `SELECT ${COLS} FROM memento WHERE id = $id`, { $id: id }))[0];
   }
 
-  async neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
-    const v = await this.view(urlkey);
-    if (!v.complete) return this.neighbourhoodWithin(archive, urlkey, t, [[-Infinity, Infinity]], whole);
-    const n = v.timeline(archive)?.neighbourhood(t);
-    if (!n) return undefined;
-    n.view = v;
-    if (whole && n.atOrBefore[0]) n.atOrBefore[0] = (await this.byId(n.atOrBefore[0].id)) ?? n.atOrBefore[0];
-    return n;
+  neighbourhood(archive: string, urlkey: string, t: number, whole = false): Promise<Neighbourhood | undefined> {
+    return neighbourhoodFromView(this, archive, urlkey, t, whole);
   }
 
   view(urlkey: string): Promise<UrlView> {
-    return this.cache.view(urlkey, () => new Promise((resolve, reject) => this.queueView({ urlkey, resolve, reject })));
+    return this.viewLoads.view(urlkey);
   }
 
-  private viewLoads: ViewLoad[] = [];
-  private viewLoadRunning = false;
-  private viewLoadScheduled = false;
-
-  /** As in SQLite: loads asked for in one turn of the event loop, or while one runs, go together in the next query (up to 64). */
-  private queueView(load?: ViewLoad): void {
-    if (load) this.viewLoads.push(load);
-    if (this.viewLoadScheduled || this.viewLoadRunning || !this.viewLoads.length) return;
-    this.viewLoadScheduled = true;
-    setImmediate(() => {
-      this.viewLoadScheduled = false;
-      void this.runViewLoads();
-    });
-  }
-
-  private async runViewLoads(): Promise<void> {
-    if (this.viewLoadRunning || !this.viewLoads.length) return;
-    this.viewLoadRunning = true;
-    const batch = this.viewLoads.splice(0, VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1]);
-    try {
-      // Per urlkey: one row (many = true, or no memento) or its mementos (many = false).
-      const { rows } = await this.pool.query<ViewRow & { i: number; many: boolean }>({
-        name: 'view',
-        text: `SELECT q.i, c.many, m.archive_id, m.id, m.datetime, m.uri_r FROM unnest($1::text[]) WITH ORDINALITY AS q(k, i)
+  /** The rows of each of `urlkeys` (at most 64) in one query; `undefined` for one with more than a view holds. */
+  private async loadViews(urlkeys: readonly string[]): Promise<(ViewRow[] | undefined)[]> {
+    // Per urlkey: one row (many = true, or no memento) or its mementos (many = false).
+    const { rows } = await this.pool.query<ViewRow & { i: number; many: boolean }>({
+      name: 'view',
+      text: `SELECT q.i, c.many, m.archive_id, m.id, m.datetime, m.uri_r FROM unnest($1::text[]) WITH ORDINALITY AS q(k, i)
           CROSS JOIN LATERAL (SELECT count(*) > ${MAX_VIEW_MEMENTOS} AS many FROM (SELECT 1 FROM memento WHERE urlkey = q.k LIMIT ${MAX_VIEW_MEMENTOS + 1}) AS x) AS c
           LEFT JOIN LATERAL (SELECT archive_id, id, datetime, uri_r FROM memento WHERE urlkey = q.k AND NOT c.many) AS m ON TRUE`,
-        values: [batch.map((b) => b.urlkey)],
-      });
-      const out: (ViewRow[] | undefined)[] = batch.map(() => []);
-      for (const { i, many, archive_id, id, datetime, uri_r } of rows) {
-        if (many) out[i - 1] = undefined;
-        else if (id !== null) out[i - 1]?.push({ archive_id, id, datetime, uri_r });
-      }
-      for (const [i, q] of batch.entries()) q.resolve(out[i]);
-    } catch (err) {
-      for (const q of batch) q.reject(err);
-    } finally {
-      this.viewLoadRunning = false;
-      this.queueView();
+      values: [urlkeys],
+    });
+    const out: (ViewRow[] | undefined)[] = urlkeys.map(() => []);
+    for (const { i, many, archive_id, id, datetime, uri_r } of rows) {
+      if (many) out[i - 1] = undefined;
+      else if (id !== null) out[i - 1]?.push({ archive_id, id, datetime, uri_r });
     }
+    return out;
   }
 
   page(archive: string, urlkey: string, after: number, limit: number): Promise<MementoRow[]> {
