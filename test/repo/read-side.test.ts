@@ -13,25 +13,15 @@
  *   rows come from archive/read/rows.ts.
  * - Nothing reaches the rules through the fastify instance (`app.access`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import ts from 'typescript';
 import { repo } from '../helpers/daemons.js';
+import { repoFiles } from '../helpers/repo-files.js';
 
 /** What of archive/read/access-rules.ts code outside archive/read/ may import: URL patterns and helpers that decide nothing. */
 const PATTERN_NAMES = new Set(['AccessRule', 'urlPattern', 'UrlPattern', 'matchesPattern', 'foldedKeysNamed', 'afterPrefix', 'nowSeconds']);
-
-/** The `.ts` files under `dir` (relative to the repository, `/`-separated). */
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(path.join(repo, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...tsFiles(rel));
-    else if (e.name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
-}
 
 /** Each import and export-from of a source: the module it names, resolved to a repository path when relative, and the names it takes. */
 function importsOf(file: string, text: string): { target: string; names: string[] }[] {
@@ -59,7 +49,7 @@ function importsOf(file: string, text: string): { target: string; names: string[
   return out;
 }
 
-const files = ['archive', 'proxy', 'shared'].flatMap(tsFiles);
+const files = ['archive', 'proxy', 'shared'].flatMap((d) => repoFiles(d));
 const sources = new Map(files.map((f) => [f, readFileSync(path.join(repo, f), 'utf8')]));
 
 t.test('the access rules are read and decided only in archive/read/', async (t) => {

@@ -8,11 +8,12 @@
  * template literals of every .ts file under archive/, proxy/ and shared/
  * (comments may name a statement), as upper-case keywords.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import ts from 'typescript';
 import { repo } from '../helpers/daemons.js';
+import { repoFiles } from '../helpers/repo-files.js';
 
 /** A statement in a literal: upper-case keywords only (prose says "select"). */
 const SQL = /\bSELECT\b|\bINSERT INTO\b|\bUPDATE\b .* SET\b|\bDELETE FROM\b|\bCREATE (TABLE|INDEX)\b/;
@@ -28,17 +29,6 @@ const OUTSIDE: Record<string, string> = {
   'archive/store/lock.ts': 'the data folder lock (a SQLite file of its own, BEGIN EXCLUSIVE), not the index',
 };
 
-/** The `.ts` files under `dir` (relative to the repository, `/`-separated). */
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(path.join(repo, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...tsFiles(rel));
-    else if (e.name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
-}
-
 /** The string and template literals of a TypeScript source that hold SQL (their first 80 characters). */
 function sqlLiterals(file: string, text: string): string[] {
   const found: string[] = [];
@@ -52,7 +42,7 @@ function sqlLiterals(file: string, text: string): string[] {
 }
 
 t.test('no SQL in a string or template literal outside archive/store/index/ (the index adapters)', async (t) => {
-  const files = ['archive', 'proxy', 'shared'].flatMap(tsFiles);
+  const files = ['archive', 'proxy', 'shared'].flatMap((d) => repoFiles(d));
   t.ok(files.length > 100, `${files.length} files read`);
   const withSql = files.filter((f) => sqlLiterals(f, readFileSync(path.join(repo, f), 'utf8')).length > 0);
   const outside = withSql.filter((f) => !f.startsWith(HOME) && !(f in OUTSIDE));

@@ -4,26 +4,17 @@
  * module opening with a comment that says what it is for, and a repository
  * that stands alone (nothing points at files a clone does not have).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import ts from 'typescript';
 import { repo } from '../helpers/daemons.js';
+import { repoFiles } from '../helpers/repo-files.js';
 
 const MAX_FILE_LINES = 600;
 const MAX_FUNCTION_LINES = 120;
 
-function sources(dir: string, ext = /\.ts$/): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(path.join(repo, dir), { withFileTypes: true })) {
-    const rel = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...sources(rel, ext));
-    else if (ext.test(e.name)) out.push(rel);
-  }
-  return out.sort();
-}
-
-const code = ['archive', 'proxy', 'shared'].flatMap((d) => sources(d));
+const code = ['archive', 'proxy', 'shared'].flatMap((d) => repoFiles(d));
 
 t.test('no source file in archive/, proxy/, shared/ is over 600 lines', async (t) => {
   t.ok(code.length > 20, `${code.length} source files`);
@@ -65,11 +56,11 @@ t.test('every module opens with a comment saying what it is for', async (t) => {
 t.test('the repository stands alone: nothing points at the design files beside a checkout', async (t) => {
   const files = [
     ...code,
-    ...sources('test'),
-    ...sources('bench'),
-    ...sources('bin', /\.js$/),
-    ...sources('conf', /\.ya?ml$/),
-    ...(statExists('docs') ? sources('docs', /\.md$/) : []),
+    ...repoFiles('test'),
+    ...repoFiles('bench'),
+    ...repoFiles('bin', /\.js$/),
+    ...repoFiles('conf', /\.ya?ml$/),
+    ...(statExists('docs') ? repoFiles('docs', /\.md$/) : []),
     'README.md',
   ];
   for (const f of files) {

@@ -9,25 +9,15 @@
  * README gives is the one CI (`.ci/run`) runs.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { repo } from '../helpers/daemons.js';
+import { repoFiles } from '../helpers/repo-files.js';
 
 const run = promisify(execFile);
 const TEST_COMMAND = 'npm test && npm run test:e2e';
-
-/** Every `*.test.ts` under test/, relative to the repository, sorted. */
-function testFiles(dir = 'test'): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(path.join(repo, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...testFiles(rel));
-    else if (e.name.endsWith('.test.ts')) out.push(rel);
-  }
-  return out.sort();
-}
 
 /** The files `tap list` selects with the arguments of an npm script's `tap` (a shell expands its globs, as npm's does). */
 async function listed(tapArgs: string): Promise<string[]> {
@@ -52,7 +42,7 @@ t.test('every test file runs in exactly one suite: npm test (the fast one) or np
     [],
     'no file in both',
   );
-  t.same([...fast, ...e2e].sort(), testFiles(), 'together they are every test file');
+  t.same([...fast, ...e2e].sort(), repoFiles('test', /\.test\.ts$/), 'together they are every test file');
   t.ok(
     e2e.some((f) => f.startsWith('test/e2e/replay-')),
     'the Chromium tests are in test:e2e',
@@ -84,7 +74,7 @@ export function slowBecause(file: string, text: string): string | undefined {
 
 t.test("a test file that starts a service, a process of the repository's code or a browser is in the slow suite", async (t) => {
   const e2e = await listed(/(?:^|&& )tap (.+)$/.exec(scriptsOf()['test:e2e'])![1]);
-  const misplaced = testFiles()
+  const misplaced = repoFiles('test', /\.test\.ts$/)
     .filter((f) => f !== 'test/repo/suites.test.ts') // (this file names the patterns it looks for)
     .map((f) => ({ f, why: slowBecause(f, readFileSync(path.join(repo, f), 'utf8')) }))
     .filter(({ f, why }) => why !== undefined && !e2e.includes(f))
