@@ -55,7 +55,8 @@ async function timegate(app: FastifyInstance, req: FastifyRequest<{ Params: Reco
     // What that URI-M will say it satisfies (Prefer rule 8), worked out as it will work it out.
     const row = await app.visible.row(s.memento.id);
     const target = { base, archiveId: archive.id, ts: toTimestamp14(s.memento.datetime) };
-    applied = await predictPreferenceApplied(row, prefer, form, (r) => store.readResponse(r), target, app.decodeOptions, { pool: app.work.replay });
+    applied = (await predictPreferenceApplied(row, prefer, form, (r) => store.readResponse(r), target, app.decodeOptions, { pool: app.work.replay }))
+      .preferenceApplied;
   }
   const location = uris.memento(base, archive.id, s.memento, form);
   const used = FIXED_HEAD_BYTES + headerBytes('location', location) + headerBytes('vary', vary) + headerBytes('preference-applied', applied);

@@ -81,8 +81,9 @@ export function decidePreferenceApplied(
 }
 
 /**
- * The Preference-Applied value the Memento of `row` in `form` will answer
- * `prefer` with (a TimeGate's, Prefer rule 8): {@link decidePreferenceApplied}
+ * What the Memento of `row` in `form` will apply of `prefer` (a TimeGate's
+ * Preference-Applied, Prefer rule 8), with the changes and headers it is
+ * decided on: {@link decidePreferenceApplied}
  * on the stored record, whose body is worked out as the Memento does it
  * (and as cheaply: a content-coded page is decoded only as far as the
  * Memento decodes before its head; an HTML page is not rewritten, since its
@@ -95,19 +96,6 @@ export function decidePreferenceApplied(
  * @throws HttpError 503 when that rewrite cannot be done now (replay.ts); what `read` throws
  */
 export async function predictPreferenceApplied(
-  row: MementoRow | undefined,
-  prefer: PreferRequest,
-  form: MementoForm,
-  read: ReadRecord,
-  target: ReplayTarget,
-  decode: DecodeOptions = {},
-  replay: ReplayOptions = {},
-): Promise<string> {
-  return (await predictApplied(row, prefer, form, read, target, decode, replay)).preferenceApplied;
-}
-
-/** {@link predictPreferenceApplied} with the changes and headers it decided on. */
-export async function predictApplied(
   row: MementoRow | undefined,
   prefer: PreferRequest,
   form: MementoForm,

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decidePreferenceApplied, predictApplied, predictPreferenceApplied } from '../../../archive/memento/preference-applied.js';
+import { decidePreferenceApplied, predictPreferenceApplied } from '../../../archive/memento/preference-applied.js';
 import { parsePrefer } from '../../../archive/memento/prefer.js';
 import { BASE, PAGE, reader, row, stored, TARGET, URI_R } from './helpers.js';
 
@@ -43,17 +43,21 @@ t.test("decidePreferenceApplied: a 3xx's Location goes into the archive in every
 t.test("predictPreferenceApplied: what the URI-M of each form will say (a TimeGate's Preference-Applied)", async (t) => {
   const html = () => stored(200, [['Content-Type', 'text/html']], PAGE);
   const p = parsePrefer('original-content');
-  t.same((await predictApplied(row('text/html'), p, 'raw', reader(html).read, TARGET)).changes, none, 'raw');
-  t.same((await predictApplied(row('text/html'), p, 'links', reader(html).read, TARGET)).changes, { content: true, links: false }, 'links: a base element');
+  t.same((await predictPreferenceApplied(row('text/html'), p, 'raw', reader(html).read, TARGET)).changes, none, 'raw');
   t.same(
-    (await predictApplied(row('text/html'), p, 'replay', reader(html).read, TARGET)).changes,
+    (await predictPreferenceApplied(row('text/html'), p, 'links', reader(html).read, TARGET)).changes,
+    { content: true, links: false },
+    'links: a base element',
+  );
+  t.same(
+    (await predictPreferenceApplied(row('text/html'), p, 'replay', reader(html).read, TARGET)).changes,
     { content: true, links: true },
     'replay: the script goes in',
   );
   const redirect = () => stored(301, [['Location', '/y']], '');
   for (const form of ['replay', 'links', 'raw'] as const)
     t.same(
-      (await predictApplied(row('text/plain', 301), p, form, reader(redirect).read, TARGET)).changes,
+      (await predictPreferenceApplied(row('text/plain', 301), p, form, reader(redirect).read, TARGET)).changes,
       { content: false, links: true },
       `${form} form of a 3xx: its Location`,
     );
@@ -67,7 +71,7 @@ t.test("predictPreferenceApplied: what the URI-M of each form will say (a TimeGa
       Buffer.from([0x89, 0x50, 0x4e, 0x47]),
     );
   t.equal(
-    await predictPreferenceApplied(row('image/png'), echo, 'replay', reader(image).read, TARGET),
+    (await predictPreferenceApplied(row('image/png'), echo, 'replay', reader(image).read, TARGET)).preferenceApplied,
     'original-content, echo-original-headers',
     'an image with a Refresh',
   );
@@ -79,7 +83,7 @@ t.test("predictPreferenceApplied: what the URI-M of each form will say (a TimeGa
     'the record read is closed',
   );
   const raw = reader(html);
-  t.equal(await predictPreferenceApplied(row('text/html'), p, 'raw', raw.read, TARGET), ALL, 'the raw form of a 200');
+  t.equal((await predictPreferenceApplied(row('text/html'), p, 'raw', raw.read, TARGET)).preferenceApplied, ALL, 'the raw form of a 200');
   t.equal(raw.reads.length, 0, 'is not read');
-  t.equal(await predictPreferenceApplied(undefined, p, 'raw', raw.read, TARGET), ALL, 'a memento gone since it was chosen: unchanged');
+  t.equal((await predictPreferenceApplied(undefined, p, 'raw', raw.read, TARGET)).preferenceApplied, ALL, 'a memento gone since it was chosen: unchanged');
 });
