@@ -388,18 +388,25 @@ export class AccessRules {
   /**
    * The rows that are shown, in their order: for lists over many URLs
    * (index rows, CDX lines). One policy per urlkey, made at the first row
-   * of it, all at one `now`.
+   * of it, all at one `now` ({@link rowTest}).
    */
   async *filter<T extends { urlkey: string; datetime: number }>(rows: AsyncIterable<T> | Iterable<T>, now: number = nowSeconds()): AsyncGenerator<T> {
-    if (!this.compiled.length) {
-      yield* rows;
-      return;
-    }
+    const shown = this.rowTest(now);
+    for await (const r of rows) if (shown(r)) yield r;
+  }
+
+  /**
+   * The test of {@link filter}, for a walk that filters its rows itself:
+   * true for a row the rules show at `now` (epoch s). Rows should come
+   * grouped by urlkey: one policy per run of a urlkey.
+   */
+  rowTest(now: number = nowSeconds()): (row: { urlkey: string; datetime: number }) => boolean {
+    if (!this.compiled.length) return () => true;
     let policy: UrlPolicy | undefined;
-    for await (const r of rows) {
-      if (policy?.urlkey !== r.urlkey) policy = this.policy(r.urlkey, now);
-      if (policy.open || policy.visible(r.datetime)) yield r;
-    }
+    return (row) => {
+      if (policy?.urlkey !== row.urlkey) policy = this.policy(row.urlkey, now);
+      return policy.open || policy.visible(row.datetime);
+    };
   }
 }
 

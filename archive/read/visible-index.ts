@@ -232,30 +232,6 @@ export class VisibleIndex {
     return original !== undefined && this.shows(original.urlkey, original.datetime, now);
   }
 
-  /**
-   * The rows of many URLs that are shown, in their order (index rows, CDX
-   * lines, exports): one policy per urlkey, made at the first row of it,
-   * all at one `now` (epoch s, default the clock when the walk starts).
-   */
-  async *filter<T extends { urlkey: string; datetime: number }>(rows: AsyncIterable<T> | Iterable<T>, now: number = nowSeconds()): AsyncGenerator<T> {
-    const test = this.rowTest(now);
-    for await (const r of rows) if (test(r)) yield r;
-  }
-
-  /**
-   * The test {@link filter} applies, for a walk that filters rows itself:
-   * true for a shown row. Rows should come grouped by urlkey (one policy
-   * per run of a urlkey).
-   */
-  rowTest(now: number = nowSeconds()): (row: { urlkey: string; datetime: number }) => boolean {
-    if (!this.rules.rules.length) return () => true;
-    let policy: UrlPolicy | undefined;
-    return (row) => {
-      if (policy?.urlkey !== row.urlkey) policy = this.policy(row.urlkey, now);
-      return policy.open || policy.visible(row.datetime);
-    };
-  }
-
   /** The datetimes of `urlkey` that are shown, as `[from, until)` spans (epoch s); `undefined` when every memento of it is. */
   shownRanges(urlkey: string): Ranges | undefined {
     const policy = this.policy(urlkey);
@@ -313,12 +289,12 @@ export class VisibleIndex {
    * spans of datetimes shown (none at all when the URL is wholly hidden: an
    * excluded URL with many mementos is answered as fast as one never
    * captured); for many, to the urlkeys not wholly hidden and the rows the
-   * rules show — and every row tested all the same ({@link rowTest}), at
+   * rules show — and every row tested all the same (AccessRules `rowTest`), at
    * one `now` for the whole answer.
    */
   cdxRows(q: CdxQuery): AsyncGenerator<PlacedRow> {
     const now = nowSeconds();
-    const listed = this.rowTest(now);
+    const listed = this.rules.rowTest(now);
     let limits: Pick<CdxWalk, 'within' | 'shown'> = {};
     if (q.matchType !== 'exact') {
       const hidden = this.rules.wholeHiddenKeys();
