@@ -12,7 +12,7 @@
 import { access, chmod, constants, open } from 'node:fs/promises';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
-import { all, first, get, readAll, run, runChanges } from './sqlite-calls.js';
+import { all, first, get, Prepared, readAll, run, runChanges } from './sqlite-calls.js';
 import { checkUrlkeys, StaleIndexError } from './urlkey-version.js';
 import { neighbourhoodFromView, ViewLoads } from './view-loads.js';
 import { type NeighbourRow, neighbourhoodOfRows, neighbourhoodWithinSql, type Ranges, rangeSql, SQLITE_SQL, VIEW_BATCH_SIZES, viewSql } from './index-sql.js';
@@ -97,6 +97,9 @@ export class IndexDb implements MementoIndex, IndexReads {
   ) {
     this.log = new SqliteLogStore(reader, db);
     this.logTx = new SqliteLogTx(db);
+    this.batchStmts = new Prepared(db);
+    this.readStmts = new Prepared(reader);
+    this.browseStmts = new Prepared(pager);
     this.viewLoads = new ViewLoads(cache, (urlkeys) => this.loadViews(urlkeys), VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1]);
   }
 
@@ -204,7 +207,7 @@ export class IndexDb implements MementoIndex, IndexReads {
 
   /** One multi-row upsert of at most {@link ROWS_PER_INSERT} rows. */
   private insertPart(part: NewMementoRow[]): Promise<void> {
-    const stmt = this.cached(
+    const stmt = this.batchStmts.get(
       `insert${part.length}`,
       () => `INSERT INTO memento (${INSERT_COLS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
     );
@@ -225,17 +228,8 @@ export class IndexDb implements MementoIndex, IndexReads {
     return new Promise<void>((resolve, reject) => stmt.run(params, (err: Error | null) => (err ? reject(err) : resolve())));
   }
 
-  /** Prepared statements of the batch queries, one per batch size (at most 80 + 300 of them). */
-  private readonly batchStmts = new Map<string, sqlite3.Statement>();
-
-  private cached(key: string, sql: () => string): sqlite3.Statement {
-    let st = this.batchStmts.get(key);
-    if (!st) {
-      st = this.db.prepare(sql());
-      this.batchStmts.set(key, st);
-    }
-    return st;
-  }
+  /** Prepared statements of the batch queries on the write connection, one per batch size (at most 80 + 300 of them). */
+  private readonly batchStmts: Prepared;
 
   /** Transactions committed by {@link insertMany} since the index was opened. */
   commits = 0;
@@ -253,7 +247,7 @@ export class IndexDb implements MementoIndex, IndexReads {
     const out: AtOrBefore[] = [];
     for (let from = 0; from < pairs.length; from += 300) {
       const part = pairs.slice(from, from + 300);
-      const stmt = this.cached(
+      const stmt = this.batchStmts.get(
         `lookup${part.length}`,
         () => `WITH q(i, k, t) AS (VALUES ${part.map(() => '(?, ?, ?)').join(', ')})
         SELECT q.i AS q_i, (SELECT max(datetime) FROM memento WHERE urlkey = q.k) AS q_newest, m.* FROM q LEFT JOIN memento m ON m.id = (
@@ -311,7 +305,7 @@ export class IndexDb implements MementoIndex, IndexReads {
   /** The rows of each of `urlkeys` (at most 64) in one query; `undefined` for one with more than a view holds. */
   private async loadViews(urlkeys: readonly string[]): Promise<(ViewRow[] | undefined)[]> {
     const size = VIEW_BATCH_SIZES.find((n) => n >= urlkeys.length) ?? VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1];
-    const stmt = this.cachedRead(`view${size}`, () => viewSql(size, MAX_VIEW_MEMENTOS));
+    const stmt = this.readStmts.get(`view${size}`, () => viewSql(size, MAX_VIEW_MEMENTOS));
     const params: (string | number | null)[] = [];
     for (let i = 0; i < size; i++) params.push(i, i < urlkeys.length ? urlkeys[i] : null);
     const got = await new Promise<{ many: number; j: string }[]>((resolve, reject) =>
@@ -328,16 +322,7 @@ export class IndexDb implements MementoIndex, IndexReads {
   }
 
   /** Prepared statements on the read connection, one per batch size. */
-  private readonly readStmts = new Map<string, sqlite3.Statement>();
-
-  private cachedRead(key: string, sql: () => string): sqlite3.Statement {
-    let st = this.readStmts.get(key);
-    if (!st) {
-      st = this.reader.prepare(sql());
-      this.readStmts.set(key, st);
-    }
-    return st;
-  }
+  private readonly readStmts: Prepared;
 
   /** Up to `limit` mementos of `urlkey` in `archive` after `after` (epoch s), oldest first (keyset paging). */
   page(archive: string, urlkey: string, after: number, limit: number): Promise<MementoRow[]> {
@@ -370,15 +355,14 @@ export class IndexDb implements MementoIndex, IndexReads {
   /** The named queries' read (index/reads.ts) on the paging connection: a statement kept per `name`, or prepared per call with `name` null. */
   browse<T>(name: string | null, sql: string, params: Record<string, string | number>): Promise<T[]> {
     if (name === null) return readAll<T>(this.pager, sql, params);
-    let st = this.browseStmts.get(name);
-    if (!st) {
-      st = this.pager.prepare(sql);
-      this.browseStmts.set(name, st);
-    }
-    return all<T>(st, params);
+    return all<T>(
+      this.browseStmts.get(name, () => sql),
+      params,
+    );
   }
 
-  private readonly browseStmts = new Map<string, sqlite3.Statement>();
+  /** The named queries' statements on the paging connection. */
+  private readonly browseStmts: Prepared;
 
   /**
    * As {@link neighbourhood}, counting only the mementos whose datetime lies
@@ -497,7 +481,7 @@ export class IndexDb implements MementoIndex, IndexReads {
    */
   async *allMementos(archive?: string, pageSize = 5000): AsyncGenerator<MementoRow> {
     const where = archive === undefined ? '' : 'AND archive_id = $archive';
-    const stmt = this.cachedRead(`all${where ? 'Of' : ''}`, () => `SELECT ${COLS} FROM memento WHERE id > $after ${where} ORDER BY id LIMIT $limit`);
+    const stmt = this.readStmts.get(`all${where ? 'Of' : ''}`, () => `SELECT ${COLS} FROM memento WHERE id > $after ${where} ORDER BY id LIMIT $limit`);
     let after = 0;
     for (;;) {
       const rows = await all<MementoRow>(stmt, { $after: after, $limit: pageSize, ...(archive === undefined ? {} : { $archive: archive }) });
@@ -541,8 +525,8 @@ export class IndexDb implements MementoIndex, IndexReads {
   async close(): Promise<void> {
     await this.log.close();
     await this.logTx.close();
-    for (const s of [...Object.values(this.stmts), ...this.batchStmts.values(), ...this.readStmts.values(), ...this.browseStmts.values()])
-      await new Promise<void>((r) => s.finalize(() => r()));
+    for (const s of Object.values(this.stmts)) await new Promise<void>((r) => s.finalize(() => r()));
+    for (const p of [this.batchStmts, this.readStmts, this.browseStmts]) await p.finalize();
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));

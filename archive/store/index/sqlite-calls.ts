@@ -48,3 +48,26 @@ export function runChanges(db: sqlite3.Database, sql: string, params: unknown[] 
     }),
   );
 }
+
+/** Statements prepared once per key on one connection, kept until {@link finalize}. */
+export class Prepared {
+  private readonly stmts = new Map<string, sqlite3.Statement>();
+
+  constructor(private readonly db: sqlite3.Database) {}
+
+  /** The statement kept under `key`, prepared from `sql()` the first time. */
+  get(key: string, sql: () => string): sqlite3.Statement {
+    let st = this.stmts.get(key);
+    if (!st) {
+      st = this.db.prepare(sql());
+      this.stmts.set(key, st);
+    }
+    return st;
+  }
+
+  /** Finalizes every statement kept (before the connection closes). */
+  async finalize(): Promise<void> {
+    for (const s of this.stmts.values()) await new Promise<void>((r) => s.finalize(() => r()));
+    this.stmts.clear();
+  }
+}
