@@ -35,6 +35,7 @@ import { timegateRoutes } from './http/timegate.js';
 import { timemapRoutes } from './http/timemap.js';
 import type { DecodeOptions } from './replay/content-coding.js';
 import { ArchiveMetrics } from './metrics.js';
+import { Reader } from './read/reader.js';
 import { ReplayCache } from './replay/cache.js';
 import { recordRoutes } from './http/record.js';
 import { VisibleIndex } from './read/visible-index.js';
@@ -106,7 +107,6 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   app.decorate('visible', visible);
   store.hidden = (urlkey, datetime) => !visible.shows(urlkey, datetime);
   sendRegisteredFieldNames(app);
-  app.decorate('replayCache', new ReplayCache(config.replayCacheBytes));
   // The evidence logs' tree heads: signed within ~a second of new entries, by whichever replica looks first.
   const key = openSigningKey(config.signingKeyFile);
   const tlog = await makeTlog(app, config, store.index.log, key, opts.tlogClients ?? tlogClients);
@@ -152,13 +152,16 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   };
   app.decorate('work', work);
   app.addHook('onClose', async () => void (await Promise.all(Object.values(work).map((pool) => pool.close()))));
-  app.decorate('decodeOptions', {
+  const decode: DecodeOptions = {
     maxBytes: config.maxDecodedBytes,
     onEnd: (bytes, outcome) => {
       metrics.decodes.inc({ outcome });
       metrics.decodedBytes.inc(bytes);
     },
-  } satisfies DecodeOptions);
+  };
+  // The Memento protocol's reads, and the caches on a memento's way (archive/read/reader.ts).
+  const replayCache = new ReplayCache(config.replayCacheBytes);
+  app.decorate('reader', new Reader({ visible, store, replayCache, decode, work, publishRequests: config.publishRequests }));
   store.onBatch = (captures, _written, syncSeconds) => {
     metrics.batchSize.observe(captures);
     metrics.fsyncSeconds.observe(syncSeconds);

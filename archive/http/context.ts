@@ -15,6 +15,8 @@ import { isHostHeader, MAX_URI_LENGTH, normalizeUriR, UriError, urlkeyOfNormal }
 import type { ArchiveConfig } from '../config.js';
 import type { Resource } from '../metrics.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
+import { TEXT } from '../read/answer.js';
+import type { Reader } from '../read/reader.js';
 import type { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveStore } from '../store/store.js';
 
@@ -26,6 +28,8 @@ declare module 'fastify' {
     store: ArchiveStore;
     /** The index as the public sees it, through the access rules in force (archive/read/visible-index.ts): every read path asks it. */
     visible: VisibleIndex;
+    /** The Memento protocol's reads (TimeGate, Memento, TimeMap, record) as plain answers (archive/read/reader.ts). */
+    reader: Reader;
   }
   interface FastifyRequest {
     /** The URI-R the request names (routes with `config: { uriR: true }`), normalised. */
@@ -43,8 +47,8 @@ declare module 'fastify' {
   }
 }
 
-/** Media type of every text answer (errors, the bodies of redirects). */
-export const TEXT = 'text/plain; charset=UTF-8';
+/** Media type of every text answer (errors, the bodies of redirects): archive/read/answer.ts. */
+export { TEXT };
 const READ_METHODS = 'GET, HEAD';
 
 /**

@@ -11,7 +11,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { httpError } from '#shared/http-error.js';
 import { missingEntry } from '../evidence/capture-check.js';
 import { parseCaptureLeaf } from '../evidence/leaf.js';
-import { exactMemento } from './record.js';
 import { consistencyOf, inclusionOf } from '../evidence/log.js';
 import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
 import { localArchive, readRoute } from './context.js';
@@ -88,7 +87,7 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
       if (!/^\d{14}$/.test(ts))
         throw httpError(400, `a proof address is /<archive>/proof/<14-digit timestamp>/<URL>; ${JSON.stringify(ts.slice(0, 40))} is not 14 digits`);
       // The memento as /record finds it: 404 when not stored at ts, excluded or embargoed; 451 when blocked.
-      const row = await exactMemento(app, archive, req, ts);
+      const row = await app.reader.exact({ archiveId: archive, uriR: req.uriR, urlkey: req.urlkey, base: req.base }, ts);
       const leaf = await app.store.index.log.leafOf(archive, row.urlkey, row.datetime);
       const fields = leaf?.leaf_text ? parseCaptureLeaf(leaf.leaf_text) : undefined;
       if (!leaf || !fields) throw httpError(404, (await missingEntry(app.store.index.log, row)).reason);

@@ -19,7 +19,6 @@ import { LogAnchors } from '../evidence/checkpoint-anchor.js';
 import { CheckpointPublisher, type TlogClients } from '../evidence/checkpoint-publisher.js';
 import type { CheckpointRow, LogStore } from '../evidence/log.js';
 import { receiptOf } from '../evidence/receipt.js';
-import { exactMemento } from './record.js';
 import type { SigningKey } from '../evidence/signing-key.js';
 import { parseTilePath, readBundle, readTile, TilePathError, treeHolds } from '../evidence/tiles.js';
 import { logOrigin } from '../evidence/tlog-config.js';
@@ -153,7 +152,7 @@ export async function tlogRoutes(app: FastifyInstance): Promise<void> {
       if (!/^\d{14}$/.test(ts))
         throw httpError(400, `a receipt address is /<archive>/receipt/<14-digit timestamp>/<URL>; ${JSON.stringify(ts.slice(0, 40))} is not 14 digits`);
       // The memento as /record and /proof find it: 404 when not stored at ts, excluded or embargoed; 451 when blocked.
-      const row = await exactMemento(app, archive, req, ts);
+      const row = await app.reader.exact({ archiveId: archive, uriR: req.uriR, urlkey: req.urlkey, base: req.base }, ts);
       const log = app.store.index.log;
       const leaf = await log.leafOf(archive, row.urlkey, row.datetime);
       if (!leaf || leaf.leaf_text === null) throw httpError(404, `the memento of ${req.uriR} at ${ts} has no entry in the evidence log`);

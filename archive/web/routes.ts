@@ -36,7 +36,6 @@ import { timestampBound } from '../cdx/query.js';
 import { localArchive, parseUriR, readRoute, redirect, refuseOnReplayHost, replayBase } from '../http/context.js';
 import { evidenceLinks } from '../evidence/banner-check.js';
 import { captureCheck } from '../evidence/capture-check.js';
-import { exactMemento } from '../http/record.js';
 import { type CoherencePanel, coherencePanel } from './coherence.js';
 import { DIFF_BUDGET, DIFF_DEADLINE_MS, type DiffResult } from './diff.js';
 import { displayUrl, longDate, monthName } from './format.js';
@@ -155,7 +154,7 @@ async function verifyPage(app: FastifyInstance, req: Req, reply: FastifyReply, r
   const [ts, url] = splitFirst(afterId);
   const archive = localArchive(app.config, id).id;
   const { uriR, urlkey } = parseUriR(url, max);
-  const row = await exactMemento(app, archive, { uriR, urlkey, base: req.base }, ts);
+  const row = await app.reader.exact({ archiveId: archive, uriR, urlkey, base: req.base }, ts);
   return render(app, req, reply, 200, 'verify', {
     title: `Verify ${displayUrl(row.uri_r)} — ${longDate(row.datetime)}`,
     capture: row,

@@ -240,7 +240,7 @@ t.test('the replay cache never serves a page that is blocked now', async (t) => 
   const uriM = `${a.url}/2025/memento/${ts14(JAN)}/${uriR}`;
   t.equal((await request(uriM)).status, 200);
   t.equal((await request(uriM)).status, 200);
-  t.ok(a.app.replayCache.bytes > 0, 'the replayed page is in the cache');
+  t.ok(a.app.reader.replayCache.bytes > 0, 'the replayed page is in the cache');
   await a.app.visible.replaceRules([{ url: uriR, action: 'block' }]);
   is451(t, await request(uriM), 'blocked after it was cached');
   await a.app.visible.replaceRules([]);

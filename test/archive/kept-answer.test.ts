@@ -1,8 +1,8 @@
 /**
- * Whole answers kept with the cached neighbourhood (archive/http/kept-answer.ts):
+ * Whole answers kept with the cached neighbourhood (archive/read/kept-answers.ts):
  * a TimeGate's 302 and a Memento's 200 are made once and written again for
  * the next request that asks the same. As a client sees it: the kept answer
- * is the made one (status, every header in its registered case, body
+ * is the made one (status, every header in the same case, body
  * bytes); a new capture and a change of the access rules each show in the
  * next read, a refused capture of the same second changes nothing; HEAD and GET, Prefer, Host,
  * Accept-Datetime each get their own answer.
@@ -68,7 +68,7 @@ t.test('a kept answer is the made one: status, header lines in registered case, 
     t.equal(kept.status, made.status, `${what}: same status`);
     t.same(stable(kept), stable(made), `${what}: the same header lines, in the same case and order`);
     t.ok(kept.body.equals(made.body), `${what}: the same body bytes`);
-    t.equal(Number(kept.lines.find(([k]) => k === 'Content-Length')?.[1]), kept.body.length, `${what}: Content-Length is the body's`);
+    t.equal(Number(kept.lines.find(([k]) => k.toLowerCase() === 'content-length')?.[1]), kept.body.length, `${what}: Content-Length is the body's`);
     t.ok(
       kept.lines.some(([k]) => k === 'Link'),
       `${what}: Link, as registered`,

@@ -88,7 +88,7 @@ t.test('a replayed page asked for twice is the same answer (the second from the 
   const second = await request(url);
   t.same({ ...second.headers, date: 0 }, { ...first.headers, date: 0 });
   t.same(second.body, first.body);
-  t.ok(a.app.replayCache.bytes > 0, 'the cache holds it');
+  t.ok(a.app.reader.replayCache.bytes > 0, 'the cache holds it');
 });
 
 t.test('a page with a charset: the replay keeps its bytes and reads its URLs in it', async (t) => {
