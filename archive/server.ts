@@ -16,7 +16,7 @@ import { TreeHeadSigner } from './evidence/tree-heads.js';
 import { isLocal } from './spans.js';
 import type { ArchiveConfig } from './config.js';
 import { cdxRoutes } from './http/cdx.js';
-import { decorateArchive, TEXT, wantsPage } from './http/context.js';
+import { decorateArchive, pagesOrigin, TEXT, wantsPage } from './http/context.js';
 import { discoveryRoutes } from './http/discovery.js';
 import { notFound } from './http/fallback.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
@@ -161,7 +161,19 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   };
   // The Memento protocol's reads, and the caches on a memento's way (archive/read/reader.ts).
   const replayCache = new ReplayCache(config.replayCacheBytes);
-  app.decorate('reader', new Reader({ visible, store, replayCache, decode, work, publishRequests: config.publishRequests }));
+  app.decorate(
+    'reader',
+    new Reader({
+      visible,
+      store,
+      replayCache,
+      decode,
+      work,
+      publishRequests: config.publishRequests,
+      archives: config.archives,
+      pagesOrigin: (base) => pagesOrigin(config, base),
+    }),
+  );
   store.onBatch = (captures, _written, syncSeconds) => {
     metrics.batchSize.observe(captures);
     metrics.fsyncSeconds.observe(syncSeconds);

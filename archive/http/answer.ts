@@ -1,15 +1,17 @@
 /**
  * The routes' one way of sending a reader's answer (archive/read/answer.ts)
- * through fastify's reply, so that its headers take the path of every
- * other answer (their registered case: field-names.ts).
+ * through fastify's reply: its headers go on the response under their
+ * registered names (field-names.ts, as every other answer's), then
+ * fastify sends it, with its hooks.
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Answer } from '../read/answer.js';
+import { setRegisteredHeader } from './field-names.js';
 
 /**
- * Sends `a` as the answer to `req`: its status and headers (a header whose
- * value is `undefined` is not sent), `Content-Length` of a buffered body
+ * Sends `a` as the answer to `req`: its status and headers under their
+ * registered names (a header whose value is `undefined` is not sent), `Content-Length` of a buffered body
  * when `a` names none; its body, except to HEAD (RFC 9110 §9.3.2: the same
  * head, no body). A body that is streamed is closed when sent, failed or
  * abandoned; `a.close` runs then, or at once when the body is not sent.
@@ -19,9 +21,11 @@ export function sendAnswer(req: FastifyRequest, reply: FastifyReply, a: Answer):
   const { headers, body } = a;
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (value !== undefined) reply.header(name, value);
+    // Content-Length stays with fastify, which sets it for a buffered body after the hooks (and then in its own case).
+    if (value !== undefined && name !== 'content-length') setRegisteredHeader(reply, name, value);
   }
-  if (Buffer.isBuffer(body) && headers['content-length'] === undefined) reply.header('content-length', body.length);
+  const length = headers['content-length'] ?? (Buffer.isBuffer(body) ? String(body.length) : undefined);
+  if (length !== undefined) reply.header('content-length', length);
   if (req.method === 'HEAD' || body === null) {
     a.close?.();
     return reply.send();

@@ -57,18 +57,30 @@ export function fieldName(name: string): string {
 
 /**
  * Moves every header set so far on `reply` from fastify's (lower-cased)
- * store onto Node's response under {@link fieldName}. `Content-Length`
- * stays with fastify, which works it out after `onSend`. Doing it twice
- * changes nothing.
+ * store onto Node's response under {@link fieldName}; one already on
+ * Node's response is there under that name (it was put there by
+ * {@link setRegisteredHeader} or by this function) and stays.
+ * `Content-Length` stays with fastify, which works it out after `onSend`.
+ * Doing it twice changes nothing.
  */
 export function useRegisteredFieldNames(reply: FastifyReply): void {
   const headers = reply.getHeaders();
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (name === 'content-length' || value === undefined) continue;
+    if (name === 'content-length' || value === undefined || reply.raw.hasHeader(name)) continue;
     reply.removeHeader(name);
     reply.raw.setHeader(fieldName(name), value);
   }
+}
+
+/**
+ * Puts a header straight on Node's response under its registered name
+ * ({@link fieldName}), where {@link useRegisteredFieldNames} would move it:
+ * for an answer whose headers are all known at once (archive/http/answer.ts),
+ * without the round trip through fastify's store.
+ */
+export function setRegisteredHeader(reply: FastifyReply, name: string, value: string | string[] | number): void {
+  reply.raw.setHeader(fieldName(name), value);
 }
 
 /**

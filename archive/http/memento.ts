@@ -17,7 +17,7 @@ import { httpError } from '#shared/http-error.js';
 import { notArchivedData } from '../web/not-archived.js';
 import { errorPage } from '../web/page.js';
 import { sendAnswer } from './answer.js';
-import { localArchive, pagesOrigin, readRoute, wantsPage } from './context.js';
+import { localArchive, readRoute, wantsPage } from './context.js';
 
 const SHAPE = 'a Memento address is /<archive>/memento/<14-digit timestamp>/<URL>';
 
@@ -41,7 +41,6 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
         base,
         ts: req.params.ts,
         prefer: req.headers.prefer,
-        pagesOrigin: pagesOrigin(app.config, base),
         whenGone: (listener) => {
           req.socket.once('close', listener);
           return () => req.socket.off('close', listener);

@@ -46,3 +46,8 @@ export const TEXT = 'text/plain; charset=UTF-8';
 export function redirectAnswer(status: 302 | 303, location: string, headers: HeaderValues = {}): Answer & { body: Buffer } {
   return { status, headers: { ...headers, location, 'content-type': TEXT }, body: Buffer.from(location + '\n') };
 }
+
+/** An iterable whose source is made when it is first iterated (a body that reads nothing until it is sent; a HEAD reads nothing). */
+export function lazy<T>(make: () => AsyncIterable<T>): AsyncIterable<T> {
+  return { [Symbol.asyncIterator]: () => make()[Symbol.asyncIterator]() };
+}

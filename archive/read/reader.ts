@@ -28,9 +28,11 @@ import { assembleMemento } from '../memento/response.js';
 import { jsonTimemap, LINK_FORMAT, linkFormat, type Span, timemapHead, timemapMementoLinks } from '../memento/timemap.js';
 import type { DecodeOptions } from '../replay/content-coding.js';
 import { cacheKey, type ReplayCache } from '../replay/cache.js';
+import type { ArchiveSpan } from '../spans.js';
 import type { ArchiveStore } from '../store/store.js';
 import type { WorkPool } from '../work/pool.js';
-import { type Answer, type HeaderValues, redirectAnswer, TEXT } from './answer.js';
+import { type AcrossRead, indexJsonTimemapOf, indexTimemap, redirector } from './across-archives.js';
+import { type Answer, type HeaderValues, lazy, redirectAnswer, TEXT } from './answer.js';
 import { KeptAnswers } from './kept-answers.js';
 import { instant, type Period, type Selection, select, timestampPeriod } from './nearest.js';
 import type { MementoRow, Neighbourhood } from './rows.js';
@@ -60,8 +62,6 @@ export interface MementoRead extends ReadRequest {
   ts: string;
   /** The `Prefer` header as sent. */
   prefer?: string | string[];
-  /** The origin of the archive's pages for people, which alone may frame a stored form (`frame-ancestors`). */
-  pagesOrigin: string;
   /**
    * Calls `listener` when the client goes away (its connection closed);
    * returns what stops listening. A replay waiting for the replay pool's
@@ -83,6 +83,10 @@ export interface ReaderParts {
   work: { readonly replay?: WorkPool };
   /** `publish_requests`: a memento's record comes with the published form of its request record. */
   publishRequests: boolean;
+  /** The origin of the archive's pages for people for a request's base URL, which alone may frame a stored form (`frame-ancestors`). */
+  pagesOrigin: (base: string) => string;
+  /** The configured archives, local and remote (the redirector and the index TimeMap read over all of them). */
+  archives: readonly ArchiveSpan[];
 }
 
 const FORM_FLAGS = (prefer: PreferRequest) => `${prefer.raw ? 'r' : ''}${prefer.rewritten ? 'w' : ''}`;
@@ -220,7 +224,7 @@ export class Reader {
     const gone = new AbortController();
     const stop = q.whenGone?.(() => gone.abort());
     const answer = await assembleMemento(
-      { base, archiveId, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: q.pagesOrigin, rewriteAt },
+      { base, archiveId, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: this.parts.pagesOrigin(base), rewriteAt },
       (r) => store.readResponse(r),
       replayCache,
       this.parts.decode,
@@ -297,6 +301,27 @@ export class Reader {
   }
 
   /**
+   * The TimeGate redirector over every archive (`/tg/<URI-R>`): 302 to the
+   * chosen archive's TimeGate (across-archives.ts `redirector`).
+   *
+   * @param q.acceptDatetime Accept-Datetime as epoch seconds and as sent; `undefined`: the newest
+   * @throws HttpError 404 when no archive has the URI-R; 451 when every local memento is hidden and some are blocked
+   */
+  redirector(q: AcrossRead & { acceptDatetime?: { seconds: number; header: string } }): Promise<Answer> {
+    return redirector(this.parts, q);
+  }
+
+  /**
+   * The index TimeMap over every archive (`/tg/timemap/<URI-R>`, and as
+   * JSON at `/tg/timemap/json/<URI-R>`), streamed (across-archives.ts).
+   *
+   * @throws HttpError as {@link redirector}
+   */
+  indexTimemap(q: AcrossRead & { format: 'link' | 'json' }): Promise<Answer> {
+    return q.format === 'json' ? indexJsonTimemapOf(this.parts, q) : indexTimemap(this.parts, q);
+  }
+
+  /**
    * The memento of a URL stored at exactly `ts`, as the access rules let it
    * be seen: its index row (the record, log, tile and receipt addresses
    * name a memento so).
@@ -363,9 +388,4 @@ function mementoKey(q: MementoRead, prefer: PreferRequest, id: number, rewriteAt
 function notArchived(uriR: string): Answer {
   const headers: HeaderValues = { 'access-control-allow-origin': '*', 'content-type': TEXT };
   return { status: 404, headers, body: Buffer.from(`no memento of ${uriR} in any archive\n`), notArchived: true };
-}
-
-/** An iterable whose source is made when it is first iterated. */
-function lazy<T>(make: () => AsyncIterable<T>): AsyncIterable<T> {
-  return { [Symbol.asyncIterator]: () => make()[Symbol.asyncIterator]() };
 }
