@@ -99,6 +99,8 @@ function daysIn(year: number, month: number): number {
  */
 export function timestampBound(ts: string, end: 'first' | 'last'): number | undefined {
   if (!/^\d{1,14}$/.test(ts)) return undefined;
+  // A whole timestamp names one second, its own first and last: read it as it is (every Memento address has one).
+  if (ts.length === 14) return wholeTimestamp(ts);
   const year = Number(ts.slice(0, 4).padEnd(4, end === 'first' ? '0' : '9'));
   // The first or last value in [lo, hi] whose two digits begin with the digits given for the field.
   const pick = (digits: string, lo: number, hi: number): number | undefined => {
@@ -113,6 +115,17 @@ export function timestampBound(ts: string, end: 'first' | 'last'): number | unde
   const minute = pick(ts.slice(10, 12), 0, 59);
   const second = pick(ts.slice(12, 14), 0, 59);
   if (day === undefined || hour === undefined || minute === undefined || second === undefined) return undefined;
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, 0);
+  return d.getTime() / 1000;
+}
+
+/** A 14-digit timestamp (yyyyMMddhhmmss, UTC) as epoch seconds; `undefined` when it names no second (`20230229…`, hour 24). */
+function wholeTimestamp(ts: string): number | undefined {
+  const year = Number(ts.slice(0, 4));
+  const [month, day, hour, minute, second] = [4, 6, 8, 10, 12].map((i) => Number(ts.slice(i, i + 2)));
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
   const d = new Date(0);
   d.setUTCFullYear(year, month - 1, day);
   d.setUTCHours(hour, minute, second, 0);

@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Answer } from '../read/answer.js';
-import { setRegisteredHeader } from './field-names.js';
+import { setRegisteredHeaders } from './field-names.js';
 
 /**
  * Sends `a` as the answer to `req`: its status and headers under their
@@ -19,11 +19,8 @@ import { setRegisteredHeader } from './field-names.js';
 export function sendAnswer(req: FastifyRequest, reply: FastifyReply, a: Answer): FastifyReply {
   reply.code(a.status);
   const { headers, body } = a;
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    // Content-Length stays with fastify, which sets it for a buffered body after the hooks (and then in its own case).
-    if (value !== undefined && name !== 'content-length') setRegisteredHeader(reply, name, value);
-  }
+  setRegisteredHeaders(reply, headers);
+  // Content-Length stays with fastify, which sets it for a buffered body after the hooks (and then in its own case).
   const length = headers['content-length'] ?? (Buffer.isBuffer(body) ? String(body.length) : undefined);
   if (length !== undefined) reply.header('content-length', length);
   if (req.method === 'HEAD' || body === null) {

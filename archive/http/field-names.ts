@@ -55,32 +55,41 @@ export function fieldName(name: string): string {
   return out;
 }
 
+/** The responses whose every header {@link setRegisteredHeaders} put in place: the hook has nothing to move there. */
+const placed = new WeakSet<object>();
+
 /**
  * Moves every header set so far on `reply` from fastify's (lower-cased)
- * store onto Node's response under {@link fieldName}; one already on
- * Node's response is there under that name (it was put there by
- * {@link setRegisteredHeader} or by this function) and stays.
- * `Content-Length` stays with fastify, which works it out after `onSend`.
- * Doing it twice changes nothing.
+ * store onto Node's response under {@link fieldName}. `Content-Length`
+ * stays with fastify, which works it out after `onSend`. Doing it twice
+ * changes nothing; an answer sent by {@link setRegisteredHeaders} has its
+ * headers in place already and is left alone.
  */
 export function useRegisteredFieldNames(reply: FastifyReply): void {
+  if (placed.has(reply.raw)) return;
   const headers = reply.getHeaders();
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (name === 'content-length' || value === undefined || reply.raw.hasHeader(name)) continue;
+    if (name === 'content-length' || value === undefined) continue;
     reply.removeHeader(name);
     reply.raw.setHeader(fieldName(name), value);
   }
 }
 
 /**
- * Puts a header straight on Node's response under its registered name
- * ({@link fieldName}), where {@link useRegisteredFieldNames} would move it:
- * for an answer whose headers are all known at once (archive/http/answer.ts),
- * without the round trip through fastify's store.
+ * Puts the headers of an answer whose headers are all known at once
+ * (archive/http/answer.ts) straight on Node's response under
+ * {@link fieldName}, where {@link useRegisteredFieldNames} would move them,
+ * without the round trip through fastify's store (an `undefined` value is
+ * left out; `Content-Length` is left to the caller, for fastify).
  */
-export function setRegisteredHeader(reply: FastifyReply, name: string, value: string | string[] | number): void {
-  reply.raw.setHeader(fieldName(name), value);
+export function setRegisteredHeaders(reply: FastifyReply, headers: Record<string, string | string[] | undefined>): void {
+  const res = reply.raw;
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value !== undefined && name !== 'content-length') res.setHeader(fieldName(name), value);
+  }
+  placed.add(res);
 }
 
 /**

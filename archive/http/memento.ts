@@ -41,10 +41,7 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
         base,
         ts: req.params.ts,
         prefer: req.headers.prefer,
-        whenGone: (listener) => {
-          req.socket.once('close', listener);
-          return () => req.socket.off('close', listener);
-        },
+        client: req.socket,
       });
       const page =
         answer.notArchived && wantsPage(req) ? errorPage(app.config, req, 404, await notArchivedData(app, uriR), undefined, 'not-archived') : undefined;

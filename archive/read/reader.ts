@@ -63,11 +63,17 @@ export interface MementoRead extends ReadRequest {
   /** The `Prefer` header as sent. */
   prefer?: string | string[];
   /**
-   * Calls `listener` when the client goes away (its connection closed);
-   * returns what stops listening. A replay waiting for the replay pool's
-   * thread is then dropped from its queue.
+   * The client's connection: its `close` means the client went away, and
+   * a replay waiting for the replay pool's thread is then dropped from its
+   * queue.
    */
-  whenGone?: (listener: () => void) => () => void;
+  client?: ClientConnection;
+}
+
+/** The events of a client's connection the reader listens to (a `net.Socket` has them). */
+export interface ClientConnection {
+  once(event: 'close', listener: () => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
 }
 
 /** What the reader reads with: the visible index, the store's records, the replay's cache, bounds and pool. */
@@ -222,14 +228,15 @@ export class Reader {
     if (!row) throw httpError(404, `the memento of ${uriR} at ${toTimestamp14(s.memento.datetime)} is gone from the index`);
     // A reader who leaves while the page waits for the replay pool's thread takes it out of the queue.
     const gone = new AbortController();
-    const stop = q.whenGone?.(() => gone.abort());
+    const onClose = () => gone.abort();
+    q.client?.once('close', onClose);
     const answer = await assembleMemento(
       { base, archiveId, uriR, row, selection: s, addressForm, form, prefer, pagesOrigin: this.parts.pagesOrigin(base), rewriteAt },
       (r) => store.readResponse(r),
       replayCache,
       this.parts.decode,
       { pool: this.parts.work.replay, signal: gone.signal },
-    ).finally(() => stop?.());
+    ).finally(() => q.client?.off('close', onClose));
     const { plan } = answer;
     if (plan.bodyless || plan.bodyBuffer) {
       const body = plan.bodyless ? null : plan.bodyBuffer;

@@ -41,6 +41,28 @@ t.test('timestampBound: 1–14 digits are a prefix; from = its first second, to 
   }
 });
 
+t.test('timestampBound: every 14-digit timestamp is the second it names, or none (a date that does not exist)', async (t) => {
+  // A fixed pseudo-random walk over each field's digits, past their ranges (month 00 and 13, day 00 and 32, hour 24, minute and second 60).
+  let x = 7;
+  const next = (n: number) => (x = (x * 1103515245 + 12345) % 2147483648) % n;
+  const two = (n: number) => String(n).padStart(2, '0');
+  for (let i = 0; i < 2000; i++) {
+    const [y, mo, d, h, mi, s] = [1 + next(9999), next(14), next(33), next(25), next(61), next(61)];
+    const ts = String(y).padStart(4, '0') + two(mo) + two(d) + two(h) + two(mi) + two(s);
+    const date = new Date(0);
+    date.setUTCFullYear(y, mo - 1, d);
+    date.setUTCHours(h, mi, s, 0);
+    // The second exists when the calendar gives back the same fields (Date rolls 2023-02-29 over to 03-01).
+    const exists = mo >= 1 && d >= 1 && h < 24 && mi < 60 && s < 60 && date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+    const want = exists ? date.getTime() / 1000 : undefined;
+    if (timestampBound(ts, 'first') !== want || timestampBound(ts, 'last') !== want) {
+      t.fail(`${ts}: ${timestampBound(ts, 'first')}, ${timestampBound(ts, 'last')}; expected ${want}`);
+      return;
+    }
+  }
+  t.pass('2000 timestamps, each its own second or none');
+});
+
 t.test('urlkeyRanges: host is one host and port; domain adds its ports and subdomains; byte order keeps neighbours out', async (t) => {
   const key = exactUrlkey('http://www.example.com/a/b?c=1');
   t.same(urlkeyRanges(key, 'exact'), [{ from: 'com,example,www)/a/b?c=1' }]);
