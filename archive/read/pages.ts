@@ -53,6 +53,39 @@ export interface Site {
 /** Most captures one day lists. */
 export const DAY_LIMIT = 1000;
 
+/**
+ * Most URLs of the index {@link VisiblePages.urlsUnder} examines for one
+ * page, per URL the page shows (400 for the `/web/` prefix page's 100):
+ * past them it stops and offers the rest from a cursor. A shown URL costs
+ * no query of its own unless rules hide some of its captures; a URL hidden
+ * by date costs one.
+ */
+export const URLS_EXAMINED_PER_SHOWN = 4;
+
+/**
+ * A keyset cursor between two urlkeys (printable ASCII, ordered as bytes:
+ * shared/surt.ts): a string `s` with `low <= s < high`, so that the keys
+ * after `s` are `high` and those after it, never `low`; as short as this
+ * finds, so that it spells as little of either as it can. With `i` the
+ * first place where they differ: their common start and one character
+ * between theirs at `i` when one fits (`a/c1` and `a/x` → `a/d`); else
+ * `high` up to `i` when `high` goes on after it (`a/c1`, `a/d2` →
+ * `a/d`); else `low` up to the first character after `i` that can grow,
+ * grown (`a/c1`, `a/d` → `a/c2`); else `low` itself (`low` a prefix of
+ * `high`, or `a/c` and `a/d`: every key between begins with `low`).
+ * `low < high` is the caller's to hold (else the answer is `low`).
+ */
+export function keyBetween(low: string, high: string): string {
+  let i = 0;
+  while (i < low.length && i < high.length && low[i] === high[i]) i++;
+  if (i === low.length || i === high.length || low[i] > high[i]) return low;
+  const c = low.charCodeAt(i);
+  if (c + 1 < high.charCodeAt(i)) return low.slice(0, i) + String.fromCharCode(c + 1);
+  if (high.length > i + 1) return high.slice(0, i + 1);
+  for (let j = i + 1; j < low.length; j++) if (low.charCodeAt(j) < 0x7e) return low.slice(0, j) + String.fromCharCode(low.charCodeAt(j) + 1);
+  return low;
+}
+
 /** The host of a urlkey's SURT host part: `org,example,www:8080` → `www.example.org:8080` (IP literals as they are). */
 export function hostOfSurt(surtHost: string): string {
   const colon = surtHost.startsWith('[') ? surtHost.indexOf(']:') + 1 : surtHost.lastIndexOf(':');
@@ -129,39 +162,57 @@ export class VisiblePages {
   /**
    * A page of the URLs whose urlkey starts with `urlkey` (`domain`: of the
    * domain of `urlkey` — its host, any port of it, every subdomain), in
-   * urlkey order after `after` (keyset paging), as the rules let them be
-   * shown: counts and dates over the shown captures, a URL with none left
-   * out. Reads until `pageSize` URLs and one more are shown, so that the
-   * page is full and its cursor is the last URL it shows (never a hidden
-   * one).
-   * @returns the page and whether more URLs follow it
+   * urlkey order after `after` (keyset paging; `''`: from the first), as
+   * the rules let them be shown: counts and dates over the shown captures,
+   * a URL with none left out. Reads until `pageSize` URLs and one more are
+   * shown, so that the page is full and its cursor is the last URL it shows
+   * (never a hidden one) — or until it has examined
+   * {@link URLS_EXAMINED_PER_SHOWN} × `pageSize` URLs of the index (at least
+   * `pageSize` + 1): a URL the rules hide by date costs a query of its
+   * captures, so a long run of hidden URLs would otherwise cost a query
+   * each for one request. Cut short so, the page holds the URLs shown
+   * among those examined (maybe none), `more` is true and `next` is a
+   * point past the last URL examined and before the next one
+   * ({@link keyBetween}: it spells part of the last URL examined or of the
+   * next, and may spell the whole of the last one, though hidden). At most
+   * that many URLs examined, as many queries of captures, and one list
+   * query per `pageSize` + 1 of them and one more.
+   * @param pageSize URLs a page shows, at least 1
+   * @returns the page; whether more URLs may follow it; when they may,
+   *   `next`: the `after` of the next page
+   * @throws the index's errors
    */
-  async urlsUnder(urlkey: string, domain: boolean, after: string, pageSize: number): Promise<{ page: UrlUnderPrefix[]; more: boolean }> {
+  async urlsUnder(urlkey: string, domain: boolean, after: string, pageSize: number): Promise<{ page: UrlUnderPrefix[]; more: boolean; next?: string }> {
     const host = domain ? urlkeyRanges(urlkey, 'domain')[0].from.slice(0, -1) : '';
     const list = (at: string) => (domain ? this.index.pages.ofDomain(host, at, pageSize + 1) : this.index.pages.under(urlkey, at, pageSize + 1));
+    const budget = Math.max(pageSize + 1, URLS_EXAMINED_PER_SHOWN * pageSize);
     const page: UrlUnderPrefix[] = [];
-    let more = false;
-    for (let at = after; !more;) {
+    let examined = 0;
+    // The last URL examined, and whether it is shown.
+    let last = after;
+    let lastShown = true;
+    for (let at = after; ;) {
       const rows = await list(at);
       for (const r of rows) {
+        if (examined === budget) return { page, more: true, next: lastShown ? last : keyBetween(last, r.urlkey) };
+        examined++;
         const shown = await this.shownUrl(r);
+        last = r.urlkey;
+        lastShown = shown !== undefined;
         if (!shown) continue;
-        if (page.length === pageSize) {
-          more = true;
-          break;
-        }
+        if (page.length === pageSize) return { page, more: true, next: page[page.length - 1].urlkey };
         page.push(shown);
       }
-      if (rows.length <= pageSize) break;
+      if (rows.length <= pageSize) return { page, more: false };
       at = rows[rows.length - 1].urlkey;
     }
-    return { page, more };
   }
 
-  /** A URL of a prefix list as the rules let it be shown: counts and dates of its shown captures; `undefined` when none is. */
+  /** A URL of a prefix list as the rules let it be shown: counts and dates of its shown captures; `undefined` when none is (no query when the rules hide every capture of it). */
   private async shownUrl(r: UrlUnderPrefix): Promise<UrlUnderPrefix | undefined> {
     const within = this.within(r.urlkey);
     if (!within) return r;
+    if (!within.length) return undefined;
     const spans = await this.index.spansWithin(r.urlkey, within);
     const n = spans.reduce((a, x) => a + x.n, 0);
     return n ? { ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) } : undefined;

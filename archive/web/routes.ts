@@ -320,10 +320,10 @@ async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, u
   const domain = url.startsWith('*.');
   const parsed = parseUriR(domain ? url.slice(2) : url, max);
   const uriR = domain ? `*.${new URL(parsed.uriR).hostname}/` : parsed.uriR;
-  const { page, more } = await app.visible.pages.urlsUnder(parsed.urlkey, domain, after, PREFIX_PAGE);
-  const cursor = page[page.length - 1]?.urlkey;
+  // `next` past the last URL shown; or, when the examining budget cut the page short (maybe empty), past the last examined.
+  const { page, more, next: cursor } = await app.visible.pages.urlsUnder(parsed.urlkey, domain, after, PREFIX_PAGE);
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
-  const status = page.length || after ? 200 : 404;
+  const status = page.length || after || next ? 200 : 404;
   const sameMachine = status === 404 ? await sameMachinePrefixes(app, parsed.uriR) : [];
   return render(app, req, reply, status, 'prefix', {
     title: `Archived URLs under ${displayUrl(uriR)}`,

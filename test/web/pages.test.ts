@@ -10,7 +10,7 @@ import { exactUrlkey } from '#shared/uri.js';
 import { diffTexts, type LineDiff } from '../../archive/web/diff.js';
 import { distance } from '../../archive/web/format.js';
 import { hostOfSurt } from '../../archive/read/pages.js';
-import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
+import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { indexRowOf } from '../helpers/index-rows.js';
 import { epoch, seed, ts14 } from '../conformance/helpers.js';
 
@@ -139,6 +139,31 @@ t.test('domain listing: the host, its ports and subdomains, in pages of 100; not
   }
   t.equal(pages, 2);
   t.same(seen, urls, 'each URL once, in urlkey order (the host, its subdomains, its ports)');
+});
+
+t.test('prefix listing past many URLs hidden by date: a page cut short by its budget still offers the next page; every shown URL reached', async (t) => {
+  const a = await startArchive(`${TWO_ARCHIVES}access:
+  - url: http://docs.example.net/h/*
+    action: exclude
+    before: 2026-06-01T00:00:00Z
+`);
+  t.teardown(() => a.close());
+  const t0 = Date.UTC(2026, 1, 1) / 1000;
+  // 500 hidden URLs first (more than the 400 one page examines), then 3 shown ones.
+  const hidden = Array.from({ length: 500 }, (_, i) => `http://docs.example.net/h/${String(i).padStart(3, '0')}.html`);
+  const shown = ['http://docs.example.net/z1.html', 'http://docs.example.net/z2.html', 'http://docs.example.net/z3.html'];
+  await a.store.index.insertMany([...hidden, ...shown].flatMap((u) => rows('current', u, [t0])));
+  const first = await request(`${a.url}/web/*/docs.example.net/*`, { headers: HTML });
+  t.equal(first.status, 200, 'not the 404 of a prefix with nothing under it');
+  t.match(first.text, /No URL to show in this part of the list/);
+  t.notMatch(first.text, /has no URL under this prefix/, 'the list is not said to be complete');
+  const next = /<a href="([^"]+)" rel="next">/.exec(first.text)?.[1].replace(/&amp;/g, '&');
+  t.ok(next, 'a next page');
+  const second = await request(next!, { headers: HTML });
+  t.equal(second.status, 200);
+  const listed = [...second.text.matchAll(/<td class="url"[^>]*><a href="[^"]*"[^>]*>([^<]+)<\/a><\/td>/g)].map((m) => m[1]);
+  t.same(listed, shown, 'the shown URLs after the hidden ones, from the cursor');
+  t.notMatch(second.text, /rel="next"/, 'the last page');
 });
 
 t.test('search: a URL (with or without scheme, host:port) → its calendar; a prefix → its listing; not a URL → 400 page', async (t) => {
