@@ -261,7 +261,7 @@ export function contract(t: Test, open: Open): void {
       const id = async (archive: string, urlkey: string) => (await index.rowAt(archive, urlkey, T0))!.id;
       t.ok((await id('b', tie)) > (await id('a', tie)), 'b stored later: the higher id of the first URL');
       t.ok((await id('a', tie2)) > (await id('b', tie2)), 'a stored later: the higher id of the second URL');
-      const higher = { [tie]: 'b', [tie2]: 'a' };
+      const higher: Record<string, string> = { [tie]: 'b', [tie2]: 'a' };
       const archives = ['a', 'b'].map((a) => ({ id: a, from: -Infinity, until: Infinity }));
       const visible = new VisibleIndex(index, new AccessRules([]), archives);
       // Inside the second asked (T0), nearer after it (T0 - 5: the two at T0 come after), nearer before it (T0 + 5).
