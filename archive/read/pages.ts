@@ -13,6 +13,7 @@
  */
 import type { AccessRules } from './access-rules.js';
 import { urlkeyRanges } from '../cdx/query.js';
+import { CursorSeal } from './cursor.js';
 import type { Capture, UrlSummary } from '../store/index/page-queries.js';
 import type { MementoIndex } from '../store/index/memento-index.js';
 import type { Ranges } from '../store/index/memento-row.js';
@@ -62,30 +63,6 @@ export const DAY_LIMIT = 1000;
  */
 export const URLS_EXAMINED_PER_SHOWN = 4;
 
-/**
- * A keyset cursor between two urlkeys (printable ASCII, ordered as bytes:
- * shared/surt.ts): a string `s` with `low <= s < high`, so that the keys
- * after `s` are `high` and those after it, never `low`; as short as this
- * finds, so that it spells as little of either as it can. With `i` the
- * first place where they differ: their common start and one character
- * between theirs at `i` when one fits (`a/c1` and `a/x` → `a/d`); else
- * `high` up to `i` when `high` goes on after it (`a/c1`, `a/d2` →
- * `a/d`); else `low` up to the first character after `i` that can grow,
- * grown (`a/c1`, `a/d` → `a/c2`); else `low` itself (`low` a prefix of
- * `high`, or `a/c` and `a/d`: every key between begins with `low`).
- * `low < high` is the caller's to hold (else the answer is `low`).
- */
-export function keyBetween(low: string, high: string): string {
-  let i = 0;
-  while (i < low.length && i < high.length && low[i] === high[i]) i++;
-  if (i === low.length || i === high.length || low[i] > high[i]) return low;
-  const c = low.charCodeAt(i);
-  if (c + 1 < high.charCodeAt(i)) return low.slice(0, i) + String.fromCharCode(c + 1);
-  if (high.length > i + 1) return high.slice(0, i + 1);
-  for (let j = i + 1; j < low.length; j++) if (low.charCodeAt(j) < 0x7e) return low.slice(0, j) + String.fromCharCode(low.charCodeAt(j) + 1);
-  return low;
-}
-
 /** The host of a urlkey's SURT host part: `org,example,www:8080` → `www.example.org:8080` (IP literals as they are). */
 export function hostOfSurt(surtHost: string): string {
   const colon = surtHost.startsWith('[') ? surtHost.indexOf(']:') + 1 : surtHost.lastIndexOf(':');
@@ -97,9 +74,16 @@ export function hostOfSurt(surtHost: string): string {
 
 /** The `/web/` pages' queries through the access rules; one per daemon (VisibleIndex `pages`). */
 export class VisiblePages {
+  /**
+   * @param index the archive's index
+   * @param rules the access rules in force
+   * @param cursors seals {@link urlsUnder}'s cursors among hidden URLs: a
+   *   key of this object's own (one per daemon) unless a test gives one
+   */
   constructor(
     private readonly index: MementoIndex,
     private readonly rules: AccessRules,
+    private readonly cursors: CursorSeal = new CursorSeal(),
   ) {}
 
   /** The datetimes of `urlkey` the rules show, as spans (epoch s); `undefined` when they show every memento of it. */
@@ -162,39 +146,45 @@ export class VisiblePages {
   /**
    * A page of the URLs whose urlkey starts with `urlkey` (`domain`: of the
    * domain of `urlkey` — its host, any port of it, every subdomain), in
-   * urlkey order after `after` (keyset paging; `''`: from the first), as
-   * the rules let them be shown: counts and dates over the shown captures,
-   * a URL with none left out. Reads until `pageSize` URLs and one more are
-   * shown, so that the page is full and its cursor is the last URL it shows
-   * (never a hidden one) — or until it has examined
+   * urlkey order after the cursor `after` (keyset paging; `''`: from the
+   * first), as the rules let them be shown: counts and dates over the
+   * shown captures, a URL with none left out. Reads until `pageSize` URLs
+   * and one more are shown, so that the page is full and its cursor is the
+   * last URL it shows, as it is — or until it has examined
    * {@link URLS_EXAMINED_PER_SHOWN} × `pageSize` URLs of the index (at least
    * `pageSize` + 1): a URL the rules hide by date costs a query of its
    * captures, so a long run of hidden URLs would otherwise cost a query
    * each for one request. Cut short so, the page holds the URLs shown
-   * among those examined (maybe none), `more` is true and `next` is a
-   * point past the last URL examined and before the next one
-   * ({@link keyBetween}: it spells part of the last URL examined or of the
-   * next, and may spell the whole of the last one, though hidden). At most
-   * that many URLs examined, as many queries of captures, and one list
-   * query per `pageSize` + 1 of them and one more.
+   * among those examined (maybe none), `more` is true and `next` goes on
+   * after the last URL examined: its urlkey as it is when that URL is
+   * shown, else sealed (archive/read/cursor.ts: opaque, good as long as
+   * this object, the daemon's), so that no cursor spells any part of a
+   * hidden urlkey. At most that many URLs examined, as many queries of
+   * captures, and one list query per `pageSize` + 1 of them and one more.
+   * @param after a cursor (cursor.ts): a urlkey, or a sealed one this
+   *   method made for the same list
    * @param pageSize URLs a page shows, at least 1
    * @returns the page; whether more URLs may follow it; when they may,
    *   `next`: the `after` of the next page
-   * @throws the index's errors
+   * @throws HttpError 400 (cursor.ts `CURSOR_EXPIRED`) for a sealed `after`
+   *   that does not open; the index's errors
    */
   async urlsUnder(urlkey: string, domain: boolean, after: string, pageSize: number): Promise<{ page: UrlUnderPrefix[]; more: boolean; next?: string }> {
     const host = domain ? urlkeyRanges(urlkey, 'domain')[0].from.slice(0, -1) : '';
     const list = (at: string) => (domain ? this.index.pages.ofDomain(host, at, pageSize + 1) : this.index.pages.under(urlkey, at, pageSize + 1));
+    // A sealed cursor belongs to one list: opened for another, it is refused.
+    const listName = `${domain ? 'domain' : 'prefix'} ${urlkey}`;
+    const from = this.cursors.open(after, listName);
     const budget = Math.max(pageSize + 1, URLS_EXAMINED_PER_SHOWN * pageSize);
     const page: UrlUnderPrefix[] = [];
     let examined = 0;
     // The last URL examined, and whether it is shown.
-    let last = after;
+    let last = from;
     let lastShown = true;
-    for (let at = after; ;) {
+    for (let at = from; ;) {
       const rows = await list(at);
       for (const r of rows) {
-        if (examined === budget) return { page, more: true, next: lastShown ? last : keyBetween(last, r.urlkey) };
+        if (examined === budget) return { page, more: true, next: lastShown ? last : this.cursors.seal(last, listName) };
         examined++;
         const shown = await this.shownUrl(r);
         last = r.urlkey;
