@@ -13,6 +13,7 @@
  */
 import type { AccessRules } from './access-rules.js';
 import { urlkeyRanges } from '../cdx/query.js';
+import { CursorSeal } from './cursor.js';
 import type { Capture, UrlSummary } from '../store/index/page-queries.js';
 import type { MementoIndex } from '../store/index/memento-index.js';
 import type { Ranges } from '../store/index/memento-row.js';
@@ -53,6 +54,15 @@ export interface Site {
 /** Most captures one day lists. */
 export const DAY_LIMIT = 1000;
 
+/**
+ * Most URLs of the index {@link VisiblePages.urlsUnder} examines for one
+ * page, per URL the page shows (400 for the `/web/` prefix page's 100):
+ * past them it stops and offers the rest from a cursor. A shown URL costs
+ * no query of its own unless rules hide some of its captures; a URL hidden
+ * by date costs one.
+ */
+export const URLS_EXAMINED_PER_SHOWN = 4;
+
 /** The host of a urlkey's SURT host part: `org,example,www:8080` → `www.example.org:8080` (IP literals as they are). */
 export function hostOfSurt(surtHost: string): string {
   const colon = surtHost.startsWith('[') ? surtHost.indexOf(']:') + 1 : surtHost.lastIndexOf(':');
@@ -64,9 +74,16 @@ export function hostOfSurt(surtHost: string): string {
 
 /** The `/web/` pages' queries through the access rules; one per daemon (VisibleIndex `pages`). */
 export class VisiblePages {
+  /**
+   * @param index the archive's index
+   * @param rules the access rules in force
+   * @param cursors seals {@link urlsUnder}'s cursors among hidden URLs: a
+   *   key of this object's own (one per daemon) unless a test gives one
+   */
   constructor(
     private readonly index: MementoIndex,
     private readonly rules: AccessRules,
+    private readonly cursors: CursorSeal = new CursorSeal(),
   ) {}
 
   /** The datetimes of `urlkey` the rules show, as spans (epoch s); `undefined` when they show every memento of it. */
@@ -129,39 +146,63 @@ export class VisiblePages {
   /**
    * A page of the URLs whose urlkey starts with `urlkey` (`domain`: of the
    * domain of `urlkey` — its host, any port of it, every subdomain), in
-   * urlkey order after `after` (keyset paging), as the rules let them be
-   * shown: counts and dates over the shown captures, a URL with none left
-   * out. Reads until `pageSize` URLs and one more are shown, so that the
-   * page is full and its cursor is the last URL it shows (never a hidden
-   * one).
-   * @returns the page and whether more URLs follow it
+   * urlkey order after the cursor `after` (keyset paging; `''`: from the
+   * first), as the rules let them be shown: counts and dates over the
+   * shown captures, a URL with none left out. Reads until `pageSize` URLs
+   * and one more are shown, so that the page is full and its cursor is the
+   * last URL it shows, as it is — or until it has examined
+   * {@link URLS_EXAMINED_PER_SHOWN} × `pageSize` URLs of the index (at least
+   * `pageSize` + 1): a URL the rules hide by date costs a query of its
+   * captures, so a long run of hidden URLs would otherwise cost a query
+   * each for one request. Cut short so, the page holds the URLs shown
+   * among those examined (maybe none), `more` is true and `next` goes on
+   * after the last URL examined: its urlkey as it is when that URL is
+   * shown, else sealed (archive/read/cursor.ts: opaque, good as long as
+   * this object, the daemon's), so that no cursor spells any part of a
+   * hidden urlkey. At most that many URLs examined, as many queries of
+   * captures, and one list query per `pageSize` + 1 of them and one more.
+   * @param after a cursor (cursor.ts): a urlkey, or a sealed one this
+   *   method made for the same list
+   * @param pageSize URLs a page shows, at least 1
+   * @returns the page; whether more URLs may follow it; when they may,
+   *   `next`: the `after` of the next page
+   * @throws HttpError 400 (cursor.ts `CURSOR_EXPIRED`) for a sealed `after`
+   *   that does not open; the index's errors
    */
-  async urlsUnder(urlkey: string, domain: boolean, after: string, pageSize: number): Promise<{ page: UrlUnderPrefix[]; more: boolean }> {
+  async urlsUnder(urlkey: string, domain: boolean, after: string, pageSize: number): Promise<{ page: UrlUnderPrefix[]; more: boolean; next?: string }> {
     const host = domain ? urlkeyRanges(urlkey, 'domain')[0].from.slice(0, -1) : '';
     const list = (at: string) => (domain ? this.index.pages.ofDomain(host, at, pageSize + 1) : this.index.pages.under(urlkey, at, pageSize + 1));
+    // A sealed cursor belongs to one list: opened for another, it is refused.
+    const listName = `${domain ? 'domain' : 'prefix'} ${urlkey}`;
+    const from = this.cursors.open(after, listName);
+    const budget = Math.max(pageSize + 1, URLS_EXAMINED_PER_SHOWN * pageSize);
     const page: UrlUnderPrefix[] = [];
-    let more = false;
-    for (let at = after; !more;) {
+    let examined = 0;
+    // The last URL examined, and whether it is shown.
+    let last = from;
+    let lastShown = true;
+    for (let at = from; ;) {
       const rows = await list(at);
       for (const r of rows) {
+        if (examined === budget) return { page, more: true, next: lastShown ? last : this.cursors.seal(last, listName) };
+        examined++;
         const shown = await this.shownUrl(r);
+        last = r.urlkey;
+        lastShown = shown !== undefined;
         if (!shown) continue;
-        if (page.length === pageSize) {
-          more = true;
-          break;
-        }
+        if (page.length === pageSize) return { page, more: true, next: page[page.length - 1].urlkey };
         page.push(shown);
       }
-      if (rows.length <= pageSize) break;
+      if (rows.length <= pageSize) return { page, more: false };
       at = rows[rows.length - 1].urlkey;
     }
-    return { page, more };
   }
 
-  /** A URL of a prefix list as the rules let it be shown: counts and dates of its shown captures; `undefined` when none is. */
+  /** A URL of a prefix list as the rules let it be shown: counts and dates of its shown captures; `undefined` when none is (no query when the rules hide every capture of it). */
   private async shownUrl(r: UrlUnderPrefix): Promise<UrlUnderPrefix | undefined> {
     const within = this.within(r.urlkey);
     if (!within) return r;
+    if (!within.length) return undefined;
     const spans = await this.index.spansWithin(r.urlkey, within);
     const n = spans.reduce((a, x) => a + x.n, 0);
     return n ? { ...r, n, first: Math.min(...spans.map((x) => x.first)), last: Math.max(...spans.map((x) => x.last)) } : undefined;

@@ -173,7 +173,8 @@ function splitFirst(s: string): [string, string] {
 
 /**
  * A prefix query: a URL ending in `*`, optionally followed by the paging
- * cursor `?after=<urlkey>`; `undefined` when `rest` is a plain URL.
+ * cursor `?after=<cursor>` (archive/read/cursor.ts); `undefined` when
+ * `rest` is a plain URL.
  */
 function prefixOf(rest: string): { url: string; after: string } | undefined {
   if (rest.endsWith('*')) return { url: rest.slice(0, -1), after: '' };
@@ -313,16 +314,19 @@ function monthGrid(year: number, month: number, days: Map<string, number>) {
   return { month, name: monthName(month), weeks, total };
 }
 
-// `GET /web/*/<prefix>*[?after=<urlkey>]`: the archived URLs under a prefix, PREFIX_PAGE a page; `/web/*/*.<host>/*`:
-// those of a domain (the host, any port of it, its subdomains).
+// `GET /web/*/<prefix>*[?after=<cursor>]`: the archived URLs under a prefix, PREFIX_PAGE a page; `/web/*/*.<host>/*`:
+// those of a domain (the host, any port of it, its subdomains). The cursor (archive/read/cursor.ts) is the urlkey of
+// the last URL a page shows, or sealed when the page was cut short among hidden URLs; a sealed one that does not open
+// (made before a restart, altered, of another list) is a 400 thrown by urlsUnder.
 async function prefixPage(app: FastifyInstance, req: Req, reply: FastifyReply, url: string, after: string, max: number): Promise<FastifyReply> {
   const domain = url.startsWith('*.');
   const parsed = parseUriR(domain ? url.slice(2) : url, max);
   const uriR = domain ? `*.${new URL(parsed.uriR).hostname}/` : parsed.uriR;
-  const { page, more } = await app.visible.pages.urlsUnder(parsed.urlkey, domain, after, PREFIX_PAGE);
-  const cursor = page[page.length - 1]?.urlkey;
+  // `next` past the last URL shown; or, when the examining budget cut the page short (maybe empty), past the last
+  // examined, sealed when that one is hidden.
+  const { page, more, next: cursor } = await app.visible.pages.urlsUnder(parsed.urlkey, domain, after, PREFIX_PAGE);
   const next = more && cursor ? `${req.base}/web/*/${uriR}*?after=${encodeURIComponent(cursor)}` : undefined;
-  const status = page.length || after ? 200 : 404;
+  const status = page.length || after || next ? 200 : 404;
   const sameMachine = status === 404 ? await sameMachinePrefixes(app, parsed.uriR) : [];
   return render(app, req, reply, status, 'prefix', {
     title: `Archived URLs under ${displayUrl(uriR)}`,

@@ -10,7 +10,7 @@ import { exactUrlkey } from '#shared/uri.js';
 import { diffTexts, type LineDiff } from '../../archive/web/diff.js';
 import { distance } from '../../archive/web/format.js';
 import { hostOfSurt } from '../../archive/read/pages.js';
-import { captureRecord, putCapture, request, startArchive, type TestArchive } from '../helpers/archive.js';
+import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { indexRowOf } from '../helpers/index-rows.js';
 import { epoch, seed, ts14 } from '../conformance/helpers.js';
 
@@ -140,6 +140,97 @@ t.test('domain listing: the host, its ports and subdomains, in pages of 100; not
   t.equal(pages, 2);
   t.same(seen, urls, 'each URL once, in urlkey order (the host, its subdomains, its ports)');
 });
+
+t.test(
+  'prefix listing past many URLs hidden by date: pages cut short by their budget go on by a sealed cursor; no hidden URL in any link or text; every shown URL reached',
+  async (t) => {
+    const yaml = `${TWO_ARCHIVES}access:
+  - url: http://docs.example.net/h/*
+    action: exclude
+    before: 2026-06-01T00:00:00Z
+  - url: http://docs.example.net/n/*
+    action: exclude
+    before: 2026-06-01T00:00:00Z
+`;
+    const a = await startArchive(yaml);
+    let closed = false;
+    t.teardown(() => (closed ? undefined : a.close()));
+    const t0 = Date.UTC(2026, 1, 1) / 1000;
+    // Two runs of 500 hidden URLs (more than the 400 one page examines) between shown ones.
+    const run = (dir: string) => Array.from({ length: 500 }, (_, i) => `http://docs.example.net/${dir}/${String(i).padStart(3, '0')}.html`);
+    const hidden = [...run('h'), ...run('n')];
+    const shown = ['a1.html', 'a2.html', 'm1.html', 'z1.html', 'z2.html', 'z3.html'].map((p) => `http://docs.example.net/${p}`);
+    await a.store.index.insertMany([...shown, ...hidden].flatMap((u) => rows('current', u, [t0])));
+    // A hidden URL or any start of its urlkey past what shown ones share (`net,example,docs)/h…`), as text, in a link or encoded.
+    const leak = /docs\.example\.net\/[hn]\/|docs(?:\)|%29)(?:\/|%2F)[hn]/i;
+    const hiddenTexts = (text: string) =>
+      hidden.filter((u) => text.includes(u.slice('http://'.length)) || text.includes(exactUrlkey(u)) || text.includes(encodeURIComponent(exactUrlkey(u))));
+
+    const seen: string[] = [];
+    const links: string[] = [];
+    let next: string | undefined = `${a.url}/web/*/docs.example.net/*`;
+    const texts: string[] = [];
+    while (next && links.length < 10) {
+      const page = await request(next, { headers: HTML });
+      t.equal(page.status, 200, `page ${links.length + 1}: 200, not the 404 of a prefix with nothing under it`);
+      const answer = `${JSON.stringify(page.headers)}\n${page.text}`;
+      t.notMatch(answer, leak, `page ${links.length + 1}: no hidden URL, nor the start of a hidden urlkey, in its head, links or text`);
+      t.same(hiddenTexts(answer), [], `page ${links.length + 1}: no hidden URL's host and path, urlkey or encoded urlkey`);
+      texts.push(page.text);
+      for (const m of page.text.matchAll(/<td class="url"[^>]*><a href="[^"]*"[^>]*>([^<]+)<\/a><\/td>/g)) seen.push(m[1]);
+      links.push(next);
+      next = /<a href="([^"]+)" rel="next">/.exec(page.text)?.[1].replace(/&amp;/g, '&');
+      if (next) t.match(next, new RegExp(`^${a.url}/web/\\*/http://docs\\.example\\.net/\\*\\?after=`), 'the next page of the same list');
+    }
+    t.same(seen, shown, 'every shown URL exactly once, in order; no hidden one');
+    // 400 examined a page: a1, a2, h/000–h/397 | h/398–h/499, m1, n/000–n/296 | n/297–n/499, z1–z3.
+    t.equal(links.length, 3, 'three pages');
+    t.match(texts[0], /<td class="url"/, 'the first page shows the URLs before the hidden run');
+    t.notMatch(texts[0], /has no URL under this prefix/, 'and the list is not said to be complete');
+    t.notMatch(texts[2], /rel="next"/, 'the last page');
+    const cursor = (link: string) => decodeURIComponent(link.slice(link.indexOf('?after=') + '?after='.length));
+    t.match(cursor(links[1]), /^~[A-Za-z0-9_-]+$/, 'the cursor among hidden URLs is sealed: ~ and base64url');
+    t.match(cursor(links[2]), /^~[A-Za-z0-9_-]+$/);
+
+    // A page of nothing but hidden URLs: 200, empty, and it goes on.
+    const middle = await request(`${a.url}/web/*/docs.example.net/*?after=${encodeURIComponent(exactUrlkey('http://docs.example.net/a2.html'))}`, {
+      headers: HTML,
+    });
+    t.equal(middle.status, 200);
+    t.match(middle.text, /No URL to show in this part of the list/);
+    t.notMatch(middle.text, leak, 'an empty page cut short: no hidden URL in it either');
+
+    // A sealed cursor altered, or of another list: 400 with the one-line reason, as a page and as text.
+    const token = cursor(links[1]);
+    const altered = token.slice(0, 50) + (token[50] === 'A' ? 'B' : 'A') + token.slice(51);
+    const base = links[1].slice(0, links[1].indexOf('?after='));
+    const reason =
+      /this page link has expired \(the archive has restarted since it was made, or the link was altered\); start the list again from its first page/;
+    const bad = await request(`${base}?after=${altered}`, { headers: HTML });
+    t.equal(bad.status, 400, 'an altered cursor: 400');
+    t.match(bad.text, reason, 'the page says why');
+    t.match(bad.text, /<p class="reason">[^<\n]+<\/p>/, 'in one line');
+    const other = await request(`${a.url}/web/*/docs.example.net/m*?after=${token}`, { headers: HTML });
+    t.equal(other.status, 400, 'the cursor of another list: 400');
+    t.match(other.text, reason);
+    const again = await request(links[1], { headers: HTML });
+    t.equal(again.status, 200, 'the link unaltered still works: a refused one changed nothing');
+    // The same page but for its nonces and the next page's sealed cursor (a fresh IV each time).
+    const fresh = (html: string) => html.replace(/nonce="[^"]*"/g, 'nonce=""').replace(/after=~[\w-]+/g, 'after=~');
+    t.equal(fresh(again.text), fresh(texts[1]), 'the same page');
+
+    // The cursor lasts as long as the daemon: after a restart the same link is refused.
+    await a.close(true);
+    closed = true;
+    const b = await startArchive(yaml, { dataDir: a.dataDir });
+    t.teardown(() => b.close());
+    const stale = await request(`${b.url}${links[1].slice(a.url.length)}`, { headers: HTML });
+    t.equal(stale.status, 400, 'a sealed cursor from before a restart: 400');
+    t.match(stale.text, reason);
+    const firstAgain = await request(`${b.url}/web/*/docs.example.net/*`, { headers: HTML });
+    t.equal(firstAgain.status, 200, 'the list from its first page works');
+  },
+);
 
 t.test('search: a URL (with or without scheme, host:port) → its calendar; a prefix → its listing; not a URL → 400 page', async (t) => {
   const a = await withArchive(t);

@@ -122,25 +122,27 @@ export class PageQueries {
   /**
    * The first and last captures of `urlkey` in any archive, and the two at
    * or before `t` (epoch s) and the two after it; `undefined` when it has
-   * none. One statement of four index seeks.
+   * none. Of two captures at one second (two archives), the higher row id
+   * comes first in each list and is the first or last (archive/read/nearest.ts
+   * rule 4, so that `select` picks it). One statement of four index seeks.
    */
   async around(urlkey: string, t: number, within?: Ranges): Promise<CapturesAround | undefined> {
     const cond = withinSql(within);
     const where = `urlkey = $urlkey${cond}`;
-    const rows = await this.db.browse<Capture & { kind: number }>(
+    const rows = await this.db.browse<Capture & { kind: number; id: number }>(
       named('web.nearest', cond),
-      `SELECT * FROM (SELECT 1 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime ASC LIMIT 1) AS k1
-       UNION ALL SELECT * FROM (SELECT 2 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime DESC LIMIT 1) AS k2
-       UNION ALL SELECT * FROM (SELECT 3 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime <= $t ORDER BY datetime DESC LIMIT 2) AS k3
-       UNION ALL SELECT * FROM (SELECT 4 AS kind, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime > $t ORDER BY datetime ASC LIMIT 2) AS k4`,
+      `SELECT * FROM (SELECT 1 AS kind, id, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime ASC, id DESC LIMIT 1) AS k1
+       UNION ALL SELECT * FROM (SELECT 2 AS kind, id, ${CAPTURE_COLS} FROM memento WHERE ${where} ORDER BY datetime DESC, id DESC LIMIT 1) AS k2
+       UNION ALL SELECT * FROM (SELECT 3 AS kind, id, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime <= $t ORDER BY datetime DESC, id DESC LIMIT 2) AS k3
+       UNION ALL SELECT * FROM (SELECT 4 AS kind, id, ${CAPTURE_COLS} FROM memento WHERE ${where} AND datetime > $t ORDER BY datetime ASC, id DESC LIMIT 2) AS k4`,
       { $urlkey: urlkey, $t: t },
     );
-    // A compound SELECT keeps no subquery's order: each kind sorted here.
+    // A compound SELECT keeps no subquery's order: each kind sorted here (at one second, the higher id first).
     const of = (kind: number) =>
       rows
         .filter((r) => r.kind === kind)
-        .sort((x, y) => (kind === 3 ? y.datetime - x.datetime : x.datetime - y.datetime))
-        .map(({ kind: _k, ...c }) => c as Capture);
+        .sort((x, y) => (x.datetime === y.datetime ? Number(y.id) - Number(x.id) : kind === 3 ? y.datetime - x.datetime : x.datetime - y.datetime))
+        .map(({ kind: _k, id: _id, ...c }) => c as Capture);
     const [first] = of(1);
     const [last] = of(2);
     if (!first || !last) return undefined;

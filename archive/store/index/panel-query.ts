@@ -34,11 +34,13 @@ export class PanelQuery {
   constructor(private readonly db: IndexReads) {}
 
   /**
-   * For each of `urlkeys`: its capture nearest to `t` (in any archive; a
-   * tie to the earlier; of two at one second the lower row id), and what
-   * lies strictly between that capture and `pageTime` among the first
-   * `between` captures there (at most `between` + 1 index entries read per
-   * key); among the captures whose datetime lies in `within` (the spans
+   * For each of `urlkeys`: its capture nearest to the instant `t` in any
+   * archive (archive/read/nearest.ts: one at `t` itself, else the one at
+   * the smaller distance, of two at the same distance the earlier; of two
+   * at one second, in two archives, the higher row id), and what lies
+   * strictly between that capture and `pageTime` among the first `between`
+   * captures there (at most `between` + 1 index entries read per key);
+   * among the captures whose datetime lies in `within` (the spans
    * the access rules show of these urlkeys; undefined: every capture). One
    * statement, prepared once when `within` is undefined, else per call.
    * @returns one entry per urlkey that has such a capture, in no fixed order
@@ -58,7 +60,7 @@ export class PanelQuery {
          (SELECT COALESCE(MAX(CASE WHEN w.digest != m.digest THEN 2 ELSE 0 END), 0) + CASE WHEN COUNT(*) > $between THEN 1 ELSE 0 END
            FROM (SELECT digest FROM memento WHERE urlkey = c.urlkey AND datetime > ${sql.least('c.dt', '$page')}
              AND datetime < ${sql.greatest('c.dt', '$page')}${cond} ORDER BY datetime LIMIT $scan) w) AS lies_between
-       FROM c JOIN memento m ON m.id = (SELECT id FROM memento WHERE urlkey = c.urlkey AND datetime = c.dt${cond} ORDER BY id LIMIT 1)`,
+       FROM c JOIN memento m ON m.id = (SELECT id FROM memento WHERE urlkey = c.urlkey AND datetime = c.dt${cond} ORDER BY id DESC LIMIT 1)`,
       { $keys: JSON.stringify(urlkeys), $t: t, $page: pageTime, $between: between, $scan: between + 1 },
     );
     return rows.map((r) => {

@@ -247,6 +247,45 @@ export function contract(t: Test, open: Open): void {
     },
   );
 
+  withIndex(
+    'two mementos at one second (two archives): the panel (nearestMany) and the /web/ pages pick the higher row id, as nearest does',
+    async (t, index) => {
+      // Two URLs, each stored at T0 in archives a and b (one second can hold one memento per archive); the row
+      // stored second has the higher id: b's for the first URL, a's for the second (so neither archive order decides).
+      const tie = 'com,tie)/';
+      const tie2 = 'com,tie)/x';
+      const at = (urlkey: string, archive_id: string, datetime: number) =>
+        row(urlkey, datetime, { archive_id, warc_file: `${archive_id}-0.warc.gz`, digest: `sha256:${urlkey}-${archive_id}-${datetime}` });
+      await index.insertMany([at(tie, 'a', T0), at(tie2, 'b', T0)]);
+      await index.insertMany([at(tie, 'b', T0), at(tie2, 'a', T0), at(tie, 'a', T0 + DAY), at(tie2, 'b', T0 + DAY)]);
+      const id = async (archive: string, urlkey: string) => (await index.rowAt(archive, urlkey, T0))!.id;
+      t.ok((await id('b', tie)) > (await id('a', tie)), 'b stored later: the higher id of the first URL');
+      t.ok((await id('a', tie2)) > (await id('b', tie2)), 'a stored later: the higher id of the second URL');
+      const higher: Record<string, string> = { [tie]: 'b', [tie2]: 'a' };
+      const archives = ['a', 'b'].map((a) => ({ id: a, from: -Infinity, until: Infinity }));
+      const visible = new VisibleIndex(index, new AccessRules([]), archives);
+      // Inside the second asked (T0), nearer after it (T0 - 5: the two at T0 come after), nearer before it (T0 + 5).
+      for (const [when, t1] of [
+        ['the second asked', T0],
+        ['after the time asked', T0 - 5],
+        ['before the time asked', T0 + 5],
+      ] as const) {
+        const many = await visible.nearestMany([tie, tie2], t1, t1, 10, 10);
+        for (const [i, urlkey] of [tie, tie2].entries()) {
+          const chosen = await visible.nearest(urlkey, instant(t1));
+          t.equal(chosen?.archiveId, higher[urlkey], `${when}: nearest (select, then nearer by id) picks the higher id of ${urlkey}`);
+          t.match(chosen?.selection.memento, { id: await id(higher[urlkey], urlkey), datetime: T0 });
+          t.match(many.found.get(i), { archive_id: higher[urlkey], datetime: T0 }, `${when}: the panel picks the same memento of ${urlkey}`);
+          t.match(
+            (await visible.pages.nearest(urlkey, instant(t1)))?.memento,
+            { archive_id: higher[urlkey], datetime: T0 },
+            `${when}: the /web/ pages (select over the index's around) pick the same memento of ${urlkey}`,
+          );
+        }
+      }
+    },
+  );
+
   withIndex('CDX walks: text and JSON lines, reverse, closest, prefix ranges with a NUL end, access rules, resume', async (t, index) => {
     await index.insertMany(ROWS);
     const body = async (qs: string, shown: Parameters<typeof cdxRows>[3] = {}) => {
