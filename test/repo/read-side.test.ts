@@ -12,6 +12,9 @@
  *   store's index (archive/store/index/) nor the read cache: the shapes of
  *   rows come from archive/read/rows.ts.
  * - Nothing reaches the rules through the fastify instance (`app.access`).
+ * - The reader (archive/read/reader.ts) takes no fastify instance, and no
+ *   answer is written past fastify's reply (`reply.hijack()`): every
+ *   header takes one path.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -75,6 +78,15 @@ t.test('the route folders do not import the store’s index or the read cache', 
     }
   }
   t.same(found, [], 'routes read through archive/read/ (rows.ts has the shapes of rows)');
+});
+
+t.test('the reader knows nothing of fastify, and no route writes past fastify’s reply', async (t) => {
+  const found: string[] = [];
+  for (const [f, text] of sources) {
+    if (f.startsWith('archive/read/')) for (const i of importsOf(f, text)) if (i.target === 'fastify') found.push(`${f} imports fastify`);
+    if (f.startsWith('archive/') && /\.hijack\(/.test(text)) found.push(`${f} calls reply.hijack()`);
+  }
+  t.same(found, [], 'the read module returns plain answers (archive/read/answer.ts); archive/http/answer.ts sends them through the reply');
 });
 
 t.test('the checks see what they look for', async (t) => {
