@@ -10,6 +10,13 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Every header of the answer is on Node's response under its registered name already ({@link setRegisteredHeaders}). */
+    headersPlaced: boolean;
+  }
+}
+
 /** Names whose registered case is not the capitalised hyphen-separated words (IANA HTTP Field Name Registry). */
 const IRREGULAR = new Map(
   [
@@ -55,9 +62,6 @@ export function fieldName(name: string): string {
   return out;
 }
 
-/** The responses whose every header {@link setRegisteredHeaders} put in place: the hook has nothing to move there. */
-const placed = new WeakSet<object>();
-
 /**
  * Moves every header set so far on `reply` from fastify's (lower-cased)
  * store onto Node's response under {@link fieldName}. `Content-Length`
@@ -66,7 +70,7 @@ const placed = new WeakSet<object>();
  * headers in place already and is left alone.
  */
 export function useRegisteredFieldNames(reply: FastifyReply): void {
-  if (placed.has(reply.raw)) return;
+  if (reply.headersPlaced) return;
   const headers = reply.getHeaders();
   for (const name of Object.keys(headers)) {
     const value = headers[name];
@@ -89,7 +93,7 @@ export function setRegisteredHeaders(reply: FastifyReply, headers: Record<string
     const value = headers[name];
     if (value !== undefined && name !== 'content-length') res.setHeader(fieldName(name), value);
   }
-  placed.add(res);
+  reply.headersPlaced = true;
 }
 
 /**
@@ -100,6 +104,7 @@ export function setRegisteredHeaders(reply: FastifyReply, headers: Record<string
  * itself.
  */
 export function sendRegisteredFieldNames(app: FastifyInstance): void {
+  app.decorateReply('headersPlaced', false);
   app.addHook('onSend', (_req, reply, payload, done) => {
     useRegisteredFieldNames(reply);
     done(null, payload);

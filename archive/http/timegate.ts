@@ -21,8 +21,8 @@ export async function timegateRoutes(app: FastifyInstance): Promise<void> {
     '/:archive/timegate/*',
     async (req, reply) => {
       const archive = localArchive(app.config, req.params.archive);
-      const q = { archiveId: archive.id, uriR: req.uriR, urlkey: req.urlkey, base: req.base };
-      return sendAnswer(req, reply, await app.reader.timegate({ ...q, acceptDatetime: acceptDatetime(req), prefer: req.headers.prefer }));
+      const q = { archiveId: archive.id, uriR: req.uriR, urlkey: req.urlkey, base: req.base, acceptDatetime: acceptDatetime(req), prefer: req.headers.prefer };
+      return sendAnswer(req, reply, await app.reader.timegate(q));
     },
     { uriR: true, resource: 'timegate' },
   );

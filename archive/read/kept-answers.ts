@@ -21,10 +21,8 @@ import type { VisibleIndex } from './visible-index.js';
 /** The largest body an answer is kept with (bytes); a larger answer is made for each request. */
 export const MAX_KEPT_BODY = 64 * 1024;
 
-/** An answer as kept: its head, and its body or where another cache holds it. */
-interface Kept {
-  status: number;
-  headers: HeaderValues;
+/** An answer as kept: its head, and its body, or where another cache holds it. Given out as it is: never changed. */
+interface Kept extends Answer {
   body: Buffer | null;
   /** Where the body is found when the record cache or the replay cache holds it; `undefined` when it no longer does. */
   source?: () => Buffer | undefined;
@@ -41,10 +39,9 @@ export class KeptAnswers {
    */
   get(view: object | undefined, key: string): Answer | undefined {
     const k = this.visible.kept<Kept>(view, key);
-    if (!k) return undefined;
-    const body = k.source ? k.source() : k.body;
-    if (k.source && !body) return undefined;
-    return { status: k.status, headers: k.headers, body: body ?? null };
+    if (!k?.source) return k;
+    const body = k.source();
+    return body ? { status: k.status, headers: k.headers, body } : undefined;
   }
 
   /**
