@@ -243,6 +243,11 @@ function answerError(err: FastifyError, req: FastifyRequest, reply: FastifyReply
   const e = !isHttpError(err) && status && status >= 400 && status < 500 ? httpError(status, err.message) : err;
   const a = errorAnswer(e);
   if (a.status >= 500) req.log.error({ err }, 'request failed');
+  // An answer that failed before it was sent (a stored body that cannot be read): its headers go, the error's are sent.
+  if (reply.headersPlaced && !reply.raw.headersSent) {
+    for (const name of reply.raw.getHeaderNames()) reply.raw.removeHeader(name);
+    reply.headersPlaced = false;
+  }
   if (a.close) reply.header('connection', 'close');
   // A browser's navigation gets the same answer as a page (Vary: Accept added); every other client the one line.
   const page = wantsPage(req) ? errorPage(req.server.config, req, a.status, { reason: a.reason }, a.headers.vary) : undefined;
