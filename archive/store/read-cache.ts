@@ -4,7 +4,7 @@
  * ids in one packed array, oldest first, and the URI-R as captured), from
  * which TimeGates, Mementos, the redirector and the TimeMaps' holdings are
  * answered without asking SQLite; and with it the whole answers made from
- * it (a TimeGate's 302, a Memento's 200: archive/http/kept-answer.ts).
+ * it (a TimeGate's 302, a Memento's 200: archive/read/kept-answers.ts).
  * Bounded by an estimate of its bytes (`index_cache_bytes`), least
  * recently used URL dropped first (lru-cache).
  *
@@ -229,7 +229,7 @@ export class ReadCache {
     }
   }
 
-  /** The answer kept with `view` (a neighbourhood's `view`) under `key` (kept-answer.ts); `undefined` when none is. */
+  /** The answer kept with `view` (a neighbourhood's `view`) under `key` (archive/read/kept-answers.ts); `undefined` when none is. */
   answer<T>(view: object | undefined, key: string): T | undefined {
     return view instanceof UrlView ? (view.answers?.get(key) as T | undefined) : undefined;
   }

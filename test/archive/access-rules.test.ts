@@ -270,7 +270,7 @@ t.test('SIGHUP: a running daemon reads access: again and applies it to the next 
   const put = await putCapture({ url: d.url }, uriR, captureRecord({ ...partsOf(uriR), date: JAN, body: 'hup' }));
   t.equal(put.status, 201);
   const uriM = `${d.url}/2025/memento/${ts14(JAN)}/${uriR}`;
-  // Asked three times: the answer is then kept with the cached neighbourhood (archive/http/kept-answer.ts).
+  // Asked three times: the answer is then kept with the cached neighbourhood (archive/read/kept-answers.ts).
   for (let i = 0; i < 3; i++) t.equal((await request(uriM)).status, 200, 'no rules: shown');
   const plain = readFileSync(config, 'utf8');
 
