@@ -7,6 +7,7 @@
  * an HttpError (shared/http-error.ts), answered here in one place as one
  * line of text. URL space: docs/url-space.md.
  */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type pino from 'pino';
 import { clientAddress } from '#shared/net.js';
@@ -22,6 +23,7 @@ import { notFound } from './http/fallback.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
 import { ConnectionGate, connectionBound, openFileLimit } from './http/connections.js';
+import { FastPath } from './http/fast-path.js';
 import { ingestRoutes, revisitPuts } from './http/ingest.js';
 import { logRoutes } from './http/log.js';
 import { makeTlog, tlogRoutes } from './http/tlog.js';
@@ -53,6 +55,8 @@ export interface ServerOptions {
   quiet?: boolean;
   /** The witness and time-stamping clients of the checkpoint publisher (default: the real ones; tests stand in). */
   tlogClients?: TlogClients;
+  /** Answer the hot TimeGate and Memento reads in front of fastify (http/fast-path.ts; default true; false: tests compare). */
+  fastPath?: boolean;
 }
 
 /** The plugins of the archive, in registration order; each is encapsulated (its hooks stay its own). */
@@ -81,7 +85,18 @@ const PLUGINS = [
  * @param store an open store over `config.dataDir`
  */
 export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveStore, opts: ServerOptions = {}): Promise<FastifyInstance> {
+  // The hot reads are answered before fastify sees them (set once the reader exists, below).
+  let fast: FastPath | undefined;
   const app = Fastify({
+    serverFactory: (handler, o) => {
+      const next = handler as (req: IncomingMessage, res: ServerResponse) => void;
+      const server = createServer(o.http ?? {}, (req, res) => (fast ? fast.handle(req, res, next) : next(req, res)));
+      // What fastify sets on a server it makes itself.
+      server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      server.requestTimeout = config.requestTimeoutMs;
+      server.setTimeout(config.idleTimeoutMs);
+      return server;
+    },
     loggerInstance: opts.log as FastifyBaseLogger | undefined,
     // Our own line per request (logRequest), not fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -174,6 +189,11 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
       pagesOrigin: (base) => pagesOrigin(config, base),
     }),
   );
+  if (opts.fastPath !== false) {
+    fast = new FastPath({ config, reader: app.reader, metrics, log: opts.quiet ? undefined : opts.log });
+    app.addHook('preClose', async () => void (fast!.closing = true));
+  }
+  app.decorate('fastPath', fast);
   store.onBatch = (captures, _written, syncSeconds) => {
     metrics.batchSize.observe(captures);
     metrics.fsyncSeconds.observe(syncSeconds);

@@ -17,6 +17,7 @@ import type { Resource } from '../metrics.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import { TEXT } from '../read/answer.js';
 import type { Reader } from '../read/reader.js';
+import type { FastPath } from './fast-path.js';
 import type { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveStore } from '../store/store.js';
 
@@ -30,6 +31,8 @@ declare module 'fastify' {
     visible: VisibleIndex;
     /** The Memento protocol's reads (TimeGate, Memento, TimeMap, record) as plain answers (archive/read/reader.ts). */
     reader: Reader;
+    /** The hot TimeGate and Memento reads answered in front of fastify (archive/http/fast-path.ts); none when turned off. */
+    fastPath: FastPath | undefined;
   }
   interface FastifyRequest {
     /** The URI-R the request names (routes with `config: { uriR: true }`), normalised. */
@@ -191,14 +194,24 @@ export function localArchive(config: ArchiveConfig, id: string): ArchiveSpan {
  */
 export function acceptDatetime(req: FastifyRequest): number | undefined {
   const h = req.headers['accept-datetime'];
-  if (h === undefined || String(h).trim() === '') return undefined;
-  const d = parseHttpDate(Array.isArray(h) ? h[0] : h);
-  if (!d) {
+  const seconds = acceptDatetimeSeconds(h);
+  if (seconds === null) {
     throw httpError(400, `Accept-Datetime is not an HTTP date like "Tue, 20 Mar 2001 20:35:00 GMT": ${JSON.stringify(String(h).slice(0, 80))}`, {
       headers: { vary: 'accept-datetime', link: formatLinkHeader([{ uri: req.uriR, rel: 'original' }]) },
     });
   }
-  return toEpochSeconds(d);
+  return seconds;
+}
+
+/**
+ * An Accept-Datetime header as sent, as epoch seconds: `undefined` when
+ * absent or blank, `null` when it is not an HTTP-date ({@link acceptDatetime}
+ * answers that with a 400).
+ */
+export function acceptDatetimeSeconds(h: string | string[] | undefined): number | undefined | null {
+  if (h === undefined || String(h).trim() === '') return undefined;
+  const d = parseHttpDate(Array.isArray(h) ? h[0] : h);
+  return d ? toEpochSeconds(d) : null;
 }
 
 /**
@@ -208,7 +221,12 @@ export function acceptDatetime(req: FastifyRequest): number | undefined {
  * such a request differently send `Vary: Accept`.
  */
 export function wantsPage(req: FastifyRequest): boolean {
-  const accept = String(req.headers.accept ?? '');
+  return wantsPageAccept(req.headers.accept);
+}
+
+/** {@link wantsPage} of a request's `Accept` header as sent. */
+export function wantsPageAccept(header: string | undefined): boolean {
+  const accept = header ?? '';
   if (/application\/link-format/i.test(accept)) return false;
   return accept.split(',').some((part) => {
     const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
