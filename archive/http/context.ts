@@ -16,7 +16,7 @@ import type { ArchiveConfig } from '../config.js';
 import type { Resource } from '../metrics.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import { TEXT } from '../read/answer.js';
-import type { Reader } from '../read/reader.js';
+import type { Reader, ReadRequest } from '../read/reader.js';
 import type { FastPath } from './fast-path.js';
 import type { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveStore } from '../store/store.js';
@@ -183,6 +183,17 @@ export function localArchive(config: ArchiveConfig, id: string): ArchiveSpan {
   if (a && isLocal(a)) return a;
   if (a) throw httpError(404, `archive "${id}" is served by ${a.timegate}`);
   throw httpError(404, `no archive named "${id}" here (archives: ${config.archives.map((x) => x.id).join(', ')})`);
+}
+
+/**
+ * The read a route's address names (`/<id>/…/<URI-R>`, a route with
+ * `uriR: true`): its local archive, the URI-R and urlkey, the public base
+ * URL, as the reader takes them (archive/read/reader.ts `ReadRequest`).
+ *
+ * @throws HttpError 404 when `<id>` is no local archive ({@link localArchive})
+ */
+export function archiveRead(config: ArchiveConfig, req: FastifyRequest<{ Params: Record<string, string> }>): ReadRequest {
+  return { archiveId: localArchive(config, req.params.archive ?? '').id, uriR: req.uriR, urlkey: req.urlkey, base: req.base };
 }
 
 /**

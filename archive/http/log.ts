@@ -13,7 +13,7 @@ import { missingEntry } from '../evidence/capture-check.js';
 import { parseCaptureLeaf } from '../evidence/leaf.js';
 import { consistencyOf, inclusionOf } from '../evidence/log.js';
 import { headJson, type TreeHeadSigner } from '../evidence/tree-heads.js';
-import { localArchive, readRoute } from './context.js';
+import { archiveRead, localArchive, readRoute } from './context.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -82,12 +82,13 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
     app,
     '/:archive/proof/:ts/*',
     async (req, reply) => {
-      const archive = localArchive(app.config, req.params.archive).id;
+      const read = archiveRead(app.config, req);
+      const archive = read.archiveId;
       const ts = req.params.ts;
       if (!/^\d{14}$/.test(ts))
         throw httpError(400, `a proof address is /<archive>/proof/<14-digit timestamp>/<URL>; ${JSON.stringify(ts.slice(0, 40))} is not 14 digits`);
       // The memento as /record finds it: 404 when not stored at ts, excluded or embargoed; 451 when blocked.
-      const row = await app.reader.exact({ archiveId: archive, uriR: req.uriR, urlkey: req.urlkey, base: req.base }, ts);
+      const row = await app.reader.exact(read, ts);
       const leaf = await app.store.index.log.leafOf(archive, row.urlkey, row.datetime);
       const fields = leaf?.leaf_text ? parseCaptureLeaf(leaf.leaf_text) : undefined;
       if (!leaf || !fields) throw httpError(404, (await missingEntry(app.store.index.log, row)).reason);

@@ -17,7 +17,7 @@ import { httpError } from '#shared/http-error.js';
 import { notArchivedData } from '../web/not-archived.js';
 import { errorPage } from '../web/page.js';
 import { sendAnswer } from './answer.js';
-import { localArchive, readRoute, wantsPage } from './context.js';
+import { archiveRead, localArchive, readRoute, wantsPage } from './context.js';
 
 const SHAPE = 'a Memento address is /<archive>/memento/<14-digit timestamp>/<URL>';
 
@@ -32,19 +32,10 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
     app,
     '/:archive/memento/:ts/*',
     async (req, reply) => {
-      const archive = localArchive(app.config, req.params.archive);
-      const { uriR, urlkey, base } = req;
-      const answer = await app.reader.memento({
-        archiveId: archive.id,
-        uriR,
-        urlkey,
-        base,
-        ts: req.params.ts,
-        prefer: req.headers.prefer,
-        client: req.socket,
-      });
+      const read = archiveRead(app.config, req);
+      const answer = await app.reader.memento({ ...read, ts: req.params.ts, prefer: req.headers.prefer, client: req.socket });
       const page =
-        answer.notArchived && wantsPage(req) ? errorPage(app.config, req, 404, await notArchivedData(app, uriR), undefined, 'not-archived') : undefined;
+        answer.notArchived && wantsPage(req) ? errorPage(app.config, req, 404, await notArchivedData(app, read.uriR), undefined, 'not-archived') : undefined;
       // The archive's "Not archived" page (web/not-archived.ts) for a browser's navigation, sent as an error page (in
       // the banner page's frame it tells the banner, which then says so too); no Memento headers: there is no memento.
       if (page) return reply.code(404).header('access-control-allow-origin', '*').headers(page.headers).send(page.html);

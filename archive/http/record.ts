@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { sendAnswer } from './answer.js';
-import { localArchive, readRoute } from './context.js';
+import { archiveRead, readRoute } from './context.js';
 
 /**
  * The `/record` plugin: `application/warc`, the memento's record (and its
@@ -19,9 +19,7 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
     app,
     '/:archive/record/:ts/*',
     async (req, reply) => {
-      const archive = localArchive(app.config, req.params.archive);
-      const q = { archiveId: archive.id, uriR: req.uriR, urlkey: req.urlkey, base: req.base, ts: req.params.ts };
-      return sendAnswer(req, reply, await app.reader.record(q));
+      return sendAnswer(req, reply, await app.reader.record({ ...archiveRead(app.config, req), ts: req.params.ts }));
     },
     { uriR: true, resource: 'record' },
   );

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { sendAnswer } from './answer.js';
-import { acceptDatetime, localArchive, readRoute } from './context.js';
+import { acceptDatetime, archiveRead, readRoute } from './context.js';
 
 /**
  * The TimeGate plugin: `GET/HEAD /<id>/timegate/<URI-R>`, 302 to the
@@ -20,8 +20,7 @@ export async function timegateRoutes(app: FastifyInstance): Promise<void> {
     app,
     '/:archive/timegate/*',
     async (req, reply) => {
-      const archive = localArchive(app.config, req.params.archive);
-      const q = { archiveId: archive.id, uriR: req.uriR, urlkey: req.urlkey, base: req.base, acceptDatetime: acceptDatetime(req), prefer: req.headers.prefer };
+      const q = { ...archiveRead(app.config, req), acceptDatetime: acceptDatetime(req), prefer: req.headers.prefer };
       return sendAnswer(req, reply, await app.reader.timegate(q));
     },
     { uriR: true, resource: 'timegate' },

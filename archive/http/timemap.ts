@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { sendAnswer } from './answer.js';
-import { localArchive, readRoute } from './context.js';
+import { archiveRead, readRoute } from './context.js';
 
 /**
  * The TimeMap and timebundle plugin: `GET/HEAD /<id>/timemap/link/<URI-R>`,
@@ -20,8 +20,7 @@ export async function timemapRoutes(app: FastifyInstance): Promise<void> {
       app,
       `/:archive/timemap/${format}/*`,
       async (req, reply) => {
-        const archive = localArchive(app.config, req.params.archive);
-        return sendAnswer(req, reply, await app.reader.timemap({ archiveId: archive.id, uriR: req.uriR, urlkey: req.urlkey, base: req.base, format }));
+        return sendAnswer(req, reply, await app.reader.timemap({ ...archiveRead(app.config, req), format }));
       },
       { uriR: true, resource: 'timemap' },
     );
@@ -30,8 +29,7 @@ export async function timemapRoutes(app: FastifyInstance): Promise<void> {
     app,
     '/:archive/timebundle/*',
     async (req, reply) => {
-      const archive = localArchive(app.config, req.params.archive);
-      return sendAnswer(req, reply, await app.reader.timebundle({ archiveId: archive.id, uriR: req.uriR, urlkey: req.urlkey, base: req.base }));
+      return sendAnswer(req, reply, await app.reader.timebundle(archiveRead(app.config, req)));
     },
     { uriR: true, resource: 'timebundle' },
   );

@@ -24,7 +24,7 @@ import { parseTilePath, readBundle, readTile, TilePathError, treeHolds } from '.
 import { logOrigin } from '../evidence/tlog-config.js';
 import type { HeadSigning } from '../evidence/tree-heads.js';
 import { isLocal } from '../spans.js';
-import { localArchive, readRoute } from './context.js';
+import { archiveRead, localArchive, readRoute } from './context.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -147,12 +147,13 @@ export async function tlogRoutes(app: FastifyInstance): Promise<void> {
     app,
     '/:archive/receipt/:ts/*',
     async (req, reply) => {
-      const archive = localArchive(app.config, req.params.archive).id;
+      const read = archiveRead(app.config, req);
+      const archive = read.archiveId;
       const ts = req.params.ts;
       if (!/^\d{14}$/.test(ts))
         throw httpError(400, `a receipt address is /<archive>/receipt/<14-digit timestamp>/<URL>; ${JSON.stringify(ts.slice(0, 40))} is not 14 digits`);
       // The memento as /record and /proof find it: 404 when not stored at ts, excluded or embargoed; 451 when blocked.
-      const row = await app.reader.exact({ archiveId: archive, uriR: req.uriR, urlkey: req.urlkey, base: req.base }, ts);
+      const row = await app.reader.exact(read, ts);
       const log = app.store.index.log;
       const leaf = await log.leafOf(archive, row.urlkey, row.datetime);
       if (!leaf || leaf.leaf_text === null) throw httpError(404, `the memento of ${req.uriR} at ${ts} has no entry in the evidence log`);
