@@ -75,7 +75,8 @@ export async function adoptLeftoverSpools(spoolDir: string, workers: number, log
     }
     await rm(path.join(from, TMP_DIR), { recursive: true, force: true });
     await rmdir(from).catch(() => {});
-    if (count) log({ msg: `spool: captures of ${name}, a worker that no longer runs, moved to worker 1's spool (queued and ${REJECTED_DIR}/)`, count, dir: from });
+    if (count)
+      log({ msg: `spool: captures of ${name}, a worker that no longer runs, moved to worker 1's spool (queued and ${REJECTED_DIR}/)`, count, dir: from });
     moved += count;
   }
   return moved;
