@@ -200,9 +200,10 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   }
 
   const events = new EventEmitter();
-  const agent = new http.Agent({ keepAlive: true });
+  // `upstream_timeout` is the sockets' own: set once per connection, where http-proxy's `proxyTimeout` set a timer per request (and the agent another to take it off).
+  const agent = new http.Agent({ keepAlive: true, timeout: upstreamTimeoutMs });
   // X-Forwarded-* are set by the exchanges themselves (proxy/forwarding.ts `setForwarded`), and by http-proxy's `xfwd` for upgrades.
-  const proxyOptions = { agent, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs };
+  const proxyOptions = { agent, preserveHeaderKeyCase: true };
   // For upgrades; each vhost's web requests go through an http-proxy of their own (proxy/exchange.ts).
   const proxy = httpProxy.createProxyServer(proxyOptions);
   const captures = new Set<Capture>();
