@@ -223,15 +223,10 @@ function setExchange(emitter: object, ex: Exchange): void {
   (emitter as WithExchange)[EXCHANGE] = ex;
 }
 
-/**
- * The content server stayed silent for `upstream_timeout` (the agent's
- * socket timeout): cut the request, and remember why, to answer 504
- * (http-proxy's `'error'` for the cut request follows).
- */
+/** http-proxy aborts on proxyTimeout without saying why; remember it to answer 504. */
 function onUpstreamTimeout(this: http.ClientRequest): void {
   const ex = exchangeOf(this);
   if (ex) ex.timedOut = true;
-  this.destroy();
 }
 
 /**

@@ -200,10 +200,9 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   }
 
   const events = new EventEmitter();
-  // `upstream_timeout` is the sockets' own: set once per connection, where http-proxy's `proxyTimeout` set a timer per request (and the agent another to take it off).
-  const agent = new http.Agent({ keepAlive: true, timeout: upstreamTimeoutMs });
+  const agent = new http.Agent({ keepAlive: true });
   // X-Forwarded-* are set by the exchanges themselves (proxy/forwarding.ts `setForwarded`), and by http-proxy's `xfwd` for upgrades.
-  const proxyOptions = { agent, preserveHeaderKeyCase: true };
+  const proxyOptions = { agent, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs };
   // For upgrades; each vhost's web requests go through an http-proxy of their own (proxy/exchange.ts).
   const proxy = httpProxy.createProxyServer(proxyOptions);
   const captures = new Set<Capture>();
