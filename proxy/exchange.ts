@@ -13,7 +13,7 @@
 import type { EventEmitter } from 'node:events';
 import type http from 'node:http';
 import { parse as parseUrl, type Url } from 'node:url';
-import httpProxy from 'http-proxy';
+import type httpProxy from 'http-proxy';
 import { formatLink } from '#shared/link.js';
 import { sendError } from './answers.js';
 import { type CaptureAddress, captureAddress, type NoAddress, upstreamTarget } from './capture/address.js';
@@ -119,21 +119,17 @@ export function requestLogger(log: Logger, metrics: ProxyMetrics, events: EventE
  * shape), parsed once per vhost: given as a string, http-proxy parses it
  * again for every request.
  */
+const upstreamTargets = new WeakMap<Vhost, Url>();
 function upstreamOf(vhost: Vhost): Url {
-  return parseUrl(vhost.upstream);
+  let u = upstreamTargets.get(vhost);
+  if (!u) upstreamTargets.set(vhost, (u = parseUrl(vhost.upstream)));
+  return u;
 }
 
 /** What the exchanges of one proxy share. */
 export interface ExchangeContext {
   vhosts: VhostRegistry;
-  /**
-   * The options of the http-proxy of each vhost's content server (the
-   * agent, the timeout…; the target is the vhost's upstream). One
-   * http-proxy per vhost, made on its first request, with the target in
-   * its own options: given per request, http-proxy copies its options
-   * into a new object for every request.
-   */
-  proxyOptions: httpProxy.ServerOptions;
+  proxy: httpProxy;
   log: Logger;
   metrics: ProxyMetrics;
   spool: Spool;
@@ -230,15 +226,16 @@ function onUpstreamTimeout(this: http.ClientRequest): void {
 }
 
 /**
- * Returns the server's request listener, which passes each request on
- * through its vhost's http-proxy (listening to its `proxyReq`, `proxyRes`
- * and `error`), and the `'error'` listener for web requests.
+ * Listens to http-proxy's events for web requests (`proxyReq`,
+ * `proxyRes`) and returns the server's request listener, and the
+ * `'error'` listener for web requests (the caller dispatches http-proxy's
+ * `'error'` between this and the upgrades).
  */
 export function exchangeHandler(ctx: ExchangeContext): {
   handle(req: http.IncomingMessage, res: http.ServerResponse): void;
   onError(err: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse): void;
 } {
-  const onProxyReq = (proxyReq: http.ClientRequest, req: http.IncomingMessage) => {
+  ctx.proxy.on('proxyReq', (proxyReq, req) => {
     const ex = exchangeOf(req);
     if (!ex) return;
     ex.proxyReq = proxyReq;
@@ -248,44 +245,30 @@ export function exchangeHandler(ctx: ExchangeContext): {
     // http-proxy's path went through url.parse (`\` → `/`) and a `//` merge: ask for the target as sent.
     if (!proxyReq.headersSent) proxyReq.path = ex.upstreamTarget;
     ex.askedTarget = proxyReq.path;
-  };
-  const onProxyRes = (proxyRes: http.IncomingMessage, req: http.IncomingMessage) => {
+  });
+  ctx.proxy.on('proxyRes', (proxyRes, req) => {
     const ex = exchangeOf(req);
     if (ex) onResponse(ex, proxyRes);
-  };
-  const onError = (err: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse) => {
-    const ex = exchangeOf(req);
-    if (ex?.clientGone) return void res.destroy(); // the proxy cut it: the client is gone
-    if (ex) ex.error = `${err.code ?? ''} ${err.message}`.trim();
-    if (res.headersSent) {
-      ex?.capture?.abort('the content server failed mid-body');
-      res.destroy();
-      return;
-    }
-    if (ex?.timedOut) sendError(res, 504, 'the content server did not answer in time');
-    else sendError(res, 502, 'the content server could not be reached or failed before answering');
-  };
-  // Vhosts are frozen and a reload makes new ones: a vhost's http-proxy never outlives its upstream.
-  const proxies = new WeakMap<Vhost, httpProxy>();
-  const proxyOf = (vhost: Vhost): httpProxy => {
-    let p = proxies.get(vhost);
-    if (!p) {
-      p = httpProxy.createProxyServer({ ...ctx.proxyOptions, target: upstreamOf(vhost) });
-      p.on('proxyReq', onProxyReq);
-      p.on('proxyRes', onProxyRes);
-      p.on('error', (err: NodeJS.ErrnoException, req, res) => onError(err, req, res as http.ServerResponse));
-      proxies.set(vhost, p);
-    }
-    return p;
-  };
+  });
   return {
     handle(req, res) {
       const ex = startExchange(ctx, req, res);
       if (!ex) return;
       setExchange(req, ex);
-      proxyOf(ex.vhost).web(req, res);
+      ctx.proxy.web(req, res, { target: upstreamOf(ex.vhost) });
     },
-    onError,
+    onError(err, req, res) {
+      const ex = exchangeOf(req);
+      if (ex?.clientGone) return void res.destroy(); // the proxy cut it: the client is gone
+      if (ex) ex.error = `${err.code ?? ''} ${err.message}`.trim();
+      if (res.headersSent) {
+        ex?.capture?.abort('the content server failed mid-body');
+        res.destroy();
+        return;
+      }
+      if (ex?.timedOut) sendError(res, 504, 'the content server did not answer in time');
+      else sendError(res, 502, 'the content server could not be reached or failed before answering');
+    },
   };
 }
 

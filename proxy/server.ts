@@ -202,9 +202,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
   const events = new EventEmitter();
   const agent = new http.Agent({ keepAlive: true });
   // X-Forwarded-* are set by the exchanges themselves (proxy/forwarding.ts `setForwarded`), and by http-proxy's `xfwd` for upgrades.
-  const proxyOptions = { agent, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs };
-  // For upgrades; each vhost's web requests go through an http-proxy of their own (proxy/exchange.ts).
-  const proxy = httpProxy.createProxyServer(proxyOptions);
+  const proxy = httpProxy.createProxyServer({ agent, preserveHeaderKeyCase: true, proxyTimeout: upstreamTimeoutMs });
   const captures = new Set<Capture>();
   const logRequest = requestLogger(log, metrics, events);
   const upload = {
@@ -214,7 +212,7 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
     heldMaxBytes: config.heldMaxBytes,
     unchangedCache: new UnchangedCache(),
   };
-  const exchanges = exchangeHandler({ vhosts, proxyOptions, log, metrics, spool, captures, events, upload, logRequest });
+  const exchanges = exchangeHandler({ vhosts, proxy, log, metrics, spool, captures, events, upload, logRequest });
   const upgrades = upgradeHandler({ vhosts, proxy, logRequest });
   proxy.on('error', (err: NodeJS.ErrnoException, req, target) => {
     if (target instanceof http.ServerResponse) exchanges.onError(err, req, target);
