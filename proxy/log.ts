@@ -69,8 +69,12 @@ export function pinoLogger(fd = 1, options: { maxWrite?: number } = {}): Logger 
   return log;
 }
 
-/** Where to cut `lines` (whole lines, `\n`-ended) so that the part before is at most `maxBytes` of UTF-8; after the first line when it alone is longer. */
-function lineCut(lines: string, maxBytes: number): number {
+/**
+ * Where to cut `lines` (whole lines, each ending in `\n`): the index (in
+ * characters) after the last line that keeps the part before it within
+ * `maxBytes` of UTF-8; after the first line when it alone is longer.
+ */
+export function lineCut(lines: string, maxBytes: number): number {
   let cut = lines.lastIndexOf('\n', maxBytes - 1) + 1;
   while (cut > 0 && Buffer.byteLength(lines.slice(0, cut)) > maxBytes) cut = lines.lastIndexOf('\n', cut - 2) + 1;
   return cut || lines.indexOf('\n') + 1 || lines.length;
