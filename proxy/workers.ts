@@ -124,8 +124,13 @@ function workersAdmin(ws: Workers, workers: number): http.Server {
   return createAdminServer(metrics, health);
 }
 
-/** Forks worker `k` of `workers`; resolves with its URL once it listens, rejects with its exit code if it exits first. */
-function fork(ws: Workers, k: number, workers: number, log: Logger): Promise<string> {
+/**
+ * Forks worker `k` of `workers`; resolves with its URL once it listens. A
+ * worker of the start (`initial`) that exits before it listens rejects
+ * with its exit code; any other that exits while the proxy runs is
+ * replaced after {@link RESTART_DELAY_MS}.
+ */
+function fork(ws: Workers, k: number, workers: number, log: Logger, initial: boolean): Promise<string> {
   const w = cluster.fork({ CAPTURE_PROXY_WORKER: String(k), CAPTURE_PROXY_WORKERS: String(workers) });
   ws.byK.set(k, w);
   return new Promise<string>((resolve, reject) => {
@@ -133,15 +138,16 @@ function fork(ws: Workers, k: number, workers: number, log: Logger): Promise<str
     w.on('message', (m: Message) => {
       if (m?.type !== 'capture-proxy:ready') return;
       ready = true;
+      if (!initial) log({ msg: 'worker listening again', worker: k, pid: w.process.pid });
       resolve(m.url);
     });
     w.on('exit', (code, signal) => {
       if (ws.byK.get(k) === w) ws.byK.delete(k);
-      if (!ready) return reject(Object.assign(new Error(`worker ${k} exited before it listened`), { exitCode: code || 1 }));
+      if (!ready && initial) return reject(Object.assign(new Error(`worker ${k} exited before it listened`), { exitCode: code || 1 }));
       if (ws.stopping) return;
       log({ level: 'error', msg: 'worker exited; starting another in its place', worker: k, pid: w.process.pid, code, signal });
       setTimeout(() => {
-        if (!ws.stopping) fork(ws, k, workers, log).catch(() => {}); // (its exit is logged again)
+        if (!ws.stopping) void fork(ws, k, workers, log, false);
       }, RESTART_DELAY_MS).unref();
     });
   });
@@ -178,7 +184,7 @@ export async function runPrimary(
   const adminUrl = await listenAdmin(admin);
   let url: string;
   try {
-    const urls = await Promise.all(Array.from({ length: workers }, (_, i) => fork(ws, i + 1, workers, log)));
+    const urls = await Promise.all(Array.from({ length: workers }, (_, i) => fork(ws, i + 1, workers, log, true)));
     url = urls[0];
   } catch (err) {
     await stopWorkers(ws);

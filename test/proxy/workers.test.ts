@@ -3,8 +3,8 @@
  * serve the one listener; every request through it is captured exactly
  * once (one PUT per request, none twice, none lost); the admin server's
  * `/metrics` shows each worker's series under its `worker` label; an edit
- * of a vhost file reaches both workers; SIGTERM stops the primary and
- * both workers, leaving no process behind. And the captures a worker that
+ * of a vhost file reaches both workers; a worker killed is replaced;
+ * SIGTERM stops the primary and both workers, leaving no process behind. And the captures a worker that
  * no longer runs left in its spool are moved to worker 1's and sent.
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
@@ -68,7 +68,7 @@ async function startWorkers(t: Test, config: string): Promise<{ daemon: Daemon; 
   return { daemon, pids: [daemon.proc.pid!, ...workerPids], admin };
 }
 
-t.test('workers: 2 — each request captured once, metrics per worker, a vhost edit reaches both, SIGTERM leaves nothing', async (t) => {
+t.test('workers: 2 — each request captured once, metrics per worker, a vhost edit reaches both, a dead worker replaced, SIGTERM leaves nothing', async (t) => {
   const upstream = await startUpstream(t, (req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/html' });
     res.end(`<p>${req.url}</p>`);
@@ -115,6 +115,15 @@ t.test('workers: 2 — each request captured once, metrics per worker, a vhost e
   for (let i = 0; i < 6; i++) statuses.push((await get(daemon.url, `/q/${i}`, `other.test:${port}`)).status);
   t.same(statuses, [200, 200, 200, 200, 200, 200], 'the new name served on every connection (both workers)');
 
+  // A worker that dies is replaced (same number), and the proxy serves on.
+  process.kill(pids[2], 'SIGKILL');
+  await waitFor('worker 2 replaced', () => /"worker listening again","worker":2,"pid":\d+/.test(daemon.output()));
+  pids.push(Number(/"worker listening again","worker":2,"pid":(\d+)/.exec(daemon.output())![1]));
+  t.match(daemon.output(), /"msg":"worker exited; starting another in its place","worker":2/);
+  const after: number[] = [];
+  for (let i = 0; i < 4; i++) after.push((await get(daemon.url, `/r/${i}`, `localhost:${port}`)).status);
+  t.same(after, [200, 200, 200, 200], 'served after the restart');
+
   // SIGTERM: the primary stops both workers and exits 0; no process is left.
   daemon.proc.kill('SIGTERM');
   const code = await new Promise<number | null>((resolve) => daemon.proc.once('exit', (c) => resolve(c)));
@@ -122,6 +131,7 @@ t.test('workers: 2 — each request captured once, metrics per worker, a vhost e
   await waitFor('every worker gone', () => pids.every((pid) => !alive(pid)), 10_000);
   t.match(daemon.output(), /"msg":"stopped","spoolDepth":0,"worker":1/);
   t.match(daemon.output(), /"msg":"stopped","spoolDepth":0,"worker":2/);
+  t.notOk(alive(pids[2]), 'the worker killed stays gone');
 });
 
 t.test('the captures of a worker that no longer runs are moved to worker 1 and sent, in their order', async (t) => {
