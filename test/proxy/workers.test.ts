@@ -7,12 +7,14 @@
  * SIGTERM stops the primary and both workers, leaving no process behind. And the captures a worker that
  * no longer runs left in its spool are moved to worker 1's and sent.
  */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { metaLine, spoolFileName } from '../../proxy/spool/file.js';
-import { type Daemon, startDaemon } from '../helpers/daemons.js';
+import { type Daemon, repo, startDaemon } from '../helpers/daemons.js';
 import { get, startFakeArchive, startUpstream, tempDir, vhostYaml, waitFor } from './helpers.js';
 
 /** True while a process with this pid exists. */
@@ -23,6 +25,20 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The pids of the processes whose command line names `arg` (here: a test's own config file). */
+function runningWith(arg: string): number[] {
+  const pids: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes(arg)) pids.push(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
 
 /** GET `url` (admin server) and its body as text. */
@@ -132,6 +148,7 @@ t.test('workers: 2 — each request captured once, metrics per worker, a vhost e
   t.match(daemon.output(), /"msg":"stopped","spoolDepth":0,"worker":1/);
   t.match(daemon.output(), /"msg":"stopped","spoolDepth":0,"worker":2/);
   t.notOk(alive(pids[2]), 'the worker killed stays gone');
+  t.same(runningWith(config), [], 'no process of this config left');
 });
 
 t.test('the captures of a worker that no longer runs are moved to worker 1 and sent, in their order', async (t) => {
@@ -160,4 +177,25 @@ t.test('the captures of a worker that no longer runs are moved to worker 1 and s
   t.same(await readdir(path.join(dir, 'spool')).then((l) => l.filter((f) => f.startsWith('worker-'))), ['worker-2'], 'worker-3/ removed');
   t.match(daemon.output(), /captures of worker-3, a worker that no longer runs, moved to worker 1's spool/);
   await daemon.stop();
+});
+
+t.test('a worker that cannot start stops the others: one line on stderr, the exit status, nothing left running', async (t) => {
+  const dir = await tempDir(t, 'workers-');
+  const { config } = await proxyFolder(dir, vhostYaml({ server_name: 'localhost', upstream: 'http://127.0.0.1:9', ArchivePort: 9 }));
+  // Worker 2's spool folder cannot be made: a file is in the way.
+  await mkdir(path.join(dir, 'spool'));
+  await writeFile(path.join(dir, 'spool', 'worker-2'), 'not a folder');
+  const proc = spawn(process.execPath, [path.join(repo, 'bin', 'capture-proxy.js'), '--config', config], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => proc.once('exit', (c) => resolve(c)));
+  t.equal(code, 1, 'exit status 1');
+  t.match(out, /capture-proxy: .*worker-2/, 'the reason, naming the folder');
+  t.notMatch(out, /listening on/, 'never said it listens');
+  const pids = [...out.matchAll(/"pid":(\d+)/g)].map((m) => Number(m[1]));
+  t.ok(
+    pids.every((pid) => !alive(pid)),
+    'no worker left',
+  );
 });
