@@ -7,12 +7,18 @@
  * reason`, exit 2; a bad vhost file is logged and serves nothing, the
  * others serve (proxy/vhosts.ts).
  */
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { OperatorError } from '#shared/operator-error.js';
 import { exitWithErrorLine } from '#shared/cli-error.js';
-import { loadProxyConfig } from './config/proxy-file.js';
+import { originOf } from '#shared/net.js';
+import { loadProxyConfig, type ProxyConfig } from './config/proxy-file.js';
 import { pinoLogger } from './log.js';
+import { ProxyMetrics } from './metrics.js';
 import { type RunningProxy, startProxy } from './server.js';
+import { adoptLeftoverSpools } from './spool/workers.js';
+import { runPrimary, serveWorker, workerConfig, workerIdentity } from './workers.js';
 
 const HELP = `usage: capture-proxy [--config FILE]
 
@@ -30,7 +36,8 @@ options:
                       (/metrics), tls_cert, tls_key, request_timeout,
                       headers_timeout, upstream_timeout, archive_timeout
                       (seconds), max_connections, archive_connections,
-                      held_max_bytes. A bad vhost file is
+                      held_max_bytes, workers (processes; auto: one per
+                      core above 2 cores, else 1). A bad vhost file is
                       logged and serves nothing; the others serve.
                       Every key and its default:
                       docs/configuration.md.
@@ -50,10 +57,48 @@ function parseCliArgs(argv: string[]) {
   return parseArgs({ args: argv, allowPositionals: false, options });
 }
 
+/** Exits with one line on stderr for an error of startup: proxy.yaml's (2), an address in use, a spool folder, TLS files (1). */
+function exitOnStartError(err: unknown): never {
+  // An error an operator can act on (proxy.yaml's mistake: exit 2) is its own line, before any guess below.
+  if (err instanceof OperatorError) exitWithErrorLine('capture-proxy', 'cannot start', err);
+  const e = err as NodeJS.ErrnoException;
+  if (e.syscall === 'listen' || e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL') {
+    process.stderr.write(`capture-proxy: cannot listen: ${e.message}\n`);
+    process.exit(1);
+  }
+  if (e.code && e.syscall) {
+    // The spool folder or the TLS files: a file system error, said in one line.
+    process.stderr.write(`capture-proxy: ${e.message}\n`);
+    process.exit(1);
+  }
+  if (/certificate|key|PEM/i.test(e.message)) {
+    process.stderr.write(`capture-proxy: TLS: ${e.message}\n`);
+    process.exit(1);
+  }
+  exitWithErrorLine('capture-proxy', 'cannot start', err);
+}
+
+/** Listens the admin server of the workers' primary on `config.adminListen`; its URL, or `undefined` without one. */
+async function listenAdmin(config: ProxyConfig, server: http.Server): Promise<string | undefined> {
+  if (!config.adminListen) return undefined;
+  const { host, port } = config.adminListen;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const a = server.address() as AddressInfo;
+  return originOf('http', { host: a.address, port: a.port });
+}
+
 /**
  * Runs the CLI with `argv` (without node and script). Resolves once the
  * proxy listens (or after `--help`); exits the process on a bad command
- * line (2), a bad config (2) or an address it cannot listen on (1).
+ * line (2), a bad config (2) or an address it cannot listen on (1). With
+ * `workers:` above 1, this process is the workers' primary
+ * (proxy/workers.ts), and each worker runs this same CLI.
  */
 export async function main(argv: string[]): Promise<void> {
   let args: ReturnType<typeof parseCliArgs>;
@@ -67,40 +112,34 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
-  const log = pinoLogger(1);
+  const worker = workerIdentity();
+  // Several processes write to one stdout: no write longer than a pipe writes at once (PIPE_BUF), so lines never mix.
+  const log = pinoLogger(1, worker ? { maxWrite: 4096 } : {});
   let proxy: RunningProxy;
   try {
     const config = loadProxyConfig(args.values.config!);
-    proxy = await startProxy(config, { log });
+    if (!worker) await adoptLeftoverSpools(config.spoolDir, config.workers ?? 1, log);
+    if (!worker && (config.workers ?? 1) > 1) {
+      const { failed } = await runPrimary(config, log, (server) => listenAdmin(config, server));
+      if (failed !== undefined) process.exit(failed);
+      return;
+    }
+    const metrics = worker ? new ProxyMetrics(true, { worker: String(worker.k) }) : undefined;
+    proxy = await startProxy(worker ? workerConfig(config, worker) : config, { log, metrics });
   } catch (err) {
-    // An error an operator can act on (proxy.yaml's mistake: exit 2) is its own line, before any guess below.
-    if (err instanceof OperatorError) exitWithErrorLine('capture-proxy', 'cannot start', err);
-    const e = err as NodeJS.ErrnoException;
-    if (e.syscall === 'listen' || e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL') {
-      process.stderr.write(`capture-proxy: cannot listen: ${e.message}\n`);
-      process.exit(1);
-    }
-    if (e.code && e.syscall) {
-      // The spool folder or the TLS files: a file system error, said in one line.
-      process.stderr.write(`capture-proxy: ${e.message}\n`);
-      process.exit(1);
-    }
-    if (/certificate|key|PEM/i.test(e.message)) {
-      process.stderr.write(`capture-proxy: TLS: ${e.message}\n`);
-      process.exit(1);
-    }
-    exitWithErrorLine('capture-proxy', 'cannot start', err);
+    exitOnStartError(err);
   }
-  process.stdout.write(`capture-proxy listening on ${proxy.url}\n`);
+  if (worker) serveWorker(proxy);
+  else process.stdout.write(`capture-proxy listening on ${proxy.url}\n`);
   if (proxy.adminUrl) log({ msg: 'admin server listening', url: proxy.adminUrl, metrics: `${proxy.adminUrl}/metrics` });
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log({ msg: 'stopping: no new connections; requests and captures in flight get 5 s', signal });
+    log({ msg: 'stopping: no new connections; requests and captures in flight get 5 s', signal, ...(worker && { worker: worker.k }) });
     await proxy.close();
-    log({ msg: 'stopped', spoolDepth: proxy.spool.depth });
+    log({ msg: 'stopped', spoolDepth: proxy.spool.depth, ...(worker && { worker: worker.k }) });
     log.flush?.();
     process.exit(0);
   };

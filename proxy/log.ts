@@ -25,15 +25,25 @@ export type Logger = ((entry: LogEntry) => void) & { flush?: () => void };
  * (default 1, stdout), asynchronously (sonic-boom, as pino does): the lines
  * of one turn of the event loop go out together, at its end, in one write;
  * `flush()` writes out what is waiting (call it before `process.exit`).
+ * With `maxWrite` (bytes), no write is longer unless one line is: several
+ * processes writing to one pipe (the proxy's workers) then never mix
+ * their lines, as a pipe writes up to 4096 bytes (PIPE_BUF) at once.
  */
-export function pinoLogger(fd = 1): Logger {
-  const dest = pino.destination({ dest: fd, sync: false, minLength: 0 });
+export function pinoLogger(fd = 1, options: { maxWrite?: number } = {}): Logger {
+  const { maxWrite } = options;
+  const dest = pino.destination({ dest: fd, sync: false, minLength: 0, ...(maxWrite && { maxWrite }) });
   let waiting = '';
   let scheduled = false;
   const writeOut = () => {
     scheduled = false;
-    const lines = waiting;
+    let lines = waiting;
     waiting = '';
+    // sonic-boom joins writes up to maxWrite bytes: handed whole lines, no write(2) of it cuts one (unless a line alone is longer).
+    while (maxWrite && Buffer.byteLength(lines) > maxWrite) {
+      const cut = lineCut(lines, maxWrite);
+      dest.write(lines.slice(0, cut));
+      lines = lines.slice(cut);
+    }
     if (lines) dest.write(lines);
   };
   const log: Logger = (entry) => {
@@ -57,6 +67,17 @@ export function pinoLogger(fd = 1): Logger {
     }
   };
   return log;
+}
+
+/**
+ * Where to cut `lines` (whole lines, each ending in `\n`): the index (in
+ * characters) after the last line that keeps the part before it within
+ * `maxBytes` of UTF-8; after the first line when it alone is longer.
+ */
+export function lineCut(lines: string, maxBytes: number): number {
+  let cut = lines.lastIndexOf('\n', maxBytes - 1) + 1;
+  while (cut > 0 && Buffer.byteLength(lines.slice(0, cut)) > maxBytes) cut = lines.lastIndexOf('\n', cut - 2) + 1;
+  return cut || lines.indexOf('\n') + 1 || lines.length;
 }
 
 /** A logger that drops everything. */

@@ -77,8 +77,12 @@ export class ProxyMetrics {
     registers: [this.registry],
   });
 
-  /** @param defaults also collect prom-client's default process metrics (default `true`) */
-  constructor(defaults = true) {
+  /**
+   * @param defaults also collect prom-client's default process metrics (default `true`)
+   * @param labels labels on every series (a worker's `{ worker: "2" }`, proxy/workers.ts)
+   */
+  constructor(defaults = true, labels?: Record<string, string>) {
+    if (labels) this.registry.setDefaultLabels(labels);
     if (defaults) collectDefaultMetrics({ register: this.registry, prefix: '' });
     // Zero series, so that a scrape shows every metric from the start.
     this.capturesSent.inc({ via: 'live' }, 0);
@@ -101,6 +105,11 @@ export class ProxyMetrics {
     const c = this.requestCounts.get(key);
     if (c) c.n++;
     else this.requestCounts.set(key, { vhost, status: String(status), n: 1 });
+  }
+
+  /** The `Content-Type` of {@link text}'s answer (Prometheus text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -7,6 +7,7 @@
  * to the file's folder.
  */
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadYamlFile, resolveConfigPath, type YamlSource } from '#shared/config.js';
 import { type ConfigOf, type ConfigSchema, defaultsOf, defineCheck } from '#shared/config-schema.js';
@@ -36,6 +37,24 @@ defineCheck('proxy-listen-or-off', (v) => adminListenOf(v) !== undefined);
 defineCheck('proxy-seconds', (v) => secondsOf(v) !== undefined);
 defineCheck('proxy-bytes', (v) => bytesOf(v) !== undefined);
 defineCheck('proxy-count', (v) => bytesOf(v) !== undefined);
+defineCheck('proxy-workers', (v) => workersOf(v) !== undefined);
+
+/** `workers`: `auto`, or a whole number from 1 to 1024 (see {@link defaultWorkers}). */
+function workersOf(value: unknown): number | 'auto' | undefined {
+  if (typeof value === 'string' && value.trim().toLowerCase() === 'auto') return 'auto';
+  const n = numberOf(value);
+  return n !== undefined && Number.isInteger(n) && n >= 1 && n <= 1024 ? n : undefined;
+}
+
+/**
+ * What `workers: auto` means on this machine: one process per core
+ * (`os.availableParallelism()`) when there are more than 2, else 1. With
+ * 2 cores, a second worker would take the core the content server, the
+ * archive and the kernel's network work share with it.
+ */
+export function defaultWorkers(cores = availableParallelism()): number {
+  return cores > 2 ? cores : 1;
+}
 
 /** A time setting: seconds greater than 0, fractions allowed, a number or a string of digits. */
 const seconds = <D extends number>(dflt: D, description: string) =>
@@ -114,6 +133,14 @@ export const PROXY_FILE_SCHEMA = {
         'largest response body held in memory: a capture whose body is complete within this many bytes is sent as one PUT with `Content-Length` once the response has ended (or not at all when `ArchiveUnchangedCache` knows the archive has it); a larger one streams to the archive from the moment it passes the bound. Per capture in flight, so at most this × concurrent captures of memory',
       errorMessage: 'must be a number of bytes greater than 0',
     },
+    workers: {
+      check: 'proxy-workers',
+      default: 'auto',
+      docDefault: '`auto`: one per core (`os.availableParallelism()`) on a machine with more than 2 cores, else 1',
+      description:
+        "processes that serve the proxy's listener (node:cluster; the first process starts them and serves `admin_listen`). Each has its own spool (worker 1 the `spool` folder, worker k `spool/worker-<k>/`) holding at most `spool_max_bytes` / workers, and its own metrics, served as one page with a `worker` label; each watches the vhosts folder. See docs/architecture.md",
+      errorMessage: 'must be auto or a whole number from 1 to 1024',
+    },
     conditional_max_bytes: {
       check: 'proxy-bytes',
       description: 'the former name of `held_max_bytes`, still read (`held_max_bytes` wins when both are set)',
@@ -163,6 +190,8 @@ export interface ProxyConfig {
   archiveConnections?: number;
   /** Largest body held whole and sent with `Content-Length`, bytes (`held_max_bytes`, default 64 KiB). */
   heldMaxBytes?: number;
+  /** Processes serving the listener (`workers`, `auto` resolved by {@link defaultWorkers}); absent or 1: no workers. */
+  workers?: number;
 }
 
 /**
@@ -216,6 +245,7 @@ function proxyConfigFrom(src: YamlSource): ProxyConfig {
     archiveTimeoutMs: ms('archive_timeout'),
     archiveConnections: bytesOf(raw.archive_connections),
     // The former name counts when the new one is not written.
+    workers: ((w) => (w === 'auto' ? defaultWorkers() : w))(workersOf(raw.workers)!),
     heldMaxBytes: bytesOf(written.held_max_bytes === undefined && raw.conditional_max_bytes !== undefined ? raw.conditional_max_bytes : raw.held_max_bytes),
   };
   const admin = adminListenOf(raw.admin_listen);

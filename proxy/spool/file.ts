@@ -29,6 +29,8 @@ const FILE_RE = /^(\d{16})\.capture$/;
 export const TMP_DIR = 'tmp';
 /** Folder of the captures the archive refused for good (kept for the sysadmin). */
 export const REJECTED_DIR = 'rejected';
+/** The name of the spool folder of worker 2, 3, … (`worker-2`), inside the spool folder (proxy/spool/workers.ts); group 1 is the number. */
+export const WORKER_DIR_RE = /^worker-(\d+)$/;
 
 /** A spool file that is not one: no `CAPTURE-SPOOL/1` line, or a bad one. */
 export class SpoolFileError extends Error {

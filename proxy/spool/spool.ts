@@ -8,6 +8,7 @@
  *   <host>_<port>/              one queue per archive endpoint (ArchiveHost:ArchivePort)
  *     0000000000000042.capture  one capture waiting to be re-sent (proxy/spool/file.ts)
  *   rejected/                   captures the archive refused for good (kept for the sysadmin)
+ *   worker-2/ …                 the spools of workers 2, 3, … (`workers:`), laid out alike (proxy/spool/workers.ts)
  * ```
  *
  * Folders are 0700, files 0600: captures hold what visitors asked for.
@@ -23,7 +24,7 @@
  */
 import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { queueDirName, REJECTED_DIR, type SpoolMeta, seqOfFileName, TMP_DIR } from './file.js';
+import { queueDirName, REJECTED_DIR, type SpoolMeta, seqOfFileName, TMP_DIR, WORKER_DIR_RE } from './file.js';
 import { ArchiveQueue, type QueuedFile } from './queue.js';
 import { SpoolRoom, type SpoolOptions } from './room.js';
 import { SpoolTee } from './tee.js';
@@ -73,7 +74,8 @@ export class Spool {
     let total = 0;
     await spool.room.loadRejected();
     for (const d of await readdir(spool.dir, { withFileTypes: true })) {
-      if (!d.isDirectory() || d.name === TMP_DIR || d.name === REJECTED_DIR) continue;
+      // (A worker's own spool, proxy/spool/workers.ts, is not a queue: no queue's name has no `_`.)
+      if (!d.isDirectory() || d.name === TMP_DIR || d.name === REJECTED_DIR || WORKER_DIR_RE.test(d.name)) continue;
       const q = spool.queueNamed(d.name);
       const entries: QueuedFile[] = [];
       for (const f of await readdir(path.join(spool.dir, d.name))) {

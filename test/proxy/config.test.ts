@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { isExcludedPath } from '../../proxy/config/excluded.js';
-import { loadProxyConfig, PROXY_DEFAULTS } from '../../proxy/config/proxy-file.js';
+import { defaultWorkers, loadProxyConfig, PROXY_DEFAULTS } from '../../proxy/config/proxy-file.js';
 import { loadVhostFile, parseVhostText, VHOST_DEFAULTS } from '../../proxy/config/vhost-file.js';
 import { ConfigError } from '#shared/config.js';
 import { tempDir } from './helpers.js';
@@ -77,6 +77,7 @@ t.test('a minimal vhost gets the documented defaults', async (t) => {
     archive_timeout: 60,
     archive_connections: 64,
     held_max_bytes: 65536,
+    workers: 'auto',
   });
 });
 
@@ -361,6 +362,9 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
     ['archive_connections: 2.5\n', /proxy\.yaml:1: archive_connections must be a whole number greater than 0/],
     ['held_max_bytes: none\n', /proxy\.yaml:1: held_max_bytes must be a number of bytes greater than 0/],
     ['conditional_max_bytes: none\n', /proxy\.yaml:1: conditional_max_bytes must be a number of bytes greater than 0/],
+    ['workers: 0\n', /proxy\.yaml:1: workers must be auto or a whole number from 1 to 1024, not 0/],
+    ['workers: many\n', /proxy\.yaml:1: workers must be auto or a whole number from 1 to 1024, not "many"/],
+    ['workers: 1.5\n', /proxy\.yaml:1: workers must be auto or a whole number from 1 to 1024/],
   ];
   for (const [text, re] of bad) {
     await writeFile(file, text);
@@ -372,6 +376,15 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   }
   await writeFile(file, 'admin_listen: off\n');
   t.equal(loadProxyConfig(file).adminListen, undefined, 'admin_listen: off');
+  await writeFile(file, 'workers: 3\n');
+  t.equal(loadProxyConfig(file).workers, 3, 'workers: 3');
+  await writeFile(file, 'workers: auto\n');
+  t.equal(loadProxyConfig(file).workers, defaultWorkers(), 'workers: auto');
+  t.same(
+    [1, 2, 3, 8, 32].map((cores) => defaultWorkers(cores)),
+    [1, 1, 3, 8, 32],
+    'auto: one per core above 2 cores, else 1',
+  );
 
   await mkdir(path.join(dir, 'sites'));
   await writeFile(file, 'listen: 0.0.0.0:0\nvhosts: ../sites\nspool: /var/spool/capture\n');
@@ -389,7 +402,7 @@ t.test('conf/proxy.yaml: defaults, relative paths, errors', async (t) => {
   await writeFile(file, 'listen: 127.0.0.1:8080\nsites: vhosts/\n');
   t.equal(
     errorOf(() => loadProxyConfig(file)),
-    `${file}:2: unknown setting "sites"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, headers_timeout, max_connections, upstream_timeout, archive_timeout, archive_connections, held_max_bytes, conditional_max_bytes`,
+    `${file}:2: unknown setting "sites"; known settings: listen, vhosts, spool, spool_max_bytes, spool_slow_disk, spool_retry_min, spool_retry_max, admin_listen, tls_cert, tls_key, request_timeout, headers_timeout, max_connections, upstream_timeout, archive_timeout, archive_connections, held_max_bytes, workers, conditional_max_bytes`,
   );
   await writeFile(file, 'listen: 127.0.0.1:80800\n');
   t.match(
