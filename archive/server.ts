@@ -7,7 +7,6 @@
  * an HttpError (shared/http-error.ts), answered here in one place as one
  * line of text. URL space: docs/url-space.md.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type pino from 'pino';
 import { clientAddress } from '#shared/net.js';
@@ -23,7 +22,7 @@ import { notFound } from './http/fallback.js';
 import { sendRegisteredFieldNames, useRegisteredFieldNames } from './http/field-names.js';
 import { clientErrorHandler } from './http/guards.js';
 import { ConnectionGate, connectionBound, openFileLimit } from './http/connections.js';
-import { FastPath } from './http/fast-path.js';
+import { FastPath, serverWithFastPath } from './http/fast-path.js';
 import { ingestRoutes, revisitPuts } from './http/ingest.js';
 import { logRoutes } from './http/log.js';
 import { makeTlog, tlogRoutes } from './http/tlog.js';
@@ -88,15 +87,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   // The hot reads are answered before fastify sees them (set once the reader exists, below).
   let fast: FastPath | undefined;
   const app = Fastify({
-    serverFactory: (handler, o) => {
-      const next = handler as (req: IncomingMessage, res: ServerResponse) => void;
-      const server = createServer(o.http ?? {}, (req, res) => (fast ? fast.handle(req, res, next) : next(req, res)));
-      // What fastify sets on a server it makes itself.
-      server.keepAliveTimeout = config.keepAliveTimeoutMs;
-      server.requestTimeout = config.requestTimeoutMs;
-      server.setTimeout(config.idleTimeoutMs);
-      return server;
-    },
+    serverFactory: serverWithFastPath(config, () => fast),
     loggerInstance: opts.log as FastifyBaseLogger | undefined,
     // Our own line per request (logRequest), not fastify's two.
     logController: new LogController({ disableRequestLogging: true }),

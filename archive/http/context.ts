@@ -17,7 +17,6 @@ import type { Resource } from '../metrics.js';
 import { type ArchiveSpan, isLocal } from '../spans.js';
 import { TEXT } from '../read/answer.js';
 import type { Reader, ReadRequest } from '../read/reader.js';
-import type { FastPath } from './fast-path.js';
 import type { VisibleIndex } from '../read/visible-index.js';
 import type { ArchiveStore } from '../store/store.js';
 
@@ -31,8 +30,6 @@ declare module 'fastify' {
     visible: VisibleIndex;
     /** The Memento protocol's reads (TimeGate, Memento, TimeMap, record) as plain answers (archive/read/reader.ts). */
     reader: Reader;
-    /** The hot TimeGate and Memento reads answered in front of fastify (archive/http/fast-path.ts); none when turned off. */
-    fastPath: FastPath | undefined;
   }
   interface FastifyRequest {
     /** The URI-R the request names (routes with `config: { uriR: true }`), normalised. */

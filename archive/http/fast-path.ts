@@ -17,7 +17,7 @@
  * lazy: nothing was read yet), and any request while the daemon closes
  * (fastify's 503).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type pino from 'pino';
 import { clientAddress } from '#shared/net.js';
 import type { ArchiveConfig } from '../config.js';
@@ -27,6 +27,13 @@ import type { Reader } from '../read/reader.js';
 import { isLocal } from '../spans.js';
 import { acceptDatetimeSeconds, baseOf, uriRAfter, wantsPageAccept } from './context.js';
 import { fieldName } from './field-names.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The hot TimeGate and Memento reads answered in front of fastify; none when turned off. */
+    fastPath: FastPath | undefined;
+  }
+}
 
 /** `/<id>/timegate/…` or `/<id>/memento/<ts>/…`, an archive id and a timestamp segment with nothing to percent-decode. */
 const ADDRESS = /^\/([A-Za-z0-9._~-]+)\/(?:timegate\/|memento\/([0-9]{1,14}[a-z_]{0,3})\/)/;
@@ -126,4 +133,28 @@ function send(res: ServerResponse, head: boolean, status: number, headers: Answe
   res.writeHead(status, raw);
   if (head || !body) res.end();
   else res.end(body);
+}
+
+/**
+ * fastify's `serverFactory`: the HTTP server whose request listener is
+ * the fast path (`fast()`, once the daemon has made it; until then, and
+ * when it is off, fastify's handler alone), with the timeouts fastify sets
+ * on a server it makes itself (`keep_alive_timeout`, `request_timeout`,
+ * `idle_timeout`).
+ */
+export function serverWithFastPath(
+  config: Pick<ArchiveConfig, 'keepAliveTimeoutMs' | 'requestTimeoutMs' | 'idleTimeoutMs'>,
+  fast: () => FastPath | undefined,
+): (handler: (req: IncomingMessage, res: ServerResponse) => void, opts: { http?: ServerOptions }) => Server {
+  return (handler, opts) => {
+    const server = createServer(opts.http ?? {}, (req, res) => {
+      const f = fast();
+      if (f) f.handle(req, res, handler);
+      else handler(req, res);
+    });
+    server.keepAliveTimeout = config.keepAliveTimeoutMs;
+    server.requestTimeout = config.requestTimeoutMs;
+    server.setTimeout(config.idleTimeoutMs);
+    return server;
+  };
 }
