@@ -102,7 +102,16 @@ export class VisibleSearch {
       month[ym] = (month[ym] ?? 0) + 1;
     }
     const page = shown.slice((ask.page - 1) * SEARCH_PAGE, ask.page * SEARCH_PAGE);
-    const snips = new Map((await engine(() => text.snippets(ask.terms, page.map((r) => r.id)))).map((s) => [s.id, s]));
+    const snips = new Map(
+      (
+        await engine(() =>
+          text.snippets(
+            ask.terms,
+            page.map((r) => r.id),
+          ),
+        )
+      ).map((s) => [s.id, s]),
+    );
     return {
       total: shown.length,
       capped: rows.length >= SEARCH_ROWS,

@@ -3,7 +3,7 @@
  * plain-text memento (extract.ts) into the full-text index
  * (archive/store/index/text-queries.ts), off the request path. A capture
  * is acknowledged when its record and row are committed; the store's
- * batch callback then nudges the indexer ({@link TextIndexer.nudge}),
+ * commit callback (`onCommitted`) nudges the indexer ({@link TextIndexer.nudge}),
  * which reads, in row id order, the mementos that have no text yet
  * (`missing`: responses of the indexed types, never revisits), one at a
  * time, and stores each one's text. The same walk, from row id 0 when the

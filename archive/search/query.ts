@@ -27,7 +27,12 @@ const OPERATORS = new Set(['AND', 'OR', 'NOT', 'NEAR']);
 
 /** The words (runs of letters and digits) of `s`, lower case. */
 function wordsOf(s: string): string[] {
-  return (s.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, MAX_TERMS + 1);
+  return (
+    s
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).slice(0, MAX_TERMS + 1);
 }
 
 /**
@@ -56,7 +61,8 @@ export function parseTextQuery(q: string | undefined): TextTerm[] {
       if (prefix) throw httpError(400, 'q=: a * ends a word (prefix*)');
       continue;
     }
-    if (prefix && words[words.length - 1].length < MIN_PREFIX_CHARS) throw httpError(400, `q=: a prefix takes at least ${MIN_PREFIX_CHARS} letters before its *`);
+    if (prefix && words[words.length - 1].length < MIN_PREFIX_CHARS)
+      throw httpError(400, `q=: a prefix takes at least ${MIN_PREFIX_CHARS} letters before its *`);
     terms.push({ words, prefix });
   }
   if (!terms.length) throw httpError(400, 'q= has no word to look for (letters or digits)');

@@ -6,7 +6,7 @@
  * `/web/<ts>/<url>`) or as JSON (`output=json`). The text in a snippet or
  * title is stored content: it is escaped here, and only the archive's own
  * `<mark>` is added. Also starts the daemon's text indexer
- * (archive/search/indexer.ts), which the store's batches nudge.
+ * (archive/search/indexer.ts), which each commit of the store nudges.
  *
  * Parameters: `q` (words, "phrases", prefix*: archive/search/query.ts),
  * `from`/`to` (1–14 digits, a whole period inclusive, as `/cdx`), `url` (a
@@ -57,8 +57,8 @@ function bound(query: Query, name: 'from' | 'to'): number | undefined {
 function urlRanges(url: string, max: number): { from: string; to?: string }[] {
   let type: MatchType = 'exact';
   let u = url;
-  if (u.startsWith('*.')) (type = 'domain'), (u = u.slice(2));
-  else if (u.endsWith('*')) (type = 'prefix'), (u = u.slice(0, -1));
+  if (u.startsWith('*.')) ((type = 'domain'), (u = u.slice(2)));
+  else if (u.endsWith('*')) ((type = 'prefix'), (u = u.slice(0, -1)));
   return urlkeyRanges(parseUriR(u, max).urlkey, type);
 }
 
@@ -89,11 +89,7 @@ export async function searchRoutes(app: FastifyInstance): Promise<void> {
     (row, err) => app.log.warn({ id: row.id, err: err instanceof Error ? err.message : String(err) }, 'text not indexed'),
   );
   app.decorate('textIndexer', indexer);
-  const before = app.store.onBatch;
-  app.store.onBatch = (captures, written, sync) => {
-    before?.(captures, written, sync);
-    if (written) indexer.nudge();
-  };
+  app.store.onCommitted = () => indexer.nudge();
   app.addHook('onReady', async () => indexer.nudge());
   app.addHook('onClose', async () => indexer.close());
   const max = app.config.maxUrlLength;
@@ -196,6 +192,7 @@ function searchData(r: SearchAnswer, ask: { q: string; url?: string; type?: stri
     pages,
     prev: ask.page > 1 ? link({ page: ask.page - 1 }) : undefined,
     next: ask.page < pages ? link({ page: ask.page + 1 }) : undefined,
+    history: ask.url ? `/history?${new URLSearchParams({ q: `"${ask.q.replace(/"/g, '')}"`, url: ask.url }).toString()}` : undefined,
     wide: ask.from !== undefined || ask.to !== undefined ? link({ from: undefined, to: undefined, page: undefined }) : undefined,
   };
 }
