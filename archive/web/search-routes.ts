@@ -57,8 +57,13 @@ function bound(query: Query, name: 'from' | 'to'): number | undefined {
 function urlRanges(url: string, max: number): { from: string; to?: string }[] {
   let type: MatchType = 'exact';
   let u = url;
-  if (u.startsWith('*.')) ((type = 'domain'), (u = u.slice(2)));
-  else if (u.endsWith('*')) ((type = 'prefix'), (u = u.slice(0, -1)));
+  if (u.startsWith('*.')) {
+    type = 'domain';
+    u = u.slice(2);
+  } else if (u.endsWith('*')) {
+    type = 'prefix';
+    u = u.slice(0, -1);
+  }
   return urlkeyRanges(parseUriR(u, max).urlkey, type);
 }
 
@@ -70,16 +75,20 @@ function output(query: Query): 'html' | 'json' {
   throw httpError(400, `output=${o.slice(0, 40)} is not json or html`);
 }
 
+/** The marks around a snippet's matched words (text-queries.ts `snippets`). */
+const MARK_START = '\u0001';
+const MARK_END = '\u0002';
+
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** A snippet as HTML: its text escaped, the matched words (between \u0001 and \u0002) in `<mark>`. */
 export function snippetHtml(snippet: string): string {
   const escaped = snippet.replace(/[&<>"']/g, (c) => ESCAPES[c]);
-  return escaped.replace(/\u0001/g, '<mark>').replace(/\u0002/g, '</mark>');
+  return escaped.split(MARK_START).join('<mark>').split(MARK_END).join('</mark>');
 }
 
 /** A snippet as plain text (the marks taken out). */
-const plain = (snippet: string) => snippet.replace(/[\u0001\u0002]/g, '');
+const plain = (snippet: string) => snippet.split(MARK_START).join('').split(MARK_END).join('');
 
 /** The search and history plugin (see the module comment). */
 export async function searchRoutes(app: FastifyInstance): Promise<void> {

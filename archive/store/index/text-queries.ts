@@ -79,9 +79,18 @@ const MIMES = TEXT_MIMES.map((m) => `'${m}'`).join(', ');
 function conditions(q: Omit<TextSearch, 'terms' | 'limit'>): { sql: string; params: Record<string, string | number> } {
   const parts: string[] = [];
   const params: Record<string, string | number> = {};
-  if (q.since !== undefined) (parts.push('m.datetime >= $since'), (params.$since = q.since));
-  if (q.until !== undefined) (parts.push('m.datetime <= $until'), (params.$until = q.until));
-  if (q.mime !== undefined) (parts.push('m.mime = $mime'), (params.$mime = q.mime));
+  if (q.since !== undefined) {
+    parts.push('m.datetime >= $since');
+    params.$since = q.since;
+  }
+  if (q.until !== undefined) {
+    parts.push('m.datetime <= $until');
+    params.$until = q.until;
+  }
+  if (q.mime !== undefined) {
+    parts.push('m.mime = $mime');
+    params.$mime = q.mime;
+  }
   if (q.ranges?.length) {
     const ors = q.ranges.map((r, i) => {
       params[`$kf${i}`] = r.from;

@@ -4,48 +4,11 @@
  * appears, is served again as a revisit, disappears, reappears), pages
  * with scripts, styles and comments, an excluded page, stored markup in
  * text; what the JSON and HTML answers hold, the date window, paging,
- * facets, bad and hostile queries, and purge.
+ * facets, bad and hostile queries (purge and reindex: search-upkeep.test.ts).
  */
-import { rmSync } from 'node:fs';
 import t from 'tap';
-import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
-import { until } from '../../helpers/until.js';
-import { runCli, writeConfig } from '../helpers.js';
-
-const RULES = `${TWO_ARCHIVES}access:\n  - url: http://www.example.org/excluded/*\n    action: exclude\n`;
-const PHRASE = 'we never sell your data';
-const page = (title: string, text: string, extra = '') =>
-  `<!doctype html><html><head><title>${title}</title><style>.zebrastyle{}</style><script>var zebra = "scripted words";</script></head>` +
-  `<body><!-- giraffe in a comment --><h1>${title}</h1><p>${text}</p>${extra}</body></html>`;
-
-const TERMS_V1 = page('Terms of service', `Plain terms. ${PHRASE}. Ask us anything.`);
-const TERMS_V2 = page('Terms of service', 'Plain terms. We may share what you give us. Ask us anything.');
-
-/** Captures of the sample site over time: [path, date, body, content type]. */
-const CAPTURES: [string, string, string, string?][] = [
-  ['/terms', 'Wed, 15 Jan 2025 10:00:00 GMT', TERMS_V1],
-  ['/terms', 'Sat, 15 Feb 2025 10:00:00 GMT', TERMS_V1], // the same page again: a revisit
-  ['/terms', 'Tue, 15 Jul 2025 10:00:00 GMT', TERMS_V2],
-  ['/terms', 'Sun, 15 Mar 2026 10:00:00 GMT', TERMS_V1],
-  ['/about', 'Mon, 20 Jan 2025 10:00:00 GMT', page('About us', `Founded long ago. ${PHRASE}, says the founder.`)],
-  ['/excluded/secret', 'Mon, 20 Jan 2025 10:00:00 GMT', page('Secret', `${PHRASE} (hidden page)`)],
-  ['/markup', 'Mon, 20 Jan 2025 11:00:00 GMT', page('Markup &lt;b&gt;', 'stored &lt;script&gt;alert(1)&lt;/script&gt; markup words')],
-  ['/notes.txt', 'Mon, 20 Jan 2025 12:00:00 GMT', 'plain text notes about sellotape and data', 'text/plain'],
-  ['/image.png', 'Mon, 20 Jan 2025 12:00:00 GMT', 'never sell binary', 'image/png'],
-];
-
-async function load(a: TestArchive): Promise<void> {
-  for (const [target, date, body, type] of CAPTURES) {
-    const r = await putCapture(a, '', captureRecord({ target, date, body, responseHeaders: [['Content-Type', type ?? 'text/html; charset=utf-8']] }));
-    if (r.status !== 201) throw new Error(`${target} ${date}: ${r.status} ${r.text}`);
-  }
-  await until(async () => (await a.app.textIndexer.drained(), (await a.store.index.text!.count()) >= 7), 20_000, 'the texts are indexed');
-}
-
-async function json(a: TestArchive, path: string) {
-  const r = await request(a.url + path);
-  return { status: r.status, type: r.headers['content-type'], body: r.status === 200 ? JSON.parse(r.text) : undefined, text: r.text };
-}
+import { request, startArchive } from '../../helpers/archive.js';
+import { json, load, PHRASE, RULES } from './helpers.js';
 
 const q = (s: string) => encodeURIComponent(s);
 
@@ -189,27 +152,4 @@ t.test('history: appear, revisit, disappear, reappear give two periods; hidden p
   t.match(html.text, /still there/);
   t.equal((await request(`${a.url}/history?q=never`)).status, 400, 'url= is required');
   t.equal((await request(`${a.url}/history?q=${q('AND OR (')}&url=http://www.example.org/`)).status, 400);
-});
-
-t.test('purge removes the text; reindex rebuilds it', async (t) => {
-  const { dir, config, dataDir } = writeConfig();
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  let a = await startArchive(TWO_ARCHIVES, { dataDir });
-  await load(a);
-  t.equal((await json(a, '/search?q=founder&output=json')).body.total, 1);
-  await a.close(true);
-  const p = await runCli(['purge', '--config', config, '--url', 'http://www.example.org/about']);
-  t.equal(p.code, 0, p.stderr);
-  a = await startArchive(TWO_ARCHIVES, { dataDir });
-  await a.app.textIndexer.drained();
-  t.equal((await json(a, '/search?q=founder&output=json')).body.total, 0, 'purged: no hit');
-  t.equal((await json(a, '/search?q=never&output=json')).body.total, 3, 'the rest is found (no access rules here)');
-  await a.close(true);
-  const r = await runCli(['reindex', '--config', config]);
-  t.equal(r.code, 0, r.stderr);
-  a = await startArchive(TWO_ARCHIVES, { dataDir });
-  t.teardown(() => a.close(true));
-  await until(async () => (await a.app.textIndexer.drained(), (await a.store.index.text!.count()) >= 6), 20_000, 'the texts are indexed again');
-  t.equal((await json(a, '/search?q=never&output=json')).body.total, 3, 'after reindex: the same answer');
-  t.equal((await json(a, '/search?q=founder&output=json')).body.total, 0);
 });
