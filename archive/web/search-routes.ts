@@ -191,7 +191,7 @@ function searchData(r: SearchAnswer, ask: { q: string; url?: string; type?: stri
   const pages = Math.max(1, Math.ceil(r.total / SEARCH_PAGE));
   return {
     title: `Search: ${ask.q}`,
-    q: ask.q,
+    text: ask.q,
     ask,
     total: r.total,
     capped: r.capped,
@@ -208,5 +208,5 @@ function searchData(r: SearchAnswer, ask: { q: string; url?: string; type?: stri
 
 /** The template data of a history page. */
 function historyData(urls: UrlHistory[], capped: boolean, q: string, url: string): Record<string, unknown> {
-  return { title: `History of ${q}`, q, url, urls, capped };
+  return { title: `History of ${q}`, text: q, url, urls, capped };
 }
