@@ -73,10 +73,11 @@ export function ftsMatch(terms: readonly TextTerm[]): string {
   return terms.map((t) => `"${t.words.join(' ')}"${t.prefix ? '*' : ''}`).join(' ');
 }
 
-const MIMES = TEXT_MIMES.map((m) => `'${m}'`).join(', ');
+/** The indexed media types as an SQL list. */
+export const MIMES_SQL = TEXT_MIMES.map((m) => `'${m}'`).join(', ');
 
 /** The conditions of a search's window, URL ranges and type on `m`, and their parameters. */
-function conditions(q: Omit<TextSearch, 'terms' | 'limit'>): { sql: string; params: Record<string, string | number> } {
+export function conditions(q: Omit<TextSearch, 'terms' | 'limit'>): { sql: string; params: Record<string, string | number> } {
   const parts: string[] = [];
   const params: Record<string, string | number> = {};
   if (q.since !== undefined) {
@@ -103,8 +104,24 @@ function conditions(q: Omit<TextSearch, 'terms' | 'limit'>): { sql: string; para
   return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
 }
 
+/** The full-text index's reads and writes (SQLite: {@link TextQueries}; PostgreSQL: text-pg.ts); an index's `text`. */
+export interface TextIndex {
+  /** Up to `limit` mementos with row id above `after` whose text is indexed but not yet extracted, by row id. */
+  missing(after: number, limit: number): Promise<MementoRow[]>;
+  /** Stores the text of memento `id` (an empty text: looked at, nothing to index), unless its row is gone or it has one. */
+  put(id: number, title: string, body: string): Promise<void>;
+  /** The mementos whose title or text holds every term, within the window, URLs and type: up to `limit`, newest row ids first. */
+  search(q: TextSearch): Promise<TextHit[]>;
+  /** Title and snippet (about `words` words around the matches) of the mementos `ids` for the terms. */
+  snippets(terms: readonly TextTerm[], ids: readonly number[], words?: number): Promise<TextSnippet[]>;
+  /** Every memento of the URLs in `ranges`, by urlkey then datetime, marked whether its text (a revisit: its original's) holds the terms: up to `limit`. */
+  history(terms: readonly TextTerm[], ranges: readonly { from: string; to?: string }[], limit: number): Promise<HistoryRow[]>;
+  /** Number of texts stored (extracted mementos, empty ones too). */
+  count(): Promise<number>;
+}
+
 /** The full-text index's reads and writes on SQLite (see the module comment); the index's `text`. */
-export class TextQueries {
+export class TextQueries implements TextIndex {
   /**
    * @param db the write connection
    * @param reader a read connection
@@ -118,7 +135,7 @@ export class TextQueries {
   missing(after: number, limit: number): Promise<MementoRow[]> {
     return readAll<MementoRow>(
       this.reader,
-      `SELECT m.* FROM memento m WHERE m.id > $after AND m.refers_to IS NULL AND m.mime IN (${MIMES})
+      `SELECT m.* FROM memento m WHERE m.id > $after AND m.refers_to IS NULL AND m.mime IN (${MIMES_SQL})
         AND NOT EXISTS (SELECT 1 FROM memento_text t WHERE t.rowid = m.id) ORDER BY m.id LIMIT $limit`,
       { $after: after, $limit: limit },
     );
