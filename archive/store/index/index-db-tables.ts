@@ -7,7 +7,7 @@
 import sqlite3 from 'sqlite3';
 import { LOG_SCHEMA_SQLITE, upgradeLogTables } from './log-sqlite.js';
 import { readAll, run } from './sqlite-calls.js';
-import { TEXT_SCHEMA_SQLITE } from './text-queries.js';
+import { makeTextTable } from './text-queries.js';
 
 /** One row per memento, unique on (urlkey, archive id, Memento-Datetime); docs/storage.md. */
 const MEMENTO_SCHEMA = `
@@ -41,7 +41,8 @@ async function addRefersTo(db: sqlite3.Database): Promise<void> {
 
 /** Makes the index's tables when missing (an empty file, an index of an older version) and adds the columns older versions lack. */
 export async function makeTables(db: sqlite3.Database): Promise<void> {
-  await new Promise<void>((resolve, reject) => db.exec(MEMENTO_SCHEMA + LOG_SCHEMA_SQLITE + TEXT_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) => db.exec(MEMENTO_SCHEMA + LOG_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
   await addRefersTo(db);
   await upgradeLogTables(db);
+  await makeTextTable(db);
 }

@@ -61,12 +61,19 @@ export interface TextSnippet {
   snippet: string;
 }
 
-/** The FTS5 table and the trigger that deletes a memento's text with its row. */
-export const TEXT_SCHEMA_SQLITE = `
-CREATE VIRTUAL TABLE IF NOT EXISTS memento_text USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+/** The FTS5 table (its `secure-delete` option set once, when it is made) and the trigger that deletes a memento's text with its row. */
+const TEXT_SCHEMA_SQLITE = `
+CREATE VIRTUAL TABLE memento_text USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 INSERT INTO memento_text(memento_text, rank) VALUES('secure-delete', 1);
-CREATE TRIGGER IF NOT EXISTS memento_text_gone AFTER DELETE ON memento BEGIN DELETE FROM memento_text WHERE rowid = old.id; END;
+CREATE TRIGGER memento_text_gone AFTER DELETE ON memento BEGIN DELETE FROM memento_text WHERE rowid = old.id; END;
 `;
+
+/** Makes the full-text table and its trigger in an index that has none (an index of an older version gains them); writes nothing otherwise. */
+export async function makeTextTable(db: sqlite3.Database): Promise<void> {
+  const [has] = await readAll<{ n: number }>(db, "SELECT count(*) AS n FROM sqlite_master WHERE name = 'memento_text'", {});
+  if (has.n) return;
+  await new Promise<void>((resolve, reject) => db.exec(`BEGIN;${TEXT_SCHEMA_SQLITE}COMMIT;`, (err) => (err ? reject(err) : resolve())));
+}
 
 /** The MATCH expression of checked terms: each a quoted phrase (its words hold letters and digits only), the last word of a prefix term starred. */
 export function ftsMatch(terms: readonly TextTerm[]): string {

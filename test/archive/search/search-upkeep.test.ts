@@ -3,7 +3,8 @@
  * its row (no hit after), and `reindex` (a new index) has the texts
  * extracted again when the daemon starts.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { startArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 import { until } from '../../helpers/until.js';
@@ -17,8 +18,15 @@ t.test('purge removes the text; reindex rebuilds it', async (t) => {
   await load(a);
   t.equal((await json(a, '/search?q=founder&output=json')).body.total, 1);
   await a.close(true);
+  const indexBytes = () =>
+    ['index.sqlite3', 'index.sqlite3-wal']
+      .filter((f) => existsSync(path.join(dataDir, f)))
+      .map((f) => readFileSync(path.join(dataDir, f)).toString('utf8'))
+      .join('');
+  t.ok(indexBytes().includes('says the founder'), 'before: the text is in the index file');
   const p = await runCli(['purge', '--config', config, '--url', 'http://www.example.org/about']);
   t.equal(p.code, 0, p.stderr);
+  t.notOk(indexBytes().includes('says the founder'), 'after: no trace of the text in the index file or its WAL');
   a = await startArchive(TWO_ARCHIVES, { dataDir });
   await a.app.textIndexer.drained();
   t.equal((await json(a, '/search?q=founder&output=json')).body.total, 0, 'purged: no hit');
