@@ -21,6 +21,7 @@ export type Resource =
   | 'metrics'
   | 'static'
   | 'web'
+  | 'search'
   | 'record'
   | 'other';
 

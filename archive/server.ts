@@ -42,6 +42,7 @@ import { recordRoutes } from './http/record.js';
 import { VisibleIndex } from './read/visible-index.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
+import { searchRoutes } from './web/search-routes.js';
 import { WorkPool } from './work/pool.js';
 import type { ArchiveStore } from './store/store.js';
 
@@ -70,6 +71,7 @@ const PLUGINS = [
   cdxRoutes,
   staticRoutes,
   webRoutes,
+  searchRoutes,
   opsRoutes,
   recordRoutes,
   tlogRoutes,

@@ -28,6 +28,7 @@ import type { PanelCapture } from '../store/index/panel-query.js';
 import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/index/memento-row.js';
 import { nearer, type Period, type Selection, select } from './nearest.js';
 import { VisiblePages } from './pages.js';
+import { VisibleSearch } from './search.js';
 
 /** The nearest shown memento of a URL in any local archive ({@link VisibleIndex.nearest}). */
 export interface NearestMemento {
@@ -51,10 +52,14 @@ export class VisibleIndex {
     private readonly archives: readonly ArchiveSpan[] = [],
   ) {
     this.pages = new VisiblePages(index, rules);
+    this.search = new VisibleSearch(index, (urlkey, datetime) => this.shows(urlkey, datetime));
   }
 
   /** The `/web/` pages' queries (calendars, day lists, prefix lists, sites, counts) through the same rules. */
   readonly pages: VisiblePages;
+
+  /** Full-text search and phrase history (archive/read/search.ts) through the same rules. */
+  readonly search: VisibleSearch;
 
   /**
    * The index through `rules` (checked rules, archive/config.ts `access`),

@@ -85,6 +85,8 @@ export class ArchiveStore {
    * of its WARC files took, seconds. For the daemon's metrics.
    */
   onBatch?: (captures: number, written: number, syncSeconds: number) => void;
+  /** Called after each commit of new rows (the full-text indexer, archive/search/indexer.ts, then reads what has no text yet). */
+  onCommitted?: () => void;
   /**
    * True for a memento the access rules hide (set by the daemon,
    * archive/read/access-rules.ts): the dedup never takes a capture for a duplicate of
@@ -484,6 +486,7 @@ export class ArchiveStore {
     // The read cache's one rule (read-cache.ts): a write of a urlkey drops every answer read for it, before the PUTs are answered.
     this.index.cache.written(rows.map((r) => r.urlkey));
     this.isNew.committed(lost.size ? rows.filter((r) => !lost.has(r)) : rows);
+    this.onCommitted?.();
     return lost;
   }
 

@@ -1,11 +1,13 @@
 /**
  * The tables of the SQLite index (index-db.ts): the mementos and the
  * evidence log's (archive/store/index/log-sqlite.ts), made when missing, and
- * the columns an index of an older version gains on open.
+ * the columns an index of an older version gains on open; the full-text
+ * index of the mementos' text (text-queries.ts).
  */
 import sqlite3 from 'sqlite3';
 import { LOG_SCHEMA_SQLITE, upgradeLogTables } from './log-sqlite.js';
 import { readAll, run } from './sqlite-calls.js';
+import { makeTextTable } from './text-queries.js';
 
 /** One row per memento, unique on (urlkey, archive id, Memento-Datetime); docs/storage.md. */
 const MEMENTO_SCHEMA = `
@@ -42,4 +44,5 @@ export async function makeTables(db: sqlite3.Database): Promise<void> {
   await new Promise<void>((resolve, reject) => db.exec(MEMENTO_SCHEMA + LOG_SCHEMA_SQLITE, (err) => (err ? reject(err) : resolve())));
   await addRefersTo(db);
   await upgradeLogTables(db);
+  await makeTextTable(db);
 }

@@ -24,6 +24,7 @@ import { SqliteLogStore, SqliteLogTx } from './log-sqlite.js';
 import { makeTables } from './index-db-tables.js';
 import type { LogAppend } from './memento-index.js';
 import { KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
+import { TextQueries } from './text-queries.js';
 
 export { StaleIndexError };
 export type { AtOrBefore, DumpRow, MementoRef, MementoRow, Neighbourhood, NewMementoRow, Spans, TimemapRow };
@@ -81,6 +82,8 @@ export class IndexDb implements MementoIndex, IndexReads {
   readonly pages = new PageQueries(this);
   readonly panel = new PanelQuery(this);
   readonly keys = new KeyQueries(this);
+  /** The full-text index of the mementos' text (text-queries.ts). */
+  readonly text: TextQueries;
 
   private constructor(
     private readonly db: sqlite3.Database,
@@ -95,6 +98,7 @@ export class IndexDb implements MementoIndex, IndexReads {
     /** The index file. */
     private readonly file: string,
   ) {
+    this.text = new TextQueries(db, pager);
     this.log = new SqliteLogStore(reader, db);
     this.logTx = new SqliteLogTx(db);
     this.batchStmts = new Prepared(db);

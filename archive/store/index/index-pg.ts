@@ -42,6 +42,7 @@ import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './
 import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from '../read-cache.js';
 import { appendToLog, logPurgeOf } from '../../evidence/log.js';
 import { LOG_SCHEMA_PG, PgLogStore, PgLogTx } from './log-pg.js';
+import { PgTextQueries, TEXT_SCHEMA_PG } from './text-pg.js';
 import type { LogAppend } from './memento-index.js';
 import { KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
 
@@ -215,6 +216,8 @@ export class PgIndex implements MementoIndex, IndexReads {
   readonly pages = new PageQueries(this);
   readonly panel = new PanelQuery(this);
   readonly keys = new KeyQueries(this);
+  /** The full-text index of the mementos' text (text-pg.ts). */
+  readonly text: PgTextQueries;
   commits = 0;
   private readonly statements = new Map<string, { text: string; names: string[] }>();
 
@@ -225,6 +228,7 @@ export class PgIndex implements MementoIndex, IndexReads {
     private readonly writersLock?: pg.Client,
   ) {
     this.log = new PgLogStore(pool);
+    this.text = new PgTextQueries(pool);
     this.viewLoads = new ViewLoads(cache, (urlkeys) => this.loadViews(urlkeys), VIEW_BATCH_SIZES[VIEW_BATCH_SIZES.length - 1]);
   }
 
@@ -253,6 +257,7 @@ export class PgIndex implements MementoIndex, IndexReads {
         await client.query(SCHEMA);
         await client.query('ALTER TABLE memento ADD COLUMN IF NOT EXISTS refers_to bigint');
         await client.query(LOG_SCHEMA_PG);
+        await client.query(TEXT_SCHEMA_PG);
       });
     } catch (err) {
       await pool.end();

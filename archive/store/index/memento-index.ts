@@ -27,6 +27,7 @@ import type { KeyQueries } from './key-queries.js';
 import type { PageQueries } from './page-queries.js';
 import type { PanelQuery } from './panel-query.js';
 import type { SqlDialect } from './dialect.js';
+import type { TextIndex } from './text-queries.js';
 
 export type { SqlDialect };
 
@@ -76,6 +77,9 @@ export interface MementoIndex {
 
   /** Lookups by urlkey pattern (archive/store/index/key-queries.ts): stored keys under prefixes, a purge selection's row ids. */
   readonly keys: KeyQueries;
+
+  /** The full-text index of the mementos' text (SQLite: text-queries.ts; PostgreSQL: text-pg.ts); absent: none. */
+  readonly text?: TextIndex;
 
   /** The read cache in front of {@link neighbourhood} and {@link spans} (read-cache.ts); the store tells it of every commit. */
   readonly cache: ReadCache;

@@ -1,0 +1,90 @@
+/**
+ * The daemon's text indexer: extracts the text of every new HTML or
+ * plain-text memento (extract.ts) into the full-text index
+ * (archive/store/index/text-queries.ts), off the request path. A capture
+ * is acknowledged when its record and row are committed; the store's
+ * commit callback (`onCommitted`) nudges the indexer ({@link TextIndexer.nudge}),
+ * which reads, in row id order, the mementos that have no text yet
+ * (`missing`: responses of the indexed types, never revisits), one at a
+ * time, and stores each one's text. The same walk, from row id 0 when the
+ * daemon starts, catches up with whatever has no text: captures committed
+ * just before a crash, and a whole index after `reindex` (a new index
+ * file starts without text). Extraction runs on the event loop one stored
+ * chunk at a time (the body is streamed, at most 1 MiB of it read per
+ * memento), so a request waits for at most one chunk's parsing.
+ */
+import type { MementoIndex } from '../store/index/memento-index.js';
+import type { MementoRow } from '../store/index/memento-row.js';
+import type { StoredResponse } from '../store/warcs/warc-reader.js';
+import { extractText } from './extract.js';
+
+/** Rows read per walk step. */
+const STEP = 100;
+
+/** The text indexer (see the module comment). */
+export class TextIndexer {
+  private after = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
+  /** Mementos whose text was stored, and those whose stored response could not be read (retried at the next start). */
+  readonly stats = { indexed: 0, failed: 0 };
+
+  /**
+   * @param index the archive's index (its `text`; without one the indexer does nothing)
+   * @param read reads a memento's stored response (the store's `readResponse`)
+   * @param onError told of a memento whose response could not be read
+   */
+  constructor(
+    private readonly index: MementoIndex,
+    private readonly read: (row: MementoRow) => Promise<StoredResponse>,
+    private readonly onError: (row: MementoRow, err: unknown) => void = () => undefined,
+  ) {}
+
+  /** There may be mementos without text: walk them (now, or again when the running walk ends). */
+  nudge(): void {
+    if (this.closed || !this.index.text) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.walk().finally(() => {
+      this.running = undefined;
+      if (this.again && !this.closed) {
+        this.again = false;
+        this.nudge();
+      }
+    });
+  }
+
+  /** Resolves when no walk is running nor asked for (every memento committed before the call has its text, or failed). */
+  async drained(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Stops after the memento being read; resolves when it has. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.running?.catch(() => undefined);
+  }
+
+  private async walk(): Promise<void> {
+    const text = this.index.text!;
+    for (;;) {
+      const rows = await text.missing(this.after, STEP).catch(() => []);
+      if (!rows.length || this.closed) return;
+      for (const row of rows) {
+        if (this.closed) return;
+        this.after = row.id;
+        try {
+          const t = await extractText(await this.read(row), row.mime);
+          await text.put(row.id, t.title, t.body);
+          this.stats.indexed++;
+        } catch (err) {
+          this.stats.failed++;
+          this.onError(row, err);
+        }
+      }
+    }
+  }
+}

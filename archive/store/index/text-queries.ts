@@ -1,0 +1,208 @@
+/**
+ * The full-text index of the mementos' text (archive/search/): one row per
+ * memento whose `response` record is HTML or plain text (never a revisit:
+ * a revisit has its original's text), keyed by the memento's row id, with
+ * the title and the visible text extracted at ingest
+ * (archive/search/extract.ts). SQLite keeps it in an FTS5 table
+ * (`memento_text`, unicode61 tokens without diacritics, `secure-delete` so
+ * that a purged text leaves no token behind) in the index file; a trigger
+ * deletes a memento's text with its row (purge), and a new index file
+ * (`reindex`) starts without text, which the daemon's indexer extracts
+ * again ({@link TextQueries.missing}).
+ *
+ * A query arrives as terms already checked (archive/search/query.ts
+ * `TextQuery`); the MATCH expression is written here from them alone, so no
+ * text a visitor typed reaches the engine's query syntax. Every read is
+ * bounded by a row limit. Datetimes are epoch seconds; errors are the
+ * driver's.
+ */
+import sqlite3 from 'sqlite3';
+import type { MementoRow } from './memento-row.js';
+import { all, readAll, run } from './sqlite-calls.js';
+
+/** The media types whose text is indexed (lower case, no parameters). */
+export const TEXT_MIMES = ['text/html', 'application/xhtml+xml', 'text/plain'] as const;
+
+/** A checked term of a query: its words (one: a word; several: a phrase), the last a prefix when `prefix`. */
+export interface TextTerm {
+  words: string[];
+  prefix: boolean;
+}
+
+/** What a search asks of the index (see {@link TextQueries.search}). */
+export interface TextSearch {
+  terms: readonly TextTerm[];
+  /** Inclusive window of Memento-Datetimes, epoch s. */
+  since?: number;
+  until?: number;
+  /** Urlkey ranges (`to` exclusive; absent: one urlkey), none: every URL. */
+  ranges?: readonly { from: string; to?: string }[];
+  /** The media type, lower case. */
+  mime?: string;
+  /** Most rows read (newest row ids first). */
+  limit: number;
+}
+
+/** A memento whose text matched: the index row's public parts. */
+export type TextHit = Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'uri_r' | 'datetime' | 'mime'>;
+
+/** A memento of a URL in a phrase's history: whether its text (or its original's, for a revisit) held the phrase. */
+export interface HistoryRow extends Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'uri_r' | 'datetime' | 'refers_to'> {
+  holds: 0 | 1;
+  /** A revisit's original, for the access rules (its urlkey and datetime); null for a response. */
+  o_urlkey: string | null;
+  o_datetime: number | null;
+}
+
+/** Title and snippet of a hit; the snippet's matched words between \u0001 and \u0002. */
+export interface TextSnippet {
+  id: number;
+  title: string;
+  snippet: string;
+}
+
+/** The FTS5 table (its `secure-delete` option set once, when it is made) and the trigger that deletes a memento's text with its row. */
+const TEXT_SCHEMA_SQLITE = `
+CREATE VIRTUAL TABLE memento_text USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+INSERT INTO memento_text(memento_text, rank) VALUES('secure-delete', 1);
+CREATE TRIGGER memento_text_gone AFTER DELETE ON memento BEGIN DELETE FROM memento_text WHERE rowid = old.id; END;
+`;
+
+/** Makes the full-text table and its trigger in an index that has none (an index of an older version gains them); writes nothing otherwise. */
+export async function makeTextTable(db: sqlite3.Database): Promise<void> {
+  const [has] = await readAll<{ n: number }>(db, "SELECT count(*) AS n FROM sqlite_master WHERE name = 'memento_text'", {});
+  if (has.n) return;
+  await new Promise<void>((resolve, reject) => db.exec(`BEGIN;${TEXT_SCHEMA_SQLITE}COMMIT;`, (err) => (err ? reject(err) : resolve())));
+}
+
+/** The MATCH expression of checked terms: each a quoted phrase (its words hold letters and digits only), the last word of a prefix term starred. */
+export function ftsMatch(terms: readonly TextTerm[]): string {
+  return terms.map((t) => `"${t.words.join(' ')}"${t.prefix ? '*' : ''}`).join(' ');
+}
+
+/** The indexed media types as an SQL list. */
+export const MIMES_SQL = TEXT_MIMES.map((m) => `'${m}'`).join(', ');
+
+/** The conditions of a search's window, URL ranges and type on `m`, and their parameters. */
+export function conditions(q: Omit<TextSearch, 'terms' | 'limit'>): { sql: string; params: Record<string, string | number> } {
+  const parts: string[] = [];
+  const params: Record<string, string | number> = {};
+  if (q.since !== undefined) {
+    parts.push('m.datetime >= $since');
+    params.$since = q.since;
+  }
+  if (q.until !== undefined) {
+    parts.push('m.datetime <= $until');
+    params.$until = q.until;
+  }
+  if (q.mime !== undefined) {
+    parts.push('m.mime = $mime');
+    params.$mime = q.mime;
+  }
+  if (q.ranges?.length) {
+    const ors = q.ranges.map((r, i) => {
+      params[`$kf${i}`] = r.from;
+      if (r.to === undefined) return `m.urlkey = $kf${i}`;
+      params[`$kt${i}`] = r.to;
+      return `(m.urlkey >= $kf${i} AND m.urlkey < $kt${i})`;
+    });
+    parts.push(`(${ors.join(' OR ')})`);
+  }
+  return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
+}
+
+/** The full-text index's reads and writes (SQLite: {@link TextQueries}; PostgreSQL: text-pg.ts); an index's `text`. */
+export interface TextIndex {
+  /** Up to `limit` mementos with row id above `after` whose text is indexed but not yet extracted, by row id. */
+  missing(after: number, limit: number): Promise<MementoRow[]>;
+  /** Stores the text of memento `id` (an empty text: looked at, nothing to index), unless its row is gone or it has one. */
+  put(id: number, title: string, body: string): Promise<void>;
+  /** The mementos whose title or text holds every term, within the window, URLs and type: up to `limit`, newest row ids first. */
+  search(q: TextSearch): Promise<TextHit[]>;
+  /** Title and snippet (about `words` words around the matches) of the mementos `ids` for the terms. */
+  snippets(terms: readonly TextTerm[], ids: readonly number[], words?: number): Promise<TextSnippet[]>;
+  /** Every memento of the URLs in `ranges`, by urlkey then datetime, marked whether its text (a revisit: its original's) holds the terms: up to `limit`. */
+  history(terms: readonly TextTerm[], ranges: readonly { from: string; to?: string }[], limit: number): Promise<HistoryRow[]>;
+  /** Number of texts stored (extracted mementos, empty ones too). */
+  count(): Promise<number>;
+}
+
+/** The full-text index's reads and writes on SQLite (see the module comment); the index's `text`. */
+export class TextQueries implements TextIndex {
+  /**
+   * @param db the write connection
+   * @param reader a read connection
+   */
+  constructor(
+    private readonly db: sqlite3.Database,
+    private readonly reader: sqlite3.Database,
+  ) {}
+
+  /** Up to `limit` mementos with row id above `after` whose text is indexed but not yet extracted, by row id. */
+  missing(after: number, limit: number): Promise<MementoRow[]> {
+    return readAll<MementoRow>(
+      this.reader,
+      `SELECT m.* FROM memento m WHERE m.id > $after AND m.refers_to IS NULL AND m.mime IN (${MIMES_SQL})
+        AND NOT EXISTS (SELECT 1 FROM memento_text t WHERE t.rowid = m.id) ORDER BY m.id LIMIT $limit`,
+      { $after: after, $limit: limit },
+    );
+  }
+
+  /** Stores the text of memento `id` (an empty text: looked at, nothing to index), unless its row is gone (purged meanwhile). */
+  async put(id: number, title: string, body: string): Promise<void> {
+    await run(
+      this.db,
+      'INSERT INTO memento_text(rowid, title, body) SELECT $id, $title, $body WHERE EXISTS (SELECT 1 FROM memento WHERE id = $id) AND NOT EXISTS (SELECT 1 FROM memento_text WHERE rowid = $id)',
+      { $id: id, $title: title, $body: body },
+    );
+  }
+
+  /** The mementos whose title or text holds every term, within the window, URLs and type: up to `limit`, newest row ids first. */
+  search(q: TextSearch): Promise<TextHit[]> {
+    const c = conditions(q);
+    return readAll<TextHit>(
+      this.reader,
+      `SELECT m.id, m.archive_id, m.urlkey, m.uri_r, m.datetime, m.mime FROM memento_text t JOIN memento m ON m.id = t.rowid
+        WHERE memento_text MATCH $match${c.sql} ORDER BY t.rowid DESC LIMIT $limit`,
+      { ...c.params, $match: ftsMatch(q.terms), $limit: q.limit },
+    );
+  }
+
+  /** Title and snippet (about `words` words around the matches) of the mementos `ids` for the terms. */
+  snippets(terms: readonly TextTerm[], ids: readonly number[], words = 24): Promise<TextSnippet[]> {
+    if (!ids.length) return Promise.resolve([]);
+    return readAll<TextSnippet>(
+      this.reader,
+      `SELECT rowid AS id, title, snippet(memento_text, 1, char(1), char(2), '…', $words) AS snippet FROM memento_text
+        WHERE memento_text MATCH $match AND rowid IN (SELECT value FROM json_each($ids))`,
+      { $match: ftsMatch(terms), $ids: JSON.stringify(ids), $words: words },
+    );
+  }
+
+  /**
+   * Every memento (responses and revisits) of the URLs in `ranges`, by
+   * urlkey then datetime, each marked whether its text (a revisit: its
+   * original's) holds the terms: up to `limit` rows.
+   */
+  history(terms: readonly TextTerm[], ranges: readonly { from: string; to?: string }[], limit: number): Promise<HistoryRow[]> {
+    const c = conditions({ ranges });
+    return readAll<HistoryRow>(
+      this.reader,
+      `WITH hit(id) AS (SELECT rowid FROM memento_text WHERE memento_text MATCH $match)
+        SELECT m.id, m.archive_id, m.urlkey, m.uri_r, m.datetime, m.refers_to, o.urlkey AS o_urlkey, o.datetime AS o_datetime,
+          CASE WHEN COALESCE(m.refers_to, m.id) IN (SELECT id FROM hit) THEN 1 ELSE 0 END AS holds
+        FROM memento m LEFT JOIN memento o ON o.id = m.refers_to WHERE 1 = 1${c.sql} ORDER BY m.urlkey, m.datetime, m.id LIMIT $limit`,
+      { ...c.params, $match: ftsMatch(terms), $limit: limit },
+    );
+  }
+
+  /** Number of texts stored (extracted mementos, empty ones too). */
+  async count(): Promise<number> {
+    const st = this.reader.prepare('SELECT count(*) AS n FROM memento_text');
+    try {
+      return (await all<{ n: number }>(st, {}))[0].n;
+    } finally {
+      st.finalize();
+    }
+  }
+}
