@@ -41,6 +41,7 @@ import { recordRoutes } from './http/record.js';
 import { VisibleIndex } from './read/visible-index.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
+import { feedRoutes } from './feed/routes.js';
 import { WorkPool } from './work/pool.js';
 import type { ArchiveStore } from './store/store.js';
 
@@ -67,6 +68,7 @@ const PLUGINS = [
   cdxRoutes,
   staticRoutes,
   webRoutes,
+  feedRoutes,
   opsRoutes,
   recordRoutes,
   tlogRoutes,

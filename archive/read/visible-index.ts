@@ -28,6 +28,7 @@ import type { PanelCapture } from '../store/index/panel-query.js';
 import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/index/memento-row.js';
 import { nearer, type Period, type Selection, select } from './nearest.js';
 import { VisiblePages } from './pages.js';
+import { VisibleFeeds } from './feeds.js';
 
 /** The nearest shown memento of a URL in any local archive ({@link VisibleIndex.nearest}). */
 export interface NearestMemento {
@@ -51,10 +52,14 @@ export class VisibleIndex {
     private readonly archives: readonly ArchiveSpan[] = [],
   ) {
     this.pages = new VisiblePages(index, rules);
+    this.feeds = new VisibleFeeds(index, rules);
   }
 
   /** The `/web/` pages' queries (calendars, day lists, prefix lists, sites, counts) through the same rules. */
   readonly pages: VisiblePages;
+
+  /** The feeds' reads (new mementos of a URL or prefix, paged from the oldest) through the same rules. */
+  readonly feeds: VisibleFeeds;
 
   /**
    * The index through `rules` (checked rules, archive/config.ts `access`),

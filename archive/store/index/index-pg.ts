@@ -43,7 +43,7 @@ import { MAX_VIEW_MEMENTOS, ReadCache, type UrlView, type ViewRow } from '../rea
 import { appendToLog, logPurgeOf } from '../../evidence/log.js';
 import { LOG_SCHEMA_PG, PgLogStore, PgLogTx } from './log-pg.js';
 import type { LogAppend } from './memento-index.js';
-import { KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
+import { FeedQueries, KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memento (
@@ -213,6 +213,7 @@ async function holdWritersLock(url: string, writers: Writers): Promise<pg.Client
 export class PgIndex implements MementoIndex, IndexReads {
   readonly sql = POSTGRES_SQL;
   readonly pages = new PageQueries(this);
+  readonly feeds = new FeedQueries(this);
   readonly panel = new PanelQuery(this);
   readonly keys = new KeyQueries(this);
   commits = 0;
