@@ -57,12 +57,7 @@ export class VisibleFeeds {
    * @throws HttpError 400 when the range holds more than `examine` rows; 404
    *   for an archive page that is not full yet or does not exist
    */
-  async document(
-    urlkey: string,
-    prefix: boolean,
-    page: number | undefined,
-    limits: { pageSize?: number; examine?: number } = {},
-  ): Promise<FeedDocument> {
+  async document(urlkey: string, prefix: boolean, page: number | undefined, limits: { pageSize?: number; examine?: number } = {}): Promise<FeedDocument> {
     const pageSize = limits.pageSize ?? FEED_PAGE;
     const examine = limits.examine ?? FEED_ROWS_EXAMINED;
     const range = this.range(urlkey, prefix);
