@@ -42,8 +42,8 @@ export interface AtomFeed {
 
 /** `text` safe as XML character data or an attribute value: escaped, without the characters XML 1.0 forbids (C0 controls but tab, CR, LF; lone surrogates; U+FFFE/U+FFFF). */
 export function xmlText(text: string): string {
-  // eslint-disable-next-line no-control-regex
   const allowed = text.replace(
+    // eslint-disable-next-line no-control-regex
     /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
     '',
   );

@@ -13,6 +13,7 @@ import t, { type Test } from 'tap';
 import { epoch, partsOf, ts14 } from '../conformance/helpers.js';
 import { type Answer, captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
 import { runCli, writeConfig } from './helpers.js';
+import { xmlText } from '../../archive/feed/atom.js';
 
 const ATOM = 'http://www.w3.org/2005/Atom';
 const FH = 'http://purl.org/syndication/history/1.0';
@@ -263,4 +264,8 @@ t.test('paging (RFC 5005 §4): archive pages counted from the oldest, stable as 
   }
   t.equal(documents, 4, 'the subscription and three archive pages');
   t.same([...seen].sort(), ids(range(0, 160)).sort(), 'every new memento, once');
+});
+
+t.test('xmlText: escaped, and the characters XML 1.0 forbids left out (a lone surrogate, C0 controls, U+FFFE)', async (t) => {
+  t.equal(xmlText('a\u0001b&<>"\' \ud800x \ud83d\ude00 \ufffe\t'), 'ab&amp;&lt;&gt;&quot;&apos; x \ud83d\ude00 \t');
 });
