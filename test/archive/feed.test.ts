@@ -7,12 +7,14 @@
  * parser (@rowanmanning/feed-parser) reads them; archive pages are counted
  * from the oldest and stay the same as new captures arrive (RFC 5005 §4).
  */
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parseFeed } from '@rowanmanning/feed-parser';
 import t, { type Test } from 'tap';
 import { epoch, partsOf, ts14 } from '../conformance/helpers.js';
 import { type Answer, captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../helpers/archive.js';
-import { runCli, writeConfig } from './helpers.js';
+import { runPurge } from '../../archive/commands/purge.js';
 import { xmlText } from '../../archive/feed/atom.js';
 
 const ATOM = 'http://www.w3.org/2005/Atom';
@@ -67,8 +69,8 @@ const rel = (links: Link[], name: string) => links.find((l) => l.rel === name)?.
 const uriM = (a: TestArchive, date: string, uriR: string) => `${a.url}/2025/memento/${ts14(date)}/${uriR}`;
 
 t.test('a page changing over time: one entry per new memento, newest first; revisits, excluded URLs and purged captures absent', async (t) => {
-  const { dir, config, dataDir } = writeConfig();
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'feed-test-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   let a = await startArchive(TWO_ARCHIVES + RULES, { dataDir });
   t.teardown(() => a.close());
   // terms: v1, v1 again four days later (a revisit), v2, v2 again (a revisit), v3 (purged below), v4.
@@ -104,8 +106,7 @@ t.test('a page changing over time: one entry per new memento, newest first; revi
 
   // Purge the capture of April (v3), with the daemon stopped; then serve the folder again.
   await a.close();
-  const purged = await runCli(['purge', '--config', config, '--url', TERMS, '--after', '2001-03-15T00:00:00Z', '--before', '2001-04-15T00:00:00Z']);
-  t.equal(purged.code, 0, `purge: ${purged.stderr}`);
+  t.equal(await runPurge(a.config, { url: TERMS, after: '2001-03-15T00:00:00Z', before: '2001-04-15T00:00:00Z' }), 0, 'purged');
   a = await startArchive(TWO_ARCHIVES + RULES, { dataDir });
 
   const res = await request(`${a.url}/feed/${TERMS}`);
