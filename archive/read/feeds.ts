@@ -16,8 +16,10 @@
  * rules (docs/http-api.md says so).
  *
  * Cost: each request examines at most {@link FEED_ROWS_EXAMINED} rows of
- * the index range (two bounded queries); a URL or prefix with more
- * captures is refused with a 400.
+ * the index range of a URL, {@link FEED_PREFIX_ROWS_EXAMINED} of a prefix
+ * (a count, then one query of the page's rows in order, and for a prefix a
+ * seek per URL on the page); a URL or prefix with more captures is refused
+ * with a 400.
  */
 import { httpError } from '#shared/http-error.js';
 import type { AccessRules } from './access-rules.js';
@@ -29,8 +31,11 @@ export type { FeedRow };
 /** Entries per feed document (the subscription document and each archive page). */
 export const FEED_PAGE = 50;
 
-/** Most index rows (captures, revisits and hidden ones included) one feed request examines. */
+/** Most index rows (captures, revisits and hidden ones included) one feed request of one URL examines. */
 export const FEED_ROWS_EXAMINED = 100_000;
+
+/** Most index rows a feed request of a prefix examines (its page sorts the rows of every URL under it). */
+export const FEED_PREFIX_ROWS_EXAMINED = 25_000;
 
 /** One feed document's entries and where it stands among the pages. */
 export interface FeedDocument {
@@ -59,7 +64,7 @@ export class VisibleFeeds {
    */
   async document(urlkey: string, prefix: boolean, page: number | undefined, limits: { pageSize?: number; examine?: number } = {}): Promise<FeedDocument> {
     const pageSize = limits.pageSize ?? FEED_PAGE;
-    const examine = limits.examine ?? FEED_ROWS_EXAMINED;
+    const examine = limits.examine ?? (prefix ? FEED_PREFIX_ROWS_EXAMINED : FEED_ROWS_EXAMINED);
     const range = this.range(urlkey, prefix);
     const { examined, entries: total } = await this.index.feeds.count(range, examine + 1);
     if (examined > examine)
@@ -71,7 +76,7 @@ export class VisibleFeeds {
     if (page !== undefined && (page < 1 || page > archives))
       throw httpError(404, `this feed has ${archives ? `archive pages 1 to ${archives}` : 'no archive page yet'}; page ${page} is not one of them`);
     const [first, last] = page === undefined ? [Math.max(1, total - pageSize + 1), total] : [(page - 1) * pageSize + 1, page * pageSize];
-    const entries = total ? await this.index.feeds.entries(range, examine + 1, first, last) : [];
+    const entries = total ? await this.index.feeds.entries(range, first, last) : [];
     return { total, archives, entries };
   }
 

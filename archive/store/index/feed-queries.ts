@@ -6,16 +6,16 @@
  * `(datetime, id)`, each with the Memento-Datetime of the entry before it
  * of the same urlkey (for the link to what changed).
  *
- * Every query first takes at most `examine` rows of the `(urlkey,
- * datetime)` index range (revisits and hidden rows included), so that its
- * cost is bounded however many mementos the range holds; the caller asks
- * {@link FeedQueries.count} first and refuses a range that holds more.
+ * {@link FeedQueries.count} takes at most `examine` rows of the
+ * `(urlkey, datetime)` index range (revisits and hidden rows included), so
+ * that its cost is bounded however many mementos the range holds; the
+ * caller refuses a range that holds more, and then asks for a page of
+ * {@link FeedQueries.entries}, whose cost that bound also bounds.
  * The rows the access rules hide are left out by a condition the caller
  * gives: `within` (the spans of datetimes the rules show of one urlkey,
  * UrlPolicy `ranges('allow')`) or `shown` (AccessRules `shownRules`, for a
  * prefix). Datetimes are epoch seconds (UTC); errors are the database
- * driver's. SQL of SQLite and PostgreSQL alike (window functions: SQLite
- * 3.25 and later).
+ * driver's. SQL of SQLite and PostgreSQL alike.
  */
 import type { IndexReads } from './reads.js';
 import type { Ranges } from './memento-row.js';
@@ -45,10 +45,10 @@ export interface FeedRow {
   prev: number | null;
 }
 
-/** The rows of a range and the conditions that keep the shown new mementos, as SQL and parameters. */
-function parts(r: FeedRange, examine: number): { from: string; keep: string; params: Record<string, string | number> } {
+/** The rows of a range and the condition that keeps the shown new mementos, as SQL and parameters. */
+function parts(r: FeedRange): { range: string; keep: string; params: Record<string, string | number> } {
   const range = r.prefix ? 'urlkey >= $key AND urlkey < $end' : 'urlkey = $key';
-  const params: Record<string, string | number> = { $key: r.key, $examine: examine };
+  const params: Record<string, string | number> = { $key: r.key };
   if (r.prefix) params.$end = r.key + '\uffff';
   let keep = 'refers_to IS NULL';
   if (r.prefix) {
@@ -56,8 +56,7 @@ function parts(r: FeedRange, examine: number): { from: string; keep: string; par
     Object.assign(params, cond.params);
     keep += ` AND ${cond.sql}`;
   } else keep += withinSql(r.within);
-  const from = `(SELECT id, archive_id, urlkey, uri_r, datetime, status, mime, refers_to FROM memento WHERE ${range} ORDER BY urlkey, datetime LIMIT $examine) AS r`;
-  return { from, keep, params };
+  return { range, keep, params };
 }
 
 /** The feeds' queries (see the module comment); the index's `feeds`. */
@@ -70,30 +69,57 @@ export class FeedQueries {
    * entries (new mementos shown). One bounded scan.
    */
   async count(r: FeedRange, examine: number): Promise<{ examined: number; entries: number }> {
-    const { from, keep, params } = parts(r, examine);
+    const { range, keep, params } = parts(r);
     const [row] = await this.db.browse<{ examined: number; entries: number | null }>(
       null,
-      `SELECT count(*) AS examined, sum(CASE WHEN ${keep} THEN 1 ELSE 0 END) AS entries FROM ${from}`,
-      params,
+      `SELECT count(*) AS examined, sum(CASE WHEN ${keep} THEN 1 ELSE 0 END) AS entries
+         FROM (SELECT urlkey, datetime, refers_to FROM memento WHERE ${range} ORDER BY urlkey, datetime LIMIT $examine) AS r`,
+      { ...params, $examine: examine },
     );
     return { examined: Number(row.examined), entries: Number(row.entries ?? 0) };
   }
 
   /**
    * The entries numbered `first` to `last` (inclusive, from 1, oldest
-   * first), newest first, among the first `examine` rows of the range.
+   * first), newest first. The caller has counted the range ({@link count}:
+   * at most the rows it examines): one query of the entries in
+   * `(datetime, id)` order (for one urlkey, the order of its index) from
+   * the one before `first`, and for a prefix one index seek per urlkey on
+   * the page for the entry before its oldest there.
    */
-  async entries(r: FeedRange, examine: number, first: number, last: number): Promise<FeedRow[]> {
-    const { from, keep, params } = parts(r, examine);
-    const rows = await this.db.browse<FeedRow>(
+  async entries(r: FeedRange, first: number, last: number): Promise<FeedRow[]> {
+    const { range, keep, params } = parts(r);
+    const skip = Math.max(0, first - 2);
+    const rows = await this.db.browse<Omit<FeedRow, 'n' | 'prev'>>(
       null,
-      `SELECT * FROM (
-         SELECT ROW_NUMBER() OVER (ORDER BY datetime, id) AS n, id, archive_id, urlkey, uri_r, datetime, status, mime,
-                LAG(datetime) OVER (PARTITION BY urlkey ORDER BY datetime, id) AS prev
-           FROM ${from} WHERE ${keep}) AS f
-        WHERE n >= $first AND n <= $last ORDER BY n DESC`,
-      { ...params, $first: first, $last: last },
+      `SELECT id, archive_id, urlkey, uri_r, datetime, status, mime FROM memento WHERE ${range} AND ${keep}
+        ORDER BY datetime, id LIMIT $count OFFSET $skip`,
+      { ...params, $count: last - skip, $skip: skip },
     );
-    return rows.map((x) => ({ ...x, n: Number(x.n), id: Number(x.id), prev: x.prev === null ? null : Number(x.prev) }));
+    // The newest entry before each one of the same urlkey: on the page, else (a prefix) sought.
+    const before = new Map<string, number>();
+    const out: FeedRow[] = [];
+    for (const [i, x] of rows.entries()) {
+      const n = skip + i + 1;
+      const row = { ...x, id: Number(x.id), n, prev: before.get(x.urlkey) ?? null };
+      before.set(x.urlkey, x.datetime);
+      if (n >= first) out.push(row);
+    }
+    if (r.prefix && first > 1)
+      for (const e of out) if (e.prev === null && !out.some((o) => o.urlkey === e.urlkey && o.n < e.n)) e.prev = await this.prevOf(r, e);
+    return out.reverse();
+  }
+
+  /** The Memento-Datetime of the entry before `e` of its urlkey; null when none. One index seek. */
+  private async prevOf(r: FeedRange, e: FeedRow): Promise<number | null> {
+    const { keep, params } = parts({ ...r, key: e.urlkey, prefix: false, within: undefined });
+    const shown = r.prefix ? shownCondition(r.shown ?? []) : undefined;
+    const [row] = await this.db.browse<{ datetime: number }>(
+      null,
+      `SELECT datetime FROM memento WHERE urlkey = $key AND (datetime < $d OR (datetime = $d AND id < $id)) AND ${keep}${shown ? ` AND ${shown.sql}` : ''}
+        ORDER BY datetime DESC, id DESC LIMIT 1`,
+      { ...params, ...shown?.params, $d: e.datetime, $id: e.id },
+    );
+    return row ? Number(row.datetime) : null;
   }
 }

@@ -480,6 +480,21 @@ export function contract(t: Test, open: Open): void {
         ],
         'a prefix: every URL under it, newest first; the previous entry is of the same URL',
       );
+      t.same(
+        (await feeds.document('com,example)/', true, undefined, { pageSize: 2 })).entries.map((e) => [e.n, e.urlkey, e.prev]),
+        [
+          [6, 'com,example)/', T0 + 40 * DAY],
+          [5, 'com,example)/', T0 + DAY],
+        ],
+        'a page of a prefix: the entry before its oldest of a URL is sought off the page',
+      );
+      t.same(
+        (await feeds.document('com,example)/', true, 2, { pageSize: 2 })).entries.map((e) => [e.n, e.prev]),
+        [
+          [4, null],
+          [3, null],
+        ],
+      );
       // The rules: example.com/a excluded, example.com/ hidden before T0 + 10 days.
       const rules = new AccessRules([
         { url: 'http://example.com/a', action: 'exclude' },
