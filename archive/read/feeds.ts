@@ -31,7 +31,7 @@ export type { FeedRow };
 /** Entries per feed document (the subscription document and each archive page). */
 export const FEED_PAGE = 50;
 
-/** Most index rows (captures, revisits and hidden ones included) one feed request of one URL examines. */
+/** Most index rows the rules show (new mementos and revisits) one feed request of one URL examines; hidden rows are never counted. */
 export const FEED_ROWS_EXAMINED = 100_000;
 
 /** Most index rows a feed request of a prefix examines (its page sorts the rows of every URL under it). */

@@ -7,8 +7,8 @@
  * of the same urlkey (for the link to what changed).
  *
  * {@link FeedQueries.count} takes at most `examine` rows of the
- * `(urlkey, datetime)` index range (revisits and hidden rows included), so
- * that its cost is bounded however many mementos the range holds; the
+ * `(urlkey, datetime)` index range that the access rules show (revisits
+ * included; a hidden row is never counted), so that its cost is bounded however many mementos the range holds; the
  * caller refuses a range that holds more, and then asks for a page of
  * {@link FeedQueries.entries}, whose cost that bound also bounds.
  * The rows the access rules hide are left out by a condition the caller
@@ -45,18 +45,20 @@ export interface FeedRow {
   prev: number | null;
 }
 
-/** The rows of a range and the condition that keeps the shown new mementos, as SQL and parameters. */
+/**
+ * The rows of a range the rules show (`range`: the urlkeys and the access
+ * condition, so that a hidden row is never examined nor counted) and the
+ * condition that keeps the new mementos among them, as SQL and parameters.
+ */
 function parts(r: FeedRange): { range: string; keep: string; params: Record<string, string | number> } {
-  const range = r.prefix ? 'urlkey >= $key AND urlkey < $end' : 'urlkey = $key';
   const params: Record<string, string | number> = { $key: r.key };
-  if (r.prefix) params.$end = r.key + '\uffff';
-  let keep = 'refers_to IS NULL';
+  let range = 'urlkey = $key' + withinSql(r.within);
   if (r.prefix) {
     const cond = shownCondition(r.shown ?? []);
-    Object.assign(params, cond.params);
-    keep += ` AND ${cond.sql}`;
-  } else keep += withinSql(r.within);
-  return { range, keep, params };
+    Object.assign(params, cond.params, { $end: r.key + '\uffff' });
+    range = `urlkey >= $key AND urlkey < $end AND ${cond.sql}`;
+  }
+  return { range, keep: 'refers_to IS NULL', params };
 }
 
 /** The feeds' queries (see the module comment); the index's `feeds`. */
@@ -112,13 +114,12 @@ export class FeedQueries {
 
   /** The Memento-Datetime of the entry before `e` of its urlkey; null when none. One index seek. */
   private async prevOf(r: FeedRange, e: FeedRow): Promise<number | null> {
-    const { keep, params } = parts({ ...r, key: e.urlkey, prefix: false, within: undefined });
-    const shown = r.prefix ? shownCondition(r.shown ?? []) : undefined;
+    const shown = shownCondition(r.shown ?? []);
     const [row] = await this.db.browse<{ datetime: number }>(
       null,
-      `SELECT datetime FROM memento WHERE urlkey = $key AND (datetime < $d OR (datetime = $d AND id < $id)) AND ${keep}${shown ? ` AND ${shown.sql}` : ''}
+      `SELECT datetime FROM memento WHERE urlkey = $key AND (datetime < $d OR (datetime = $d AND id < $id)) AND refers_to IS NULL AND ${shown.sql}
         ORDER BY datetime DESC, id DESC LIMIT 1`,
-      { ...params, ...shown?.params, $d: e.datetime, $id: e.id },
+      { ...shown.params, $key: e.urlkey, $d: e.datetime, $id: e.id },
     );
     return row ? Number(row.datetime) : null;
   }

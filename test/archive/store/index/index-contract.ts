@@ -511,6 +511,7 @@ export function contract(t: Test, open: Open): void {
         'hidden mementos are in no entry, no number and no previous',
       );
       t.equal((await hidden.document('com,example)/a', false, undefined)).total, 0, 'an excluded URL: no entry');
+      t.equal((await hidden.document('com,example)/', false, undefined, { examine: 2 })).total, 2, 'hidden rows are not examined (no 400 of their number)');
       t.same(
         (await hidden.document('com,example)/', false, undefined)).entries.map((e) => e.prev),
         [T0 + 40 * DAY, null],
