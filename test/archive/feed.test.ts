@@ -112,6 +112,10 @@ t.test('a page changing over time: one entry per new memento, newest first; revi
   const res = await request(`${a.url}/feed/${TERMS}`);
   t.equal(res.status, 200);
   t.equal(res.headers['content-type'], 'application/atom+xml; charset=utf-8');
+  const head = await request(`${a.url}/feed/${TERMS}`, { method: 'HEAD' });
+  t.equal(head.status, 200, 'HEAD: 200');
+  t.equal(head.headers['content-type'], 'application/atom+xml; charset=utf-8');
+  t.equal(head.body.length, 0, 'HEAD: no body');
   const doc = readAtom(t, res.text);
   t.equal(doc.id, `${a.url}/feed/${TERMS}`, 'the feed id: its address');
   t.equal(rel(doc.links, 'self'), `${a.url}/feed/${TERMS}`);
