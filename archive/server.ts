@@ -43,6 +43,7 @@ import { VisibleIndex } from './read/visible-index.js';
 import { errorPage } from './web/page.js';
 import { webRoutes } from './web/routes.js';
 import { searchRoutes } from './web/search-routes.js';
+import { feedRoutes } from './feed/routes.js';
 import { WorkPool } from './work/pool.js';
 import type { ArchiveStore } from './store/store.js';
 
@@ -72,6 +73,7 @@ const PLUGINS = [
   staticRoutes,
   webRoutes,
   searchRoutes,
+  feedRoutes,
   opsRoutes,
   recordRoutes,
   tlogRoutes,

@@ -29,6 +29,7 @@ import type { MementoRow, Neighbourhood, Ranges, Spans } from '../store/index/me
 import { nearer, type Period, type Selection, select } from './nearest.js';
 import { VisiblePages } from './pages.js';
 import { VisibleSearch } from './search.js';
+import { VisibleFeeds } from './feeds.js';
 
 /** The nearest shown memento of a URL in any local archive ({@link VisibleIndex.nearest}). */
 export interface NearestMemento {
@@ -53,6 +54,7 @@ export class VisibleIndex {
   ) {
     this.pages = new VisiblePages(index, rules);
     this.search = new VisibleSearch(index, (urlkey, datetime) => this.shows(urlkey, datetime));
+    this.feeds = new VisibleFeeds(index, rules);
   }
 
   /** The `/web/` pages' queries (calendars, day lists, prefix lists, sites, counts) through the same rules. */
@@ -60,6 +62,8 @@ export class VisibleIndex {
 
   /** Full-text search and phrase history (archive/read/search.ts) through the same rules. */
   readonly search: VisibleSearch;
+  /** The feeds' reads (new mementos of a URL or prefix, paged from the oldest) through the same rules. */
+  readonly feeds: VisibleFeeds;
 
   /**
    * The index through `rules` (checked rules, archive/config.ts `access`),

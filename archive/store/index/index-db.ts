@@ -23,7 +23,7 @@ import { appendToLog, logPurgeOf } from '../../evidence/log.js';
 import { SqliteLogStore, SqliteLogTx } from './log-sqlite.js';
 import { makeTables } from './index-db-tables.js';
 import type { LogAppend } from './memento-index.js';
-import { KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
+import { FeedQueries, KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
 import { TextQueries } from './text-queries.js';
 
 export { StaleIndexError };
@@ -80,6 +80,7 @@ export class IndexDb implements MementoIndex, IndexReads {
   /** SQLite's SQL fragments (index-sql.ts). */
   readonly sql = SQLITE_SQL;
   readonly pages = new PageQueries(this);
+  readonly feeds = new FeedQueries(this);
   readonly panel = new PanelQuery(this);
   readonly keys = new KeyQueries(this);
   /** The full-text index of the mementos' text (text-queries.ts). */

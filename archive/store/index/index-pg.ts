@@ -44,7 +44,7 @@ import { appendToLog, logPurgeOf } from '../../evidence/log.js';
 import { LOG_SCHEMA_PG, PgLogStore, PgLogTx } from './log-pg.js';
 import { PgTextQueries, TEXT_SCHEMA_PG } from './text-pg.js';
 import type { LogAppend } from './memento-index.js';
-import { KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
+import { FeedQueries, KeyQueries, PageQueries, PanelQuery, type IndexReads } from './queries.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memento (
@@ -214,6 +214,7 @@ async function holdWritersLock(url: string, writers: Writers): Promise<pg.Client
 export class PgIndex implements MementoIndex, IndexReads {
   readonly sql = POSTGRES_SQL;
   readonly pages = new PageQueries(this);
+  readonly feeds = new FeedQueries(this);
   readonly panel = new PanelQuery(this);
   readonly keys = new KeyQueries(this);
   /** The full-text index of the mementos' text (text-pg.ts). */

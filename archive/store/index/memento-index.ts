@@ -23,6 +23,7 @@ import { OperatorError } from '#shared/operator-error.js';
 import type { MementoRow, Neighbourhood, NewMementoRow, Ranges, Spans } from './memento-row.js';
 import type { ReadCache, UrlView } from '../read-cache.js';
 import type { LogStore, NewLeaf } from '../../evidence/log.js';
+import type { FeedQueries } from './feed-queries.js';
 import type { KeyQueries } from './key-queries.js';
 import type { PageQueries } from './page-queries.js';
 import type { PanelQuery } from './panel-query.js';
@@ -71,6 +72,9 @@ export interface MementoIndex {
 
   /** The queries of the pages for people (archive/store/index/page-queries.ts): calendars, days, captures, URL and site lists, counts. */
   readonly pages: PageQueries;
+
+  /** The queries of the feeds of changes (archive/store/index/feed-queries.ts): new mementos of a URL or prefix, numbered oldest first. */
+  readonly feeds: FeedQueries;
 
   /** The coherence panel's query (archive/store/index/panel-query.ts). */
   readonly panel: PanelQuery;

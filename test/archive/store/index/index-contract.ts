@@ -51,6 +51,13 @@ export const ROWS: NewMementoRow[] = [
   row('org,other)/', T0 + 6 * DAY, { status: 404, mime: '', uri_r: 'http://other.org/' }),
 ];
 
+/** The HTTP status of the error `p` rejects with (0: it resolves). */
+const statusOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 0,
+    (err: { status?: number }) => err.status ?? -1,
+  );
+
 /** An index opened and closed by each case. */
 type Open = () => Promise<MementoIndex>;
 
@@ -427,6 +434,94 @@ export function contract(t: Test, open: Open): void {
     await index.compact();
     t.equal(await index.count(), ROWS.length - 1);
   });
+
+  withIndex(
+    'feeds: new mementos only, numbered oldest first, pages from the oldest, the previous of the same URL, the rules applied, a bounded range',
+    async (t, index) => {
+      await index.insertMany(ROWS);
+      const first = (await index.rowAt('a', 'com,example)/', T0))!;
+      // A revisit of example.com/ at T0 + 2 days: no entry; the entry after it still compares with T0 + 1 day.
+      await index.insertMany([row('com,example)/', T0 + 2 * DAY, { refers_to: first.id, digest: first.digest })]);
+      const feeds = new VisibleIndex(index, new AccessRules([])).feeds;
+      const one = await feeds.document('com,example)/', false, undefined);
+      t.equal(one.total, 4, 'four new mementos of example.com/, the revisit left out');
+      t.same(
+        one.entries.map((e) => [e.n, e.archive_id, e.datetime, e.prev]),
+        [
+          [4, 'b', T0 + 400 * DAY, T0 + 40 * DAY],
+          [3, 'a', T0 + 40 * DAY, T0 + DAY],
+          [2, 'a', T0 + DAY, T0],
+          [1, 'a', T0, null],
+        ],
+        'newest first, across archives, each with the datetime of the entry before it',
+      );
+      const small = { pageSize: 3 };
+      t.same(
+        (await feeds.document('com,example)/', false, undefined, small)).entries.map((e) => e.n),
+        [4, 3, 2],
+        'the subscription: the newest page',
+      );
+      t.same(
+        (await feeds.document('com,example)/', false, 1, small)).entries.map((e) => e.n),
+        [3, 2, 1],
+        'archive page 1: the oldest three',
+      );
+      t.equal(await statusOf(feeds.document('com,example)/', false, 2, small)), 404, 'page 2 is not full');
+      const prefix = await feeds.document('com,example)/', true, undefined);
+      t.same(
+        prefix.entries.map((e) => [e.urlkey, e.datetime, e.prev]),
+        [
+          ['com,example)/', T0 + 400 * DAY, T0 + 40 * DAY],
+          ['com,example)/', T0 + 40 * DAY, T0 + DAY],
+          ['com,example)/B', T0 + 3 * DAY, null],
+          ['com,example)/a', T0 + 2 * DAY, null],
+          ['com,example)/', T0 + DAY, T0],
+          ['com,example)/', T0, null],
+        ],
+        'a prefix: every URL under it, newest first; the previous entry is of the same URL',
+      );
+      t.same(
+        (await feeds.document('com,example)/', true, undefined, { pageSize: 2 })).entries.map((e) => [e.n, e.urlkey, e.prev]),
+        [
+          [6, 'com,example)/', T0 + 40 * DAY],
+          [5, 'com,example)/', T0 + DAY],
+        ],
+        'a page of a prefix: the entry before its oldest of a URL is sought off the page',
+      );
+      t.same(
+        (await feeds.document('com,example)/', true, 2, { pageSize: 2 })).entries.map((e) => [e.n, e.prev]),
+        [
+          [4, null],
+          [3, null],
+        ],
+      );
+      // The rules: example.com/a excluded, example.com/ hidden before T0 + 10 days.
+      const rules = new AccessRules([
+        { url: 'http://example.com/a', action: 'exclude' },
+        { url: 'http://example.com/', action: 'exclude', before: T0 + 10 * DAY },
+      ]);
+      const hidden = new VisibleIndex(index, rules).feeds;
+      t.same(
+        (await hidden.document('com,example)/', true, undefined)).entries.map((e) => [e.urlkey, e.datetime, e.prev]),
+        [
+          ['com,example)/', T0 + 400 * DAY, T0 + 40 * DAY],
+          ['com,example)/', T0 + 40 * DAY, null],
+          ['com,example)/B', T0 + 3 * DAY, null],
+        ],
+        'hidden mementos are in no entry, no number and no previous',
+      );
+      t.equal((await hidden.document('com,example)/a', false, undefined)).total, 0, 'an excluded URL: no entry');
+      t.equal((await hidden.document('com,example)/', false, undefined, { examine: 2 })).total, 2, 'hidden rows are not examined (no 400 of their number)');
+      t.same(
+        (await hidden.document('com,example)/', false, undefined)).entries.map((e) => e.prev),
+        [T0 + 40 * DAY, null],
+      );
+      // The budget: a range of more rows than a feed examines is refused (the revisit counts as a row examined).
+      t.equal((await feeds.document('com,example)/', false, undefined, { examine: 5 })).total, 4);
+      t.equal(await statusOf(feeds.document('com,example)/', false, undefined, { examine: 4 })), 400);
+      t.equal(await statusOf(feeds.document('com,example)/', true, undefined, { examine: 6 })), 400);
+    },
+  );
 
   namedQueryCases({ withIndex, rows: ROWS, row, T0, DAY });
 }
