@@ -22,6 +22,7 @@ export type Resource =
   | 'static'
   | 'web'
   | 'search'
+  | 'feed'
   | 'record'
   | 'other';
 

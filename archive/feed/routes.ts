@@ -36,7 +36,7 @@ interface FeedAddress {
 export async function feedRoutes(app: FastifyInstance): Promise<void> {
   // Not on replay_origin: a stored page there never reaches the archive's own addresses in its origin.
   app.addHook('onRequest', async (req) => refuseOnReplayHost(app.config, req));
-  readRoute(app, '/feed/*', (req, reply) => feed(app, req, reply), { resource: 'web' });
+  readRoute(app, '/feed/*', (req, reply) => feed(app, req, reply), { resource: 'feed' });
 }
 
 /**
