@@ -10,12 +10,13 @@
  *
  * Everything else goes to fastify untouched, and so does every request the
  * fast path cannot answer as the route would: an address the route would
- * refuse (malformed, a remote or unknown archive, a bad Accept-Datetime),
- * a read that throws (a 404, a 451: the route answers it again, with its
- * error page for a browser), a "Not archived" 404 for a browser's
- * navigation (its page), an answer whose body is a stream (its reading is
- * lazy: nothing was read yet), and any request while the daemon closes
- * (fastify's 503).
+ * refuse (malformed, a remote or unknown archive, a bad Accept-Datetime:
+ * the route refuses it), and any request while the daemon closes
+ * (fastify's 503). When the reader's answer is one fastify must send — a
+ * read that throws (a 404, a 451: the error handler answers it, with its
+ * page for a browser), a "Not archived" 404 for a browser's navigation
+ * (its page), a body that streams — the route takes that answer
+ * ({@link takeMadeAnswer}) instead of asking the reader again.
  */
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type pino from 'pino';
@@ -33,6 +34,24 @@ declare module 'fastify' {
     /** The hot TimeGate and Memento reads answered in front of fastify; none when turned off. */
     fastPath: FastPath | undefined;
   }
+}
+
+/** What the fast path got from the reader for a request it leaves to fastify: the route sends it instead of reading again. */
+const made = new WeakMap<IncomingMessage, { answer?: Answer; error?: unknown }>();
+
+/**
+ * The reader's answer to this request that the fast path got but left to
+ * fastify to send (a body that streams, the "Not archived" page), taken
+ * once; `undefined` when there is none (then the route asks the reader).
+ *
+ * @throws what the reader threw for this request (an HttpError: the route's error answer)
+ */
+export function takeMadeAnswer(raw: IncomingMessage): Answer | undefined {
+  const m = made.get(raw);
+  if (!m) return undefined;
+  made.delete(raw);
+  if (m.error !== undefined) throw m.error;
+  return m.answer;
 }
 
 /** `/<id>/timegate/…` or `/<id>/memento/<ts>/…`, an archive id and a timestamp segment with nothing to percent-decode. */
@@ -83,14 +102,24 @@ export class FastPath {
     const base = baseOf(config, req.headers.host, local);
     const prefer = req.headers.prefer;
     let a: Answer;
-    if (ts === undefined) {
-      const acceptDatetime = acceptDatetimeSeconds(req.headers['accept-datetime']);
-      if (acceptDatetime === null) return false;
-      a = await reader.timegate({ archiveId, uriR, urlkey, base, acceptDatetime, prefer });
-    } else a = await reader.memento({ archiveId, uriR, urlkey, base, ts, prefer, client: socket });
+    try {
+      if (ts === undefined) {
+        const acceptDatetime = acceptDatetimeSeconds(req.headers['accept-datetime']);
+        if (acceptDatetime === null) return false;
+        a = await reader.timegate({ archiveId, uriR, urlkey, base, acceptDatetime, prefer });
+      } else a = await reader.memento({ archiveId, uriR, urlkey, base, ts, prefer, client: socket });
+    } catch (error) {
+      made.set(req, { error });
+      return false;
+    }
     const { body } = a;
+    if ((body !== null && !Buffer.isBuffer(body)) || (a.notArchived && wantsPageAccept(req.headers.accept))) {
+      made.set(req, { answer: a });
+      // Released here if no route takes it (the route that does sends and closes it).
+      res.once('close', () => made.get(req)?.answer?.close?.());
+      return false;
+    }
     a.close?.();
-    if ((body !== null && !Buffer.isBuffer(body)) || (a.notArchived && wantsPageAccept(req.headers.accept))) return false;
     send(res, req.method === 'HEAD', a.status, a.headers, body);
     this.answered++;
     const resource = ts === undefined ? 'timegate' : 'memento';

@@ -17,6 +17,7 @@ import { httpError } from '#shared/http-error.js';
 import { notArchivedData } from '../web/not-archived.js';
 import { errorPage } from '../web/page.js';
 import { sendAnswer } from './answer.js';
+import { takeMadeAnswer } from './fast-path.js';
 import { archiveRead, localArchive, readRoute, wantsPage } from './context.js';
 
 const SHAPE = 'a Memento address is /<archive>/memento/<14-digit timestamp>/<URL>';
@@ -33,7 +34,7 @@ export async function mementoRoutes(app: FastifyInstance): Promise<void> {
     '/:archive/memento/:ts/*',
     async (req, reply) => {
       const read = archiveRead(app.config, req);
-      const answer = await app.reader.memento({ ...read, ts: req.params.ts, prefer: req.headers.prefer, client: req.socket });
+      const answer = takeMadeAnswer(req.raw) ?? (await app.reader.memento({ ...read, ts: req.params.ts, prefer: req.headers.prefer, client: req.socket }));
       const page =
         answer.notArchived && wantsPage(req) ? errorPage(app.config, req, 404, await notArchivedData(app, read.uriR), undefined, 'not-archived') : undefined;
       // The archive's "Not archived" page (web/not-archived.ts) for a browser's navigation, sent as an error page (in

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { sendAnswer } from './answer.js';
+import { takeMadeAnswer } from './fast-path.js';
 import { acceptDatetime, archiveRead, readRoute } from './context.js';
 
 /**
@@ -21,7 +22,7 @@ export async function timegateRoutes(app: FastifyInstance): Promise<void> {
     '/:archive/timegate/*',
     async (req, reply) => {
       const q = { ...archiveRead(app.config, req), acceptDatetime: acceptDatetime(req), prefer: req.headers.prefer };
-      return sendAnswer(req, reply, await app.reader.timegate(q));
+      return sendAnswer(req, reply, takeMadeAnswer(req.raw) ?? (await app.reader.timegate(q)));
     },
     { uriR: true, resource: 'timegate' },
   );

@@ -95,6 +95,16 @@ t.test('the fast path answers every TimeGate and Memento read as the routes do',
   t.teardown(() => slow.close());
   t.ok(fast.app.fastPath, 'the daemon has a fast path');
   t.equal(slow.app.fastPath, undefined, 'the other has none');
+  // Each daemon's reads of the reader: the fast path asks it no more often than the routes do (an answer it leaves to
+  // fastify — an error, a page, a body that streams — is sent by the route, not read again).
+  const reads = [fast, slow].map((a) => {
+    const n = { count: 0 };
+    for (const m of ['timegate', 'memento'] as const) {
+      const read = a.app.reader[m].bind(a.app.reader) as (q: never) => Promise<unknown>;
+      (a.app.reader as unknown as Record<string, unknown>)[m] = (q: never) => (n.count++, read(q));
+    }
+    return n;
+  });
   const u = 'http://www.example.org/page?x=1';
   const [t0, t1] = [ts14(DATES[0]), ts14(DATES[1])];
   const html = { accept: 'text/html,application/xhtml+xml' };
@@ -149,6 +159,7 @@ t.test('the fast path answers every TimeGate and Memento read as the routes do',
       t.ok(a.body.equals(b.body), `${what}: the same body bytes`);
     }
   }
+  t.equal(reads[0]!.count, reads[1]!.count, `the reader was asked as often with the fast path as without (${reads[1]!.count})`);
   t.ok(fast.app.fastPath!.answered >= 60, `the fast path answered the hot reads itself (${fast.app.fastPath!.answered})`);
   const metric = (m: string) => Number(/memento_archive_requests_total\{resource="timegate",status="302"\} (\d+)/.exec(m)?.[1] ?? 0);
   const counts = await Promise.all([fast, slow].map(async (a) => metric(await (await fetch(`${a.url}/metrics`)).text())));
