@@ -159,6 +159,8 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     diff: new WorkPool('diff', { queue: 8, onOutcome: counted('diff') }),
     panel: new WorkPool('panel', { queue: 32, onOutcome: counted('panel') }),
     replay: new WorkPool('replay', { queue: 64, onOutcome: counted('replay') }),
+    // The full-text index's parse of each new page (archive/search/indexer.ts: one page at a time).
+    text: new WorkPool('text', { queue: 4, onOutcome: counted('text') }),
   };
   app.decorate('work', work);
   app.addHook('onClose', async () => void (await Promise.all(Object.values(work).map((pool) => pool.close()))));

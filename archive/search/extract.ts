@@ -37,19 +37,33 @@ function clean(s: string, max: number): string {
 }
 
 /**
- * Extracts the title and visible text of a stored response (see the module
- * comment); closes `stored`. A body not HTML nor text, or in a
- * content-coding the archive cannot decode, gives empty text.
+ * Reads what a memento's text is extracted from: its body decoded to text
+ * (at most {@link TEXT_LIMIT} decoded bytes); closes `stored`. `null` for a
+ * body not HTML nor text, an empty one, or one in a content-coding the
+ * archive cannot decode (its text is empty).
  *
  * @param mime the memento's media type, lower case, no parameters
  */
-export async function extractText(stored: StoredResponse, mime: string): Promise<ExtractedText> {
+export async function readIndexedText(stored: StoredResponse, mime: string): Promise<{ html: boolean; text: string } | null> {
   const html = isHtml(mime);
   const enc = storedContentEncoding(stored);
   if ((!html && mime !== 'text/plain') || stored.bodyLength === 0 || (enc && !canDecode(enc))) {
     stored.close();
-    return { title: '', body: '' };
+    return null;
   }
+  const parts: string[] = [];
+  const { rest } = await readDecodedText(stored, enc, TEXT_LIMIT, (s) => parts.push(s));
+  parts.push(rest);
+  return { html, text: parts.join('') };
+}
+
+/**
+ * The title and visible text of a body read by {@link readIndexedText}
+ * (see the module comment): a pure function of its input, the CPU part of
+ * the extraction (it runs in a work pool's thread, archive/work/tasks.ts).
+ */
+export function extractFromText(input: { html: boolean; text: string }): ExtractedText {
+  if (!input.html) return { title: '', body: clean(input.text, MAX_TEXT_CHARS) };
   let body = '';
   let title = '';
   let skipping = 0;
@@ -76,8 +90,24 @@ export async function extractText(stored: StoredResponse, mime: string): Promise
     },
     { decodeEntities: true, lowerCaseTags: true },
   );
-  const { rest } = await readDecodedText(stored, enc, TEXT_LIMIT, (s) => (html ? parser.write(s) : body.length < MAX_TEXT_CHARS * 2 && (body += s)));
-  if (html) parser.end();
-  else body += rest;
+  parser.write(input.text);
+  parser.end();
   return { title: clean(title, MAX_TITLE_CHARS), body: clean(body, MAX_TEXT_CHARS) };
+}
+
+/**
+ * Extracts the title and visible text of a stored response (see the module
+ * comment); closes `stored`. A body not HTML nor text, or in a
+ * content-coding the archive cannot decode, gives empty text.
+ *
+ * @param mime the memento's media type, lower case, no parameters
+ * @param extract where {@link extractFromText} runs (default: in this thread)
+ */
+export async function extractText(
+  stored: StoredResponse,
+  mime: string,
+  extract: (input: { html: boolean; text: string }) => ExtractedText | Promise<ExtractedText> = extractFromText,
+): Promise<ExtractedText> {
+  const input = await readIndexedText(stored, mime);
+  return input ? extract(input) : { title: '', body: '' };
 }

@@ -9,14 +9,15 @@
  * time, and stores each one's text. The same walk, from row id 0 when the
  * daemon starts, catches up with whatever has no text: captures committed
  * just before a crash, and a whole index after `reindex` (a new index
- * file starts without text). Extraction runs on the event loop one stored
- * chunk at a time (the body is streamed, at most 1 MiB of it read per
- * memento), so a request waits for at most one chunk's parsing.
+ * file starts without text). The event loop reads and decodes the stored
+ * body (streamed, at most 1 MiB of decoded text per memento); the parse,
+ * which costs time in proportion to it, runs in the daemon's `text` work
+ * pool's thread (archive/work/), with a deadline.
  */
 import type { MementoIndex } from '../store/index/memento-index.js';
 import type { MementoRow } from '../store/index/memento-row.js';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
-import { extractText } from './extract.js';
+import { type ExtractedText, extractText } from './extract.js';
 
 /** Rows read per walk step. */
 const STEP = 100;
@@ -34,11 +35,13 @@ export class TextIndexer {
    * @param index the archive's index (its `text`; without one the indexer does nothing)
    * @param read reads a memento's stored response (the store's `readResponse`)
    * @param onError told of a memento whose response could not be read
+   * @param extract where the text is parsed out of the decoded body (the daemon: its `text` work pool's thread; default: this thread)
    */
   constructor(
     private readonly index: MementoIndex,
     private readonly read: (row: MementoRow) => Promise<StoredResponse>,
     private readonly onError: (row: MementoRow, err: unknown) => void = () => undefined,
+    private readonly extract?: (input: { html: boolean; text: string }) => Promise<ExtractedText>,
   ) {}
 
   /** There may be mementos without text: walk them (now, or again when the running walk ends). */
@@ -77,7 +80,7 @@ export class TextIndexer {
         if (this.closed) return;
         this.after = row.id;
         try {
-          const t = await extractText(await this.read(row), row.mime);
+          const t = await extractText(await this.read(row), row.mime, this.extract);
           await text.put(row.id, t.title, t.body);
           this.stats.indexed++;
         } catch (err) {

@@ -25,8 +25,8 @@ import type { TaskInput, TaskName, TaskOutput } from './tasks.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The daemon's work pools: `diff` (`/web/diff/…`), `panel` (the replay banner's resource list), `replay` (the archival replay's rewrite). */
-    work: { diff: WorkPool; panel: WorkPool; replay: WorkPool };
+    /** The daemon's work pools: `diff` (`/web/diff/…`), `panel` (the replay banner's resource list), `replay` (the archival replay's rewrite), `text` (the full-text index's parse). */
+    work: { diff: WorkPool; panel: WorkPool; replay: WorkPool; text: WorkPool };
   }
 }
 

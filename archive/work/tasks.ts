@@ -13,6 +13,9 @@
  *   the event loop; `replay-part`: one tag or `<style>` text of a page
  *   that streams, too long to rewrite within a slice (html.ts
  *   `rewritePart`). Both cost time in proportion to their bytes.
+ * - `text`: the title and visible text of a stored page for the full-text
+ *   index (archive/search/extract.ts `extractFromText`; at most 1 MiB of
+ *   decoded text), after its capture was answered.
  *
  * Inputs and outputs cross between threads by structured clone: plain
  * data only. A task's output `body` (bytes that own their buffer) is
@@ -22,6 +25,7 @@ import { embeddedResources, type EmbeddedResource } from '../replay/embedded.js'
 import { type DeferredPart, type HtmlReplay, rewritePart } from '../replay/html.js';
 import { type RewritePage, rewriteWhole } from '../replay/rewrite.js';
 import { type DiffResult, diffTexts } from '../web/diff.js';
+import { type ExtractedText, extractFromText } from '../search/extract.js';
 
 /** The `replay` task: the bytes of a page or stylesheet, rewritten (`null`: a stylesheet with nothing to rewrite). */
 function replay(input: { kind: 'html' | 'css'; bytes: Uint8Array; page: RewritePage }): { body: Uint8Array | null } {
@@ -35,6 +39,7 @@ const TASKS = {
     embeddedResources(input.html, input.uriR, input.max),
   replay,
   'replay-part': (input: { part: DeferredPart; page: HtmlReplay }): { text: string; rewritten: number } => rewritePart(input.part, input.page),
+  text: (input: { html: boolean; text: string }): ExtractedText => extractFromText(input),
 };
 
 /** The name of a task. */
