@@ -72,6 +72,12 @@ const REVISIT_INTERVAL = '1d';
 const REVISIT_KEYS = 1000;
 /** Concurrent PUTs of the revisit arm. */
 const REVISIT_CONCURRENCY = 32;
+/**
+ * Budget: CPU µs (user + system, all threads of the daemon) per new 10 KB
+ * capture at 32 concurrent PUTs; a run above it shows the row as missed.
+ * Set from the measurements in bench/results.md (2026-11-28).
+ */
+const CPU_BUDGET_US = 1100;
 
 /**
  * The template of a unique capture record of 10,240 body bytes for wrk
@@ -159,9 +165,10 @@ async function putLoad(
   concurrency: number,
   seconds: number,
   keyed?: { keys: number; start: number },
-): Promise<{ rps: number; cpuUs: number; batch: number; fsyncMs: number; total: number }> {
+): Promise<{ rps: number; cpuUs: number; mainCpuUs: number; batch: number; fsyncMs: number; total: number }> {
   const counters = await batchCounters(server);
   const before = cpuSecondsOf(server.pid);
+  const mainBefore = cpuSecondsOf(server.pid, server.pid);
   const r = await load({
     url: server.url,
     connections: concurrency,
@@ -173,12 +180,14 @@ async function putLoad(
     expect: [201],
   });
   const cpuUs = ((cpuSecondsOf(server.pid) - before) / r.total) * 1e6;
+  const mainCpuUs = ((cpuSecondsOf(server.pid, server.pid) - mainBefore) / r.total) * 1e6;
   const after = await batchCounters(server);
   const d = (k: string) => (after[k] ?? 0) - (counters[k] ?? 0);
   const batches = d('batch_captures_count');
   return {
     rps: r.rps,
     cpuUs,
+    mainCpuUs,
     batch: batches ? d('batch_captures_sum') / batches : 0,
     fsyncMs: batches ? (d('fsync_seconds_sum') / batches) * 1000 : 0,
     total: r.total,
@@ -323,6 +332,25 @@ export async function run(): Promise<BenchRow[]> {
         ratio: a / s,
         target: conc === 32 ? '≥ 5,000 captures/s' : 'report',
       });
+      if (conc === 32) {
+        // CPU per capture of the daemon: all its threads (the budget) and its main thread (the event loop) alone.
+        const total = median(r.archive.map((x) => x.cpuUs)),
+          main = median(r.archive.map((x) => x.mainCpuUs));
+        rows.push({
+          name: `ingest: CPU per new 10 KB capture, ${conc} concurrent PUTs, all threads of the daemon (budget)`,
+          figure: `${fmt(total)} µs/capture (main thread ${fmt(main)} µs, ${fmt((main / total) * 100)} %)`,
+          baseline: `${fmt(median(r.sink.map((x) => x.cpuUs)))} µs/PUT (bare server reading the body)`,
+          ratio: null,
+          target: `≤ ${fmt(CPU_BUDGET_US)} µs`,
+        });
+        rows.push({
+          name: `ingest: CPU per new 10 KB capture, ${conc} concurrent PUTs, the daemon's main thread (event loop) alone`,
+          figure: `${fmt(main)} µs/capture`,
+          baseline: `${fmt(median(r.sink.map((x) => x.mainCpuUs)))} µs/PUT (bare server's main thread)`,
+          ratio: null,
+          target: 'report',
+        });
+      }
       if (ab) {
         const b = median(r.ab.map((x) => x.rps));
         rows.push({

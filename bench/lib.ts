@@ -178,9 +178,14 @@ export async function capturesByResult(url: string): Promise<Record<string, numb
   return out;
 }
 
-/** CPU time (user + system) process `pid` has used so far, seconds (from /proc/<pid>/stat). */
-export function cpuSecondsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/**
+ * CPU time (user + system) process `pid` has used so far, seconds, all its
+ * threads (from /proc/<pid>/stat); with `tid`, that one thread's only (from
+ * /proc/<pid>/task/<tid>/stat: `tid` = `pid` is the main thread, the one
+ * that runs a Node process's event loop).
+ */
+export function cpuSecondsOf(pid: number, tid?: number): number {
+  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
