@@ -92,11 +92,16 @@ function feedDocument(base: string, a: FeedAddress, doc: FeedDocument) {
     title: `Changes ${what}${a.page === undefined ? '' : ` (archive page ${a.page})`}`,
     // Entries are newest first: the first one's Memento-Datetime is the last change this document shows.
     updated: doc.entries[0].datetime,
-    author: { name: `memento-archive at ${new URL(base).host}`, uri: `${base}/web/` },
+    author: archiveAuthor(base),
     links,
     archive: a.page !== undefined,
     entries: doc.entries.map((e) => feedEntry(base, e)),
   };
+}
+
+/** The author of the archive's feeds (RFC 4287 §4.2.1): the archive at `base`, its pages for people. */
+export function archiveAuthor(base: string): { name: string; uri: string } {
+  return { name: `memento-archive at ${new URL(base).host}`, uri: `${base}/web/` };
 }
 
 /** One entry: the memento `e` as a change of its URL. */

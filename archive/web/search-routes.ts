@@ -24,6 +24,8 @@ import { TextIndexer } from '../search/indexer.js';
 import { parseTextQuery } from '../search/query.js';
 import { SEARCH_PAGE, type SearchAnswer, type UrlHistory } from '../read/search.js';
 import { sendPage } from './page.js';
+import { ATOM_TYPE, type AtomEntry, type AtomLink, atomDocument } from '../feed/atom.js';
+import { archiveAuthor } from '../feed/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,11 +70,11 @@ function urlRanges(url: string, max: number): { from: string; to?: string }[] {
 }
 
 /** What the page or JSON answer names of the request. */
-function output(query: Query): 'html' | 'json' {
+function output(query: Query): 'html' | 'json' | 'atom' {
   const o = one(query, 'output');
   if (o === undefined || o === 'html') return 'html';
-  if (o === 'json') return 'json';
-  throw httpError(400, `output=${o.slice(0, 40)} is not json or html`);
+  if (o === 'json' || o === 'atom') return o;
+  throw httpError(400, `output=${o.slice(0, 40)} is not json, atom or html`);
 }
 
 /** The marks around a snippet's matched words (text-queries.ts `snippets`). */
@@ -140,6 +142,7 @@ export async function searchRoutes(app: FastifyInstance): Promise<void> {
         facets: r.facets,
       });
     }
+    if (out === 'atom') return sendSearchFeed(reply, base, req.url, q ?? '', r, page);
     return sendPage(reply, 200, 'search', searchData(r, { q: q ?? '', url, type, from: one(query, 'from'), to: one(query, 'to'), page }), {
       base,
       frames: "'none'",
@@ -214,4 +217,50 @@ function searchData(r: SearchAnswer, ask: { q: string; url?: string; type?: stri
 /** The template data of a history page. */
 function historyData(urls: UrlHistory[], capped: boolean, q: string, url: string): Record<string, unknown> {
   return { title: `History of ${q}`, text: q, url, urls, capped };
+}
+
+/**
+ * The hits of one page of a search as an Atom feed (RFC 4287; `output=atom`,
+ * to follow a search in a feed reader): one entry per hit, newest first, its
+ * URI-M as `id`, its Memento-Datetime as `updated`, its `/web/` page as
+ * `alternate`, its snippet as `summary`; the feed links `self`, the HTML
+ * results as `alternate`, and the next page as `next` (RFC 5005 §3) when
+ * there is one.
+ */
+function sendSearchFeed(reply: FastifyReply, base: string, target: string, q: string, r: SearchAnswer, page: number): FastifyReply {
+  const self = `${base}${target}`;
+  const at = (p: number | undefined, out: string | undefined) => {
+    const u = new URL(self);
+    if (p === undefined) u.searchParams.delete('page');
+    else u.searchParams.set('page', String(p));
+    if (out === undefined) u.searchParams.delete('output');
+    else u.searchParams.set('output', out);
+    return u.href;
+  };
+  const links: AtomLink[] = [
+    { rel: 'self', href: self, type: ATOM_TYPE },
+    { rel: 'alternate', href: at(page, undefined), type: 'text/html' },
+  ];
+  if (!r.capped && r.total > page * SEARCH_PAGE) links.push({ rel: 'next', href: at(page + 1, 'atom'), type: ATOM_TYPE });
+  const entries: AtomEntry[] = r.hits.map((h) => {
+    const ts = toTimestamp14(h.datetime);
+    return {
+      id: buildUriM(base, { archive: h.archive_id, timestamp: ts, modifier: '', uriR: h.uri_r }),
+      title: h.title || h.uri_r,
+      updated: h.datetime,
+      links: [{ rel: 'alternate', href: `${base}/web/${ts}/${h.uri_r}`, type: 'text/html' }],
+      summary: plain(h.snippet),
+    };
+  });
+  const feed = {
+    id: at(undefined, 'atom'),
+    title: `Search: ${q}`,
+    // The newest hit's Memento-Datetime (hits are newest first); with none, now.
+    updated: r.hits[0]?.datetime ?? Math.floor(Date.now() / 1000),
+    author: archiveAuthor(base),
+    links,
+    archive: false,
+    entries,
+  };
+  return reply.type(`${ATOM_TYPE}; charset=utf-8`).header('x-content-type-options', 'nosniff').send(atomDocument(feed));
 }

@@ -7,6 +7,7 @@
  * facets, bad and hostile queries (purge and reindex: search-upkeep.test.ts).
  */
 import t from 'tap';
+import { parseFeed } from '@rowanmanning/feed-parser';
 import { request, startArchive } from '../../helpers/archive.js';
 import { json, load, PHRASE, RULES } from './helpers.js';
 
@@ -152,4 +153,34 @@ t.test('history: appear, revisit, disappear, reappear give two periods; hidden p
   t.match(html.text, /still there/);
   t.equal((await request(`${a.url}/history?q=never`)).status, 400, 'url= is required');
   t.equal((await request(`${a.url}/history?q=${q('AND OR (')}&url=http://www.example.org/`)).status, 400);
+});
+
+t.test('search as an Atom feed (output=atom): the same hits, read by a feed parser, with a next page when there is one', async (t) => {
+  const a = await startArchive(RULES);
+  t.teardown(() => a.close());
+  await load(a);
+  const asJson = await json(a, `/search?q=never&output=json`);
+  const r = await request(`${a.url}/search?q=never&output=atom`);
+  t.equal(r.status, 200);
+  t.match(String(r.headers['content-type']), /^application\/atom\+xml/);
+  const feed = parseFeed(r.text);
+  t.equal(feed.meta.type, 'atom', 'an Atom feed');
+  t.same(
+    feed.items.map((i) => i.id),
+    asJson.body.hits.map((h: { uri_m: string }) => h.uri_m),
+    'one entry per hit, in the same order, its id the URI-M',
+  );
+  t.same(
+    feed.items.map((i) => i.updated?.toISOString().replace(/\D/g, '').slice(0, 14)),
+    asJson.body.hits.map((h: { datetime: string }) => h.datetime),
+    'updated: each Memento-Datetime',
+  );
+  t.ok(
+    feed.items.every((i) => i.url?.startsWith(`${a.url}/web/`)),
+    'each links its /web/ page',
+  );
+  t.equal(feed.title, 'Search: never');
+  t.notMatch(r.text, /rel="next"/, 'one page: no next page');
+  t.equal((await request(`${a.url}/search?q=nothingmatchesthis&output=atom`)).status, 200, 'no hits: an empty feed');
+  t.equal((await request(`${a.url}/search?q=never&output=rss`)).status, 400, 'another output: 400');
 });
