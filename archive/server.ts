@@ -151,17 +151,7 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
     );
   const gate = new ConnectionGate(app.server, bound, config.putReservedConnections, config.putAllow, (share) => metrics.connectionsRefused.inc({ share }));
   metrics.countConnections(() => gate.open);
-  // Work that grows with stored content, off the event loop (work/pool.ts): comparisons in one thread, the replay
-  // panel's resource lists in another, the replay's rewrites that do not fit in a slice of the loop in a third, so
-  // that a slow comparison never delays a replay page.
-  const counted = (pool: string) => (_task: string, outcome: string) => metrics.work.inc({ pool, outcome });
-  const work = {
-    diff: new WorkPool('diff', { queue: 8, onOutcome: counted('diff') }),
-    panel: new WorkPool('panel', { queue: 32, onOutcome: counted('panel') }),
-    replay: new WorkPool('replay', { queue: 64, onOutcome: counted('replay') }),
-    // The full-text index's parse of each new page (archive/search/indexer.ts: one page at a time).
-    text: new WorkPool('text', { queue: 4, onOutcome: counted('text') }),
-  };
+  const work = workPools(metrics);
   app.decorate('work', work);
   app.addHook('onClose', async () => void (await Promise.all(Object.values(work).map((pool) => pool.close()))));
   const decode: DecodeOptions = {
@@ -207,6 +197,24 @@ export async function buildArchiveServer(config: ArchiveConfig, store: ArchiveSt
   app.setNotFoundHandler(notFound);
   for (const plugin of PLUGINS) await app.register(plugin);
   return app;
+}
+
+/**
+ * The daemon's work pools (work/pool.ts), for work that grows with stored
+ * content, off the event loop: comparisons in one thread, the replay
+ * panel's resource lists in another, the replay's rewrites that do not fit
+ * in a slice of the loop in a third (so that a slow comparison never
+ * delays a replay page), and the full-text index's parse of each new page
+ * (archive/search/indexer.ts, one page at a time) in a fourth.
+ */
+function workPools(metrics: ArchiveMetrics): FastifyInstance['work'] {
+  const counted = (pool: string) => (_task: string, outcome: string) => metrics.work.inc({ pool, outcome });
+  return {
+    diff: new WorkPool('diff', { queue: 8, onOutcome: counted('diff') }),
+    panel: new WorkPool('panel', { queue: 32, onOutcome: counted('panel') }),
+    replay: new WorkPool('replay', { queue: 64, onOutcome: counted('replay') }),
+    text: new WorkPool('text', { queue: 4, onOutcome: counted('text') }),
+  };
 }
 
 /**

@@ -14,7 +14,7 @@
  *   that streams, too long to rewrite within a slice (html.ts
  *   `rewritePart`). Both cost time in proportion to their bytes.
  * - `text`: the title and visible text of a stored page for the full-text
- *   index (archive/search/extract.ts `extractFromText`; at most 1 MiB of
+ *   index (archive/search/parse-text.ts `extractFromText`; at most 1 MiB of
  *   decoded text), after its capture was answered.
  *
  * Inputs and outputs cross between threads by structured clone: plain
@@ -25,7 +25,7 @@ import { embeddedResources, type EmbeddedResource } from '../replay/embedded.js'
 import { type DeferredPart, type HtmlReplay, rewritePart } from '../replay/html.js';
 import { type RewritePage, rewriteWhole } from '../replay/rewrite.js';
 import { type DiffResult, diffTexts } from '../web/diff.js';
-import { type ExtractedText, extractFromText } from '../search/extract.js';
+import { type ExtractedText, extractFromText } from '../search/parse-text.js';
 
 /** The `replay` task: the bytes of a page or stylesheet, rewritten (`null`: a stylesheet with nothing to rewrite). */
 function replay(input: { kind: 'html' | 'css'; bytes: Uint8Array; page: RewritePage }): { body: Uint8Array | null } {
