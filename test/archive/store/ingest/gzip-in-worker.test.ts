@@ -69,7 +69,11 @@ t.test('a gzip thread that dies mid-batch: that batch answered 503, nothing writ
   const body = randomBytes(10_000);
   const ok = await putCapture(a, 'http://www.example.org/after', dated('/after', body));
   t.equal(ok.status, 201, 'the next PUT is stored (a new thread)');
-  const m = await request(String(ok.headers.location).replace(/\/memento\/(\d{14})\//, '/memento/$1id_/').replace(/^http:\/\/[^/]+/, a.url));
+  const m = await request(
+    String(ok.headers.location)
+      .replace(/\/memento\/(\d{14})\//, '/memento/$1id_/')
+      .replace(/^http:\/\/[^/]+/, a.url),
+  );
   t.same(m.body, body, 'and served byte-identical');
   const records = (await warcRecords(a.dataDir, 'current')).filter((r) => r.type !== 'warcinfo');
   t.same(
