@@ -306,6 +306,30 @@ export class ArchiveStore {
   }
 
   /**
+   * The records of a batch's bodies whole in memory (and of its revisits),
+   * gzipped in one task of the ingest pool's thread (gzip-batch.ts), in the
+   * order of `plans`. `null` when the thread failed (died, or missed its
+   * deadline): then every capture of the batch (`plans`, `done`) is
+   * answered 503 and nothing of it is written.
+   */
+  private async gzipBatch(plans: Plan[], done: [PendingCapture, unknown][]): Promise<EncodedPair[] | null> {
+    const raws = plans.flatMap((x) => (x.raw ? [x.raw] : []));
+    if (!raws.length) return [];
+    try {
+      const packed = packRecords(raws, this.config.warcGzipLevel);
+      return unpackMembers(
+        raws,
+        await this.gzip.run('gzip-records', packed, gzipDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
+      );
+    } catch (err) {
+      const why = refuse(503, `the records were not compressed: ${(err as Error).message}`);
+      for (const x of plans) await x.p.body.dispose();
+      for (const p of [...plans.map((x) => x.p), ...done.map(([p]) => p)]) p.reject(why);
+      return null;
+    }
+  }
+
+  /**
    * One batch of {@link drain}: the decisions (capture-is-new.ts: one index
    * query for the batch), the appends, one fsync per WARC file written, the
    * index commit ({@link commit}), then the answers.
@@ -357,23 +381,8 @@ export class ArchiveStore {
         await p.body.dispose();
       }
     }
-    // The records whole in memory, gzipped in one task of the ingest pool's thread; a batch it cannot gzip is not written.
-    const raws = plans.flatMap((x) => (x.raw ? [x.raw] : []));
-    let members: EncodedPair[] = [];
-    try {
-      if (raws.length) {
-        const packed = packRecords(raws, this.config.warcGzipLevel);
-        members = unpackMembers(
-          raws,
-          await this.gzip.run('gzip-records', packed, gzipDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
-        );
-      }
-    } catch (err) {
-      const why = refuse(503, `the records were not compressed: ${(err as Error).message}`);
-      for (const x of plans) await x.p.body.dispose();
-      for (const p of [...plans.map((x) => x.p), ...done.map(([p]) => p)]) p.reject(why);
-      return;
-    }
+    const members = await this.gzipBatch(plans, done);
+    if (!members) return;
     for (const { p, raw, found } of plans) {
       try {
         const w = this.writer(p.archive.id);
