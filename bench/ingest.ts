@@ -322,8 +322,8 @@ export async function run(): Promise<BenchRow[]> {
       });
       const a = median(r.archive.map((x) => x.rps)),
         s = median(r.sink.map((x) => x.rps));
-      const cpu = (xs: { cpuUs: number; batch: number; fsyncMs: number }[]) =>
-        `${fmt(median(xs.map((x) => x.cpuUs)))} µs/capture; ${fmt(median(xs.map((x) => x.batch)), 1)} captures and ${fmt(median(xs.map((x) => x.fsyncMs)), 2)} ms of fsync per batch`;
+      const cpu = (xs: { cpuUs: number; mainCpuUs: number; batch: number; fsyncMs: number }[]) =>
+        `${fmt(median(xs.map((x) => x.cpuUs)))} µs/capture, main thread ${fmt(median(xs.map((x) => x.mainCpuUs)))} µs; ${fmt(median(xs.map((x) => x.batch)), 1)} captures and ${fmt(median(xs.map((x) => x.fsyncMs)), 2)} ms of fsync per batch`;
       const sinkFigure = `${fmt(s)} PUTs/s (bare server reading the body, storing nothing; CPU ${fmt(median(r.sink.map((x) => x.cpuUs)))} µs/PUT)`;
       rows.push({
         name: `ingest: new 10 KB captures, ${conc} concurrent PUT${conc > 1 ? 's' : ''}, durable 201 (fsync + commit), revisits on (${REVISIT_INTERVAL}; a new capture is never a revisit)`,

@@ -29,8 +29,11 @@ import { readMementoResponse } from './warcs/stored-response.js';
 import type { StoredResponse, WarcReader } from './warcs/warc-reader.js';
 import { openWarcStore } from './warcs/open-warcs.js';
 import type { WarcAppender, WarcStore } from './warcs/warc-store.js';
-import type { WrittenRecord } from './warcs/warc-writer.js';
-import { captureLeaf, type Via } from '../evidence/leaf.js';
+import type { EncodedPair, WrittenRecord } from './warcs/warc-writer.js';
+import { type PendingCapture, planOf, type Plan, streamedOf } from './ingest/batch-plan.js';
+import { packRecords, unpackMembers } from './warcs/gzip-batch.js';
+import { WorkPool } from '../work/pool.js';
+import { captureLeaf } from '../evidence/leaf.js';
 import type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
 import { digestRecord } from '../evidence/record-digest.js';
 import type { NewLeaf } from '../evidence/log.js';
@@ -45,21 +48,10 @@ function refuse(status: number, reason: string): HttpError {
 /** The 503 of a capture decided against one that lost its key to another daemon's ({@link ArchiveStore.decideLost}). */
 const LOST_RACE = 'another archive daemon stored a capture of this URI-R first, which this one was compared with; nothing stored, send it again';
 
-interface PendingCapture {
-  archive: ArchiveSpan;
-  row: NewMementoRow;
-  head: CaptureHead;
-  body: BodySpill;
-  /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
-  blockDigest: string;
-  revisitOf?: MementoRow;
-  /** How it came in (leaf.ts `Via`). */
-  via: Via;
-  resolve: (r: Omit<IngestResult, 'bytes'>) => void;
-  reject: (e: unknown) => void;
-}
-
 type Pending = PendingCapture;
+
+/** Most time the gzip of `bytes` of a batch's records may take in the pool's thread, ms: 10 s and 1 s a MiB (zlib level 9 does some 10 MiB/s). */
+const gzipDeadlineMs = (bytes: number) => 10_000 + bytes / 1024;
 
 /** True when other daemons (replicas) may write into the index `config` names: PostgreSQL with the WARC files in a bucket. */
 function sharedIndex(config: ArchiveConfig): boolean {
@@ -110,6 +102,12 @@ export class ArchiveStore {
 
   /** Is a capture new? (dedup and same-second conflicts, capture-is-new.ts) */
   private readonly isNew: CaptureIsNew;
+
+  /**
+   * The thread that gzips each batch's records (gzip-batch.ts): one, so that
+   * the event loop's core and the other share the write path; one batch at a time.
+   */
+  private readonly gzip = new WorkPool('ingest', { threads: 1, queue: 2, idleMs: 10 * 60_000 });
 
   private constructor(
     readonly config: ArchiveConfig,
@@ -307,17 +305,28 @@ export class ArchiveStore {
     }
   }
 
-  /** What the WARC writer needs of a capture besides its body. */
-  private recordOf(p: PendingCapture) {
-    return {
-      uriR: p.row.uri_r,
-      datetime: new Date(p.row.datetime * 1000),
-      requestHead: p.head.requestBytes,
-      responseHead: p.head.responseBytes,
-      payloadDigest: p.row.digest,
-      blockDigest: p.blockDigest,
-      via: p.via,
-    };
+  /**
+   * The records of a batch's bodies whole in memory (and of its revisits),
+   * gzipped in one task of the ingest pool's thread (gzip-batch.ts), in the
+   * order of `plans`. `null` when the thread failed (died, or missed its
+   * deadline): then every capture of the batch (`plans`, `done`) is
+   * answered 503 and nothing of it is written.
+   */
+  private async gzipBatch(plans: Plan[], done: [PendingCapture, unknown][]): Promise<EncodedPair[] | null> {
+    const raws = plans.flatMap((x) => (x.raw ? [x.raw] : []));
+    if (!raws.length) return [];
+    try {
+      const packed = packRecords(raws, this.config.warcGzipLevel);
+      return unpackMembers(
+        raws,
+        await this.gzip.run('gzip-records', packed, gzipDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
+      );
+    } catch (err) {
+      const why = refuse(503, `the records were not compressed: ${(err as Error).message}`);
+      for (const x of plans) await x.p.body.dispose();
+      for (const p of [...plans.map((x) => x.p), ...done.map(([p]) => p)]) p.reject(why);
+      return null;
+    }
   }
 
   /**
@@ -348,6 +357,7 @@ export class ArchiveStore {
     }
     this.stats.ms.lookup += performance.now() - t;
     t = performance.now();
+    const plans: Plan[] = [];
     for (const [i, p] of batch.entries()) {
       const v = decide.verdict(i, p.row);
       if (v.kind === 'revisit' && v.of.refers_to === null && decide.inBatch(v.of)) {
@@ -355,38 +365,37 @@ export class ArchiveStore {
         break;
       }
       captures++;
+      if (v.kind === 'duplicate' || v.kind === 'conflict') {
+        const row = v.kind === 'duplicate' ? v.of : v.with;
+        done.push([p, { kind: v.kind, created: false, conflict: v.kind === 'conflict', row }]);
+        this.stats[v.kind === 'duplicate' ? 'duplicates' : 'conflicts']++;
+        await p.body.dispose();
+        continue;
+      }
       try {
-        if (v.kind === 'duplicate') {
-          done.push([p, { kind: 'duplicate', created: false, conflict: false, row: v.of }]);
-          this.stats.duplicates++;
-          continue;
-        }
-        if (v.kind === 'conflict') {
-          done.push([p, { kind: 'conflict', created: false, conflict: true, row: v.with }]);
-          this.stats.conflicts++;
-          continue;
-        }
         const found = v.kind === 'revisit' ? await this.originalOf(v.of) : p.revisitOf && (await this.originalOf(p.revisitOf));
-        const original = found?.row;
-        const rec = found
-          ? await this.writer(p.archive.id).appendRevisit({
-              ...this.recordOf(p),
-              original: { uriR: found.row.uri_r, datetime: new Date(found.row.datetime * 1000), recordId: found.recordId },
-            })
-          : await this.writer(p.archive.id).append({
-              ...this.recordOf(p),
-              body: () => p.body.read(),
-              bodyBuffer: p.body.inMemory(),
-              bodyLength: p.body.length,
-            });
+        plans.push(planOf(p, found));
+        decide.wrote(p.row);
+      } catch (err) {
+        p.reject(err);
+        await p.body.dispose();
+      }
+    }
+    const members = await this.gzipBatch(plans, done);
+    if (!members) return;
+    for (const { p, raw, found } of plans) {
+      try {
+        const w = this.writer(p.archive.id);
+        const rec = raw ? await w.appendEncoded(members.shift()!) : await w.append(streamedOf(p));
         p.row.warc_file = rec.file;
         p.row.warc_offset = rec.offset;
         p.row.warc_length = rec.length;
-        p.row.refers_to = original ? original.id : null;
-        decide.wrote(p.row);
-        written.push({ p, kind: original ? 'revisit' : 'new', rec, refersTo: found?.recordId });
+        p.row.refers_to = found ? found.row.id : null;
+        written.push({ p, kind: found ? 'revisit' : 'new', rec, refersTo: found?.recordId });
       } catch (err) {
         p.reject(err);
+        // Duplicates of (and conflicts with) it point at nothing: not acknowledged either.
+        for (let i = done.length - 1; i >= 0; i--) if (done[i][1].row === p.row) done.splice(i, 1)[0][0].reject(err);
       } finally {
         await p.body.dispose();
       }
@@ -549,6 +558,7 @@ export class ArchiveStore {
   /** Waits for queued writes, closes WARC files and the index. */
   async close(): Promise<void> {
     await this.idle;
+    await this.gzip.close();
     for (const w of this.writers.values()) await w.close();
     await this.reader.close();
     await this.warcs.close();

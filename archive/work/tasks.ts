@@ -16,6 +16,9 @@
  * - `text`: the title and visible text of a stored page for the full-text
  *   index (archive/search/parse-text.ts `extractFromText`; at most 1 MiB of
  *   decoded text), after its capture was answered.
+ * - `gzip-records`: a write batch's WARC records, each gzipped into its
+ *   own member (archive/store/warcs/gzip-batch.ts; at most the batch's
+ *   records whole in memory, 1 MiB each).
  *
  * Inputs and outputs cross between threads by structured clone: plain
  * data only. A task's output `body` (bytes that own their buffer) is
@@ -26,6 +29,7 @@ import { type DeferredPart, type HtmlReplay, rewritePart } from '../replay/html.
 import { type RewritePage, rewriteWhole } from '../replay/rewrite.js';
 import { type DiffResult, diffTexts } from '../web/diff.js';
 import { type ExtractedText, extractFromText } from '../search/parse-text.js';
+import { gzipPacked } from '../store/warcs/gzip-batch.js';
 
 /** The `replay` task: the bytes of a page or stylesheet, rewritten (`null`: a stylesheet with nothing to rewrite). */
 function replay(input: { kind: 'html' | 'css'; bytes: Uint8Array; page: RewritePage }): { body: Uint8Array | null } {
@@ -40,6 +44,7 @@ const TASKS = {
   replay,
   'replay-part': (input: { part: DeferredPart; page: HtmlReplay }): { text: string; rewritten: number } => rewritePart(input.part, input.page),
   text: (input: { html: boolean; text: string }): ExtractedText => extractFromText(input),
+  'gzip-records': gzipPacked,
 };
 
 /** The name of a task. */

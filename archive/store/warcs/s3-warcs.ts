@@ -314,6 +314,11 @@ class S3Appender implements WarcAppender {
     return this.hold(encodeRevisit(pair, this.gzipLevel));
   }
 
+  appendEncoded(e: EncodedPair): Promise<WrittenRecord> {
+    this.begin();
+    return this.hold(e);
+  }
+
   /** Adds a record pair to the held object (begun with its `warcinfo` record); uploads it once it holds {@link MAX_HELD}. */
   private async hold(e: EncodedPair): Promise<WrittenRecord> {
     if (!this.held) {

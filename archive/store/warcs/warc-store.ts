@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import { listWarcFiles } from './warc-files.js';
 import { WarcReader } from './warc-reader.js';
 import { type ScanItem, scanWarcFile } from './warc-scan.js';
-import { type CapturePair, type RevisitPair, WarcWriter, type WrittenRecord } from './warc-writer.js';
+import { type CapturePair, type EncodedPair, type RevisitPair, WarcWriter, type WrittenRecord } from './warc-writer.js';
 
 /**
  * Appends the record pairs of one archive for the store's write queue, one
@@ -28,6 +28,8 @@ export interface WarcAppender {
   append(pair: CapturePair): Promise<WrittenRecord>;
   /** Appends a revisit capture's revisit and request records. */
   appendRevisit(pair: RevisitPair): Promise<WrittenRecord>;
+  /** Appends a record pair already gzipped (warc-writer.ts `EncodedPair`, gzip-batch.ts), as `append` does a body whole in memory. */
+  appendEncoded(e: EncodedPair): Promise<WrittenRecord>;
   /** Makes everything appended since the last sync durable. @throws when it is not (the batch must not be acknowledged) */
   sync(): Promise<void>;
   /** Takes back the record at `file`/`offset` and everything appended after it (not acknowledged). */

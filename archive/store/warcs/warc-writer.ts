@@ -105,6 +105,18 @@ export interface EncodedPair {
   blockDigest: string;
 }
 
+/**
+ * A capture's record pair before compression: the response (or revisit)
+ * record as its parts in order (WARC header, HTTP head, body, record end),
+ * and the whole request record.
+ */
+export interface RawPair {
+  response: Buffer[];
+  request: Buffer;
+  recordId: string;
+  blockDigest: string;
+}
+
 /** The WARC headers of a capture's response record and the whole request record (header, block, end), uncompressed. */
 export function pairHeaders(pair: CapturePair, bodyLength: number, blockDigest: string): { response: Buffer; request: Buffer; recordId: string } {
   const date = formatIsoSeconds(pair.datetime);
@@ -182,6 +194,11 @@ export interface RevisitPair {
  * @param level zlib level, 1 (fastest) … 9 (smallest)
  */
 export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
+  return gzipPair(revisitRecords(pair), level);
+}
+
+/** The records of {@link encodeRevisit}, uncompressed. */
+export function revisitRecords(pair: RevisitPair): RawPair {
   const date = formatIsoSeconds(pair.datetime);
   const revisitId = `<urn:uuid:${randomUUID()}>`;
   const blockDigest = sha256(pair.responseHead);
@@ -201,8 +218,8 @@ export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
     ['Content-Length', String(pair.responseHead.length)],
   ]);
   return {
-    response: gzipRecord(Buffer.concat([header, pair.responseHead, RECORD_END]), level),
-    request: gzipRecord(requestRecord(pair, date, revisitId), level),
+    response: [header, pair.responseHead, RECORD_END],
+    request: requestRecord(pair, date, revisitId),
     recordId: revisitId,
     blockDigest,
   };
@@ -211,21 +228,29 @@ export function encodeRevisit(pair: RevisitPair, level: number): EncodedPair {
 /**
  * Builds a capture's two records (WARC 1.1 §5.7: response, then request
  * with `WARC-Concurrent-To`) and gzips each into its own member, all in
- * memory: for a body whole in memory (at most 1 MiB). Compressed on the
- * event loop: zlib's asynchronous call (libuv's thread pool) costs 2–3×
- * the CPU for a record of 10 KB. (Doing this before the write queue, as
- * each body arrives, was measured slower than in the batch: see
- * bench/results.md, "Ingest, the write path".)
+ * memory: for a body whole in memory (at most 1 MiB), in this thread.
+ * The write queue instead builds a batch's records with {@link pairRecords}
+ * and gzips them all in one task of a work pool's thread (gzip-batch.ts).
  *
  * @param level zlib level, 1 (fastest) … 9 (smallest)
  */
 export function encodePair(pair: CapturePair & { bodyBuffer: Buffer; blockDigest: string }, level: number): EncodedPair {
+  return gzipPair(pairRecords(pair), level);
+}
+
+/** The records of {@link encodePair}, uncompressed. */
+export function pairRecords(pair: CapturePair & { bodyBuffer: Buffer; blockDigest: string }): RawPair {
   const h = pairHeaders(pair, pair.bodyBuffer.length, pair.blockDigest);
+  return { response: [h.response, pair.responseHead, pair.bodyBuffer, RECORD_END], request: h.request, recordId: h.recordId, blockDigest: pair.blockDigest };
+}
+
+/** Each record of `raw` gzipped into its own member, in this thread. */
+function gzipPair(raw: RawPair, level: number): EncodedPair {
   return {
-    response: gzipRecord(Buffer.concat([h.response, pair.responseHead, pair.bodyBuffer, RECORD_END]), level),
-    request: gzipRecord(h.request, level),
-    recordId: h.recordId,
-    blockDigest: pair.blockDigest,
+    response: gzipRecord(Buffer.concat(raw.response), level),
+    request: gzipRecord(raw.request, level),
+    recordId: raw.recordId,
+    blockDigest: raw.blockDigest,
   };
 }
 
