@@ -180,7 +180,15 @@ t.test('the newest log entries and rows deleted (no key needed): verify names wh
   );
   t.notMatch(v.stdout, /superseded by a later one/);
 
-  const b = await restart(t, a);
+  // When a checkpoint over the 4 entries was published before the daemon stopped (the publisher runs within a second
+  // of new entries), its anchor beside the key tells the daemon the log was cut back: it refuses to start.
+  let b: TestArchive;
+  try {
+    b = await restart(t, a);
+  } catch (err) {
+    t.match((err as Error).message, /holds 3 entries, fewer than the 4 of its last published checkpoint .*the log was cut back; not signing/);
+    return;
+  }
   const row = (await sql(a.dataDir, "SELECT datetime FROM memento WHERE uri_r = 'http://www.example.org/c.html'"))[0];
   const ts = new Date(Number(row.datetime) * 1000).toISOString().replace(/[-:T]/g, '').slice(0, 14);
   const proof = await request(`${b.url}/current/proof/${ts}/${SITE}/c.html`);
