@@ -85,7 +85,8 @@ const signers = (note: string) => [...note.matchAll(/^— (\S+) /gm)].map((m) =>
 t.test('no checkpoint short of the quorum is served; a failed witness is asked again without new captures', async (t) => {
   const w1 = standInWitness('w1.example/w');
   const w2 = standInWitness('w2.example/w');
-  w2.down = 2;
+  // Down until the test has seen the checkpoint withheld (a count of failures would race the publisher's retries).
+  w2.down = Number.MAX_SAFE_INTEGER;
   const clients: TlogClients = {
     addCheckpoint: (w, req) => (w.name === w1.name ? w1 : w2).add(req),
     timestamp: async () => {
@@ -103,6 +104,8 @@ t.test('no checkpoint short of the quorum is served; a failed witness is asked a
   t.equal(early.status, 404, 'and no receipt');
   t.equal(early.headers['retry-after'], '2', 'yet: Retry-After');
   t.match(early.text, /is not in a published checkpoint yet; ask again in a few seconds/);
+  await until('w2 asked twice', async () => (w2.asked >= 2 ? true : undefined));
+  w2.down = 0;
   const note = await until('published', async () => {
     const r = await request(`${a.url}/2025/tlog/checkpoint`);
     return r.status === 200 && r.text.includes('\n1\n') ? r.text : undefined;
