@@ -12,6 +12,7 @@ import t, { type Test } from 'tap';
 import { epoch, partsOf, ts14 } from '../../conformance/helpers.js';
 import { captureRecord, putCapture, request, startArchive, type TestArchive, TWO_ARCHIVES } from '../../helpers/archive.js';
 import { warcRecords } from '../helpers.js';
+import { until } from '../../helpers/until.js';
 
 const sha = (...parts: Buffer[]) => {
   const h = createHash('sha256');
@@ -160,6 +161,8 @@ t.test('bad input is 400 with one line; a memento not stored or hidden is not pr
   for (const u of ['http://www.example.org/ok', 'http://www.example.org/blocked', 'http://www.example.org/gone'])
     t.equal((await putCapture(a, u, captureRecord({ ...partsOf(u), date: DATES[0] }))).status, 201);
   await json(t, `${a.url}/2025/proof/${ts14(DATES[0])}/http://www.example.org/ok`);
+  // The newest signed tree head covers all three entries (heads are signed within about a second of new entries).
+  await until(async () => JSON.parse((await request(`${a.url}/2025/log`)).text).tree_size === 3, 10_000, 'a signed tree head of size 3');
   const cases: [string, number, RegExp][] = [
     [`/2025/log?tree_size=x`, 400, /^tree_size is not a tree size/],
     [`/2025/log?tree_size=99`, 404, /^no signed tree head of size 99/],
