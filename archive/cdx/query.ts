@@ -193,6 +193,17 @@ export function formatResumeKey(p: ResumePoint): string {
 }
 
 /**
+ * pywb's and Wayback's wildcards in a `url=`: `*.example.com` names the
+ * domain, a trailing `*` a prefix; the URL without its wildcard, and the
+ * match type it implies (`undefined`: none, the URL as it is).
+ */
+export function urlWildcard(url: string): { url: string; type?: MatchType } {
+  if (url.startsWith('*.')) return { url: url.slice(2), type: 'domain' };
+  if (url.endsWith('*')) return { url: url.slice(0, -1), type: 'prefix' };
+  return { url };
+}
+
+/**
  * Reads the query string of a `/cdx` request into a {@link CdxQuery}.
  *
  * @param params the decoded query parameters (URLSearchParams: `+` is a space)
@@ -209,15 +220,9 @@ export function parseCdxQuery(params: URLSearchParams, maxUrlLength?: number): C
   }
   let url = one(params, 'url');
   if (url === undefined) throw httpError(400, 'url= is required: the URL (or URL prefix ending in *) to list captures of');
-  // pywb's and Wayback's wildcards: `*.example.com` is the domain, a trailing `*` a prefix.
-  let implied: MatchType | undefined;
-  if (url.startsWith('*.')) {
-    implied = 'domain';
-    url = url.slice(2);
-  } else if (url.endsWith('*')) {
-    implied = 'prefix';
-    url = url.slice(0, -1);
-  }
+  const wild = urlWildcard(url);
+  const implied = wild.type;
+  url = wild.url;
   const asked = one(params, 'matchType');
   if (asked !== undefined && !['exact', 'prefix', 'host', 'domain'].includes(asked))
     throw httpError(400, `matchType=${asked.slice(0, 40)} is not one of exact, prefix, host, domain`);

@@ -18,7 +18,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
 import { buildUriM } from '#shared/uri-m.js';
-import { type MatchType, timestampBound, urlkeyRanges } from '../cdx/query.js';
+import { timestampBound, urlkeyRanges, urlWildcard } from '../cdx/query.js';
 import { parseUriR } from '../http/context.js';
 import { TextIndexer } from '../search/indexer.js';
 import { parseTextQuery } from '../search/query.js';
@@ -57,16 +57,8 @@ function bound(query: Query, name: 'from' | 'to'): number | undefined {
 
 /** `url`: a URL, a prefix ending in `*`, or `*.host`, as urlkey ranges. */
 function urlRanges(url: string, max: number): { from: string; to?: string }[] {
-  let type: MatchType = 'exact';
-  let u = url;
-  if (u.startsWith('*.')) {
-    type = 'domain';
-    u = u.slice(2);
-  } else if (u.endsWith('*')) {
-    type = 'prefix';
-    u = u.slice(0, -1);
-  }
-  return urlkeyRanges(parseUriR(u, max).urlkey, type);
+  const wild = urlWildcard(url);
+  return urlkeyRanges(parseUriR(wild.url, max).urlkey, wild.type ?? 'exact');
 }
 
 /** What the page or JSON answer names of the request. */

@@ -18,7 +18,7 @@
  * driver's. SQL of SQLite and PostgreSQL alike.
  */
 import type { IndexReads } from './reads.js';
-import type { Ranges } from './memento-row.js';
+import type { MementoRow, Ranges } from './memento-row.js';
 import { type ShownRule, shownCondition, withinSql } from './shown-sql.js';
 
 /** The urlkeys a feed covers: one (`exact`), or every one that starts with `key`. */
@@ -32,15 +32,8 @@ export interface FeedRange {
 }
 
 /** One entry of a feed: a new memento shown, `n` its place oldest first (from 1). */
-export interface FeedRow {
+export interface FeedRow extends Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'uri_r' | 'datetime' | 'status' | 'mime'> {
   n: number;
-  id: number;
-  archive_id: string;
-  urlkey: string;
-  uri_r: string;
-  datetime: number;
-  status: number;
-  mime: string;
   /** The Memento-Datetime of the entry before it of the same urlkey; null for the first. */
   prev: number | null;
 }
