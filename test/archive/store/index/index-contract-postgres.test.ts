@@ -7,17 +7,12 @@
  */
 import t from 'tap';
 import { PgIndex } from '../../../../archive/store/index/index-pg.js';
-import { startPostgres, type ThrowawayPostgres } from '../../../helpers/postgres.js';
+import { startPostgres } from '../../../helpers/postgres.js';
 import { contract, ROWS } from './index-contract.js';
 
 t.test('PostgreSQL (PgIndex)', async (t) => {
-  let server: ThrowawayPostgres;
-  try {
-    server = await startPostgres();
-  } catch (err) {
-    t.fail((err as Error).message);
-    return;
-  }
+  // A server that cannot start rejects: the test fails with its message.
+  const server = await startPostgres();
   t.teardown(() => server.stop());
   let n = 0;
   contract(t, async () => PgIndex.open(await server.database(`contract_${n++}`), { cacheBytes: 1 << 20 }));
