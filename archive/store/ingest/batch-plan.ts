@@ -27,8 +27,8 @@ export interface PendingCapture {
   reject: (e: unknown) => void;
 }
 
-export /** A capture of a batch to append: its records uncompressed when its body is whole in memory (else streamed), and the original of a revisit. */
-interface Plan {
+/** A capture of a batch to append: its records uncompressed when its body is whole in memory (else streamed), and the original of a revisit. */
+export interface Plan {
   p: PendingCapture;
   found?: { row: MementoRow; recordId: string };
   raw?: RawPair;
