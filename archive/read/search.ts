@@ -2,17 +2,40 @@
  * Full-text search and phrase history as the public sees them: the
  * full-text index's answers (archive/store/index/text-queries.ts) through
  * the access rules (a memento the rules hide is no hit, and no step of a
- * history). The index reads a bounded number of rows per query
- * ({@link SEARCH_ROWS}, {@link HISTORY_ROWS}), newest row ids first; when
- * that many match, `total` counts those read and `capped` says so.
- * Datetimes are epoch seconds.
+ * history). A search reads the index newest row ids first, a stretch of
+ * row ids at a time ({@link searchShown}), and stops at
+ * {@link SEARCH_ROWS} shown hits, {@link SEARCH_EXAMINED} rows read (hidden
+ * ones too) or {@link SEARCH_MS} of time, whichever comes first; a history
+ * reads at most {@link HISTORY_ROWS} rows. When a read stopped before the
+ * end, `total` counts what it found and `capped` says so. Datetimes are
+ * epoch seconds.
  */
 import { httpError } from '#shared/http-error.js';
 import type { MementoIndex } from '../store/index/memento-index.js';
-import type { HistoryRow, TextHit, TextTerm } from '../store/index/text-queries.js';
+import type { HistoryRow, TextHit, TextIndex, TextTerm } from '../store/index/text-queries.js';
 
-/** Most matching mementos one search reads. */
+/** Most shown hits one search counts. */
 export const SEARCH_ROWS = 5000;
+/** Most matching rows one search reads, the hidden ones included. */
+export const SEARCH_EXAMINED = 4 * SEARCH_ROWS;
+/** Time one search may take, ms: past it, the next statement is not started. */
+export const SEARCH_MS = 1500;
+/** A search's bounds (see the module comment and {@link VisibleSearch.searchShown}); a test may make them small. */
+export interface SearchLimits {
+  /** Most shown hits counted ({@link SEARCH_ROWS}). */
+  rows: number;
+  /** Most matching rows read, hidden ones too ({@link SEARCH_EXAMINED}). */
+  examined: number;
+  /** Time, ms ({@link SEARCH_MS}). */
+  ms: number;
+  /** Rows one statement reads. */
+  statementRows: number;
+  /** Row ids the first statement looks at; doubled after each statement quicker than 100 ms. */
+  firstWindow: number;
+}
+
+const LIMITS: SearchLimits = { rows: SEARCH_ROWS, examined: SEARCH_EXAMINED, ms: SEARCH_MS, statementRows: 1000, firstWindow: 20_000 };
+const QUICK_MS = 100;
 /** Most mementos (of the URLs asked) one phrase history reads. */
 export const HISTORY_ROWS = 20_000;
 /** Hits per page. */
@@ -34,10 +57,16 @@ export interface SearchHit extends TextHit {
   snippet: string;
 }
 
-/** A page of hits, the count of all of them, and their counts by year (`YYYY`) and month (`YYYY-MM`), UTC. */
+/**
+ * A page of hits, the count of all of them, and their counts by year
+ * (`YYYY`) and month (`YYYY-MM`), UTC. `capped`: the read stopped before
+ * the oldest memento, so more may match; `cut` says why (`rows`: enough
+ * hits or rows read; `time`: {@link SEARCH_MS} spent), null when not capped.
+ */
 export interface SearchAnswer {
   total: number;
   capped: boolean;
+  cut: 'rows' | 'time' | null;
   hits: SearchHit[];
   facets: { year: Record<string, number>; month: Record<string, number> };
 }
@@ -68,10 +97,12 @@ export class VisibleSearch {
   /**
    * @param index the archive's index
    * @param shows whether the rules show the memento of `urlkey` at `datetime`, now
+   * @param limits a search's bounds (default: the constants above)
    */
   constructor(
     private readonly index: MementoIndex,
     private readonly shows: (urlkey: string, datetime: number) => boolean,
+    private readonly limits: SearchLimits = LIMITS,
   ) {}
 
   /** Whether this index has a full-text index. */
@@ -92,8 +123,8 @@ export class VisibleSearch {
    */
   async search(ask: SearchAsk): Promise<SearchAnswer> {
     const text = this.text();
-    const rows = await engine(() => text.search({ ...ask, limit: SEARCH_ROWS }));
-    const shown = rows.filter((r) => this.shows(r.urlkey, r.datetime)).sort((a, b) => b.datetime - a.datetime || b.id - a.id);
+    const { shown, cut } = await this.searchShown(text, ask);
+    shown.sort((a, b) => b.datetime - a.datetime || b.id - a.id);
     const year: Record<string, number> = {};
     const month: Record<string, number> = {};
     for (const r of shown) {
@@ -114,10 +145,52 @@ export class VisibleSearch {
     );
     return {
       total: shown.length,
-      capped: rows.length >= SEARCH_ROWS,
+      capped: cut !== null,
+      cut,
       hits: page.map((r) => ({ ...r, title: snips.get(r.id)?.title ?? '', snippet: snips.get(r.id)?.snippet ?? '' })),
       facets: { year, month },
     };
+  }
+
+  /**
+   * The shown hits of a search, newest row ids first, read a stretch of
+   * row ids at a time so that hidden rows never take the place of shown
+   * ones and the time between statements can be checked: each statement
+   * reads at most `statementRows` rows of a window of row ids that
+   * starts at `firstWindow` and doubles while statements are quick
+   * (FTS5 reads only that stretch of a word's list). Stops as the module
+   * comment says; `cut` null when every row was read. Each stop is
+   * checked between statements: one statement's own time is bounded by
+   * its window and row limit, not interrupted.
+   */
+  private async searchShown(text: TextIndex, ask: SearchAsk): Promise<{ shown: TextHit[]; cut: 'rows' | 'time' | null }> {
+    const max = this.limits;
+    const until = Date.now() + max.ms;
+    const shown: TextHit[] = [];
+    let below = (await engine(() => text.lastId())) + 1;
+    let window = max.firstWindow;
+    let examined = 0;
+    while (below > 1) {
+      if (Date.now() >= until) return { shown, cut: 'time' };
+      const from = Math.max(1, below - window);
+      const started = Date.now();
+      const limit = Math.min(max.statementRows, max.examined - examined);
+      const rows = await engine(() => text.search({ ...ask, rowIds: { from, below }, limit }));
+      examined += rows.length;
+      for (const r of rows) {
+        if (!this.shows(r.urlkey, r.datetime)) continue;
+        if (shown.length === max.rows) return { shown, cut: 'rows' };
+        shown.push(r);
+      }
+      if (rows.length === limit) {
+        if (examined >= max.examined) return { shown, cut: 'rows' };
+        below = rows[rows.length - 1].id; // the window goes on below the last row read
+      } else {
+        below = from;
+        if (Date.now() - started < QUICK_MS) window *= 2;
+      }
+    }
+    return { shown, cut: null };
   }
 
   /**

@@ -22,7 +22,7 @@ import { timestampBound, urlkeyRanges, urlWildcard } from '../cdx/query.js';
 import { parseUriR } from '../http/context.js';
 import { TextIndexer } from '../search/indexer.js';
 import { parseTextQuery } from '../search/query.js';
-import { SEARCH_PAGE, type SearchAnswer, type UrlHistory } from '../read/search.js';
+import { SEARCH_MS, SEARCH_PAGE, type SearchAnswer, type UrlHistory } from '../read/search.js';
 import { sendPage } from './page.js';
 import { ATOM_TYPE, type AtomEntry, type AtomLink, atomDocument } from '../feed/atom.js';
 import { archiveAuthor } from '../feed/routes.js';
@@ -122,6 +122,7 @@ export async function searchRoutes(app: FastifyInstance): Promise<void> {
       return reply.type('application/json').send({
         total: r.total,
         capped: r.capped,
+        cut: r.cut,
         page,
         page_size: SEARCH_PAGE,
         hits: r.hits.map((h) => ({
@@ -195,6 +196,7 @@ function searchData(r: SearchAnswer, ask: { q: string; url?: string; type?: stri
     ask,
     total: r.total,
     capped: r.capped,
+    timeCut: r.cut === 'time' ? SEARCH_MS / 1000 : undefined,
     hits: r.hits.map((h) => ({ ...h, snippetHtml: snippetHtml(h.snippet) })),
     years,
     page: ask.page,

@@ -72,6 +72,10 @@ export class PgTextQueries implements TextIndex {
     );
   }
 
+  async lastId(): Promise<number> {
+    return Number((await this.rows<{ n: string | number | null }>('SELECT max(id) AS n FROM memento', {}))[0].n ?? 0);
+  }
+
   snippets(terms: readonly TextTerm[], ids: readonly number[], words = 24): Promise<TextSnippet[]> {
     if (!ids.length) return Promise.resolve([]);
     return this.rows<TextSnippet>(

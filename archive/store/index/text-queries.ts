@@ -5,7 +5,9 @@
  * the title and the visible text extracted at ingest
  * (archive/search/extract.ts). SQLite keeps it in an FTS5 table
  * (`memento_text`, unicode61 tokens without diacritics, `secure-delete` so
- * that a purged text leaves no token behind) in the index file; a trigger
+ * that a purged text leaves no token behind, and prefix indexes of 2 and 3
+ * letters, so that a short `prefix*` reads one list instead of merging
+ * every word's that starts so) in the index file; a trigger
  * deletes a memento's text with its row (purge), and a new index file
  * (`reindex`) starts without text, which the daemon's indexer extracts
  * again ({@link TextQueries.missing}).
@@ -39,6 +41,8 @@ export interface TextSearch {
   ranges?: readonly { from: string; to?: string }[];
   /** The media type, lower case. */
   mime?: string;
+  /** The memento row ids looked at: `from` inclusive, `below` exclusive (absent: all). */
+  rowIds?: { from: number; below: number };
   /** Most rows read (newest row ids first). */
   limit: number;
 }
@@ -63,7 +67,7 @@ export interface TextSnippet {
 
 /** The FTS5 table (its `secure-delete` option set once, when it is made) and the trigger that deletes a memento's text with its row. */
 const TEXT_SCHEMA_SQLITE = `
-CREATE VIRTUAL TABLE memento_text USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE memento_text USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
 INSERT INTO memento_text(memento_text, rank) VALUES('secure-delete', 1);
 CREATE TRIGGER memento_text_gone AFTER DELETE ON memento BEGIN DELETE FROM memento_text WHERE rowid = old.id; END;
 `;
@@ -83,10 +87,15 @@ export function ftsMatch(terms: readonly TextTerm[]): string {
 /** The indexed media types as an SQL list. */
 export const MIMES_SQL = TEXT_MIMES.map((m) => `'${m}'`).join(', ');
 
-/** The conditions of a search's window, URL ranges and type on `m`, and their parameters. */
+/** The conditions of a search's row ids, window, URL ranges and type on `m`, and their parameters. */
 export function conditions(q: Omit<TextSearch, 'terms' | 'limit'>): { sql: string; params: Record<string, string | number> } {
   const parts: string[] = [];
   const params: Record<string, string | number> = {};
+  if (q.rowIds !== undefined) {
+    parts.push('m.id >= $idFrom AND m.id < $idBelow');
+    params.$idFrom = q.rowIds.from;
+    params.$idBelow = q.rowIds.below;
+  }
   if (q.since !== undefined) {
     parts.push('m.datetime >= $since');
     params.$since = q.since;
@@ -117,8 +126,10 @@ export interface TextIndex {
   missing(after: number, limit: number): Promise<MementoRow[]>;
   /** Stores the text of memento `id` (an empty text: looked at, nothing to index), unless its row is gone or it has one. */
   put(id: number, title: string, body: string): Promise<void>;
-  /** The mementos whose title or text holds every term, within the window, URLs and type: up to `limit`, newest row ids first. */
+  /** The mementos whose title or text holds every term, within the row ids, window, URLs and type: up to `limit`, newest row ids first. */
   search(q: TextSearch): Promise<TextHit[]>;
+  /** The highest memento row id (0: none), where a search's first window of row ids ends. */
+  lastId(): Promise<number>;
   /** Title and snippet (about `words` words around the matches) of the mementos `ids` for the terms. */
   snippets(terms: readonly TextTerm[], ids: readonly number[], words?: number): Promise<TextSnippet[]>;
   /** Every memento of the URLs in `ranges`, by urlkey then datetime, marked whether its text (a revisit: its original's) holds the terms: up to `limit`. */
@@ -157,15 +168,23 @@ export class TextQueries implements TextIndex {
     );
   }
 
-  /** The mementos whose title or text holds every term, within the window, URLs and type: up to `limit`, newest row ids first. */
+  /** The mementos whose title or text holds every term, within the row ids, window, URLs and type: up to `limit`, newest row ids first. */
   search(q: TextSearch): Promise<TextHit[]> {
     const c = conditions(q);
+    // The row-id bounds on t.rowid too: FTS5 then reads only that stretch of each term's list.
+    const ids = q.rowIds ? ' AND t.rowid >= $idFrom AND t.rowid < $idBelow' : '';
     return readAll<TextHit>(
       this.reader,
       `SELECT m.id, m.archive_id, m.urlkey, m.uri_r, m.datetime, m.mime FROM memento_text t JOIN memento m ON m.id = t.rowid
-        WHERE memento_text MATCH $match${c.sql} ORDER BY t.rowid DESC LIMIT $limit`,
+        WHERE memento_text MATCH $match${ids}${c.sql} ORDER BY t.rowid DESC LIMIT $limit`,
       { ...c.params, $match: ftsMatch(q.terms), $limit: q.limit },
     );
+  }
+
+  /** The highest memento row id (0: none). */
+  async lastId(): Promise<number> {
+    const [row] = await readAll<{ n: number | null }>(this.reader, 'SELECT max(id) AS n FROM memento', {});
+    return row.n ?? 0;
   }
 
   /** Title and snippet (about `words` words around the matches) of the mementos `ids` for the terms. */
