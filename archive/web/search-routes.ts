@@ -235,7 +235,7 @@ function sendSearchFeed(reply: FastifyReply, base: string, target: string, q: st
     { rel: 'self', href: self, type: ATOM_TYPE },
     { rel: 'alternate', href: at(page, undefined), type: 'text/html' },
   ];
-  if (!r.capped && r.total > page * SEARCH_PAGE) links.push({ rel: 'next', href: at(page + 1, 'atom'), type: ATOM_TYPE });
+  if (r.total > page * SEARCH_PAGE) links.push({ rel: 'next', href: at(page + 1, 'atom'), type: ATOM_TYPE });
   const entries: AtomEntry[] = r.hits.map((h) => {
     const ts = toTimestamp14(h.datetime);
     return {

@@ -3,13 +3,15 @@
  * desktop's width: what a person sees (hits with their marked words, the
  * date counts, the periods with their "what changed" link), that stored
  * markup stays text, that the pages fetch nothing outside the archive,
- * and that nothing overflows the phone's width. Screenshots in
+ * that nothing overflows the phone's width, and that a search whose time
+ * ran out says so. Screenshots in
  * test-output/screenshots/search-*.png (gitignored) for a person to look at.
  */
 import path from 'node:path';
 import t from 'tap';
 import { launchBrowser, SCREENSHOT_DIR } from '../helpers/browser.js';
 import { startArchive } from '../helpers/archive.js';
+import { VisibleSearch } from '../../archive/read/search.js';
 import { load, PHRASE, RULES } from '../archive/search/helpers.js';
 
 const WIDTHS = [
@@ -66,6 +68,31 @@ t.test('search and history pages at phone and desktop widths', async (t) => {
     t.equal(await tab.$$eval('a.diff', (els) => els.length), 1, `${w.name}: one "what changed" link`);
     t.equal(await tab.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, `${w.name}: nothing wider than the screen`);
     await tab.screenshot({ path: path.join(SCREENSHOT_DIR, `history-${w.name}.png`), fullPage: true });
+  }
+
+  // A search whose time ran out (a search with no time: its first statement runs, then it stops) says so on the page.
+  (a.app.visible as unknown as { search: VisibleSearch }).search = new VisibleSearch(a.store.index, (k, d) => a.app.visible.shows(k, d), {
+    rows: 100,
+    examined: 100,
+    ms: 0,
+    statementRows: 1,
+    firstWindow: 1,
+  });
+  for (const w of WIDTHS) {
+    await tab.setViewport(w.viewport);
+    await tab.goto(`${a.url}/search?q=never`, { waitUntil: 'networkidle0' });
+    t.match(
+      await tab.$eval('p.count', (el) => (el as HTMLElement).innerText),
+      /or more\.\s*The search stopped after 1\.5 s, before the oldest mementos/,
+      `${w.name}: the cut said`,
+    );
+    t.match(
+      await tab.$eval('main', (el) => (el as HTMLElement).innerText),
+      /None found among the mementos the search read/,
+      `${w.name}: not "no memento holds"`,
+    );
+    t.equal(await tab.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, `${w.name}: nothing wider than the screen`);
+    await tab.screenshot({ path: path.join(SCREENSHOT_DIR, `search-cut-${w.name}.png`), fullPage: true });
   }
   t.same(outside, [], 'nothing fetched outside the archive');
   t.same(dialogs, [], 'no script of a stored page ran');
