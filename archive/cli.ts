@@ -85,8 +85,9 @@ commands:
   cdxj             the index as CDXJ on stdout (pywb / OutbackCDX format,
                    sorted bytewise); safe while the daemon runs.
   migrate          move a one-host archive (index.sqlite3 and warcs/ of
-                   data_dir) to the shared setup: every index row into the
-                   empty PostgreSQL database of --to (one transaction), and
+                   data_dir) to the shared setup: every index row (and the
+                   full-text index's texts) into the empty PostgreSQL
+                   database of --to (one transaction), and
                    with --warcs every WARC file uploaded unchanged to
                    <prefix>migrated/ in the bucket. Stop the daemon first.
                    The source is only read. Then set storage.index (and
