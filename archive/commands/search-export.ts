@@ -172,16 +172,14 @@ export async function runSearchExport(config: ArchiveConfig, o: SearchExportOpti
     say(`search-export: ${c}`);
     return 2;
   }
-  if (config.indexPostgres === undefined) {
-    if (!existsSync(sqliteIndexFile(config.dataDir))) {
-      say(`search-export: ${config.dataDir}: no index there (no archive yet?)`);
-      return 1;
-    }
-    const holder = await lockHolder(config.dataDir);
-    if (holder && (holder.what === 'reindex' || holder.what === 'purge')) {
-      say(`search-export: ${holder.what} (pid ${holder.pid}) is rewriting the data folder; wait until it has finished`);
-      return 1;
-    }
+  if (config.indexPostgres === undefined && !existsSync(sqliteIndexFile(config.dataDir))) {
+    say(`search-export: ${config.dataDir}: no index there (no archive yet?)`);
+    return 1;
+  }
+  const holder = await lockHolder(config.dataDir);
+  if (holder && (holder.what === 'reindex' || holder.what === 'purge')) {
+    say(`search-export: ${holder.what} (pid ${holder.pid}) is rewriting the index; wait until it has finished`);
+    return 1;
   }
   let index: MementoIndex;
   try {
