@@ -65,6 +65,8 @@ function dateOption(v: string, end: 'first' | 'last'): number | undefined {
 export function checkExportOptions(config: ArchiveConfig, o: SearchExportOptions): Checked | string {
   if (o.output === undefined || o.output === '') return 'give where to write: -o FILE.ndjson (a new file), or -o - for stdout';
   if (o.output !== '-' && existsSync(o.output)) return `${o.output} exists; give a new name (nothing is overwritten)`;
+  if (o.output !== '-' && existsSync(`${o.output}.partial`))
+    return `${o.output}.partial exists: an export that was stopped before it ended; remove it, or give another name`;
   const index = o.index ?? DEFAULT_INDEX;
   // OpenSearch's and Elasticsearch's rule for index names.
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(index) || Buffer.byteLength(index) > 255)
@@ -129,14 +131,21 @@ export function bulkLines(row: TextRow, index: string, base: string): string {
   return `${JSON.stringify({ index: { _index: index, _id: documentId(row) } })}\n${JSON.stringify(doc)}\n`;
 }
 
-/** Writes the bulk lines of every shown text to `out`, waiting whenever it is full. @returns the documents written */
-async function writeAll(index: MementoIndex, visible: VisibleIndex, c: Checked, counts: TextWalkCounts, out: Writable): Promise<number> {
+/** An output and the first error it emitted (a write error is emitted, not thrown). */
+interface Output {
+  stream: Writable;
+  failed?: NodeJS.ErrnoException;
+}
+
+/** Writes the bulk lines of every shown text to `out`, waiting whenever it is full. @returns the documents written @throws the output's error */
+async function writeAll(index: MementoIndex, visible: VisibleIndex, c: Checked, counts: TextWalkCounts, out: Output): Promise<number> {
   const bar = progressBar('search-export', 'rows');
   const total = process.stderr.isTTY ? await index.text!.count() : 0;
   let n = 0;
   try {
     for await (const row of shownTexts(index, visible, c.walk, counts)) {
-      if (!out.write(bulkLines(row, c.index, c.base))) await once(out, 'drain');
+      if (out.failed) throw out.failed;
+      if (!out.stream.write(bulkLines(row, c.index, c.base))) await once(out.stream, 'drain');
       if (++n % 100 === 0) bar.update(n + counts.hidden, total);
     }
     bar.stop();
@@ -189,8 +198,8 @@ export async function runSearchExport(config: ArchiveConfig, o: SearchExportOpti
     throw inContext(err, { before: `search-export: ${where}`, otherwise: (e) => `search-export: cannot open the index in ${config.dataDir}: ${e.message}` });
   }
   const partial = `${c.output}.partial`;
-  let out: Writable | undefined;
-  let closed = false;
+  let out: Output | undefined;
+  let opened = false;
   try {
     if (!index.text) {
       say('search-export: this index has no full-text index (its database has none)');
@@ -199,15 +208,18 @@ export async function runSearchExport(config: ArchiveConfig, o: SearchExportOpti
     const visible = await VisibleIndex.open(index, config.access, config.archives, false);
     const counts: TextWalkCounts = { hidden: 0, lastRow: 0 };
     c.walk.now = nowSeconds();
-    if (c.output === '-') {
-      out = stdout;
-      out.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code === 'EPIPE') closed = true;
-      });
-    } else out = createWriteStream(partial, { flags: 'wx' });
-    const n = await writeAll(index, visible, c, counts, out);
-    if (out !== stdout) {
-      await finish(out);
+    out = { stream: c.output === '-' ? stdout : createWriteStream(partial, { flags: 'wx' }) };
+    const o = out;
+    o.stream.on('error', (err: NodeJS.ErrnoException) => (o.failed ??= err));
+    if (o.stream !== stdout) {
+      // Opened before anything is written: a file that cannot be made (no such folder, no permission) is said at once.
+      await once(o.stream, 'open');
+      opened = true;
+    }
+    const n = await writeAll(index, visible, c, counts, o);
+    if (o.failed) throw o.failed;
+    if (o.stream !== stdout) {
+      await finish(o.stream);
       await rename(partial, c.output);
     }
     process.stderr.write(
@@ -217,13 +229,14 @@ export async function runSearchExport(config: ArchiveConfig, o: SearchExportOpti
     );
     return 0;
   } catch (err) {
-    if (out === stdout && (closed || (err as NodeJS.ErrnoException).code === 'EPIPE')) return 0;
-    if (out && out !== stdout) {
-      out.destroy();
-      await rm(partial, { force: true });
+    const toStdout = out?.stream === stdout;
+    if (toStdout && (out?.failed?.code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'EPIPE')) return 0;
+    if (out && !toStdout) {
+      out.stream.destroy();
+      if (opened) await rm(partial, { force: true });
     }
     // A file is written whole or not at all; what went to stdout stays there.
-    const after = out === stdout ? '' : `; ${c.output} was not written`;
+    const after = toStdout ? '' : `; ${c.output} was not written`;
     throw inContext(err, { before: 'search-export: ', after, otherwise: (e) => (e.code ? `search-export: ${e.message}${after}` : undefined) });
   } finally {
     await index.close();

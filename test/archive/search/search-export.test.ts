@@ -6,13 +6,14 @@
  * mementos are there with their text, the excluded and the purged are
  * not; a second run writes the same bytes; `--after-row`, `--from`/`--to`,
  * `--archive`, `--base` and `-o -`; bad options are one line and exit 2,
- * writing nothing.
+ * writing nothing; a file that cannot be made and an output that fails
+ * are one-line errors (a reader gone is a quiet end).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { runPurge } from '../../../archive/commands/purge.js';
 import { runSearchExport, type SearchExportOptions } from '../../../archive/commands/search-export.js';
@@ -23,7 +24,7 @@ import { load, PHRASE, RULES } from './helpers.js';
 const ORG = 'http://www.example.org';
 
 /** Runs the export with `o`: its exit code and what it said on stderr (kept from the test's own output). */
-async function exportWith(config: ArchiveConfig, o: SearchExportOptions, stdout?: PassThrough): Promise<{ code: number; stderr: string }> {
+async function exportWith(config: ArchiveConfig, o: SearchExportOptions, stdout?: Writable): Promise<{ code: number; stderr: string }> {
   const write = process.stderr.write.bind(process.stderr);
   let stderr = '';
   process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
@@ -159,6 +160,14 @@ t.test('search-export: --from/--to, --archive, --index, --base, -o - (stdout)', 
   t.equal(act.index._index, 'pages-2026', '--index');
   t.equal(d.uri_m, `https://archive.example.org/current/memento/20260315100000/${ORG}/terms`, '--base: the URI-M whole (trailing slash dropped)');
   t.equal(d.web_page, `https://archive.example.org/web/20260315100000/${ORG}/terms`);
+
+  // An output that fails: the export stops with its error in one line (a reader gone, EPIPE, is a quiet end).
+  const failing = (code: string) =>
+    new Writable({
+      write: (_chunk, _enc, cb) => cb(Object.assign(new Error(`${code}: it failed, write`), { code })),
+    });
+  await t.rejects(exportWith(a.config, { output: '-' }, failing('EIO')), { message: 'search-export: EIO: it failed, write' });
+  t.equal((await exportWith(a.config, { output: '-' }, failing('EPIPE'))).code, 0, 'EPIPE: exit 0');
 });
 
 t.test('search-export: bad options are one line on stderr, exit 2, nothing written', async (t) => {
@@ -168,10 +177,12 @@ t.test('search-export: bad options are one line on stderr, exit 2, nothing writt
   await a.close();
   const there = path.join(dataDir, 'there.ndjson');
   writeFileSync(there, 'keep');
+  writeFileSync(path.join(dataDir, 'stopped.ndjson.partial'), 'half');
   const out = path.join(dataDir, 'out.ndjson');
   const bad: [SearchExportOptions, RegExp][] = [
     [{}, /give where to write: -o FILE\.ndjson/],
     [{ output: there }, /there\.ndjson exists; give a new name/],
+    [{ output: path.join(dataDir, 'stopped.ndjson') }, /stopped\.ndjson\.partial exists: an export that was stopped before it ended; remove it/],
     [{ output: out, index: 'Pages' }, /--index "Pages": an index name is lower-case/],
     [{ output: out, index: '_x' }, /--index "_x"/],
     [{ output: out, base: 'archive.example.org' }, /--base must be the archive's address/],
@@ -189,4 +200,10 @@ t.test('search-export: bad options are one line on stderr, exit 2, nothing writt
     t.notOk(existsSync(out) || existsSync(`${out}.partial`), 'nothing written');
   }
   t.equal(readFileSync(there, 'utf8'), 'keep', 'the existing file is untouched');
+
+  // A file that cannot be made: an error the command line says in one line (exit 1), nothing left behind.
+  const nowhere = path.join(dataDir, 'no-such-folder', 'out.ndjson');
+  await t.rejects(exportWith(a.config, { output: nowhere }), {
+    message: `search-export: ENOENT: no such file or directory, open '${nowhere}.partial'; ${nowhere} was not written`,
+  });
 });
