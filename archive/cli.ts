@@ -11,6 +11,7 @@
  *   memento-archive cdxj    [--config conf/archive.yaml] [--archive ID]
  *   memento-archive migrate [--config conf/archive.yaml] [--from sqlite] --to postgres://… [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
  *   memento-archive wacz    [--config conf/archive.yaml] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
+ *   memento-archive search-export [--config conf/archive.yaml] -o FILE.ndjson|- [--index NAME] [--base URL] [--archive ID] [--from DATE] [--to DATE] [--after-row N]
  *   memento-archive verify-receipt FILE [--record WARC] [--key KEY] [--witness VKEY]... [--quorum N] [--tsa-ca PEM]
  *   memento-archive witness [--config conf/witness.yaml]   (its own config file)
  *
@@ -35,6 +36,8 @@ const HELP = `usage: memento-archive [serve|verify|reindex|purge] [--config FILE
        memento-archive migrate [--config FILE] [--from sqlite] --to postgres://...
                        [--warcs s3://bucket/prefix/ [--s3-endpoint URL] [--s3-region R]]
        memento-archive wacz [--config FILE] [--url URL|PREFIX*] [--from DATE] [--to DATE] -o FILE.wacz
+       memento-archive search-export [--config FILE] -o FILE.ndjson|- [--index NAME] [--base URL]
+                       [--archive ID] [--from DATE] [--to DATE] [--after-row N]
        memento-archive verify-receipt FILE [--record WARC] [--key KEY|--config FILE]
                        [--witness VKEY]... [--quorum N] [--tsa-ca PEM]
        memento-archive witness [--config FILE] [--quiet]
@@ -82,8 +85,9 @@ commands:
   cdxj             the index as CDXJ on stdout (pywb / OutbackCDX format,
                    sorted bytewise); safe while the daemon runs.
   migrate          move a one-host archive (index.sqlite3 and warcs/ of
-                   data_dir) to the shared setup: every index row into the
-                   empty PostgreSQL database of --to (one transaction), and
+                   data_dir) to the shared setup: every index row (and the
+                   full-text index's texts) into the empty PostgreSQL
+                   database of --to (one transaction), and
                    with --warcs every WARC file uploaded unchanged to
                    <prefix>migrated/ in the bucket. Stop the daemon first.
                    The source is only read. Then set storage.index (and
@@ -95,6 +99,14 @@ commands:
                    the HTML pages, the evidence log's inclusion proofs, and a
                    manifest signed with the archive's Ed25519 key. What the
                    access rules hide is left out. Safe while the daemon runs.
+  search-export    the full-text index as the NDJSON body of an OpenSearch /
+                   Elasticsearch Bulk API request (POST /_bulk): an index
+                   action and a document (URL, Memento-Datetime, URI-M,
+                   title, text…) for each memento with a text that the
+                   access rules show now; a stable _id per memento, so an
+                   export sent again replaces the documents. Safe while the
+                   daemon runs. Ends with the last row id read, for
+                   --after-row next time.
   verify-receipt FILE
                    check a capture's receipt (GET /<id>/receipt/<ts>/<URL>)
                    offline: its checkpoint is signed by the log's key (--key,
@@ -129,7 +141,7 @@ options:
                       instead of finding out (default: the config's listen)
   --accept-damaged    import: import a WACZ package that fails its integrity
                       check all the same; its captures' log entries say so
-  --archive ID        cdxj: only the mementos of archive ID
+  --archive ID        cdxj, search-export: only the mementos of archive ID
   --from sqlite       migrate: the source, the SQLite index (the only one)
   --to URL            migrate: the PostgreSQL database (postgres://...)
   --warcs URL         migrate: the bucket and prefix (s3://bucket/prefix/)
@@ -137,11 +149,18 @@ options:
                       given, path-style requests are used)
   --s3-region R       migrate: the store's region (default us-east-1)
   --url URL|PREFIX*   wacz: one URL, or every URL beginning with PREFIX
-  --from DATE         wacz: mementos at or after DATE (ISO 8601, or 1 to 14
-                      digits yyyyMMddhhmmss: the first second they begin)
-  --to DATE           wacz: mementos at or before DATE (digits: the last
-                      second they begin, --to 2025 is all of 2025)
-  -o, --output FILE   wacz: the package to write (a new file ending in .wacz)
+  --from DATE         wacz, search-export: mementos at or after DATE (ISO 8601,
+                      or 1 to 14 digits yyyyMMddhhmmss: the first second they begin)
+  --to DATE           wacz, search-export: mementos at or before DATE (digits:
+                      the last second they begin, --to 2025 is all of 2025)
+  -o, --output FILE   wacz: the package to write (a new file ending in .wacz);
+                      search-export: a new file, or - for stdout
+  --index NAME        search-export: the index the documents go to (default
+                      memento-archive)
+  --base URL          search-export: the archive's address before the URI-Ms
+                      (default: base_url, else paths from the root)
+  --after-row N       search-export: only texts of rows after N (the last row
+                      a former export said)
   --record WARC       verify-receipt: the memento's WARC record, to check too
   --key KEY           verify-receipt: the log's key: its verifier key
                       (<origin>+<key ID>+<base64>), a PEM public key, or
@@ -179,6 +198,9 @@ const OPTIONS = {
   witness: { type: 'string', multiple: true },
   quorum: { type: 'string' },
   'tsa-ca': { type: 'string' },
+  index: { type: 'string' },
+  base: { type: 'string' },
+  'after-row': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -205,10 +227,11 @@ const COMMANDS: Record<string, (config: ArchiveConfig, args: Args) => Promise<nu
   cdxj: async (config, args) => (await import('./commands/cdxj.js')).runCdxj(config, { archive: args.values.archive }),
   migrate: async (config, args) => (await import('./commands/migrate.js')).runMigrate(config, args.values),
   wacz: async (config, args) => (await import('./commands/wacz.js')).runWacz(config, args.values),
+  'search-export': async (config, args) => (await import('./commands/search-export.js')).runSearchExport(config, args.values),
 };
 
 /** The commands that read an archive made before (serve and import make a data folder that is not there yet). */
-const READS_AN_ARCHIVE = new Set(['verify', 'reindex', 'purge', 'cdxj', 'migrate', 'wacz']);
+const READS_AN_ARCHIVE = new Set(['verify', 'reindex', 'purge', 'cdxj', 'migrate', 'wacz', 'search-export']);
 
 /** Runs the CLI with `argv` (without node and script). Exits the process when a command returns its exit code. */
 export async function main(argv: string[]): Promise<void> {

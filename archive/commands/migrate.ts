@@ -6,7 +6,9 @@
  * unchanged, as the object `<prefix>migrated/<file name>` (streamed; a
  * multipart upload when large); then every index row is copied into the
  * PostgreSQL database in one transaction (copy-index.ts), `warc_file`
- * renamed to the object's name. The source is only read: a failure leaves
+ * renamed to the object's name, with the full-text index's texts (so the
+ * new daemons search at once instead of extracting every text again from
+ * the bucket). The source is only read: a failure leaves
  * it as it was (and the database as it was; objects uploaded stay and are
  * uploaded again by the next run).
  */

@@ -3,9 +3,10 @@
  * never a Node stack trace (archive/cli.ts, shared/cli-error.ts): the
  * commands that read an archive, run on a config whose `data_dir` is
  * missing or is a file (an error the command did not expect, caught at the
- * top), exit 1 with one line naming the folder.
+ * top), exit 1 with one line naming the folder; a bad option of
+ * `search-export` is one line and exit 2.
  */
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { errorLine } from '#shared/cli-error.js';
@@ -19,11 +20,12 @@ const COMMANDS: [string, string[]][] = [
   ['cdxj', []],
   ['wacz', ['-o', 'x.wacz']],
   ['migrate', ['--to', 'postgres://archive@127.0.0.1:1/archive']],
+  ['search-export', ['-o', 'x.ndjson']],
 ];
 
 /** Runs every command on `config` at once; their results in {@link COMMANDS} order. */
 function runAll(config: string, dir: string) {
-  return Promise.all(COMMANDS.map(([c, extra]) => runCli([c, '--config', config, ...extra.map((a) => (a === 'x.wacz' ? path.join(dir, a) : a))])));
+  return Promise.all(COMMANDS.map(([c, extra]) => runCli([c, '--config', config, ...extra.map((a) => (a.startsWith('x.') ? path.join(dir, a) : a))])));
 }
 
 t.test('a missing data_dir: one line per command, exit 1, nothing made', async (t) => {
@@ -49,6 +51,18 @@ t.test('a data_dir that is a file: an error no command expects is still one line
     t.ok(r.stderr.includes(dataDir), `${c}: naming the folder (${r.stderr.trim()})`);
     t.notMatch(r.stderr, /\n\s+at /, `${c}: no stack trace`);
   }
+});
+
+t.test('search-export: a bad option is one line and exit 2, as the other commands', async (t) => {
+  const { dir, config } = writeConfig();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const r = await runCli(['search-export', '--config', config, '-o', path.join(dir, 'x.ndjson'), '--index', 'Bad Name']);
+  t.equal(r.code, 2);
+  t.equal(
+    r.stderr,
+    "memento-archive: search-export: --index \"Bad Name\": an index name is lower-case letters, digits, '.', '_' and '-' (not first), at most 255 bytes\n",
+  );
+  t.equal(r.stdout, '');
 });
 
 t.test('errorLine: the message on one line', async (t) => {

@@ -6,7 +6,9 @@
  * (`id_`) bodies and the CDX API byte for byte as the one-host daemon did,
  * `verify` passes, new captures go on; the source is not changed; a
  * second run and a non-empty target are refused; a failed upload leaves
- * the database empty and the next run completes.
+ * the database empty and the next run completes. The full-text index's
+ * texts are copied (search answers at once, no text extracted again), and
+ * `search-export` reads the same documents from either index.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -54,12 +56,20 @@ async function answers(a: TestArchive): Promise<string[]> {
     `/current/memento/${ts14(DATES[2])}id_/${URI}`,
     `/current/memento/${ts14(BIG_DATE)}id_/http://www.example.org/big.bin`,
     '/cdx?url=www.example.org/&matchType=prefix&output=json&fl=urlkey,timestamp,url,mime,status,digest,archive',
+    '/search?q=page&output=json',
+    '/search?q=other&output=json',
+    `/history?q=page&url=${encodeURIComponent(URI)}&output=json`,
   ];
   const out: string[] = [];
   for (const target of asks) {
     const res = await request(a.url + target);
     const keep = ['location', 'link', 'memento-datetime', 'content-type', 'content-length'].map((h) => `${h}: ${String(res.headers[h] ?? '')}`);
-    const body = res.body.length > 1 << 20 ? `sha256 ${createHash('sha256').update(res.body).digest('hex')}` : res.text.replace(/nonce="[^"]*"/g, 'nonce="…"');
+    // Each search engine writes its own snippets (and so its own content-length); the hits, titles and counts are the same.
+    const body =
+      res.body.length > 1 << 20
+        ? `sha256 ${createHash('sha256').update(res.body).digest('hex')}`
+        : res.text.replace(/nonce="[^"]*"/g, 'nonce="…"').replace(/"snippet":"(?:[^"\\]|\\.)*"/g, '"snippet":"…"');
+    if (target.startsWith('/search')) keep.pop();
     out.push([`${target} → ${res.status}`, ...keep, body].join('\n').split(a.url).join('<archive>'));
   }
   return out;
@@ -79,6 +89,8 @@ function tree(dir: string): Record<string, string> {
 async function oneHost(t: Test) {
   const a = await startArchive();
   t.same(await feed(a), [201, 201, 201, 200, 201, 201, 201], 'new, new, new, duplicate, new, revisit, new');
+  await a.app.textIndexer.drained();
+  t.equal(await a.store.index.text!.count(), 4, 'the texts of the three pages and /other');
   const want = await answers(a);
   await a.close(true);
   t.teardown(() => rmSync(a.dataDir, { recursive: true, force: true }));
@@ -116,7 +128,7 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   t.equal(r.code, 0, r.stderr);
   t.match(
     r.stdout,
-    /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\), \d+ log_checkpoint row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
+    /^migrate: 6 memento row\(s\), 4 memento_text row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\), \d+ log_checkpoint row\(s\) \(of 6 mementos\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive; 2 WARC file\(s\) \([\d.]+ MiB\) to s3:\/\/warcs\/shared\/migrated\/ \([\d.]+ s\)\n/,
   );
   // The advice ends with the exact block to paste: the bucket as the upload reached it (endpoint, path style), the key.
   const block =
@@ -151,6 +163,8 @@ t.test('migrate to PostgreSQL and a bucket: the new daemon answers as the old on
   const b = await startArchive(storage + TWO_ARCHIVES);
   let bOpen = true;
   t.teardown(() => (bOpen ? b.close() : undefined));
+  await b.app.textIndexer.drained();
+  t.equal(b.app.textIndexer.stats.indexed, 0, 'no text extracted again from the bucket: the texts were copied');
   const got = await answers(b);
   for (const [i, w] of src.want.entries()) t.equal(got[i], w, w.split('\n')[0]);
 
@@ -193,13 +207,26 @@ t.test(
     t.equal(r.code, 0, r.stderr);
     t.match(
       r.stdout,
-      /^migrate: 6 memento row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\), \d+ log_checkpoint row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/,
+      /^migrate: 6 memento row\(s\), 4 memento_text row\(s\), 6 log_leaf row\(s\), \d+ log_node row\(s\), \d+ log_head row\(s\), \d+ log_checkpoint row\(s\) \(of 6 mementos\) to \S+; the WARC files stay in \S+warcs \([\d.]+ s\)\n/,
     );
     const b = await startArchive(`storage:\n  index: ${db}\n${TWO_ARCHIVES}`, { dataDir: src.dataDir });
+    await b.app.textIndexer.drained();
+    t.equal(b.app.textIndexer.stats.indexed, 0, 'no text extracted again: the texts were copied');
     const got = await answers(b);
     await b.close();
     for (const [i, w] of src.want.entries()) t.equal(got[i], w, w.split('\n')[0]);
     t.same(tree(src.dataDir), before, 'the daemon on the new index changed nothing in the folder either');
+
+    // search-export reads the texts from PostgreSQL as from SQLite: the same documents, the same _ids.
+    const pgConfig = `${src.dataDir}-pg.yaml`;
+    t.teardown(() => rmSync(pgConfig, { force: true }));
+    writeFileSync(pgConfig, `listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(src.dataDir)}\nstorage:\n  index: ${db}\n${TWO_ARCHIVES}`);
+    const onLite = await runCli(['search-export', '--config', src.config, '-o', '-']);
+    const onPg = await runCli(['search-export', '--config', pgConfig, '-o', '-']);
+    t.equal(onPg.code, 0, onPg.stderr);
+    t.match(onPg.stderr, /^search-export: 4 document\(s\) to stdout \(index memento-archive\); last row \d+/);
+    t.equal(onPg.stdout.split('\n').length, 9, 'four action and document lines, and the end');
+    t.equal(onPg.stdout, onLite.stdout, 'the same bytes as from the SQLite index');
 
     // The store refuses connections: nothing is copied; then it is up, and the run completes.
     const port = await new Promise<number>((resolve) => {
@@ -224,8 +251,6 @@ t.test(
     t.equal(await rowsIn(db2), 6);
 
     // purge on that setup (PostgreSQL index, WARC files in the folder): the rows follow the rewritten file.
-    const pgConfig = path.join(src.dataDir, 'pg.yaml');
-    writeFileSync(pgConfig, `listen: 127.0.0.1:0\ndata_dir: ${JSON.stringify(src.dataDir)}\nstorage:\n  index: ${db}\n${TWO_ARCHIVES}`);
     const p = await runCli(['purge', '--config', pgConfig, '--url', 'http://www.example.org/other']);
     t.equal(p.code, 0, p.stderr);
     t.match(p.stdout, /^purge: erased 1 capture\(s\) \(2 WARC record\(s\), 1 index row\(s\)\)/m);

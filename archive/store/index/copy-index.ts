@@ -9,9 +9,13 @@
  * both indexes is copied by adding it there. Row ids are kept as they are
  * (the target's sequence then continues after the highest), so every
  * column that names a row by id (`refers_to`, a revisit's original) stays
- * right without being rewritten. The columns copied are those the two
- * tables have in common, each with the PostgreSQL type of the target's
- * column; the target's tables are made by {@link PgIndex.open}.
+ * right without being rewritten, and so does the full-text index's
+ * `memento_text` (keyed by the memento's row id): a migrated index can be
+ * searched at once, without its texts extracted again from every WARC
+ * record. The columns copied are those the two tables have in common
+ * (or, for a table read through a query, the query's), each with the
+ * PostgreSQL type of the target's column; the target's tables are made by
+ * {@link PgIndex.open}.
  */
 import { OperatorError } from '#shared/operator-error.js';
 import pg from 'pg';
@@ -26,18 +30,37 @@ export interface IndexTable {
   key: readonly string[];
   /** A column filled from a sequence in PostgreSQL (`bigserial`): its sequence is set past the highest value copied. */
   serial?: string;
+  /** The source's rows as a query, when they are not the table's own columns (SQLite's FTS5 table keeps its key as `rowid`): the columns it gives, named as the target's, and the subquery. */
+  select?: { columns: readonly string[]; from: string };
+  /** Rows per statement (default {@link PAGE}): fewer for a table of long texts. */
+  page?: number;
 }
 
 /** The table of mementos: the one `reindex` rebuilds from the WARC files. */
 export const MEMENTO_TABLE: IndexTable = { name: 'memento', key: ['id'], serial: 'id' };
 
 /**
+ * The full-text index's texts (text-queries.ts: SQLite's FTS5 table, its
+ * key the memento's row id as `rowid`; text-pg.ts: a table keyed by `id`,
+ * its `tsvector` made by PostgreSQL from the title and text). A text is at
+ * most 200,000 characters, so 100 rows a statement.
+ */
+export const TEXT_TABLE: IndexTable = {
+  name: 'memento_text',
+  key: ['id'],
+  select: { columns: ['id', 'title', 'body'], from: '(SELECT rowid AS id, title, body FROM memento_text)' },
+  page: 100,
+};
+
+/**
  * The tables of the index `migrate` copies, in the order they are copied
- * (a table naming another's rows after that one): the mementos, then the
- * evidence log's entries, nodes and signed tree heads (archive/evidence/).
+ * (a table naming another's rows after that one): the mementos, their
+ * texts, then the evidence log's entries, nodes and signed tree heads
+ * (archive/evidence/).
  */
 export const INDEX_TABLES: IndexTable[] = [
   MEMENTO_TABLE,
+  TEXT_TABLE,
   { name: 'log_leaf', key: ['archive_id', 'leaf_index'] },
   { name: 'log_node', key: ['archive_id', 'level', 'idx'] },
   { name: 'log_head', key: ['archive_id', 'tree_size'] },
@@ -138,16 +161,18 @@ export async function copyIndexToPostgres(sqliteFile: string, pgUrl: string, opt
     for (const t of tables) {
       if (!present.has(t.name)) continue;
       const types = await targetColumns(client, t.name);
-      const cols = (await readAll<{ name: string }>(src, `PRAGMA table_info("${t.name}")`, {})).map((c) => c.name);
+      const cols = t.select ? [...t.select.columns] : (await readAll<{ name: string }>(src, `PRAGMA table_info("${t.name}")`, {})).map((c) => c.name);
       const missing = cols.filter((c) => !types.has(c));
       if (missing.length) throw new CopyRefusedError(`the target's table ${t.name} has no column ${missing.join(', ')}: is it an index of an older version?`);
       const insert = `INSERT INTO "${t.name}" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${types.get(c)}[]`).join(', ')})`;
       const key = t.key.map((c) => `"${c}"`).join(', ');
       const next = `WHERE (${key}) > (${t.key.map((_, i) => `$k${i}`).join(', ')})`;
+      const from = t.select?.from ?? `"${t.name}"`;
+      const page = t.page ?? PAGE;
       for (let after: Record<string, unknown> | null = null; ;) {
         const rows: IndexRowValues[] = await readAll<IndexRowValues>(
           src,
-          `SELECT * FROM "${t.name}" ${after ? next : ''} ORDER BY ${key} LIMIT ${PAGE}`,
+          `SELECT * FROM ${from} ${after ? next : ''} ORDER BY ${key} LIMIT ${page}`,
           after ?? {},
         );
         if (!rows.length) break;
@@ -160,7 +185,7 @@ export async function copyIndexToPostgres(sqliteFile: string, pgUrl: string, opt
         opts.progress?.(done, total);
         const last: IndexRowValues = rows[rows.length - 1];
         after = Object.fromEntries(t.key.map((c, i) => [`$k${i}`, last[c]]));
-        if (rows.length < PAGE) break;
+        if (rows.length < page) break;
       }
       if (t.serial)
         await client.query(

@@ -10,7 +10,20 @@
  */
 import type pg from 'pg';
 import type { MementoRow } from './memento-row.js';
-import { conditions, type HistoryRow, MIMES_SQL, type TextHit, type TextIndex, type TextSearch, type TextSnippet, type TextTerm } from './text-queries.js';
+import {
+  conditions,
+  type HistoryRow,
+  MIMES_SQL,
+  pageConditions,
+  TEXT_ROW_COLUMNS,
+  type TextHit,
+  type TextIndex,
+  type TextPage,
+  type TextRow,
+  type TextSearch,
+  type TextSnippet,
+  type TextTerm,
+} from './text-queries.js';
 
 /** The table, its GIN index, and its rows deleted with their memento. */
 export const TEXT_SCHEMA_PG = `
@@ -95,6 +108,15 @@ export class PgTextQueries implements TextIndex {
           CASE WHEN EXISTS (SELECT 1 FROM memento_text t WHERE t.id = COALESCE(m.refers_to, m.id) AND t.tsv @@ to_tsquery('simple', $match)) THEN 1 ELSE 0 END AS holds
         FROM memento m LEFT JOIN memento o ON o.id = m.refers_to WHERE 1 = 1${c.sql} ORDER BY m.urlkey, m.datetime, m.id LIMIT $limit`,
       { ...c.params, $match: tsQuery(terms), $limit: limit },
+    );
+  }
+
+  texts(q: TextPage): Promise<TextRow[]> {
+    const c = pageConditions(q);
+    return this.rows<TextRow>(
+      `SELECT ${TEXT_ROW_COLUMNS} FROM memento_text t JOIN memento m ON m.id = t.id
+        WHERE t.id > $after AND (t.title <> '' OR t.body <> '')${c.sql} ORDER BY t.id LIMIT $limit`,
+      { ...c.params, $after: q.after, $limit: q.limit },
     );
   }
 

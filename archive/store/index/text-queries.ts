@@ -58,6 +58,21 @@ export interface HistoryRow extends Pick<MementoRow, 'id' | 'archive_id' | 'urlk
   o_datetime: number | null;
 }
 
+/** A memento's stored text with its row's public parts, as an export reads it ({@link TextIndex.texts}). */
+export interface TextRow extends Pick<MementoRow, 'id' | 'archive_id' | 'urlkey' | 'uri_r' | 'datetime' | 'status' | 'mime' | 'digest'> {
+  title: string;
+  body: string;
+}
+
+/** A page of an export: row ids above `after`, Memento-Datetimes within `since`–`until` (inclusive, epoch s), of `archive`. */
+export interface TextPage {
+  after: number;
+  limit: number;
+  since?: number;
+  until?: number;
+  archive?: string;
+}
+
 /** Title and snippet of a hit; the snippet's matched words between \u0001 and \u0002. */
 export interface TextSnippet {
   id: number;
@@ -136,7 +151,19 @@ export interface TextIndex {
   history(terms: readonly TextTerm[], ranges: readonly { from: string; to?: string }[], limit: number): Promise<HistoryRow[]>;
   /** Number of texts stored (extracted mementos, empty ones too). */
   count(): Promise<number>;
+  /** Up to `limit` texts that are not empty, with the memento's row id above `after` (and within the page's window and archive), by row id. */
+  texts(q: TextPage): Promise<TextRow[]>;
 }
+
+/** The conditions of an export's page on `m` (besides the row id), and their parameters. */
+export function pageConditions(q: TextPage): { sql: string; params: Record<string, string | number> } {
+  const c = conditions({ since: q.since, until: q.until });
+  if (q.archive === undefined) return c;
+  return { sql: `${c.sql} AND m.archive_id = $archive`, params: { ...c.params, $archive: q.archive } };
+}
+
+/** The columns an export reads, of the memento `m` and its text `t`. */
+export const TEXT_ROW_COLUMNS = 'm.id, m.archive_id, m.urlkey, m.uri_r, m.datetime, m.status, m.mime, m.digest, t.title, t.body';
 
 /** The full-text index's reads and writes on SQLite (see the module comment); the index's `text`. */
 export class TextQueries implements TextIndex {
@@ -212,6 +239,17 @@ export class TextQueries implements TextIndex {
           CASE WHEN COALESCE(m.refers_to, m.id) IN (SELECT id FROM hit) THEN 1 ELSE 0 END AS holds
         FROM memento m LEFT JOIN memento o ON o.id = m.refers_to WHERE 1 = 1${c.sql} ORDER BY m.urlkey, m.datetime, m.id LIMIT $limit`,
       { ...c.params, $match: ftsMatch(terms), $limit: limit },
+    );
+  }
+
+  /** Up to `limit` texts that are not empty, with the memento's row id above `after` (and within the page's window and archive), by row id. */
+  texts(q: TextPage): Promise<TextRow[]> {
+    const c = pageConditions(q);
+    return readAll<TextRow>(
+      this.reader,
+      `SELECT ${TEXT_ROW_COLUMNS} FROM memento_text t JOIN memento m ON m.id = t.rowid
+        WHERE t.rowid > $after AND (t.title <> '' OR t.body <> '')${c.sql} ORDER BY t.rowid LIMIT $limit`,
+      { ...c.params, $after: q.after, $limit: q.limit },
     );
   }
 
