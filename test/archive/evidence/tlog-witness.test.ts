@@ -194,7 +194,11 @@ archives:
   t.teardown(() => a.close(true));
   t.equal((await put(a, 5)).status, 201, 'a capture on the cut log (entry 1, another one)');
   const problem = await until('the witness refusing', async () => a.app.tlog.publisher.problems().find((p) => p.includes('larger than the log')));
-  t.match(problem, `witness ${witness.endpoint.name} has cosigned a tree of 3 entries, larger than the log's 2: the log was cut back`);
+  // The publisher may offer the cut log's head before the new capture (size 1) or after it (size 2): the witness refuses both.
+  t.match(
+    problem,
+    new RegExp(`witness ${witness.endpoint.name.replace(/[.]/g, '\\.')} has cosigned a tree of 3 entries, larger than the log's [12]: the log was cut back`),
+  );
   t.equal((await request(`${a.url}/2025/tlog/checkpoint`)).status, 404, 'no checkpoint of the cut log is published');
   t.equal((await request(`${a.url}/2025/receipt/20010101000005/http://www.example.org/w5`)).status, 404, 'and no receipt');
 
