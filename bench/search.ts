@@ -30,8 +30,8 @@
  *    {@link QUERY_CONNECTIONS} connections for {@link SECONDS} s, p50 and
  *    p99 latency and req/s (medians of {@link ROUNDS} rounds), beside a
  *    bare Node server answering a constant 302 in the same rounds (the
- *    ratio: the search's p50 over the bare server's). A query whose first
- *    answer takes over {@link SLOW_MS} ms is timed instead over
+ *    ratio: the search's p50 over the bare server's). A query whose second
+ *    answer (the first after the daemon's start reads from disk) takes over {@link SLOW_MS} ms is timed instead over
  *    {@link SLOW_REQUESTS} requests one after the other (p50 and max). The
  *    shortest prefix the search takes (two letters, {@link SHORT_PREFIX}*)
  *    takes seconds here, too long for wrk's runs: it is timed over
@@ -82,7 +82,7 @@ const PREFIX = 'kal';
 const SHORT_PREFIX = 'ka';
 /** Requests of the {@link SHORT_PREFIX} row, and of any query timed one request at a time. */
 const SLOW_REQUESTS = 3;
-/** A query whose first answer takes longer (ms) is timed one request at a time, not with wrk. */
+/** A query whose second answer takes longer (ms) is timed one request at a time, not with wrk. */
 const SLOW_MS = 500;
 
 // ---- 1. index cost per capture ---------------------------------------------------
@@ -356,8 +356,12 @@ async function queryLatency(): Promise<BenchRow[]> {
     const archive = await startArchiveProcess('search-100k', seeded.configFile);
     started.push(archive);
     const qs = [];
-    for (const q of queries()) qs.push({ ...q, ...(await hits(archive, q.query)) });
-    // A query whose first answer took longer than SLOW_MS is timed one request at a time: a wrk run of a few seconds would answer too few of it.
+    // Each query twice: the first after the daemon's start reads the index from disk; the second's time sorts it.
+    for (const q of queries()) {
+      await hits(archive, q.query);
+      qs.push({ ...q, ...(await hits(archive, q.query)) });
+    }
+    // A query whose second answer took longer than SLOW_MS is timed one request at a time: a wrk run of a few seconds would answer too few of it.
     const fast = qs.filter((q) => q.ms <= SLOW_MS);
     const slow = qs.filter((q) => q.ms > SLOW_MS);
     const run =
@@ -400,7 +404,7 @@ async function queryLatency(): Promise<BenchRow[]> {
         };
       }),
       ...slow.map((q, i) => ({
-        name: `${at}, 1 connection, ${SLOW_REQUESTS} requests one after the other (its first took ${fmt(q.ms / 1000, 1)} s: too slow for wrk's runs): ${q.name}`,
+        name: `${at}, 1 connection, ${SLOW_REQUESTS} requests one after the other (its second answer took ${fmt(q.ms / 1000, 1)} s: too slow for wrk's runs): ${q.name}`,
         figure: oneByOne(seq[i], q),
         baseline,
         ratio: median(seq[i]) / b.p50,
