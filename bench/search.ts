@@ -83,7 +83,7 @@ const SHORT_PREFIX = 'ka';
 /** Requests of the {@link SHORT_PREFIX} row, and of any query timed one request at a time. */
 const SLOW_REQUESTS = 3;
 /** A query whose second answer takes longer (ms) is timed one request at a time, not with wrk. */
-const SLOW_MS = 500;
+const SLOW_MS = 1000;
 
 // ---- 1. index cost per capture ---------------------------------------------------
 
