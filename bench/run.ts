@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- NAME…]`: runs every module `bench/*.ts` that exports
  * `run(): Promise<BenchRow[]>` (all but the helpers lib.ts, open-loop.ts,
- * pages.ts, run.ts, seed.ts, wrk.ts, and cdx-hidden.ts, which runs alone), one after the other, and prints one table: benchmark | figure | baseline |
+ * pages.ts, run.ts, search-pages.ts, seed.ts, wrk.ts, and cdx-hidden.ts, which runs alone), one after the other, and prints one table: benchmark | figure | baseline |
  * ratio | target | met?. NAMEs pick modules by file name (`timegate`,
  * `proxy-throughput`; a prefix is enough). A module that fails gives a row
  * saying so and the others still run; the exit status is 1 then.
@@ -23,7 +23,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BenchRow, baselineDir, dataRoot, formatTable, note, removeStaleLogs, repo, setBaselineDir, summarizeCpuProfile } from './lib.js';
 
-const SKIP = new Set(['cdx-hidden.ts', 'lib.ts', 'open-loop.ts', 'pages.ts', 'run.ts', 'seed.ts', 'wrk.ts']);
+const SKIP = new Set(['cdx-hidden.ts', 'lib.ts', 'open-loop.ts', 'pages.ts', 'run.ts', 'search-pages.ts', 'seed.ts', 'wrk.ts']);
 
 /** Date, CPU count, memory and Node version of this run. */
 export function machine(): string {

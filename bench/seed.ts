@@ -17,21 +17,28 @@
  * - {@link seedIngest}: captures through the real ingest path
  *   ({@link ArchiveStore.ingest}: capture-record parser, digest, dedup,
  *   WARC pair, fsync, index row), 32 at a time.
+ * - {@link seedText} (100k mementos with text in 1–3 minutes): the bulk
+ *   path, and each memento's text in the full-text index, inserted in
+ *   large transactions.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import sqlite3 from 'sqlite3';
 import { validateArchiveConfig } from '../archive/config.js';
+import { extractFromText } from '../archive/search/parse-text.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index/index-db.js';
 import { indexRow } from '../archive/store/index/index-row.js';
 import type { MementoIndex } from '../archive/store/index/memento-index.js';
+import { readAll, run } from '../archive/store/index/sqlite-calls.js';
 import { ArchiveStore } from '../archive/store/store.js';
 import { WarcWriter } from '../archive/store/warcs/warc-writer.js';
 import { loadYamlFile } from '#shared/config.js';
 import { formatHttpDate } from '#shared/http-date.js';
 import { dataRoot, fmt, isAlive, note, page10k, stamp, writeArchiveConfig } from './lib.js';
 import { bigPage, replayPage } from './pages.js';
+import { pageText, searchPage } from './search-pages.js';
 
 /** The code whose output the bulk data is (index schema, index rows, WARC writer, urlkey). */
 const BULK_CODE = [
@@ -131,6 +138,8 @@ async function cached(
 const RECORDS = 1000;
 /** Index rows per transaction in {@link seedBulk}. */
 const TX_ROWS = 20_000;
+/** Texts per transaction in {@link seedText}. */
+const TEXT_TX = 5_000;
 
 /**
  * `uris` URI-Rs × `perUri` mementos each (see the module comment), URI-R
@@ -357,4 +366,104 @@ export async function seedOneUri(name: string, count: number): Promise<Seeded & 
     await index.close();
   });
   return { dir, configFile, uri: uriR, uris: [uriR], datetimes: () => Array.from({ length: count }, (_, j) => T0 + j * 86400), mementos: count };
+}
+
+/** Spacing of the mementos of {@link seedText}: 100,000 of them span five years from T0. */
+export const TEXT_STEP = 1577;
+
+/**
+ * `count` URI-Rs ({@link uriOf}(i, 's'), 1,000 hosts), one HTML memento
+ * each, dated T0 + i·{@link TEXT_STEP} s, with the text of
+ * {@link searchPage}(i) in the full-text index (the full-text search
+ * bench). Through the bulk path: the first 1,000 pages written as real
+ * WARC record pairs, the index rows with {@link IndexDb.insertMany} (the
+ * rows of URI-R i point at record i mod 1,000: the search reads the index
+ * and the text only, never the record); then one row per memento in the
+ * full-text table the index made (archive/store/index/text-queries.ts,
+ * `memento_text`: rowid = the memento's row id, title, body), inserted
+ * in transactions of {@link TEXT_TX}. The daemon's indexer inserts the
+ * same row, one commit per text (`TextQueries.put`, which also checks
+ * that the memento exists and has no text yet; that check inside a long
+ * transaction made seeding 2.5× slower); FTS5 merges its segments
+ * either way. Each text is the page's title and visible text
+ * ({@link pageText}), checked against the archive's extractor on every
+ * 100th page.
+ */
+export async function seedText(name: string, count: number): Promise<Seeded> {
+  const prefix = 's';
+  const code = [...BULK_CODE, 'archive/store/index/text-queries.ts', 'archive/search/parse-text.ts', 'bench/search-pages.ts'];
+  const { dir, configFile } = await cached(name, code, { count, prefix, step: TEXT_STEP, v: 1 }, async (dataDir, configFile) => {
+    const config = validateArchiveConfig(loadYamlFile(configFile));
+    mkdirSync(path.join(dataDir, 'warcs'), { recursive: true });
+    const writer = new WarcWriter(path.join(dataDir, 'warcs'), 'bench', config.warcMaxBytes);
+    const file = path.join(dataDir, 'index.sqlite3');
+    const index = await IndexDb.open(file);
+    const records: { file: string; offset: number; length: number; digest: string }[] = [];
+    for (let i = 0; i < Math.min(count, RECORDS); i++) {
+      const uriR = uriOf(i, prefix);
+      const body = searchPage(i);
+      const payloadDigest = 'sha256:' + createHash('sha256').update(body).digest('hex');
+      const u = new URL(uriR);
+      const rec = await writer.append({
+        uriR,
+        datetime: new Date((T0 + i * TEXT_STEP) * 1000),
+        requestHead: Buffer.from(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: bench\r\n\r\n`),
+        responseHead: Buffer.from(
+          `HTTP/1.1 200 OK\r\nDate: ${formatHttpDate(T0 + i * TEXT_STEP)}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`,
+        ),
+        body: async function* () {
+          yield body;
+        },
+        payloadDigest,
+      });
+      records.push({ ...rec, digest: payloadDigest });
+    }
+    await writer.close();
+    for (let start = 0; start < count; start += TX_ROWS) {
+      const rows: NewMementoRow[] = [];
+      for (let i = start; i < Math.min(count, start + TX_ROWS); i++) {
+        const rec = records[i % RECORDS];
+        rows.push(benchRow(uriOf(i, prefix), T0 + i * TEXT_STEP, rec.digest, rec));
+      }
+      await index.insertMany(rows);
+    }
+    await index.close();
+    // The texts, into the table the index made (text-queries.ts), on a connection that holds a transaction open.
+    const db = await new Promise<sqlite3.Database>((resolve, reject) => {
+      const d = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(d)));
+    });
+    try {
+      const ids = await readAll<{ id: number; uri_r: string }>(db, 'SELECT id, uri_r FROM memento ORDER BY id', {});
+      const insert = db.prepare('INSERT INTO memento_text(rowid, title, body) VALUES ($id, $title, $body)');
+      for (let start = 0; start < ids.length; start += TEXT_TX) {
+        await run(db, 'BEGIN IMMEDIATE');
+        const puts: Promise<void>[] = [];
+        for (const { id, uri_r } of ids.slice(start, start + TEXT_TX)) {
+          const i = Number(/page-(\d+)\.html$/.exec(uri_r)![1]);
+          const html = searchPage(i).toString();
+          const t = pageText(html);
+          if (i % 100 === 0) {
+            const want = extractFromText({ html: true, text: html });
+            if (want.title !== t.title || want.body !== t.body) throw new Error(`seeding ${name}: page ${i}'s text differs from the extractor's`);
+          }
+          puts.push(run(insert, null, { $id: id, $title: t.title, $body: t.body }));
+        }
+        await Promise.all(puts);
+        await run(db, 'COMMIT');
+        if ((start / TEXT_TX) % 4 === 3) note(`  ${name}: ${start + TEXT_TX} of ${ids.length} texts`);
+      }
+      insert.finalize();
+      const [n] = await readAll<{ n: number }>(db, 'SELECT count(*) AS n FROM memento_text', {});
+      if (n.n !== count) throw new Error(`seeding ${name}: ${n.n} texts stored, not ${count}`);
+    } finally {
+      await new Promise<void>((resolve) => db.close(() => resolve()));
+    }
+  });
+  return {
+    dir,
+    configFile,
+    uris: Array.from({ length: count }, (_, i) => uriOf(i, prefix)),
+    datetimes: (i) => [T0 + i * TEXT_STEP],
+    mementos: count,
+  };
 }
