@@ -6,7 +6,9 @@
  * commit callback (`onCommitted`) nudges the indexer ({@link TextIndexer.nudge}),
  * which reads, in row id order, the mementos that have no text yet
  * (`missing`: responses of the indexed types, never revisits), one at a
- * time, and stores each one's text. The same walk, from row id 0 when the
+ * time, and stores their texts a batch at a time ({@link BATCH_TEXTS} or
+ * {@link BATCH_CHARS}, or the end of a step: one transaction, one FTS5
+ * segment for the batch, which costs less per text than one each). The same walk, from row id 0 when the
  * daemon starts, catches up with whatever has no text: captures committed
  * just before a crash, and a whole index after `reindex` (a new index
  * file starts without text). The event loop reads and decodes the stored
@@ -17,10 +19,15 @@
 import type { MementoIndex } from '../store/index/memento-index.js';
 import type { MementoRow } from '../store/index/memento-row.js';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
+import type { MementoText } from '../store/index/text-queries.js';
 import { type ExtractedText, extractText } from './extract.js';
 
 /** Rows read per walk step. */
 const STEP = 100;
+/** Most texts stored in one transaction. */
+export const BATCH_TEXTS = 16;
+/** Most characters (titles and texts) stored in one transaction. */
+export const BATCH_CHARS = 4_000_000;
 
 /** The text indexer (see the module comment). */
 export class TextIndexer {
@@ -76,17 +83,41 @@ export class TextIndexer {
     for (;;) {
       const rows = await text.missing(this.after, STEP).catch(() => []);
       if (!rows.length || this.closed) return;
+      let batch: MementoText[] = [];
+      let chars = 0;
       for (const row of rows) {
-        if (this.closed) return;
+        if (this.closed) break;
         this.after = row.id;
         try {
           const t = await extractText(await this.read(row), row.mime, this.extract);
-          await text.put(row.id, t.title, t.body);
-          this.stats.indexed++;
+          batch.push({ id: row.id, title: t.title, body: t.body });
+          chars += t.title.length + t.body.length;
         } catch (err) {
           this.stats.failed++;
           this.onError(row, err);
         }
+        if (batch.length >= BATCH_TEXTS || chars >= BATCH_CHARS) {
+          await this.store(batch, rows);
+          batch = [];
+          chars = 0;
+        }
+      }
+      await this.store(batch, rows);
+      if (this.closed) return;
+    }
+  }
+
+  /** Stores a batch of texts; when that fails, each of its mementos counts as failed (retried at the next start). */
+  private async store(batch: MementoText[], rows: readonly MementoRow[]): Promise<void> {
+    if (!batch.length) return;
+    try {
+      await this.index.text!.putMany(batch);
+      this.stats.indexed += batch.length;
+    } catch (err) {
+      this.stats.failed += batch.length;
+      for (const t of batch) {
+        const row = rows.find((r) => r.id === t.id);
+        if (row) this.onError(row, err);
       }
     }
   }

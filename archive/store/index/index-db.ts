@@ -90,6 +90,8 @@ export class IndexDb implements MementoIndex, IndexReads {
     private readonly db: sqlite3.Database,
     private readonly reader: sqlite3.Database,
     private readonly pager: sqlite3.Database,
+    /** The full-text reads' own connection (text-queries.ts). */
+    private readonly texter: sqlite3.Database,
     private readonly stmts: Record<string, sqlite3.Statement>,
     /**
      * The read cache in front of {@link neighbourhood} and {@link spans}
@@ -99,7 +101,7 @@ export class IndexDb implements MementoIndex, IndexReads {
     /** The index file. */
     private readonly file: string,
   ) {
-    this.text = new TextQueries(db, pager);
+    this.text = new TextQueries(db, texter);
     this.log = new SqliteLogStore(reader, db);
     this.logTx = new SqliteLogTx(db);
     this.batchStmts = new Prepared(db);
@@ -150,6 +152,8 @@ export class IndexDb implements MementoIndex, IndexReads {
     await run(reader, `PRAGMA mmap_size = ${MMAP_BYTES}`);
     const pager = await openReadOnly();
     pager.configure('busyTimeout', 10_000);
+    const texter = await openReadOnly();
+    texter.configure('busyTimeout', 10_000);
     const prep = (sql: string) => db.prepare(sql);
     const read = (sql: string) => reader.prepare(sql);
     const stmts = {
@@ -173,7 +177,7 @@ export class IndexDb implements MementoIndex, IndexReads {
           ORDER BY m.archive_id, m.urlkey, m.datetime`,
       ),
     };
-    return new IndexDb(db, reader, pager, stmts, new ReadCache(opts.cacheBytes ?? 0), file);
+    return new IndexDb(db, reader, pager, texter, stmts, new ReadCache(opts.cacheBytes ?? 0), file);
   }
 
   /**
@@ -534,6 +538,7 @@ export class IndexDb implements MementoIndex, IndexReads {
     for (const p of [this.batchStmts, this.readStmts, this.browseStmts]) await p.finalize();
     await new Promise<void>((resolve, reject) => this.reader.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.pager.close((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => this.texter.close((err) => (err ? reject(err) : resolve())));
     await new Promise<void>((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
   }
 }

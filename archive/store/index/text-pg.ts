@@ -13,6 +13,7 @@ import type { MementoRow } from './memento-row.js';
 import {
   conditions,
   type HistoryRow,
+  type MementoText,
   MIMES_SQL,
   pageConditions,
   TEXT_ROW_COLUMNS,
@@ -69,10 +70,12 @@ export class PgTextQueries implements TextIndex {
     );
   }
 
-  async put(id: number, title: string, body: string): Promise<void> {
+  async putMany(texts: readonly MementoText[]): Promise<void> {
+    if (!texts.length) return;
     await this.rows(
-      'INSERT INTO memento_text (id, title, body) SELECT $id, $title, $body WHERE EXISTS (SELECT 1 FROM memento WHERE id = $id) ON CONFLICT (id) DO NOTHING',
-      { $id: id, $title: title, $body: body },
+      `INSERT INTO memento_text (id, title, body) SELECT t.id, t.title, t.body FROM jsonb_to_recordset($texts::jsonb) AS t(id bigint, title text, body text)
+        WHERE EXISTS (SELECT 1 FROM memento WHERE id = t.id) ON CONFLICT (id) DO NOTHING`,
+      { $texts: JSON.stringify(texts) },
     );
   }
 

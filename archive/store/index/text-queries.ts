@@ -73,6 +73,13 @@ export interface TextPage {
   archive?: string;
 }
 
+/** The text of memento `id` to store: its title and visible text. */
+export interface MementoText {
+  id: number;
+  title: string;
+  body: string;
+}
+
 /** Title and snippet of a hit; the snippet's matched words between \u0001 and \u0002. */
 export interface TextSnippet {
   id: number;
@@ -139,8 +146,8 @@ export function conditions(q: Omit<TextSearch, 'terms' | 'limit'>): { sql: strin
 export interface TextIndex {
   /** Up to `limit` mementos with row id above `after` whose text is indexed but not yet extracted, by row id. */
   missing(after: number, limit: number): Promise<MementoRow[]>;
-  /** Stores the text of memento `id` (an empty text: looked at, nothing to index), unless its row is gone or it has one. */
-  put(id: number, title: string, body: string): Promise<void>;
+  /** Stores the texts (an empty text: looked at, nothing to index) in one transaction, each unless its row is gone (purged meanwhile) or it has one. */
+  putMany(texts: readonly MementoText[]): Promise<void>;
   /** The mementos whose title or text holds every term, within the row ids, window, URLs and type: up to `limit`, newest row ids first. */
   search(q: TextSearch): Promise<TextHit[]>;
   /** The highest memento row id (0: none), where a search's first window of row ids ends. */
@@ -169,7 +176,7 @@ export const TEXT_ROW_COLUMNS = 'm.id, m.archive_id, m.urlkey, m.uri_r, m.dateti
 export class TextQueries implements TextIndex {
   /**
    * @param db the write connection
-   * @param reader a read connection
+   * @param reader the read connection of the full-text reads alone (a long search waits for no other read, nor they for it)
    */
   constructor(
     private readonly db: sqlite3.Database,
@@ -186,12 +193,19 @@ export class TextQueries implements TextIndex {
     );
   }
 
-  /** Stores the text of memento `id` (an empty text: looked at, nothing to index), unless its row is gone (purged meanwhile). */
-  async put(id: number, title: string, body: string): Promise<void> {
+  /**
+   * Stores the texts in one statement (one transaction: FTS5 writes one
+   * segment for all of them), each unless its row is gone (purged
+   * meanwhile) or it has one.
+   */
+  async putMany(texts: readonly MementoText[]): Promise<void> {
+    if (!texts.length) return;
     await run(
       this.db,
-      'INSERT INTO memento_text(rowid, title, body) SELECT $id, $title, $body WHERE EXISTS (SELECT 1 FROM memento WHERE id = $id) AND NOT EXISTS (SELECT 1 FROM memento_text WHERE rowid = $id)',
-      { $id: id, $title: title, $body: body },
+      `INSERT INTO memento_text(rowid, title, body)
+        SELECT j.value ->> 'id', j.value ->> 'title', j.value ->> 'body' FROM json_each($texts) j
+        WHERE EXISTS (SELECT 1 FROM memento WHERE id = j.value ->> 'id') AND NOT EXISTS (SELECT 1 FROM memento_text WHERE rowid = j.value ->> 'id')`,
+      { $texts: JSON.stringify(texts) },
     );
   }
 
@@ -219,9 +233,11 @@ export class TextQueries implements TextIndex {
     if (!ids.length) return Promise.resolve([]);
     return readAll<TextSnippet>(
       this.reader,
+      // The match once over the ids' stretch (FTS5 takes the bounds), the ids themselves a filter (`+rowid`: not a lookup
+      // per id, which would match the terms again for each, expanding a prefix each time).
       `SELECT rowid AS id, title, snippet(memento_text, 1, char(1), char(2), '…', $words) AS snippet FROM memento_text
-        WHERE memento_text MATCH $match AND rowid IN (SELECT value FROM json_each($ids))`,
-      { $match: ftsMatch(terms), $ids: JSON.stringify(ids), $words: words },
+        WHERE memento_text MATCH $match AND rowid >= $min AND rowid <= $max AND +rowid IN (SELECT value FROM json_each($ids))`,
+      { $match: ftsMatch(terms), $ids: JSON.stringify(ids), $words: words, $min: Math.min(...ids), $max: Math.max(...ids) },
     );
   }
 
