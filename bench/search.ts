@@ -318,8 +318,9 @@ async function hits(server: Child, query: string): Promise<{ total: number; capp
 /**
  * The shortest prefix the search takes ({@link SHORT_PREFIX}*), too slow
  * for wrk's runs: {@link SLOW_REQUESTS} searches one after the other, and
- * 500 ms into each a TimeMap GET of one URI-R (the index's read
- * connection for walks serves both), against the same TimeMap alone.
+ * 500 ms into each a TimeMap GET of one URI-R (the full-text reads have
+ * an index connection of their own: the TimeMap should not wait), against
+ * the same TimeMap alone.
  */
 async function shortPrefix(archive: Child, uriR: string): Promise<{ search: number[]; timemapDuring: number[]; timemapAlone: number[] }> {
   const timemap = `${archive.url}/bench/timemap/link/${uriR}`;
@@ -418,7 +419,7 @@ async function queryLatency(): Promise<BenchRow[]> {
         target: 'report',
       },
       {
-        name: `TimeMap (link format) of one URI-R, sent 500 ms into each of those ${SHORT_PREFIX}* searches (the index's read connection for walks serves both)`,
+        name: `TimeMap (link format) of one URI-R, sent 500 ms into each of those ${SHORT_PREFIX}* searches (the full-text reads have their own index connection)`,
         figure: `p50 ${fmt(median(sp.timemapDuring))} ms (${sp.timemapDuring.map((x) => fmt(x)).join(', ')})`,
         baseline: `p50 ${fmt(median(sp.timemapAlone))} ms alone, just before`,
         ratio: median(sp.timemapDuring) / median(sp.timemapAlone),
