@@ -14,6 +14,7 @@ import { verify } from '../../archive/store/upkeep/maintenance.js';
 import { ArchiveStore } from '../../archive/store/store.js';
 import { encodeRevisit } from '../../archive/store/warcs/warc-writer.js';
 import { captureRecord, NEW_SORTS_BEFORE_OLD, putCapture, request, startArchive } from '../helpers/archive.js';
+import { until } from '../helpers/until.js';
 import { runCli, writeConfig } from './helpers.js';
 
 const BODY = '<html><body>unchanged for days</body></html>';
@@ -90,6 +91,23 @@ t.test('reindex: an archive with revisits (one across archives, one of a revisit
     ['old 1767139200 http://www.example.org/x', 'old 1767139200 http://www.example.org/x', 'old 1767139200 http://www.example.org/y'],
     'each revisit names its response (never a revisit), across archives',
   );
+  // The size and root of the checkpoint of "new"'s whole log (4 entries), which a daemon running for a second or more publishes
+  // (the origin names the listening port): the log reindex rebuilds must have the same entries in the same order, or the
+  // anchor beside the key stops the restart ("the log was rewritten").
+  const checkpoint = async (base: string) => {
+    let text = '';
+    await until(
+      async () => {
+        const c = await request(`${base}/new/tlog/checkpoint`);
+        text = c.status === 200 ? c.text.split('\n').slice(1, 3).join('\n') : '';
+        return text.split('\n')[0] === '4';
+      },
+      20_000,
+      'a checkpoint of size 4 of new',
+    );
+    return text;
+  };
+  const published = await checkpoint(a.url);
   await a.close(true);
 
   rmSync(path.join(dataDir, 'index.sqlite3'));
@@ -100,6 +118,7 @@ t.test('reindex: an archive with revisits (one across archives, one of a revisit
   t.teardown(() => a.close(true));
   t.same(await a.store.index.dump(), rowsBefore, 'the same index rows, revisits and what they refer to included');
   t.same(await ask(a.url), before, 'the same TimeMaps and Mementos');
+  t.equal(await checkpoint(a.url), published, 'the same log: its checkpoint of 4 entries has the root published before');
   const v = await runCli(['verify', '--config', config]);
   t.equal(v.code, 0, v.stdout + v.stderr);
 });

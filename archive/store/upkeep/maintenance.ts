@@ -18,6 +18,7 @@ import { type CheckpointVerifyCounts, type CheckpointVerifyOptions, verifyCheckp
 import { IndexDb, type MementoRow } from '../index/index-db.js';
 import type { MementoIndex } from '../index/memento-index.js';
 import { RowWriter } from './record-rows.js';
+import { digestsOk, isMemento, pairs, readArchivesInOrder } from './reindex-read.js';
 import { RecordChecks } from './verify-records.js';
 import { listWarcFiles } from '../warcs/warc-files.js';
 import { type ScanItem, type ScannedRecord, scanWarcFile } from '../warcs/warc-scan.js';
@@ -35,20 +36,6 @@ export type Log = (line: string) => void;
 
 /** Progress of a long scan: bytes of WARC files read so far and in all. */
 export type Progress = (done: number, total: number) => void;
-
-/** A record that is a memento of its own: a `response`, or a `revisit` (its payload another memento's). */
-function isMemento(r: ScannedRecord): boolean {
-  return r.type === 'response' || r.type === 'revisit';
-}
-
-/** True when `req` is the request record written with `res` (WARC-Concurrent-To). */
-function pairs(res: ScannedRecord, req: ScannedRecord): boolean {
-  return req.type === 'request' && req.headers.get('warc-concurrent-to') === res.headers.get('warc-record-id');
-}
-
-function digestsOk(r: ScannedRecord): boolean {
-  return r.blockDigestOk !== false && r.payloadDigestOk !== false;
-}
 
 /** What crash recovery did. */
 export interface RecoveryReport {
@@ -407,47 +394,9 @@ export async function reindex(
   const report: ReindexReport = { files: 0, records: 0, rows: 0, skipped: [], unlogged: 0 };
   try {
     const byArchive = await warcs.list();
-    let total = 0;
-    for (const f of [...byArchive.values()].flat()) total += f.size;
-    let done = 0;
+    report.files = [...byArchive.values()].flat().length;
     const rows = new RowWriter(db, (line) => report.skipped.push(line), 1000, { log: (pg ?? db).log });
-    for (const [archiveId, files] of byArchive) {
-      for (const { file, size } of files) {
-        report.files++;
-        let pending: ScannedRecord | null = null;
-        const flush = async (req: ScannedRecord | null) => {
-          if (!pending) return;
-          const rec = pending;
-          pending = null;
-          try {
-            await rows.add(archiveId, file, rec, req);
-          } catch (err) {
-            report.skipped.push((err as Error).message);
-          }
-        };
-        for await (const item of warcs.scan(file)) {
-          if (item.kind !== 'record') {
-            pending = null;
-            report.skipped.push(`${file}: ${item.kind} record at offset ${item.offset}: ${item.reason}; the rest of the file is not read`);
-            break;
-          }
-          const r = item.record;
-          report.records++;
-          opts.progress?.(done + r.offset + r.length, total);
-          if (pending && pairs(pending, r)) {
-            await flush(r);
-            continue;
-          }
-          await flush(null);
-          if (isMemento(r)) {
-            if (digestsOk(r)) pending = r;
-            else report.skipped.push(`${file}:${r.offset}: ${r.type} record does not match its digest; left out`);
-          }
-        }
-        await flush(null);
-        done += size;
-      }
-    }
+    await readArchivesInOrder(warcs, byArchive, rows, report, opts.progress);
     await rows.finish();
     report.unlogged = rows.unlogged;
     report.rows = await db.count();

@@ -127,21 +127,32 @@ export class RowWriter {
     private readonly gate?: LogGate,
   ) {}
 
-  /** Adds the row of `record` (a `response` or `revisit` record) and its `request` record. @throws as {@link rowFromRecords} */
-  async add(archiveId: string, file: string, record: ScannedRecord, request: ScannedRecord | null): Promise<void> {
+  /**
+   * Adds the row of `record` (a `response` or `revisit` record) and its
+   * `request` record. A revisit whose original is not in the index yet
+   * waits for {@link finish} — or, with `opts.inOrder`, is not taken at
+   * all: `false` is returned, and the caller reads another archive's files
+   * first and offers it again, so that every archive's rows and log
+   * entries go in in the order of its WARC files (reindex-read.ts).
+   * @returns whether the record was taken
+   * @throws as {@link rowFromRecords}
+   */
+  async add(archiveId: string, file: string, record: ScannedRecord, request: ScannedRecord | null, opts: { inOrder?: boolean } = {}): Promise<boolean> {
     const row = rowFromRecords(archiveId, file, record, request);
     if (record.type === 'revisit') {
       await this.flush();
       const named = namedOriginal(record);
       const id = await this.index.revisitOriginal(named, row);
       if (id === undefined) {
+        if (opts.inOrder) return false;
         this.waiting.push({ c: { row, record, file, preLog: !this.logSeen.has(archiveId) }, named });
-        return;
+        return true;
       }
       row.refers_to = id;
     }
     this.batch.push({ row, record, file });
     if (this.batch.length >= this.batchSize) await this.flush();
+    return true;
   }
 
   /** Inserts the rows collected so far and their log entries (one transaction). */
