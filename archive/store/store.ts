@@ -3,7 +3,6 @@
  * index row, durably, with dedup and group commit) and the record reads
  * the Memento side needs. docs/storage.md.
  */
-import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -16,6 +15,7 @@ import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
 import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
 import { BodySpill } from './ingest/body-spill.js';
+import { BodyDigests, digestDeadlineMs, packBodies } from './ingest/body-digests.js';
 import { type AnyRow, CaptureIsNew, type DedupBatch } from './ingest/capture-is-new.js';
 import type { MementoRow, NewMementoRow } from './index/index-db.js';
 import { indexRow } from './index/index-row.js';
@@ -44,6 +44,9 @@ export type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './sto
 function refuse(status: number, reason: string): HttpError {
   return httpError(status, reason, { close: true });
 }
+
+/** The 400 of a capture whose payload digest is not that of the memento it names as its original (`Archive-Revisit-Of`). */
+const notThePayload = () => refuse(400, 'the body is not the payload of the memento named as its original (another payload digest); nothing stored');
 
 /** The 503 of a capture decided against one that lost its key to another daemon's ({@link ArchiveStore.decideLost}). */
 const LOST_RACE = 'another archive daemon stored a capture of this URI-R first, which this one was compared with; nothing stored, send it again';
@@ -178,8 +181,7 @@ export class ArchiveStore {
   async ingest(body: Readable, receivedAt: Date, opts: IngestOptions = {}): Promise<IngestResult> {
     const parser = new CaptureRecordParser({ maxHeadBytes: this.config.maxHeadBytes, maxHeaders: this.config.maxHeaders });
     const spill = new BodySpill(this.tmpDir);
-    const hash = createHash('sha256');
-    const blockHash = createHash('sha256');
+    let digests: BodyDigests | null = null;
     const counter = { n: 0 };
     const gc = new ScavengeCounter();
     let prepared: { archive: ArchiveSpan; row: NewMementoRow } | null = null;
@@ -193,12 +195,11 @@ export class ArchiveStore {
           throw refuse(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
         const out = parser.feed(chunk);
         if (!prepared && parser.head) {
-          blockHash.update(parser.head.responseBytes);
           prepared = this.prepare(parser.head, receivedAt, opts.datetime);
+          digests = new BodyDigests(parser.head.responseBytes, spill);
         }
         if (out.length) {
-          hash.update(out);
-          blockHash.update(out);
+          digests!.add(out);
           await spill.write(out);
         }
       }
@@ -224,12 +225,16 @@ export class ArchiveStore {
       await spill.dispose();
       throw refuse(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
     }
-    row.digest = 'sha256:' + hash.digest('hex');
-    if (opts.revisitOf && opts.revisitOf.digest !== row.digest) {
-      await spill.dispose();
-      throw refuse(400, 'the body is not the payload of the memento named as its original (another payload digest); nothing stored');
+    // A body whole in memory is hashed by its batch (digestBatch); a spilled one was hashed as it streamed.
+    const streamed = digests!.streamed();
+    if (streamed) {
+      row.digest = streamed.payload;
+      if (opts.revisitOf && opts.revisitOf.digest !== row.digest) {
+        await spill.dispose();
+        throw notThePayload();
+      }
     }
-    const blockDigest = 'sha256:' + blockHash.digest('hex');
+    const blockDigest = streamed?.block ?? '';
     return new Promise<IngestResult>((resolve, reject) => {
       const received = counter.n;
       const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
@@ -330,6 +335,40 @@ export class ArchiveStore {
   }
 
   /**
+   * The digests of the captures of `batch` whose bodies are whole in memory
+   * (body-digests.ts), computed in one task of the ingest pool's thread;
+   * the captures that may be written, in order. A capture whose payload is
+   * not that of the memento it names as its original is answered 400; when
+   * the thread failed (died, or missed its deadline) each capture it was
+   * to hash is answered 503. Nothing is written of those.
+   */
+  private async digestBatch(batch: Pending[]): Promise<Pending[]> {
+    const todo = batch.filter((p) => !p.row.digest);
+    if (!todo.length) return batch;
+    const failed = new Set<Pending>();
+    try {
+      const packed = packBodies(todo.map((p) => ({ head: p.head.responseBytes, body: p.body.chunksInMemory() })));
+      const out = await this.gzip.run('capture-digests', packed, digestDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]);
+      for (const [i, p] of todo.entries()) {
+        p.row.digest = out[i].payload;
+        p.blockDigest = out[i].block;
+        if (p.revisitOf && p.revisitOf.digest !== p.row.digest) {
+          failed.add(p);
+          p.reject(notThePayload());
+        }
+      }
+    } catch (err) {
+      const why = refuse(503, `the capture's digests were not computed: ${(err as Error).message}`);
+      for (const p of todo) {
+        failed.add(p);
+        p.reject(why);
+      }
+    }
+    for (const p of failed) await p.body.dispose();
+    return batch.filter((p) => !failed.has(p));
+  }
+
+  /**
    * One batch of {@link drain}: the decisions (capture-is-new.ts: one index
    * query for the batch), the appends, one fsync per WARC file written, the
    * index commit ({@link commit}), then the answers.
@@ -340,7 +379,9 @@ export class ArchiveStore {
    * capture, and it and the captures after it go back to the head of the
    * queue (the next batch decides them again, against the index).
    */
-  private async writeBatch(batch: Pending[]): Promise<void> {
+  private async writeBatch(all: Pending[]): Promise<void> {
+    const batch = await this.digestBatch(all);
+    if (!batch.length) return;
     const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord; refersTo?: string }[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
     let captures = 0;
