@@ -6,19 +6,17 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { type CaptureHead, CaptureRecordError, CaptureRecordParser } from '#shared/capture-record.js';
-import { type AcceptedCapture, acceptCapture } from '#shared/capture-rules.js';
+import { CaptureRecordError } from '#shared/capture-record.js';
 import { ScavengeCounter } from '#shared/gc.js';
-import { type HttpError, httpError, isHttpError } from '#shared/http-error.js';
-import { getHeader } from '#shared/http-head.js';
+import { httpError, isHttpError } from '#shared/http-error.js';
 import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
-import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
-import { BodySpill } from './ingest/body-spill.js';
-import { BodyDigests, digestDeadlineMs, packBodies } from './ingest/body-digests.js';
+import type { ArchiveSpan } from '../spans.js';
+import { StreamedCapture } from './ingest/streamed-capture.js';
+import { archiveOf, checkWholeCaptures, notThePayload, refuse, type WholeCapture } from './ingest/whole-batch.js';
+import { checkDeadlineMs, type RecordLimits, WHOLE_BYTES } from './ingest/whole-capture.js';
 import { type AnyRow, CaptureIsNew, type DedupBatch } from './ingest/capture-is-new.js';
 import type { MementoRow, NewMementoRow } from './index/index-db.js';
-import { indexRow } from './index/index-row.js';
 import { DataDirLock } from './lock.js';
 import { type RecoveryReport, recover } from './upkeep/maintenance.js';
 import type { MementoIndex } from './index/memento-index.js';
@@ -40,13 +38,16 @@ import type { NewLeaf } from '../evidence/log.js';
 
 export type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
 
-/** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
-function refuse(status: number, reason: string): HttpError {
-  return httpError(status, reason, { close: true });
+/** An error of reading a capture record as its PUT's answer: the record's own (400, 431) and a cut stream as HttpErrors; others as they are. */
+function ingestError(e: unknown): unknown {
+  if (isHttpError(e)) return e;
+  if (e instanceof CaptureRecordError) return refuse(e.status, e.message);
+  if (e instanceof UriError) return refuse(400, e.message);
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || (e as Error).message === 'aborted')
+    return refuse(400, 'capture record was cut: the client closed the connection before the end of the body');
+  return e;
 }
-
-/** The 400 of a capture whose payload digest is not that of the memento it names as its original (`Archive-Revisit-Of`). */
-const notThePayload = () => refuse(400, 'the body is not the payload of the memento named as its original (another payload digest); nothing stored');
 
 /** The 503 of a capture decided against one that lost its key to another daemon's ({@link ArchiveStore.decideLost}). */
 const LOST_RACE = 'another archive daemon stored a capture of this URI-R first, which this one was compared with; nothing stored, send it again';
@@ -62,7 +63,7 @@ function sharedIndex(config: ArchiveConfig): boolean {
 }
 
 export class ArchiveStore {
-  private queue: Pending[] = [];
+  private queue: (Pending | WholeCapture)[] = [];
   /** Write-queue counters (group commit: compare `batches` with `written`). */
   readonly stats: StoreStats = {
     batches: 0,
@@ -179,102 +180,64 @@ export class ArchiveStore {
    *   nothing is stored then. Stream errors (client gone) are rethrown.
    */
   async ingest(body: Readable, receivedAt: Date, opts: IngestOptions = {}): Promise<IngestResult> {
-    const parser = new CaptureRecordParser({ maxHeadBytes: this.config.maxHeadBytes, maxHeaders: this.config.maxHeaders });
-    const spill = new BodySpill(this.tmpDir);
-    let digests: BodyDigests | null = null;
+    const limits = this.recordLimits;
+    const max = this.config.maxCaptureBytes;
+    // The record's chunks while it fits whole in memory (checked in its batch's task, whole-batch.ts); past that, read as it streams.
+    let whole: Buffer[] = [];
+    let streamed: StreamedCapture | null = null;
+    let archive: ArchiveSpan | null = null;
     const counter = { n: 0 };
     const gc = new ScavengeCounter();
-    let prepared: { archive: ArchiveSpan; row: NewMementoRow } | null = null;
+    const take = async (chunk: Buffer) => {
+      await streamed!.take(chunk);
+      if (!archive && streamed!.row) archive = archiveOf(this.config.archives, streamed!.row);
+    };
     try {
       // Plain iteration instead of stream.pipeline: it costs a fraction per PUT (no AbortSignal, no Transform).
       // destroyOnReturn false: on an error the request stays open, so that the answer can still be sent.
       for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         gc.add(chunk.length);
         counter.n += chunk.length;
-        if (counter.n > this.config.maxCaptureBytes)
-          throw refuse(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
-        const out = parser.feed(chunk);
-        if (!prepared && parser.head) {
-          prepared = this.prepare(parser.head, receivedAt, opts.datetime);
-          digests = new BodyDigests(parser.head.responseBytes, spill);
+        if (!streamed && counter.n <= WHOLE_BYTES && counter.n <= max) {
+          whole.push(chunk);
+          continue;
         }
-        if (out.length) {
-          digests!.add(out);
-          await spill.write(out);
+        if (!streamed) {
+          streamed = new StreamedCapture(this.tmpDir, limits, receivedAt, opts.datetime);
+          for (const c of whole) await take(c);
+          whole = [];
         }
+        if (counter.n > max) throw refuse(413, `capture record is larger than the limit of ${max} bytes (max_capture_bytes)`);
+        await take(chunk);
       }
-      parser.finish();
     } catch (err) {
-      await spill.dispose();
-      const e = err;
-      if (isHttpError(e)) throw e;
-      if (e instanceof CaptureRecordError) throw refuse(e.status, e.message);
-      if (e instanceof UriError) throw refuse(400, e.message);
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || (e as Error).message === 'aborted') {
-        throw refuse(400, 'capture record was cut: the client closed the connection before the end of the body');
-      }
-      throw e;
+      await streamed?.body.dispose();
+      throw ingestError(err);
     }
-    const head = parser.head!;
-    const { archive, row } = prepared!;
-    // prepare() checked that every Content-Length value is the same number.
-    const declared = getHeader(head.response.headers, 'content-length')?.split(',')[0].trim();
-    const bodyless = row.status === 204 || row.status === 304;
-    if (declared !== undefined && !bodyless && Number(declared) !== spill.length) {
-      await spill.dispose();
-      throw refuse(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
+    const received = counter.n;
+    const queued = (p: Pending | WholeCapture) =>
+      new Promise<IngestResult>((resolve, reject) => {
+        this.queue.push({ ...p, resolve: (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received }), reject });
+        void this.drain();
+      });
+    const common = { revisitOf: opts.revisitOf, via: opts.via ?? 'put', resolve: () => undefined, reject: () => undefined };
+    if (!streamed) return queued({ whole, receivedAt, given: opts.datetime, ...common });
+    let done: ReturnType<StreamedCapture['finish']>;
+    try {
+      done = streamed.finish();
+      if (done.lengthError) throw refuse(400, done.lengthError);
+      if (opts.revisitOf && opts.revisitOf.digest !== done.row.digest) throw notThePayload();
+    } catch (err) {
+      await streamed.body.dispose();
+      throw ingestError(err);
     }
-    // A body whole in memory is hashed by its batch (digestBatch); a spilled one was hashed as it streamed.
-    const streamed = digests!.streamed();
-    if (streamed) {
-      row.digest = streamed.payload;
-      if (opts.revisitOf && opts.revisitOf.digest !== row.digest) {
-        await spill.dispose();
-        throw notThePayload();
-      }
-    }
-    const blockDigest = streamed?.block ?? '';
-    return new Promise<IngestResult>((resolve, reject) => {
-      const received = counter.n;
-      const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
-      this.queue.push({ archive, row, head, body: spill, blockDigest, revisitOf: opts.revisitOf, via: opts.via ?? 'put', resolve: done, reject });
-      void this.drain();
-    });
+    return queued({ archive: archive!, row: done.row, head: done.head, body: streamed.body, blockDigest: done.block, ...common });
   }
 
-  /**
-   * Checks the heads (shared/capture-rules.ts: what the archive refuses,
-   * the same rules the capture proxy applies before it sends) and derives
-   * the index row (without WARC position and digest) and the archive whose
-   * span holds the capture's datetime.
-   *
-   * @throws HttpError 400 (refused, with a one-line reason), 422 (no local archive's span holds the datetime)
-   */
-  private prepare(head: CaptureHead, receivedAt: Date, given?: Date): { archive: ArchiveSpan; row: NewMementoRow } {
-    const { request, response } = head;
-    let accepted: AcceptedCapture;
-    try {
-      accepted = acceptCapture(head, receivedAt, this.config, given);
-    } catch (err) {
-      if (err instanceof CaptureRecordError) throw refuse(err.status, err.message);
-      throw err;
-    }
-    const { uriR, datetime } = accepted;
-    const archive = archiveForInstant(this.config.archives, datetime);
-    if (!archive || !isLocal(archive)) {
-      throw refuse(422, `no local archive in the config covers the capture's datetime ${new Date(datetime * 1000).toISOString()}`);
-    }
-    const row = indexRow({
-      archiveId: archive.id,
-      uriR,
-      datetime,
-      status: response.status,
-      responseHeaders: response.headers,
-      requestHeaders: request.headers,
-      digest: '',
-    });
-    return { archive, row };
+  /** The limits a capture record is checked against (whole-capture.ts). */
+  private get recordLimits(): RecordLimits {
+    const { maxHeadBytes, maxHeaders, maxUrlLength } = this.config;
+    return { maxHeadBytes, maxHeaders, maxUrlLength };
   }
 
   private writer(archiveId: string): WarcAppender {
@@ -335,40 +298,6 @@ export class ArchiveStore {
   }
 
   /**
-   * The digests of the captures of `batch` whose bodies are whole in memory
-   * (body-digests.ts), computed in one task of the ingest pool's thread;
-   * the captures that may be written, in order. A capture whose payload is
-   * not that of the memento it names as its original is answered 400; when
-   * the thread failed (died, or missed its deadline) each capture it was
-   * to hash is answered 503. Nothing is written of those.
-   */
-  private async digestBatch(batch: Pending[]): Promise<Pending[]> {
-    const todo = batch.filter((p) => !p.row.digest);
-    if (!todo.length) return batch;
-    const failed = new Set<Pending>();
-    try {
-      const packed = packBodies(todo.map((p) => ({ head: p.head.responseBytes, body: p.body.chunksInMemory() })));
-      const out = await this.gzip.run('capture-digests', packed, digestDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]);
-      for (const [i, p] of todo.entries()) {
-        p.row.digest = out[i].payload;
-        p.blockDigest = out[i].block;
-        if (p.revisitOf && p.revisitOf.digest !== p.row.digest) {
-          failed.add(p);
-          p.reject(notThePayload());
-        }
-      }
-    } catch (err) {
-      const why = refuse(503, `the capture's digests were not computed: ${(err as Error).message}`);
-      for (const p of todo) {
-        failed.add(p);
-        p.reject(why);
-      }
-    }
-    for (const p of failed) await p.body.dispose();
-    return batch.filter((p) => !failed.has(p));
-  }
-
-  /**
    * One batch of {@link drain}: the decisions (capture-is-new.ts: one index
    * query for the batch), the appends, one fsync per WARC file written, the
    * index commit ({@link commit}), then the answers.
@@ -379,8 +308,13 @@ export class ArchiveStore {
    * capture, and it and the captures after it go back to the head of the
    * queue (the next batch decides them again, against the index).
    */
-  private async writeBatch(all: Pending[]): Promise<void> {
-    const batch = await this.digestBatch(all);
+  private async writeBatch(all: (Pending | WholeCapture)[]): Promise<void> {
+    const batch = await checkWholeCaptures(all, {
+      archives: this.config.archives,
+      limits: this.recordLimits,
+      tmpDir: this.tmpDir,
+      check: (packed) => this.gzip.run('capture-checks', packed, checkDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
+    });
     if (!batch.length) return;
     const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord; refersTo?: string }[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];

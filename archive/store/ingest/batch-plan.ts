@@ -16,7 +16,8 @@ import type { BodySpill } from './body-spill.js';
 export interface PendingCapture {
   archive: ArchiveSpan;
   row: NewMementoRow;
-  head: CaptureHead;
+  /** The bytes of its two heads as received. */
+  head: Pick<CaptureHead, 'requestBytes' | 'responseBytes'>;
   body: BodySpill;
   /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
   blockDigest: string;

@@ -26,16 +26,6 @@ export class BodySpill {
     private readonly memLimit = 256 * 1024,
   ) {}
 
-  /** True while `more` bytes written next would still be held in memory (the body has not spilled, and would not). */
-  fits(more: number): boolean {
-    return !this.fh && this.memBytes + more <= this.memLimit;
-  }
-
-  /** The chunks held in memory, in order (none once the body has spilled). */
-  chunksInMemory(): readonly Buffer[] {
-    return this.chunks;
-  }
-
   /** Appends a chunk; resolves once it is in memory or written to the spill file. */
   async write(chunk: Buffer): Promise<void> {
     this.length += chunk.length;
