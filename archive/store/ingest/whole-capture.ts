@@ -115,11 +115,12 @@ function checkOne(chunks: Buffer[], receivedAt: Date, given: Date | undefined, l
     block.update(b);
     length += b.length;
   }
+  row!.digest = 'sha256:' + payload.digest('hex');
   return {
     row: row!,
     requestLength: head.requestBytes.length,
     responseLength: head.responseBytes.length,
-    payload: 'sha256:' + payload.digest('hex'),
+    payload: row!.digest,
     block: 'sha256:' + block.digest('hex'),
     lengthError: bodyLengthError(head, length),
   };
