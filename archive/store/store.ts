@@ -108,10 +108,12 @@ export class ArchiveStore {
   private readonly isNew: CaptureIsNew;
 
   /**
-   * The thread that gzips each batch's records (gzip-batch.ts): one, so that
-   * the event loop's core and the other share the write path; one batch at a time.
+   * The thread that checks and hashes each batch's capture records that
+   * arrived whole (whole-batch.ts), then gzips its records (gzip-batch.ts):
+   * one, so that the event loop's core and the other share the write path;
+   * one batch at a time.
    */
-  private readonly gzip = new WorkPool('ingest', { threads: 1, queue: 2, idleMs: 10 * 60_000 });
+  private readonly ingestThread = new WorkPool('ingest', { threads: 1, queue: 2, idleMs: 10 * 60_000 });
 
   private constructor(
     readonly config: ArchiveConfig,
@@ -158,10 +160,13 @@ export class ArchiveStore {
 
   /**
    * Ingests one capture record (docs/capture-record.md) from a
-   * stream. The heads are parsed as they arrive; the body streams into a
-   * bounded buffer (memory, then a temp file) while its SHA-256 payload
-   * digest is computed; then the capture is written as a WARC record pair,
-   * fsynced and indexed, or found identical to the memento it follows.
+   * stream. A record of at most whole-capture.ts `WHOLE_BYTES` is kept
+   * whole in memory and parsed, checked and hashed (SHA-256 payload and
+   * block digests) by its batch in the ingest pool's thread
+   * (whole-batch.ts); a larger one on the event loop as it arrives, its
+   * body into a bounded buffer (memory, then a temp file;
+   * streamed-capture.ts). Then the capture is written as a WARC record
+   * pair, fsynced and indexed, or found identical to the memento it follows.
    *
    * A stored memento is never replaced: a capture of a urlkey at a second
    * that already has a memento of it (Memento-Datetime has one-second
@@ -176,8 +181,9 @@ export class ArchiveStore {
    * Date header, else `receivedAt`; `opts.datetime` when given.
    *
    * @throws HttpError 400 (malformed record, with a one-line reason), 413
-   *   (over `maxCaptureBytes`), 422 (no local archive covers the datetime);
-   *   nothing is stored then. Stream errors (client gone) are rethrown.
+   *   (over `maxCaptureBytes`), 422 (no local archive covers the datetime),
+   *   503 (the ingest thread failed while it checked the record); nothing
+   *   is stored then. Stream errors (client gone) are rethrown.
    */
   async ingest(body: Readable, receivedAt: Date, opts: IngestOptions = {}): Promise<IngestResult> {
     const limits = this.recordLimits;
@@ -287,7 +293,7 @@ export class ArchiveStore {
       const packed = packRecords(raws, this.config.warcGzipLevel);
       return unpackMembers(
         raws,
-        await this.gzip.run('gzip-records', packed, gzipDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
+        await this.ingestThread.run('gzip-records', packed, gzipDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
       );
     } catch (err) {
       const why = refuse(503, `the records were not compressed: ${(err as Error).message}`);
@@ -313,7 +319,7 @@ export class ArchiveStore {
       archives: this.config.archives,
       limits: this.recordLimits,
       tmpDir: this.tmpDir,
-      check: (packed) => this.gzip.run('capture-checks', packed, checkDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
+      check: (packed) => this.ingestThread.run('capture-checks', packed, checkDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
     });
     if (!batch.length) return;
     const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord; refersTo?: string }[] = [];
@@ -533,7 +539,7 @@ export class ArchiveStore {
   /** Waits for queued writes, closes WARC files and the index. */
   async close(): Promise<void> {
     await this.idle;
-    await this.gzip.close();
+    await this.ingestThread.close();
     for (const w of this.writers.values()) await w.close();
     await this.reader.close();
     await this.warcs.close();
