@@ -303,6 +303,16 @@ export class ArchiveStore {
     }
   }
 
+  /** The captures of a batch, those whose records arrived whole checked in the ingest thread first (whole-batch.ts; the refused left out, answered). */
+  private checked(all: (Pending | WholeCapture)[]): Promise<Pending[]> {
+    return checkWholeCaptures(all, {
+      archives: this.config.archives,
+      limits: this.recordLimits,
+      tmpDir: this.tmpDir,
+      check: (packed) => this.ingestThread.run('capture-checks', packed, checkDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
+    });
+  }
+
   /**
    * One batch of {@link drain}: the decisions (capture-is-new.ts: one index
    * query for the batch), the appends, one fsync per WARC file written, the
@@ -315,12 +325,7 @@ export class ArchiveStore {
    * queue (the next batch decides them again, against the index).
    */
   private async writeBatch(all: (Pending | WholeCapture)[]): Promise<void> {
-    const batch = await checkWholeCaptures(all, {
-      archives: this.config.archives,
-      limits: this.recordLimits,
-      tmpDir: this.tmpDir,
-      check: (packed) => this.ingestThread.run('capture-checks', packed, checkDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
-    });
+    const batch = await this.checked(all);
     if (!batch.length) return;
     const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord; refersTo?: string }[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
