@@ -3,20 +3,22 @@
  * index row, durably, with dedup and group commit) and the record reads
  * the Memento side needs. docs/storage.md.
  */
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { CaptureRecordError } from '#shared/capture-record.js';
+import { type CaptureHead, CaptureRecordError, CaptureRecordParser } from '#shared/capture-record.js';
+import { type AcceptedCapture, acceptCapture } from '#shared/capture-rules.js';
 import { ScavengeCounter } from '#shared/gc.js';
-import { httpError, isHttpError } from '#shared/http-error.js';
+import { type HttpError, httpError, isHttpError } from '#shared/http-error.js';
+import { getHeader } from '#shared/http-head.js';
 import { UriError } from '#shared/uri.js';
 import type { ArchiveConfig } from '../config.js';
-import type { ArchiveSpan } from '../spans.js';
-import { StreamedCapture } from './ingest/streamed-capture.js';
-import { archiveOf, checkWholeCaptures, notThePayload, refuse, type WholeCapture } from './ingest/whole-batch.js';
-import { checkDeadlineMs, type RecordLimits, WHOLE_BYTES } from './ingest/whole-capture.js';
+import { type ArchiveSpan, archiveForInstant, isLocal } from '../spans.js';
+import { BodySpill } from './ingest/body-spill.js';
 import { type AnyRow, CaptureIsNew, type DedupBatch } from './ingest/capture-is-new.js';
 import type { MementoRow, NewMementoRow } from './index/index-db.js';
+import { indexRow } from './index/index-row.js';
 import { DataDirLock } from './lock.js';
 import { type RecoveryReport, recover } from './upkeep/maintenance.js';
 import type { MementoIndex } from './index/memento-index.js';
@@ -38,15 +40,9 @@ import type { NewLeaf } from '../evidence/log.js';
 
 export type { IngestOptions, IngestResult, OpenOptions, StoreStats } from './store-types.js';
 
-/** An error of reading a capture record as its PUT's answer: the record's own (400, 431) and a cut stream as HttpErrors; others as they are. */
-function ingestError(e: unknown): unknown {
-  if (isHttpError(e)) return e;
-  if (e instanceof CaptureRecordError) return refuse(e.status, e.message);
-  if (e instanceof UriError) return refuse(400, e.message);
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || (e as Error).message === 'aborted')
-    return refuse(400, 'capture record was cut: the client closed the connection before the end of the body');
-  return e;
+/** A capture that cannot be stored: the HTTP answer (`status`, one-line reason); the connection closes after it (the body may be unread). */
+function refuse(status: number, reason: string): HttpError {
+  return httpError(status, reason, { close: true });
 }
 
 /** The 503 of a capture decided against one that lost its key to another daemon's ({@link ArchiveStore.decideLost}). */
@@ -63,7 +59,7 @@ function sharedIndex(config: ArchiveConfig): boolean {
 }
 
 export class ArchiveStore {
-  private queue: (Pending | WholeCapture)[] = [];
+  private queue: Pending[] = [];
   /** Write-queue counters (group commit: compare `batches` with `written`). */
   readonly stats: StoreStats = {
     batches: 0,
@@ -108,12 +104,10 @@ export class ArchiveStore {
   private readonly isNew: CaptureIsNew;
 
   /**
-   * The thread that checks and hashes each batch's capture records that
-   * arrived whole (whole-batch.ts), then gzips its records (gzip-batch.ts):
-   * one, so that the event loop's core and the other share the write path;
-   * one batch at a time.
+   * The thread that gzips each batch's records (gzip-batch.ts): one, so that
+   * the event loop's core and the other share the write path; one batch at a time.
    */
-  private readonly ingestThread = new WorkPool('ingest', { threads: 1, queue: 2, idleMs: 10 * 60_000 });
+  private readonly gzip = new WorkPool('ingest', { threads: 1, queue: 2, idleMs: 10 * 60_000 });
 
   private constructor(
     readonly config: ArchiveConfig,
@@ -160,13 +154,10 @@ export class ArchiveStore {
 
   /**
    * Ingests one capture record (docs/capture-record.md) from a
-   * stream. A record of at most whole-capture.ts `WHOLE_BYTES` is kept
-   * whole in memory and parsed, checked and hashed (SHA-256 payload and
-   * block digests) by its batch in the ingest pool's thread
-   * (whole-batch.ts); a larger one on the event loop as it arrives, its
-   * body into a bounded buffer (memory, then a temp file;
-   * streamed-capture.ts). Then the capture is written as a WARC record
-   * pair, fsynced and indexed, or found identical to the memento it follows.
+   * stream. The heads are parsed as they arrive; the body streams into a
+   * bounded buffer (memory, then a temp file) while its SHA-256 payload
+   * digest is computed; then the capture is written as a WARC record pair,
+   * fsynced and indexed, or found identical to the memento it follows.
    *
    * A stored memento is never replaced: a capture of a urlkey at a second
    * that already has a memento of it (Memento-Datetime has one-second
@@ -181,69 +172,104 @@ export class ArchiveStore {
    * Date header, else `receivedAt`; `opts.datetime` when given.
    *
    * @throws HttpError 400 (malformed record, with a one-line reason), 413
-   *   (over `maxCaptureBytes`), 422 (no local archive covers the datetime),
-   *   503 (the ingest thread failed while it checked the record); nothing
-   *   is stored then. Stream errors (client gone) are rethrown.
+   *   (over `maxCaptureBytes`), 422 (no local archive covers the datetime);
+   *   nothing is stored then. Stream errors (client gone) are rethrown.
    */
   async ingest(body: Readable, receivedAt: Date, opts: IngestOptions = {}): Promise<IngestResult> {
-    const limits = this.recordLimits;
-    const max = this.config.maxCaptureBytes;
-    // The record's chunks while it fits whole in memory (checked in its batch's task, whole-batch.ts); past that, read as it streams.
-    let whole: Buffer[] = [];
-    let streamed: StreamedCapture | null = null;
-    let archive: ArchiveSpan | null = null;
+    const parser = new CaptureRecordParser({ maxHeadBytes: this.config.maxHeadBytes, maxHeaders: this.config.maxHeaders });
+    const spill = new BodySpill(this.tmpDir);
+    const hash = createHash('sha256');
+    const blockHash = createHash('sha256');
     const counter = { n: 0 };
     const gc = new ScavengeCounter();
-    const take = async (chunk: Buffer) => {
-      await streamed!.take(chunk);
-      if (!archive && streamed!.row) archive = archiveOf(this.config.archives, streamed!.row);
-    };
+    let prepared: { archive: ArchiveSpan; row: NewMementoRow } | null = null;
     try {
       // Plain iteration instead of stream.pipeline: it costs a fraction per PUT (no AbortSignal, no Transform).
       // destroyOnReturn false: on an error the request stays open, so that the answer can still be sent.
       for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         gc.add(chunk.length);
         counter.n += chunk.length;
-        if (!streamed && counter.n <= WHOLE_BYTES && counter.n <= max) {
-          whole.push(chunk);
-          continue;
+        if (counter.n > this.config.maxCaptureBytes)
+          throw refuse(413, `capture record is larger than the limit of ${this.config.maxCaptureBytes} bytes (max_capture_bytes)`);
+        const out = parser.feed(chunk);
+        if (!prepared && parser.head) {
+          blockHash.update(parser.head.responseBytes);
+          prepared = this.prepare(parser.head, receivedAt, opts.datetime);
         }
-        if (!streamed) {
-          streamed = new StreamedCapture(this.tmpDir, limits, receivedAt, opts.datetime);
-          for (const c of whole) await take(c);
-          whole = [];
+        if (out.length) {
+          hash.update(out);
+          blockHash.update(out);
+          await spill.write(out);
         }
-        if (counter.n > max) throw refuse(413, `capture record is larger than the limit of ${max} bytes (max_capture_bytes)`);
-        await take(chunk);
       }
+      parser.finish();
     } catch (err) {
-      await streamed?.body.dispose();
-      throw ingestError(err);
+      await spill.dispose();
+      const e = err;
+      if (isHttpError(e)) throw e;
+      if (e instanceof CaptureRecordError) throw refuse(e.status, e.message);
+      if (e instanceof UriError) throw refuse(400, e.message);
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || (e as Error).message === 'aborted') {
+        throw refuse(400, 'capture record was cut: the client closed the connection before the end of the body');
+      }
+      throw e;
     }
-    const received = counter.n;
-    const queued = (p: Pending | WholeCapture) =>
-      new Promise<IngestResult>((resolve, reject) => {
-        this.queue.push({ ...p, resolve: (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received }), reject });
-        void this.drain();
-      });
-    const common = { revisitOf: opts.revisitOf, via: opts.via ?? 'put', resolve: () => undefined, reject: () => undefined };
-    if (!streamed) return queued({ whole, receivedAt, given: opts.datetime, ...common });
-    let done: ReturnType<StreamedCapture['finish']>;
-    try {
-      done = streamed.finish();
-      if (done.lengthError) throw refuse(400, done.lengthError);
-      if (opts.revisitOf && opts.revisitOf.digest !== done.row.digest) throw notThePayload();
-    } catch (err) {
-      await streamed.body.dispose();
-      throw ingestError(err);
+    const head = parser.head!;
+    const { archive, row } = prepared!;
+    // prepare() checked that every Content-Length value is the same number.
+    const declared = getHeader(head.response.headers, 'content-length')?.split(',')[0].trim();
+    const bodyless = row.status === 204 || row.status === 304;
+    if (declared !== undefined && !bodyless && Number(declared) !== spill.length) {
+      await spill.dispose();
+      throw refuse(400, `response body is ${spill.length} bytes but the embedded Content-Length says ${Number(declared)}`);
     }
-    return queued({ archive: archive!, row: done.row, head: done.head, body: streamed.body, blockDigest: done.block, ...common });
+    row.digest = 'sha256:' + hash.digest('hex');
+    if (opts.revisitOf && opts.revisitOf.digest !== row.digest) {
+      await spill.dispose();
+      throw refuse(400, 'the body is not the payload of the memento named as its original (another payload digest); nothing stored');
+    }
+    const blockDigest = 'sha256:' + blockHash.digest('hex');
+    return new Promise<IngestResult>((resolve, reject) => {
+      const received = counter.n;
+      const done = (r: Omit<IngestResult, 'bytes'>) => resolve({ ...r, bytes: received });
+      this.queue.push({ archive, row, head, body: spill, blockDigest, revisitOf: opts.revisitOf, via: opts.via ?? 'put', resolve: done, reject });
+      void this.drain();
+    });
   }
 
-  /** The limits a capture record is checked against (whole-capture.ts). */
-  private get recordLimits(): RecordLimits {
-    const { maxHeadBytes, maxHeaders, maxUrlLength } = this.config;
-    return { maxHeadBytes, maxHeaders, maxUrlLength };
+  /**
+   * Checks the heads (shared/capture-rules.ts: what the archive refuses,
+   * the same rules the capture proxy applies before it sends) and derives
+   * the index row (without WARC position and digest) and the archive whose
+   * span holds the capture's datetime.
+   *
+   * @throws HttpError 400 (refused, with a one-line reason), 422 (no local archive's span holds the datetime)
+   */
+  private prepare(head: CaptureHead, receivedAt: Date, given?: Date): { archive: ArchiveSpan; row: NewMementoRow } {
+    const { request, response } = head;
+    let accepted: AcceptedCapture;
+    try {
+      accepted = acceptCapture(head, receivedAt, this.config, given);
+    } catch (err) {
+      if (err instanceof CaptureRecordError) throw refuse(err.status, err.message);
+      throw err;
+    }
+    const { uriR, datetime } = accepted;
+    const archive = archiveForInstant(this.config.archives, datetime);
+    if (!archive || !isLocal(archive)) {
+      throw refuse(422, `no local archive in the config covers the capture's datetime ${new Date(datetime * 1000).toISOString()}`);
+    }
+    const row = indexRow({
+      archiveId: archive.id,
+      uriR,
+      datetime,
+      status: response.status,
+      responseHeaders: response.headers,
+      requestHeaders: request.headers,
+      digest: '',
+    });
+    return { archive, row };
   }
 
   private writer(archiveId: string): WarcAppender {
@@ -293,7 +319,7 @@ export class ArchiveStore {
       const packed = packRecords(raws, this.config.warcGzipLevel);
       return unpackMembers(
         raws,
-        await this.ingestThread.run('gzip-records', packed, gzipDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
+        await this.gzip.run('gzip-records', packed, gzipDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
       );
     } catch (err) {
       const why = refuse(503, `the records were not compressed: ${(err as Error).message}`);
@@ -301,16 +327,6 @@ export class ArchiveStore {
       for (const p of [...plans.map((x) => x.p), ...done.map(([p]) => p)]) p.reject(why);
       return null;
     }
-  }
-
-  /** The captures of a batch, those whose records arrived whole checked in the ingest thread first (whole-batch.ts; the refused left out, answered). */
-  private checked(all: (Pending | WholeCapture)[]): Promise<Pending[]> {
-    return checkWholeCaptures(all, {
-      archives: this.config.archives,
-      limits: this.recordLimits,
-      tmpDir: this.tmpDir,
-      check: (packed) => this.ingestThread.run('capture-checks', packed, checkDeadlineMs(packed.bytes.length), undefined, [packed.bytes.buffer as ArrayBuffer]),
-    });
   }
 
   /**
@@ -324,9 +340,7 @@ export class ArchiveStore {
    * capture, and it and the captures after it go back to the head of the
    * queue (the next batch decides them again, against the index).
    */
-  private async writeBatch(all: (Pending | WholeCapture)[]): Promise<void> {
-    const batch = await this.checked(all);
-    if (!batch.length) return;
+  private async writeBatch(batch: Pending[]): Promise<void> {
     const written: { p: PendingCapture; kind: 'new' | 'revisit'; rec: WrittenRecord; refersTo?: string }[] = [];
     const done: [PendingCapture, Omit<IngestResult, 'bytes'>][] = [];
     let captures = 0;
@@ -544,7 +558,7 @@ export class ArchiveStore {
   /** Waits for queued writes, closes WARC files and the index. */
   async close(): Promise<void> {
     await this.idle;
-    await this.ingestThread.close();
+    await this.gzip.close();
     for (const w of this.writers.values()) await w.close();
     await this.reader.close();
     await this.warcs.close();

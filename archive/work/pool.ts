@@ -7,7 +7,7 @@
  * text comparison of `/web/diff/…`, the embedded resources of the replay
  * banner's panel, the archival replay's rewrite of a page that does not
  * fit in a slice, a page's text for search; the gzip of a write batch's
- * records and the checks and digests of its capture records, in the store's own `ingest` pool); each task also keeps to a budget
+ * records, in the store's own `ingest` pool); each task also keeps to a budget
  * of its own (edits, rows, resources), and the deadline is the backstop:
  * a task still running at its deadline has its thread terminated (the
  * next task gets a new one). docs/threat-model.md "What one request may

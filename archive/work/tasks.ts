@@ -19,10 +19,6 @@
  * - `gzip-records`: a write batch's WARC records, each gzipped into its
  *   own member (archive/store/warcs/gzip-batch.ts; at most the batch's
  *   records whole in memory, 1 MiB each).
- * - `capture-checks`: the capture records of a write batch that arrived
- *   whole in memory, each parsed, checked, its index row derived and its
- *   payload and block digests computed (archive/store/ingest/whole-capture.ts;
- *   at most 256 KiB each).
  *
  * Inputs and outputs cross between threads by structured clone: plain
  * data only. A task's output `body` (bytes that own their buffer) is
@@ -34,7 +30,6 @@ import { type RewritePage, rewriteWhole } from '../replay/rewrite.js';
 import { type DiffResult, diffTexts } from '../web/diff.js';
 import { type ExtractedText, extractFromText } from '../search/parse-text.js';
 import { gzipPacked } from '../store/warcs/gzip-batch.js';
-import { checkPacked } from '../store/ingest/whole-capture.js';
 
 /** The `replay` task: the bytes of a page or stylesheet, rewritten (`null`: a stylesheet with nothing to rewrite). */
 function replay(input: { kind: 'html' | 'css'; bytes: Uint8Array; page: RewritePage }): { body: Uint8Array | null } {
@@ -50,7 +45,6 @@ const TASKS = {
   'replay-part': (input: { part: DeferredPart; page: HtmlReplay }): { text: string; rewritten: number } => rewritePart(input.part, input.page),
   text: (input: { html: boolean; text: string }): ExtractedText => extractFromText(input),
   'gzip-records': gzipPacked,
-  'capture-checks': checkPacked,
 };
 
 /** The name of a task. */

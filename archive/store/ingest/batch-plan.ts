@@ -16,8 +16,7 @@ import type { BodySpill } from './body-spill.js';
 export interface PendingCapture {
   archive: ArchiveSpan;
   row: NewMementoRow;
-  /** The bytes of its two heads as received. */
-  head: Pick<CaptureHead, 'requestBytes' | 'responseBytes'>;
+  head: CaptureHead;
   body: BodySpill;
   /** `sha256:<hex>` of the response head + body: the response record's WARC-Block-Digest. */
   blockDigest: string;
