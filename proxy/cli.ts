@@ -140,7 +140,7 @@ export async function main(argv: string[]): Promise<void> {
     log({ msg: 'stopping: no new connections; requests and captures in flight get 5 s', signal, ...(worker && { worker: worker.k }) });
     await proxy.close();
     log({ msg: 'stopped', spoolDepth: proxy.spool.depth, ...(worker && { worker: worker.k }) });
-    log.flush?.();
+    await log.end?.();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

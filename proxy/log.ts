@@ -7,7 +7,7 @@
  * line per proxied request, see proxy/exchange.ts).
  */
 import pino from 'pino';
-import { jsonLine } from '#shared/log.js';
+import { endLog, jsonLine } from '#shared/log.js';
 
 /** One log entry; `level` defaults to `info`. */
 export interface LogEntry {
@@ -16,15 +16,20 @@ export interface LogEntry {
   [key: string]: unknown;
 }
 
-/** Where the proxy's modules write their log entries. Must not throw. */
-export type Logger = ((entry: LogEntry) => void) & { flush?: () => void };
+/**
+ * Where the proxy's modules write their log entries. Must not throw.
+ * `end()`, where there is one, writes out every waiting line and stops the
+ * logger (entries after it are dropped); await it before `process.exit`.
+ */
+export type Logger = ((entry: LogEntry) => void) & { end?: () => Promise<void> };
 
 /**
  * A logger writing JSON lines (`{"level":"info","time":"…","msg":"…",…}`,
  * the format of shared/log.ts `jsonLine`) to file descriptor `fd`
  * (default 1, stdout), asynchronously (sonic-boom, as pino does): the lines
  * of one turn of the event loop go out together, at its end, in one write;
- * `flush()` writes out what is waiting (call it before `process.exit`).
+ * `end()` writes out what is waiting, in order, and stops (shared/log.ts
+ * `endLog`); await it before `process.exit`.
  * With `maxWrite` (bytes), no write is longer unless one line is: several
  * processes writing to one pipe (the proxy's workers) then never mix
  * their lines, as a pipe writes up to 4096 bytes (PIPE_BUF) at once.
@@ -34,8 +39,10 @@ export function pinoLogger(fd = 1, options: { maxWrite?: number } = {}): Logger 
   const dest = pino.destination({ dest: fd, sync: false, minLength: 0, ...(maxWrite && { maxWrite }) });
   let waiting = '';
   let scheduled = false;
+  let ended = false;
   const writeOut = () => {
     scheduled = false;
+    if (ended) return;
     let lines = waiting;
     waiting = '';
     // sonic-boom joins writes up to maxWrite bytes: handed whole lines, no write(2) of it cuts one (unless a line alone is longer).
@@ -47,6 +54,7 @@ export function pinoLogger(fd = 1, options: { maxWrite?: number } = {}): Logger 
     if (lines) dest.write(lines);
   };
   const log: Logger = (entry) => {
+    if (ended) return;
     if (entry.level === undefined) waiting += jsonLine('info', entry);
     else {
       // The line's `level` comes first: the entry goes without it.
@@ -58,13 +66,10 @@ export function pinoLogger(fd = 1, options: { maxWrite?: number } = {}): Logger 
       setImmediate(writeOut);
     }
   };
-  log.flush = () => {
+  log.end = () => {
     writeOut();
-    try {
-      dest.flushSync();
-    } catch {
-      // not ready yet, or closed: nothing to flush
-    }
+    ended = true;
+    return endLog(dest);
   };
   return log;
 }

@@ -203,7 +203,7 @@ export async function runPrimary(
       admin.closeAllConnections();
       admin.close();
       log({ msg: 'stopped', workers });
-      log.flush?.();
+      await log.end?.();
       process.exit(0);
     })());
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -50,21 +50,45 @@ export const LOG_FORMAT: pino.LoggerOptions = {
   formatters: { level: (label) => ({ level: label }) },
 };
 
+/** A pino destination (sonic-boom): what `endLog` ends. */
+export type LogDestination = ReturnType<typeof pino.destination>;
+
+/**
+ * Writes out every line `dest` holds, in order, and stops it (sonic-boom
+ * `end()`; file descriptors 1 and 2 stay open, any other is closed). The
+ * promise resolves when the last line is written, when writing fails, or
+ * after `maxMs` milliseconds (default 2,000: a reader that stopped reading
+ * the pipe must not keep a stopping daemon alive); it never rejects. Call
+ * it, and await it, before `process.exit`; log nothing to `dest` after.
+ *
+ * sonic-boom's `flushSync()` is not used for this: it writes what is
+ * buffered while an earlier asynchronous write may still be on its way,
+ * so lines can land out of order.
+ */
+export function endLog(dest: LogDestination, maxMs = 2000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, maxMs);
+    timer.unref();
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    dest.once('close', done);
+    dest.once('error', done);
+    try {
+      dest.end();
+    } catch {
+      done(); // already ended
+    }
+  });
+}
+
 /**
  * A pino logger in that format writing to file descriptor `fd` (default 1,
- * stdout), asynchronously (sonic-boom); call `flush()` on its destination
- * before `process.exit`.
+ * stdout), asynchronously (sonic-boom); await `end()` before
+ * `process.exit` (see `endLog`).
  */
-export function jsonLinesLogger(fd = 1): { logger: pino.Logger; flush(): void } {
+export function jsonLinesLogger(fd = 1): { logger: pino.Logger; end(): Promise<void> } {
   const dest = pino.destination({ dest: fd, sync: false, minLength: 0 });
-  return {
-    logger: pino(LOG_FORMAT, dest),
-    flush() {
-      try {
-        dest.flushSync();
-      } catch {
-        // not ready yet, or closed: nothing to flush
-      }
-    },
-  };
+  return { logger: pino(LOG_FORMAT, dest), end: () => endLog(dest) };
 }

@@ -26,7 +26,7 @@ import { fail } from './terminal.js';
  * @param quiet no log line per request (recovery lines are logged anyway)
  */
 export async function serve(config: ArchiveConfig, configFile: string, quiet: boolean): Promise<void> {
-  const { logger: log, flush } = jsonLinesLogger(1);
+  const { logger: log, end: endLogging } = jsonLinesLogger(1);
   let store: ArchiveStore;
   try {
     // Recovery lines are logged even with --quiet: they say what happened to the data.
@@ -62,7 +62,7 @@ export async function serve(config: ArchiveConfig, configFile: string, quiet: bo
     await app.close();
     await store.close();
     log.info('stopped');
-    flush();
+    await endLogging();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

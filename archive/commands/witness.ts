@@ -28,7 +28,7 @@ const STOP_GRACE_MS = 10_000;
  * key, or an address in use is one line on stderr and exit status 1.
  */
 export async function runWitness(config: WitnessConfig, quiet: boolean): Promise<void> {
-  const { logger: log, flush } = jsonLinesLogger(1);
+  const { logger: log, end: endLogging } = jsonLinesLogger(1);
   let lock: DataDirLock;
   try {
     mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
@@ -70,7 +70,7 @@ export async function runWitness(config: WitnessConfig, quiet: boolean): Promise
     clearTimeout(grace);
     await lock.release();
     log.info('stopped');
-    flush();
+    await endLogging();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -5,9 +5,12 @@
  * is (several processes share one stdout: a pipe writes up to 4096 bytes
  * at once).
  */
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import pino from 'pino';
 import t from 'tap';
+import { endLog } from '#shared/log.js';
 import { lineCut, pinoLogger } from '../../proxy/log.js';
 import { tempDir } from './helpers.js';
 
@@ -25,14 +28,42 @@ t.test('a logger with maxWrite writes every line whole and in order', async (t) 
   const fd = openSync(file, 'w');
   const log = pinoLogger(fd, { maxWrite: 512 });
   for (let i = 0; i < 200; i++) log({ msg: 'request', n: i, pad: 'é'.repeat(i % 40) });
-  log.flush!();
+  await log.end!();
   const got = readFileSync(file, 'utf8')
     .trimEnd()
     .split('\n')
     .map((l) => JSON.parse(l) as { n: number; msg: string });
-  closeSync(fd);
   t.same(
     got.map((e) => e.n),
     Array.from({ length: 200 }, (_, i) => i),
   );
+});
+
+t.test('after end(), an entry is dropped, not thrown, and the file holds what came before', async (t) => {
+  const dir = await tempDir(t, 'log-');
+  const file = path.join(dir, 'out.log');
+  const log = pinoLogger(openSync(file, 'w'));
+  log({ msg: 'before' });
+  await log.end!();
+  t.doesNotThrow(() => log({ msg: 'after' }));
+  t.same(
+    readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg),
+    ['before'],
+  );
+});
+
+t.test('end() gives up after maxMs when nobody reads the pipe, so a stopping daemon still exits', async (t) => {
+  const dir = await tempDir(t, 'log-');
+  const fifo = path.join(dir, 'pipe');
+  execFileSync('mkfifo', [fifo]);
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  const dest = pino.destination({ dest: openSync(fifo, 'w'), sync: false, minLength: 0 });
+  for (let i = 0; i < 4000; i++) dest.write(`${'x'.repeat(99)}\n`); // 400 KB, more than a pipe holds
+  const started = Date.now();
+  await endLog(dest, 50); // without the bound this never resolves, and tap's timeout fails the test
+  t.ok(Date.now() - started >= 45, 'it waited for the bound, not less: the lines were not all written');
+  closeSync(reader); // the blocked write now fails (EPIPE); endLog's listener takes the error
 });
