@@ -542,6 +542,24 @@ export function formatTable(rows: BenchRow[]): string {
   return lines.join('\n');
 }
 
+/**
+ * A bench (or part of one) that threw: notes its stack on stderr and gives
+ * the row that says so in the table, `<name>: failed`, with the error's
+ * first line (at most 200 characters) as its figure and `met: false`.
+ */
+export function failedRow(name: string, err: unknown): BenchRow {
+  note(`${name} failed: ${(err as Error).stack ?? err}`);
+  return {
+    name: `${name}: failed`,
+    figure: String((err as Error).message ?? err)
+      .split('\n')[0]
+      .slice(0, 200),
+    baseline: '',
+    ratio: null,
+    met: false,
+  };
+}
+
 /** Progress line on stderr (the table goes to stdout). */
 export function note(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);

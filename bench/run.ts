@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type BenchRow, baselineDir, dataRoot, formatTable, note, removeStaleLogs, repo, setBaselineDir, summarizeCpuProfile } from './lib.js';
+import { type BenchRow, baselineDir, dataRoot, failedRow, formatTable, note, removeStaleLogs, repo, setBaselineDir, summarizeCpuProfile } from './lib.js';
 
 const SKIP = new Set(['cdx-hidden.ts', 'lib.ts', 'open-loop.ts', 'pages.ts', 'run.ts', 'search-pages.ts', 'seed.ts', 'wrk.ts']);
 
@@ -98,16 +98,7 @@ async function main(argv: string[]): Promise<number> {
       note(`${name} done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       for (const r of got) process.stderr.write(formatTable([r]).split('\n')[2] + '\n');
     } catch (err) {
-      note(`${name} failed: ${(err as Error).stack ?? err}`);
-      rows.push({
-        name: `${name}: failed`,
-        figure: String((err as Error).message ?? err)
-          .split('\n')[0]
-          .slice(0, 200),
-        baseline: '',
-        ratio: null,
-        met: false,
-      });
+      rows.push(failedRow(name, err));
       failed = true;
     }
   }

@@ -62,6 +62,7 @@ import {
   repo,
   startArchiveProcess,
   writeArchiveConfig,
+  failedRow,
 } from './lib.js';
 import { searchPage, PHRASE, RARE_WORD, wordsWithPrefix } from './search-pages.js';
 import { seedText } from './seed.js';
@@ -442,16 +443,7 @@ export async function run(): Promise<BenchRow[]> {
     try {
       rows.push(...(await part()));
     } catch (err) {
-      note(`search: ${name} failed: ${(err as Error).stack ?? err}`);
-      rows.push({
-        name: `search: ${name}: failed`,
-        figure: String((err as Error).message ?? err)
-          .split('\n')[0]
-          .slice(0, 200),
-        baseline: '',
-        ratio: null,
-        met: false,
-      });
+      rows.push(failedRow(`search: ${name}`, err));
     }
   }
   return rows;

@@ -18,8 +18,8 @@ import type { Writable } from 'node:stream';
 import { formatIsoSeconds, toTimestamp14 } from '#shared/http-date.js';
 import { inContext } from '#shared/operator-error.js';
 import { buildUriM } from '#shared/uri-m.js';
-import { timestampBound } from '../cdx/query.js';
-import { type ArchiveConfig, parseInstant } from '../config.js';
+import { type ArchiveConfig } from '../config.js';
+import { dateRange } from './date-range.js';
 import { nowSeconds } from '../read/access-rules.js';
 import { shownTexts, type TextWalk, type TextWalkCounts } from '../read/texts.js';
 import { VisibleIndex } from '../read/visible-index.js';
@@ -53,11 +53,6 @@ interface Checked {
   walk: TextWalk;
 }
 
-/** A date option as `wacz` reads it: 1–14 digits (a prefix: its first second for `--from`, its last for `--to`) or ISO 8601; epoch s. */
-function dateOption(v: string, end: 'first' | 'last'): number | undefined {
-  return /^\d{1,14}$/.test(v) ? timestampBound(v, end) : parseInstant(v);
-}
-
 /**
  * The options checked against the config.
  * @returns the checked options, or the one-line reason they are wrong
@@ -80,16 +75,10 @@ export function checkExportOptions(config: ArchiveConfig, o: SearchExportOptions
   if (o.archive !== undefined && !config.archives.some((a) => a.id === o.archive && isLocal(a)))
     return `--archive: no local archive "${o.archive}" in the config (${config.archives.map((a) => a.id).join(', ')})`;
   const walk: TextWalk = { archive: o.archive };
-  for (const [k, end, key] of [
-    ['from', 'first', 'since'],
-    ['to', 'last', 'until'],
-  ] as const) {
-    if (o[k] === undefined) continue;
-    const t = dateOption(o[k], end);
-    if (t === undefined) return `--${k} must be a date like 2026-01-01T00:00:00Z or 1 to 14 digits (yyyyMMddhhmmss), not ${JSON.stringify(o[k])}`;
-    walk[key] = t;
-  }
-  if (walk.since !== undefined && walk.until !== undefined && walk.since > walk.until) return '--from must not be later than --to';
+  const range = dateRange(o);
+  if (typeof range === 'string') return range;
+  if (range.from !== undefined) walk.since = range.from;
+  if (range.to !== undefined) walk.until = range.to;
   if (o['after-row'] !== undefined) {
     if (!/^\d{1,15}$/.test(o['after-row']))
       return `--after-row must be a row id (digits), the one a former export ended at, not ${JSON.stringify(o['after-row'])}`;

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { inContext, OperatorError } from '#shared/operator-error.js';
 import { urlPattern } from '../read/access-rules.js';
 import { VisibleIndex } from '../read/visible-index.js';
-import { timestampBound } from '../cdx/query.js';
-import { type ArchiveConfig, parseInstant } from '../config.js';
+import { type ArchiveConfig } from '../config.js';
+import { dateRange } from './date-range.js';
 import { openSigningKey } from '../evidence/signing-key.js';
 import { isLocal } from '../spans.js';
 import { TreeHeadSigner } from '../evidence/tree-heads.js';
@@ -30,11 +30,6 @@ export interface WaczOptions {
   output?: string;
 }
 
-/** A date option: 1–14 digits (a prefix: its first second for `--from`, its last for `--to`) or ISO 8601; epoch s, `undefined` when it is neither. */
-function dateOption(v: string, end: 'first' | 'last'): number | undefined {
-  return /^\d{1,14}$/.test(v) ? timestampBound(v, end) : parseInstant(v);
-}
-
 /**
  * The selection the options name.
  * @returns the selection, or the one-line reason it cannot be made
@@ -49,16 +44,10 @@ export function waczSelection(o: WaczOptions): WaczSelection | string {
       throw err;
     }
   }
-  for (const [k, end] of [
-    ['from', 'first'],
-    ['to', 'last'],
-  ] as const) {
-    if (o[k] === undefined) continue;
-    const t = dateOption(o[k], end);
-    if (t === undefined) return `--${k} must be a date like 2026-01-01T00:00:00Z or 1 to 14 digits (yyyyMMddhhmmss), not ${JSON.stringify(o[k])}`;
-    sel[k] = t;
-  }
-  if (sel.from !== undefined && sel.to !== undefined && sel.from > sel.to) return '--from must not be later than --to';
+  const range = dateRange(o);
+  if (typeof range === 'string') return range;
+  if (range.from !== undefined) sel.from = range.from;
+  if (range.to !== undefined) sel.to = range.to;
   return sel;
 }
 
