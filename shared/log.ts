@@ -86,9 +86,18 @@ export function endLog(dest: LogDestination, maxMs = 2000): Promise<void> {
 /**
  * A pino logger in that format writing to file descriptor `fd` (default 1,
  * stdout), asynchronously (sonic-boom); await `end()` before
- * `process.exit` (see `endLog`).
+ * `process.exit` (see `endLog`). A line logged after `end()` is dropped.
  */
 export function jsonLinesLogger(fd = 1): { logger: pino.Logger; end(): Promise<void> } {
   const dest = pino.destination({ dest: fd, sync: false, minLength: 0 });
-  return { logger: pino(LOG_FORMAT, dest), end: () => endLog(dest) };
+  let ended = false;
+  // Not `dest` itself: sonic-boom throws on a write after its end, and a timer may still log while the daemon stops.
+  const out = { write: (line: string) => void (ended || dest.write(line)) };
+  return {
+    logger: pino(LOG_FORMAT, out),
+    end: () => {
+      ended = true;
+      return endLog(dest);
+    },
+  };
 }
