@@ -157,6 +157,43 @@ export class WarcReader {
     return kept ? { ...stored, body: once(kept), bodyBuffer: kept } : stored;
   }
 
+  /**
+   * The first `max` bytes (all when shorter) of the gzip member at
+   * `offset`/`length` of `file`, raw, in an ArrayBuffer of their own (to
+   * be moved to another thread): for whoever inflates and parses the
+   * record elsewhere ({@link streamRecord} over them). Up to
+   * {@link SMALL_RECORD} bytes with one synchronous positioned read, as
+   * {@link read}; more through libuv's thread pool. Not the record cache.
+   *
+   * @throws when the file is missing or ends before those bytes
+   */
+  async memberBytes(file: string, offset: number, length: number, max: number): Promise<Uint8Array> {
+    const n = Math.min(length, max);
+    const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+    if (this.remote) {
+      const got = await this.remote.bytes(file, offset, n);
+      if (got.length < n) throw fail(`the object ends ${n - got.length} bytes before the record's end`);
+      return new Uint8Array(got.subarray(0, n));
+    }
+    const member = new Uint8Array(n);
+    // Once closed, a read opens its file for itself (as readStreamed), keeping no descriptor.
+    const entry = this.closed ? { fh: open(path.join(this.warcsDir, file), 'r'), users: 1, evicted: true } : this.acquire(file);
+    try {
+      const fh = await entry.fh;
+      let got = 0;
+      while (got < n) {
+        // Synchronous for a small record, as read() (a few KiB from the page cache cost microseconds).
+        const bytesRead =
+          n <= SMALL_RECORD ? readSync(fh.fd, member, got, n - got, offset + got) : (await fh.read(member, got, n - got, offset + got)).bytesRead;
+        if (bytesRead === 0) throw fail(`the file ends ${n - got} bytes before the record's end`);
+        got += bytesRead;
+      }
+    } finally {
+      this.release(file, entry);
+    }
+    return member;
+  }
+
   /** A record read as a stream ({@link streamRecord}): from the folder, or from the remote store. */
   private async readStreamed(file: string, offset: number, length: number): Promise<StoredResponse> {
     if (!this.remote) return readResponseRecord(this.warcsDir, file, offset, length);
