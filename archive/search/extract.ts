@@ -3,7 +3,8 @@
  * raw bytes of the record's gzip member (the event loop reads them, at
  * most {@link TEXT_RECORD_BYTES}, and moves them to the `text` work
  * pool's thread), inflated there and split into WARC header, HTTP head and
- * body (archive/store/warcs/warc-reader.ts `streamRecord`), the body
+ * body (archive/store/warcs/warc-reader.ts: in one call as the store reads
+ * a small record, `inflateRecord`, else streamed, `streamRecord`), the body
  * decoded to text (content-coding, then charset; at most
  * {@link TEXT_LIMIT} decoded bytes), then its title and visible text
  * parsed out (parse-text.ts).
@@ -13,7 +14,7 @@ import { canDecode } from '../replay/content-coding.js';
 import { storedContentEncoding } from '../memento/body.js';
 import { isHtml } from '../replay/html-base.js';
 import { readDecodedText, TEXT_LIMIT } from '../web/text.js';
-import { type StoredResponse, streamRecord } from '../store/warcs/warc-reader.js';
+import { inflateRecord, SMALL_RECORD, type StoredResponse, streamRecord } from '../store/warcs/warc-reader.js';
 import { type ExtractedText, extractFromText } from './parse-text.js';
 
 export type { ExtractedText };
@@ -31,6 +32,8 @@ export const TEXT_RECORD_BYTES = 3 * 1024 * 1024;
 export interface RecordBytes {
   /** The first bytes (at most {@link TEXT_RECORD_BYTES}) of its gzip member, raw. */
   record: Uint8Array;
+  /** The whole member's length (more than `record`'s: the record was cut). */
+  length: number;
   /** The memento's media type, lower case, no parameters. */
   mime: string;
   /** Where the record is (WARC file relative to `warcs/`, offset of its gzip member), for errors. */
@@ -69,7 +72,10 @@ export async function readIndexedText(stored: StoredResponse, mime: string): Pro
  * @throws when the bytes are not a gzipped WARC response record with an HTTP head
  */
 export async function extractFromRecord(input: RecordBytes): Promise<ExtractedText> {
-  const raw = Readable.from([Buffer.from(input.record.buffer, input.record.byteOffset, input.record.byteLength)]);
-  const text = await readIndexedText(await streamRecord(raw, input.file, input.offset), input.mime);
+  const member = Buffer.from(input.record.buffer, input.record.byteOffset, input.record.byteLength);
+  // Inflated in one call when whole and small (as the store reads it), else streamed (bounded by TEXT_LIMIT).
+  const whole = member.length === input.length && member.length <= SMALL_RECORD ? inflateRecord(member, input.file, input.offset) : null;
+  const stored = whole ?? (await streamRecord(Readable.from([member]), input.file, input.offset));
+  const text = await readIndexedText(stored, input.mime);
   return text ? extractFromText(text) : { title: '', body: '' };
 }

@@ -91,7 +91,7 @@ export class TextIndexer {
         this.after = row.id;
         try {
           const record = await this.read(row, TEXT_RECORD_BYTES);
-          const t = await this.extract({ record, mime: row.mime, file: row.warc_file, offset: row.warc_offset });
+          const t = await this.extract({ record, length: row.warc_length, mime: row.mime, file: row.warc_file, offset: row.warc_offset });
           batch.push({ id: row.id, title: t.title, body: t.body });
           chars += t.title.length + t.body.length;
         } catch (err) {

@@ -131,27 +131,8 @@ export class WarcReader {
         this.release(file, entry);
       }
     }
-    let rec: Buffer;
-    try {
-      rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
-    } catch (err) {
-      // Inflates to more than we hold for one request: stream it instead.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return this.readStreamed(file, offset, length);
-      throw err;
-    }
-    const warcEnd = rec.indexOf(CRLFCRLF);
-    if (warcEnd < 0 || warcEnd > 64 * 1024) throw fail('no WARC header block');
-    const blockLength = warcBlockLength(rec, warcEnd, fail);
-    const blockStart = warcEnd + 4;
-    const headEnd = rec.indexOf(CRLFCRLF, blockStart);
-    if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
-    const bodyLength = blockLength - (headEnd + 4 - blockStart);
-    const bodyStart = headEnd + 4;
-    if (rec.length < bodyStart + bodyLength) {
-      throw new Error(`WARC record at ${file}:${offset} ends ${bodyStart + bodyLength - rec.length} bytes before its Content-Length`);
-    }
-    const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
-    const stored: StoredResponse = { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
+    const stored = inflateRecord(member, file, offset);
+    if (!stored) return this.readStreamed(file, offset, length);
     // Answered with the record cache's own copy when it kept one (one copy of the body in memory, whoever else keeps it).
     const kept = this.cache.set(file, offset, length, stored);
     return kept ? { ...stored, body: once(kept), bodyBuffer: kept } : stored;
@@ -249,6 +230,41 @@ async function closeHandle(fh: Promise<FileHandle>): Promise<void> {
   } catch {
     /* never opened, or closed already */
   }
+}
+
+/**
+ * The response (or revisit) record of a whole gzip member held in memory
+ * (`file`/`offset` name it in errors), inflated in one call: its HTTP head,
+ * and its body whole in `bodyBuffer`. `null` when it inflates to more than
+ * {@link SMALL_RECORD_INFLATED} bytes (read it as a stream instead:
+ * {@link streamRecord}).
+ *
+ * @throws when the bytes are not a gzipped WARC response record with an
+ *   HTTP head, or end before the record's Content-Length.
+ */
+export function inflateRecord(member: Buffer, file: string, offset: number): StoredResponse | null {
+  const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+  let rec: Buffer;
+  try {
+    rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
+  } catch (err) {
+    // Inflates to more than we hold for one request: stream it instead.
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return null;
+    throw err;
+  }
+  const warcEnd = rec.indexOf(CRLFCRLF);
+  if (warcEnd < 0 || warcEnd > 64 * 1024) throw fail('no WARC header block');
+  const blockLength = warcBlockLength(rec, warcEnd, fail);
+  const blockStart = warcEnd + 4;
+  const headEnd = rec.indexOf(CRLFCRLF, blockStart);
+  if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
+  const bodyLength = blockLength - (headEnd + 4 - blockStart);
+  const bodyStart = headEnd + 4;
+  if (rec.length < bodyStart + bodyLength) {
+    throw new Error(`WARC record at ${file}:${offset} ends ${bodyStart + bodyLength - rec.length} bytes before its Content-Length`);
+  }
+  const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
+  return { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
 }
 
 /**
