@@ -10,8 +10,7 @@
  * parsed out (parse-text.ts).
  */
 import { Readable } from 'node:stream';
-import { canDecode } from '../replay/content-coding.js';
-import { storedContentEncoding } from '../memento/body.js';
+import { canDecode, storedContentEncoding } from '../replay/content-coding.js';
 import { isHtml } from '../replay/html-base.js';
 import { readDecodedText, TEXT_LIMIT } from '../web/text.js';
 import { inflateRecord, SMALL_RECORD, type StoredResponse, streamRecord } from '../store/warcs/warc-reader.js';
