@@ -10,7 +10,10 @@ import type { ReplayOptions } from '../replay/replay.js';
 import type { ReplayTarget } from '../replay/urls.js';
 import type { MementoRow } from '../store/index/index-db.js';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
-import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT } from '../replay/content-coding.js';
+import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT, storedContentEncoding } from '../replay/content-coding.js';
+
+// (Kept here too for its callers: it lives with the content-codings, which the work threads' modules import.)
+export { storedContentEncoding };
 import { isHtml, withBaseElement, withBaseElementBuffer } from '../replay/html-base.js';
 import type { MementoForm } from './prefer.js';
 import type { BodyChanges } from '../replay/cache.js';
@@ -35,15 +38,6 @@ export interface BodyPlan {
   bodyless: boolean;
   /** Releases what the body holds (the record, a decoder): once the body is sent, or instead of sending it (HEAD). */
   close(): void;
-}
-
-/** The Content-Encoding of stored headers, lower case; `undefined` for none or identity. */
-export function storedContentEncoding(stored: Pick<StoredResponse, 'headers'>): string | undefined {
-  const enc = stored.headers
-    .find(([k]) => k.toLowerCase() === 'content-encoding')?.[1]
-    .trim()
-    .toLowerCase();
-  return enc === 'identity' || enc === '' ? undefined : enc;
 }
 
 /** A buffer as a body stream (one chunk). */

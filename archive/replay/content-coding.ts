@@ -11,6 +11,7 @@
  */
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import type { RawHeader } from '#shared/http-head.js';
 
 /** Decoded bodies up to this many bytes are decoded (and rewritten) in memory, their length known. */
 export const INLINE_LIMIT = 2 * 1024 * 1024;
@@ -35,6 +36,15 @@ export class DecodedTooLarge extends Error {
     super(`the content-coded body decodes to more than ${maxBytes} bytes (max_decoded_bytes)`);
     this.name = 'DecodedTooLarge';
   }
+}
+
+/** The Content-Encoding of stored headers, lower case; `undefined` for none or identity. */
+export function storedContentEncoding(stored: { headers: readonly RawHeader[] }): string | undefined {
+  const enc = stored.headers
+    .find(([k]) => k.toLowerCase() === 'content-encoding')?.[1]
+    .trim()
+    .toLowerCase();
+  return enc === 'identity' || enc === '' ? undefined : enc;
 }
 
 /** Content codings we can decode (lower case). `x-gzip` is gzip (RFC 9110 §8.4.1.3). */

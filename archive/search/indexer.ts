@@ -11,16 +11,17 @@
  * segment for the batch, which costs less per text than one each). The same walk, from row id 0 when the
  * daemon starts, catches up with whatever has no text: captures committed
  * just before a crash, and a whole index after `reindex` (a new index
- * file starts without text). The event loop reads and decodes the stored
- * body (streamed, at most 1 MiB of decoded text per memento); the parse,
- * which costs time in proportion to it, runs in the daemon's `text` work
- * pool's thread (archive/work/), with a deadline.
+ * file starts without text). The event loop only reads each record's raw
+ * bytes (its gzip member, at most 3 MiB: extract.ts `TEXT_RECORD_BYTES`)
+ * and moves them, not copied, to the daemon's `text` work pool's thread
+ * (archive/work/), which inflates the record, decodes its body (at most
+ * 1 MiB of decoded text per memento) and parses it, with a deadline: all
+ * of that costs time in proportion to the stored page.
  */
 import type { MementoIndex } from '../store/index/memento-index.js';
 import type { MementoRow } from '../store/index/memento-row.js';
-import type { StoredResponse } from '../store/warcs/warc-reader.js';
 import type { MementoText } from '../store/index/text-queries.js';
-import { type ExtractedText, extractText } from './extract.js';
+import { type ExtractedText, extractFromRecord, type RecordBytes, TEXT_RECORD_BYTES } from './extract.js';
 
 /** Rows read per walk step. */
 const STEP = 100;
@@ -40,15 +41,15 @@ export class TextIndexer {
 
   /**
    * @param index the archive's index (its `text`; without one the indexer does nothing)
-   * @param read reads a memento's stored response (the store's `readResponse`)
-   * @param onError told of a memento whose response could not be read
-   * @param extract where the text is parsed out of the decoded body (the daemon: its `text` work pool's thread; default: this thread)
+   * @param read reads the first `max` raw bytes of a memento's record (the store's `readRecordBytes`)
+   * @param onError told of a memento whose record could not be read or parsed
+   * @param extract where the text is extracted from the record's bytes (the daemon: its `text` work pool's thread, the bytes moved there; default: this thread)
    */
   constructor(
     private readonly index: MementoIndex,
-    private readonly read: (row: MementoRow) => Promise<StoredResponse>,
+    private readonly read: (row: MementoRow, max: number) => Promise<Uint8Array>,
     private readonly onError: (row: MementoRow, err: unknown) => void = () => undefined,
-    private readonly extract?: (input: { html: boolean; text: string }) => Promise<ExtractedText>,
+    private readonly extract: (input: RecordBytes) => Promise<ExtractedText> = extractFromRecord,
   ) {}
 
   /** There may be mementos without text: walk them (now, or again when the running walk ends). */
@@ -89,7 +90,8 @@ export class TextIndexer {
         if (this.closed) break;
         this.after = row.id;
         try {
-          const t = await extractText(await this.read(row), row.mime, this.extract);
+          const record = await this.read(row, TEXT_RECORD_BYTES);
+          const t = await this.extract({ record, length: row.warc_length, mime: row.mime, file: row.warc_file, offset: row.warc_offset });
           batch.push({ id: row.id, title: t.title, body: t.body });
           chars += t.title.length + t.body.length;
         } catch (err) {

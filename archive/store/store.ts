@@ -550,6 +550,16 @@ export class ArchiveStore {
     );
   }
 
+  /**
+   * The first `max` raw bytes of a memento's own record (its gzip member,
+   * not inflated; a revisit's own record, not its original's), in a buffer
+   * of their own: see {@link WarcReader.memberBytes}.
+   * @throws when the WARC file is missing or shorter
+   */
+  readRecordBytes(row: MementoRow, max: number): Promise<Uint8Array> {
+    return this.reader.memberBytes(row.warc_file, row.warc_offset, row.warc_length, max);
+  }
+
   /** Hot small response records kept in memory (record-cache.ts): their count, bytes, hits and misses. */
   get recordCache(): RecordCache {
     return this.reader.cache;

@@ -84,17 +84,17 @@ export function snippetHtml(snippet: string): string {
 /** A snippet as plain text (the marks taken out). */
 const plain = (snippet: string) => snippet.split(MARK_START).join('').split(MARK_END).join('');
 
-/** Most time the parse of one page's text may take in the text pool's thread (ms); past it the page gets no text. */
+/** Most time the extraction of one page's text (inflate, decode, parse) may take in the text pool's thread (ms); past it the page gets no text. */
 const TEXT_DEADLINE_MS = 10_000;
 
 /** The search and history plugin (see the module comment). */
 export async function searchRoutes(app: FastifyInstance): Promise<void> {
   const indexer = new TextIndexer(
     app.store.index,
-    (row) => app.store.readResponse(row),
+    (row, max) => app.store.readRecordBytes(row, max),
     (row, err) => app.log.warn({ id: row.id, err: err instanceof Error ? err.message : String(err) }, 'text not indexed'),
-    // The parse in the text pool's thread: the event loop only reads and decodes the stored body.
-    (input) => app.work.text.run('text', input, TEXT_DEADLINE_MS),
+    // Inflate, decode and parse in the text pool's thread: the event loop only reads the record's raw bytes, moved there uncopied.
+    (input) => app.work.text.run('text', input, TEXT_DEADLINE_MS, undefined, [input.record.buffer as ArrayBuffer]),
   );
   app.decorate('textIndexer', indexer);
   app.store.onCommitted = () => indexer.nudge();

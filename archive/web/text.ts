@@ -9,8 +9,7 @@
 import { isUtf8 } from 'node:buffer';
 import { BoundedParser } from '../replay/html-parser.js';
 import { charsetOf, getHeader } from '#shared/http-head.js';
-import { canDecode, decodeBody } from '../replay/content-coding.js';
-import { storedContentEncoding } from '../memento/body.js';
+import { canDecode, decodeBody, storedContentEncoding } from '../replay/content-coding.js';
 import { isHtml } from '../replay/html-base.js';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
 

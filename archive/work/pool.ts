@@ -26,7 +26,7 @@ import type { TaskInput, TaskName, TaskOutput } from './tasks.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The daemon's work pools: `diff` (`/web/diff/…`), `panel` (the replay banner's resource list), `replay` (the archival replay's rewrite), `text` (the full-text index's parse). */
+    /** The daemon's work pools: `diff` (`/web/diff/…`), `panel` (the replay banner's resource list), `replay` (the archival replay's rewrite), `text` (the full-text index's extraction: a new page's record inflated, decoded, parsed). */
     work: { diff: WorkPool; panel: WorkPool; replay: WorkPool; text: WorkPool };
   }
 }

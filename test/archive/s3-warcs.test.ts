@@ -13,6 +13,7 @@ import path from 'node:path';
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { WARCParser } from 'warcio';
 import t from 'tap';
+import { until } from '../helpers/until.js';
 import { runPurge } from '../../archive/commands/purge.js';
 import { validateArchiveConfig } from '../../archive/config.js';
 import { reindex, verify } from '../../archive/store/upkeep/maintenance.js';
@@ -89,6 +90,9 @@ t.test('S3: a small and a 24 MiB capture are stored as objects, read back byte f
   const tm = await request(`${a.url}/current/timemap/link/http://www.example.org/small`);
   t.equal(tm.status, 200);
   t.match(tm.text, '/current/memento/20260101000000/http://www.example.org/small', 'TimeMap lists the memento');
+  // The full-text indexer reads the small page's record from the bucket (a ranged GET of its raw bytes).
+  await until(async () => (await a.app.textIndexer.drained(), (await a.store.index.text!.count()) >= 1), 20_000, 'the small page’s text is stored');
+  t.equal(a.app.textIndexer.stats.failed, 0, 'the text indexer read its record from the bucket');
 
   const v = await verify(a.store.index, a.store.warcs);
   t.ok(v.ok, `verify passes on the bucket: ${v.problems.join('; ')}`);

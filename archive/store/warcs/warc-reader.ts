@@ -131,30 +131,48 @@ export class WarcReader {
         this.release(file, entry);
       }
     }
-    let rec: Buffer;
-    try {
-      rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
-    } catch (err) {
-      // Inflates to more than we hold for one request: stream it instead.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return this.readStreamed(file, offset, length);
-      throw err;
-    }
-    const warcEnd = rec.indexOf(CRLFCRLF);
-    if (warcEnd < 0 || warcEnd > 64 * 1024) throw fail('no WARC header block');
-    const blockLength = warcBlockLength(rec, warcEnd, fail);
-    const blockStart = warcEnd + 4;
-    const headEnd = rec.indexOf(CRLFCRLF, blockStart);
-    if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
-    const bodyLength = blockLength - (headEnd + 4 - blockStart);
-    const bodyStart = headEnd + 4;
-    if (rec.length < bodyStart + bodyLength) {
-      throw new Error(`WARC record at ${file}:${offset} ends ${bodyStart + bodyLength - rec.length} bytes before its Content-Length`);
-    }
-    const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
-    const stored: StoredResponse = { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
+    const stored = inflateRecord(member, file, offset);
+    if (!stored) return this.readStreamed(file, offset, length);
     // Answered with the record cache's own copy when it kept one (one copy of the body in memory, whoever else keeps it).
     const kept = this.cache.set(file, offset, length, stored);
     return kept ? { ...stored, body: once(kept), bodyBuffer: kept } : stored;
+  }
+
+  /**
+   * The first `max` bytes (all when shorter) of the gzip member at
+   * `offset`/`length` of `file`, raw, in an ArrayBuffer of their own (to
+   * be moved to another thread): for whoever inflates and parses the
+   * record elsewhere ({@link streamRecord} over them). Up to
+   * {@link SMALL_RECORD} bytes with one synchronous positioned read, as
+   * {@link read}; more through libuv's thread pool. Not the record cache.
+   *
+   * @throws when the file is missing or ends before those bytes
+   */
+  async memberBytes(file: string, offset: number, length: number, max: number): Promise<Uint8Array> {
+    const n = Math.min(length, max);
+    const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+    if (this.remote) {
+      const got = await this.remote.bytes(file, offset, n);
+      if (got.length < n) throw fail(`the object ends ${n - got.length} bytes before the record's end`);
+      return new Uint8Array(got.subarray(0, n));
+    }
+    const member = new Uint8Array(n);
+    // Once closed, a read opens its file for itself (as readStreamed), keeping no descriptor.
+    const entry = this.closed ? { fh: open(path.join(this.warcsDir, file), 'r'), users: 1, evicted: true } : this.acquire(file);
+    try {
+      const fh = await entry.fh;
+      let got = 0;
+      while (got < n) {
+        // Synchronous for a small record, as read() (a few KiB from the page cache cost microseconds).
+        const bytesRead =
+          n <= SMALL_RECORD ? readSync(fh.fd, member, got, n - got, offset + got) : (await fh.read(member, got, n - got, offset + got)).bytesRead;
+        if (bytesRead === 0) throw fail(`the file ends ${n - got} bytes before the record's end`);
+        got += bytesRead;
+      }
+    } finally {
+      this.release(file, entry);
+    }
+    return member;
   }
 
   /** A record read as a stream ({@link streamRecord}): from the folder, or from the remote store. */
@@ -212,6 +230,41 @@ async function closeHandle(fh: Promise<FileHandle>): Promise<void> {
   } catch {
     /* never opened, or closed already */
   }
+}
+
+/**
+ * The response (or revisit) record of a whole gzip member held in memory
+ * (`file`/`offset` name it in errors), inflated in one call: its HTTP head,
+ * and its body whole in `bodyBuffer`. `null` when it inflates to more than
+ * {@link SMALL_RECORD_INFLATED} bytes (read it as a stream instead:
+ * {@link streamRecord}).
+ *
+ * @throws when the bytes are not a gzipped WARC response record with an
+ *   HTTP head, or end before the record's Content-Length.
+ */
+export function inflateRecord(member: Buffer, file: string, offset: number): StoredResponse | null {
+  const fail = (why: string) => new Error(`no WARC response record at ${file}:${offset}: ${why}`);
+  let rec: Buffer;
+  try {
+    rec = zlib.gunzipSync(member, { maxOutputLength: SMALL_RECORD_INFLATED });
+  } catch (err) {
+    // Inflates to more than we hold for one request: stream it instead.
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return null;
+    throw err;
+  }
+  const warcEnd = rec.indexOf(CRLFCRLF);
+  if (warcEnd < 0 || warcEnd > 64 * 1024) throw fail('no WARC header block');
+  const blockLength = warcBlockLength(rec, warcEnd, fail);
+  const blockStart = warcEnd + 4;
+  const headEnd = rec.indexOf(CRLFCRLF, blockStart);
+  if (headEnd < 0 || headEnd + 4 - blockStart > blockLength) throw fail('the block has no HTTP head');
+  const bodyLength = blockLength - (headEnd + 4 - blockStart);
+  const bodyStart = headEnd + 4;
+  if (rec.length < bodyStart + bodyLength) {
+    throw new Error(`WARC record at ${file}:${offset} ends ${bodyStart + bodyLength - rec.length} bytes before its Content-Length`);
+  }
+  const bodyBuffer = rec.subarray(bodyStart, bodyStart + bodyLength);
+  return { ...httpHead(rec, blockStart, headEnd), body: once(bodyBuffer), bodyBuffer, bodyLength, close: noop };
 }
 
 /**
