@@ -8,8 +8,9 @@
  * (`missing`: responses of the indexed types, never revisits), one at a
  * time, and stores their texts a batch at a time ({@link BATCH_TEXTS} or
  * {@link BATCH_CHARS}, or the end of a step: one transaction, one FTS5
- * segment for the batch, which costs less per text than one each). The same walk, from row id 0 when the
- * daemon starts, catches up with whatever has no text: captures committed
+ * segment for the batch, which costs less per text than one each). The
+ * same walk, from row id 0 when the daemon starts, catches up with
+ * whatever has no text: captures committed
  * just before a crash, and a whole index after `reindex` (a new index
  * file starts without text). The event loop only reads each record's raw
  * bytes (its gzip member, at most 3 MiB: extract.ts `TEXT_RECORD_BYTES`)
