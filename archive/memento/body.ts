@@ -11,9 +11,6 @@ import type { ReplayTarget } from '../replay/urls.js';
 import type { MementoRow } from '../store/index/index-db.js';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
 import { canDecode, decodeBody, type DecodeOptions, decodeWhole, INLINE_LIMIT, storedContentEncoding } from '../replay/content-coding.js';
-
-// (Kept here too for its callers: it lives with the content-codings, which the work threads' modules import.)
-export { storedContentEncoding };
 import { isHtml, withBaseElement, withBaseElementBuffer } from '../replay/html-base.js';
 import type { MementoForm } from './prefer.js';
 import type { BodyChanges } from '../replay/cache.js';

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { StoredResponse } from '../store/warcs/warc-reader.js';
-import { storedContentEncoding } from './body.js';
+import { storedContentEncoding } from '../replay/content-coding.js';
 
 function validHeaderName(name: string): boolean {
   try {

@@ -10,7 +10,7 @@
  */
 import { Parser } from 'htmlparser2';
 import { canDecode } from '../replay/content-coding.js';
-import { storedContentEncoding } from '../memento/body.js';
+import { storedContentEncoding } from '../replay/content-coding.js';
 import type { StoredResponse } from '../store/warcs/stored-response.js';
 import { readDecodedText } from '../web/text.js';
 

@@ -34,7 +34,7 @@
 import type { FastifyInstance } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { parseUriR } from '../http/context.js';
-import { storedContentEncoding } from '../memento/body.js';
+import { storedContentEncoding } from '../replay/content-coding.js';
 import { canDecode } from '../replay/content-coding.js';
 import { isHtml } from '../replay/html-base.js';
 import { type EmbeddedResource, MAX_EMBEDDED } from '../replay/embedded.js';

@@ -1,6 +1,7 @@
 import zlib from 'node:zlib';
 import t from 'tap';
-import { planBody, storedContentEncoding } from '../../../archive/memento/body.js';
+import { planBody } from '../../../archive/memento/body.js';
+import { storedContentEncoding } from '../../../archive/replay/content-coding.js';
 import { INLINE_LIMIT } from '../../../archive/replay/replay.js';
 import type { RawHeader } from '#shared/http-head.js';
 import { type DecodeOutcome, DecodedTooLarge } from '../../../archive/replay/content-coding.js';
