@@ -48,7 +48,7 @@ export interface RecordBytes {
  *
  * @param mime the memento's media type, lower case, no parameters
  */
-export async function readIndexedText(stored: StoredResponse, mime: string): Promise<{ html: boolean; text: string } | null> {
+async function readIndexedText(stored: StoredResponse, mime: string): Promise<{ html: boolean; text: string } | null> {
   const html = isHtml(mime);
   const enc = storedContentEncoding(stored);
   if ((!html && mime !== 'text/plain') || stored.bodyLength === 0 || (enc && !canDecode(enc))) {
