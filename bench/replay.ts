@@ -22,7 +22,10 @@
  * - Memory: one 50 MiB HTML page (bench/pages.ts bigPage, streamed into
  *   ingest), replayed (rewritten as it streams) by a plain node:http client
  *   that counts bytes and archive URLs and keeps nothing, while the
- *   archive's RSS is sampled every 10 ms. Each measurement runs on a fresh
+ *   archive's RSS is sampled every 10 ms. The page's text is indexed when
+ *   it is seeded (bench/seed.ts seedBigPage), as the daemon's indexer does
+ *   after a capture, so that no process here starts the `text` thread to
+ *   index it at its start. Each measurement runs on a fresh
  *   archive process; its baseline is that process's idle RSS just before
  *   (about 115 MiB here, some 48 MiB of it the node binary and libraries,
  *   file-backed; the figure says how much the GET added).

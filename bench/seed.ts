@@ -27,6 +27,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import sqlite3 from 'sqlite3';
 import { validateArchiveConfig } from '../archive/config.js';
+import { TextIndexer } from '../archive/search/indexer.js';
 import { extractFromText } from '../archive/search/parse-text.js';
 import { IndexDb, type NewMementoRow } from '../archive/store/index/index-db.js';
 import { indexRow } from '../archive/store/index/index-row.js';
@@ -315,12 +316,14 @@ export async function seedReplayPages(name: string, opts: { uris: number; bytes?
  * ({@link bigPage}: the head of {@link replayPage}, then sections of
  * paragraphs with links and images to the end), streamed into
  * {@link ArchiveStore.ingest} chunk by chunk (never whole in memory),
- * dated T0. `bodyBytes`: the stored body's exact length.
+ * dated T0, with its text in the full-text index (as the daemon's indexer
+ * leaves it). `bodyBytes`: the stored body's exact length.
  */
 export async function seedBigPage(name: string, bytes: number): Promise<Seeded & { uri: string; bodyBytes: number }> {
   const uriR = 'http://www.example.org/big/the-long-page.html';
   const page = bigPage(uriR, bytes);
-  const { dir, configFile } = await cached(name, PAGES_CODE, { bytes, uriR, v: 1 }, async (_dataDir, configFile) => {
+  const code = [...PAGES_CODE, 'archive/search/indexer.ts', 'archive/search/extract.ts'];
+  const { dir, configFile } = await cached(name, code, { bytes, uriR, v: 2 }, async (_dataDir, configFile) => {
     const store = await ArchiveStore.open(validateArchiveConfig(loadYamlFile(configFile)));
     async function* record() {
       yield captureHead(uriR, T0, page.length);
@@ -328,6 +331,19 @@ export async function seedBigPage(name: string, bytes: number): Promise<Seeded &
     }
     const r = await store.ingest(Readable.from(record()), new Date());
     if (!r.created) throw new Error(`seeding ${name}: the page was not stored as a new memento`);
+    // Its text, as the daemon's indexer stores it after a capture (here in this thread): a daemon started on
+    // this data finds nothing to index, as one at rest would. Without it the first daemon indexes the page at
+    // its start and holds the `text` thread (~55 MiB) for the 60 s after (bench/results.md, 2026-11-29, issue 36).
+    let failed: unknown;
+    const indexer = new TextIndexer(
+      store.index,
+      (row, max) => store.readRecordBytes(row, max),
+      (_row, err) => (failed = err),
+    );
+    indexer.nudge();
+    await indexer.drained();
+    if (indexer.stats.indexed !== 1)
+      throw new Error(`seeding ${name}: the page's text was not indexed (${failed instanceof Error ? failed.message : String(failed)})`);
     await store.close();
   });
   return { dir, configFile, uri: uriR, uris: [uriR], datetimes: () => [T0], mementos: 1, bodyBytes: page.length };

@@ -1,4 +1,4 @@
-// Bench only (bench/search.ts): loaded into an archive daemon with
+// Bench only (bench/search.ts, bench/timegate.ts): loaded into an archive daemon with
 // `node --import ./bench/text-index-off.mjs bin/memento-archive.js serve …`,
 // it turns the daemon's text indexer (archive/search/indexer.ts) into one
 // that never starts a walk, so that no memento's text is read, parsed or
