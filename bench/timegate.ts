@@ -20,7 +20,7 @@
  *   it, the 1k archive's answers all come from memory and the row would
  *   compare the cache with the index). Target ≤ 1.3×. The seeded mementos
  *   have no text (bulk rows), so a daemon's text indexer would spend the
- *   whole bench catching up on them (about 1,000 mementos/s with the 1M
+ *   whole bench catching up on them (about 1,800 mementos/s with the 1M
  *   archive, 3.7× its latency: bench/results.md, 2026-11-29, issue 36):
  *   the two index-cache-off daemons run with bench/text-index-off.mjs,
  *   which stops the walk, as in an archive at rest whose mementos have
@@ -140,7 +140,7 @@ export async function run(): Promise<BenchRow[]> {
     await a1m.stop();
     started.splice(started.indexOf(a1m), 1);
     // Their text indexers do not walk (text-index-off.mjs): the seeded mementos have no text, and the 1M archive's catch-up
-    // (~1,000 mementos/s, a quarter of an hour) would run through every round, as in no archive at rest (bench/results.md, 2026-11-29).
+    // (~1,800 mementos/s, some nine minutes) would run through every round, as in no archive at rest (bench/results.md, 2026-11-29).
     const cold = (name: string, dir: string, data: string) =>
       start(name, writeArchiveConfig(path.join(configs, dir), data, 'index_cache_bytes: 0\n'), ['--import', TEXT_INDEX_OFF]);
     const cold1m = await cold('archive-tg-1m-nocache', '1m', path.join(big.dir, 'data'));
