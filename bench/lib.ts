@@ -191,6 +191,30 @@ export function cpuSecondsOf(pid: number, tid?: number): number {
 }
 
 /**
+ * Waits until the processes `pids` are quiet: together they used less than
+ * `maxShare` of one core (0.05 = 5 %) over the last `windowMs`, sampled
+ * from /proc every `windowMs`. For arms that follow heavy ones: an archive
+ * still storing, indexing or committing the captures of the arm before
+ * would otherwise take a core from the next arm and its baseline alike.
+ * Gives up after `maxMs` and returns false (the caller notes it); true
+ * once quiet. Resolution: /proc counts CPU in 10 ms ticks.
+ */
+export async function untilQuiet(pids: number[], opts: { windowMs?: number; maxShare?: number; maxMs?: number } = {}): Promise<boolean> {
+  const windowMs = opts.windowMs ?? 250;
+  const maxShare = opts.maxShare ?? 0.05;
+  const deadline = Date.now() + (opts.maxMs ?? 60_000);
+  const total = () => pids.reduce((a, pid) => a + cpuSecondsOf(pid), 0);
+  let last = total();
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const now = total();
+    if ((now - last) * 1000 <= windowMs * maxShare) return true;
+    last = now;
+  }
+  return false;
+}
+
+/**
  * CPU time (user + system) of process `pid` and all its children so far,
  * seconds: its own, the children it has already reaped (cutime, cstime of
  * /proc/<pid>/stat) and those of its live children (e.g. a PostgreSQL

@@ -36,7 +36,10 @@
  * off and on from one connection (a client's own wait, not queueing). Then,
  * at a fixed rate of half the median capture-off maximum of those rounds,
  * capture off and on, alternated (open loop: a request waiting for a
- * connection counts). Rows: unchanged pages, on vs off (≥ 0.9×); every
+ * connection counts). Every arm starts once the archive and the proxy are
+ * quiet (lib.ts `untilQuiet`: under 5 % of a core for 250 ms): an archive
+ * still storing and indexing the pages of the arm before would take a core
+ * from the next arm, a baseline as often as not. Rows: unchanged pages, on vs off (≥ 0.9×); every
  * page new, on vs off (≥ 0.5×, and every capture stored, none spooled or
  * dropped: counted from the proxy's request log); every hit a revisit, on
  * vs off (≥ 0.5×, as every page new; the revisit records written counted
@@ -64,6 +67,7 @@ import {
   openLoad,
   repo,
   spawnServer,
+  untilQuiet,
   startArchiveProcess,
   writeArchiveConfig,
 } from './lib.js';
@@ -143,6 +147,9 @@ export async function run(): Promise<BenchRow[]> {
     const arm =
       (url: string, host: string | null, d = SECONDS, connections = CONNECTIONS, paths = pages) =>
       async () => {
+        // Each arm starts with the archive and the proxy quiet: the arms before (new pages above all) leave the archive
+        // storing and indexing for seconds, which took a core from whichever arm came next, its baselines included.
+        if (!(await untilQuiet([archive.pid, proxy.pid]))) note(`proxy: the archive or the proxy still busy after 60 s; arm ${host ?? 'direct'} starts anyway`);
         const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuSecondsOf(c.pid)]));
         const r = await load({ url, connections, duration: d, path: paths, headers: host ? { host } : {}, expect: [200] });
         const cpu = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, ((cpuSecondsOf(c.pid) - before[k]) / r.total) * 1e6]));
@@ -178,7 +185,10 @@ export async function run(): Promise<BenchRow[]> {
     // Fixed rate: half of the capture-off maximum just measured, open loop.
     const rate = Math.max(100, Math.round(rps('off') / 2));
     const targets = Array.from({ length: PATHS }, (_, i) => `/page/${i}.html`);
-    const fixed = (host: string) => () => openLoad({ url: proxy.url, rate, duration: SECONDS, connections: CONNECTIONS, targets, host, expect: 200 });
+    const fixed = (host: string) => async () => {
+      if (!(await untilQuiet([archive.pid, proxy.pid]))) note(`proxy: the archive or the proxy still busy after 60 s; fixed-rate arm ${host} starts anyway`);
+      return openLoad({ url: proxy.url, rate, duration: SECONDS, connections: CONNECTIONS, targets, host, expect: 200 });
+    };
     note(`proxy: ${ROUNDS} rounds × 2 arms × ${SECONDS} s at ${rate} req/s (open loop)`);
     await fixed('off.bench')();
     const atRate = await alternate(ROUNDS, { off: fixed('off.bench'), on: fixed('on.bench') });
