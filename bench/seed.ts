@@ -162,7 +162,7 @@ async function textsCaughtUp(dataDir: string): Promise<void> {
   if (!existsSync(file)) return;
   const index = await IndexDb.open(file);
   try {
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const rows = await index.text.missing(after, CAUGHT_UP_STEP);
       if (!rows.length) break;
       await index.text.putMany(rows.map((r) => ({ id: r.id, title: '', body: '' })));
