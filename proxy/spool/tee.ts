@@ -121,7 +121,7 @@ export class SpoolTee {
     this.state = 'committing';
     this.checkCaughtUp();
     const p = (async (): Promise<CommitResult> => {
-      if (!this.fileStarted && this.dropped === undefined && queue !== 'rejected' && process.env.SPOOL_AB !== 'old') return this.commitWhole(queue);
+      if (!this.fileStarted && this.dropped === undefined && queue !== 'rejected') return this.commitWhole(queue);
       if (this.dropped === undefined) {
         this.startFile();
         await this.chain;
