@@ -125,9 +125,16 @@ export class ArchiveQueue {
     this.delay = this.spool.retryMinMs;
   }
 
-  /** Queues a committed file (its seq is the highest so far) and starts the sender. */
+  /**
+   * Queues a committed file and starts the sender. Its seq is usually the
+   * highest so far; one committed from a tmp file (proxy/spool/tee.ts) can
+   * overtake one being written whole by the writer thread, which then goes
+   * to its place in sequence order (never before the file being sent).
+   */
   add(entry: QueuedFile): void {
-    this.files.push(entry);
+    let i = this.files.length;
+    while (i > (this.running ? 1 : 0) && this.files[i - 1].seq > entry.seq) i--;
+    this.files.splice(i, 0, entry);
     this.kick();
   }
 

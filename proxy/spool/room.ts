@@ -16,6 +16,7 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import type { ProxyMetrics } from '../metrics.js';
 import { REJECTED_DIR, type SpoolMeta, seqOfFileName, TMP_DIR, tmpFileName } from './file.js';
+import { CommitWriter } from './commit-writer.js';
 
 /** Settings of a spool; every one has a default. */
 export interface SpoolOptions {
@@ -62,6 +63,8 @@ export class SpoolRoom {
   readonly metrics: ProxyMetrics | undefined;
   readonly tokenFor: ((meta: SpoolMeta) => string | undefined) | undefined;
   readonly agent: http.Agent | undefined;
+  /** Writes the captures committed whole from memory (proxy/spool/commit-writer.ts). */
+  readonly writer = new CommitWriter();
   private seq = 0;
   private tmpSeq = 0;
   private used = 0;

@@ -144,6 +144,7 @@ export class Spool {
     this.closed = true;
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await Promise.all([...this.tees].map((t) => t.whenSettled()));
+    await this.room.writer.close();
   }
 
   /**

@@ -121,6 +121,7 @@ export class SpoolTee {
     this.state = 'committing';
     this.checkCaughtUp();
     const p = (async (): Promise<CommitResult> => {
+      if (!this.fileStarted && this.dropped === undefined && queue !== 'rejected') return this.commitWhole(queue);
       if (this.dropped === undefined) {
         this.startFile();
         await this.chain;
@@ -162,6 +163,26 @@ export class SpoolTee {
     });
     this.settledP = p.then(() => undefined);
     return p;
+  }
+
+  /** {@link commit} of a record still all in memory: written, synced and renamed into `queue` by the spool's writer thread (proxy/spool/commit-writer.ts). */
+  private async commitWhole(queue: ArchiveQueue): Promise<CommitResult> {
+    const seq = this.spool.nextSeq();
+    const file = path.join(queue.dir, spoolFileName(seq));
+    const chunks = this.chunks;
+    this.chunks = [];
+    this.memBytes = 0;
+    try {
+      await this.spool.writer.write({ tmp: this.spool.tmpPath(), dir: queue.dir, file, chunks });
+    } catch (err) {
+      this.dropped = `spool-error: ${(err as Error).message}`;
+      await this.cleanup();
+      return { result: 'dropped', reason: this.dropped };
+    }
+    this.reserved = 0; // now counted as a queued file
+    queue.add({ seq, file, size: this.size });
+    this.spool.changed();
+    return { result: 'spooled', seq };
   }
 
   /** Resolves once {@link discard} or {@link commit} has finished with the disk (the spool's close waits on it). */
