@@ -144,12 +144,15 @@ export async function run(): Promise<BenchRow[]> {
     const clockPages = () => `/clock/page/${n++ % PATHS}.html`;
     // CPU used per request by each server process, µs (user + system, from /proc).
     const procs = { proxy, archive, sink, content };
+    // Each arm starts with the archive and the proxy quiet: the arms before (new pages above all) leave the archive
+    // storing and indexing for seconds, which took a core from whichever arm came next, its baselines included.
+    const quiet = async (what: string) => {
+      if (!(await untilQuiet([archive.pid, proxy.pid]))) note(`proxy: the archive or the proxy still busy after 60 s; ${what} starts anyway`);
+    };
     const arm =
       (url: string, host: string | null, d = SECONDS, connections = CONNECTIONS, paths = pages) =>
       async () => {
-        // Each arm starts with the archive and the proxy quiet: the arms before (new pages above all) leave the archive
-        // storing and indexing for seconds, which took a core from whichever arm came next, its baselines included.
-        if (!(await untilQuiet([archive.pid, proxy.pid]))) note(`proxy: the archive or the proxy still busy after 60 s; arm ${host ?? 'direct'} starts anyway`);
+        await quiet(`arm ${host ?? 'direct'}`);
         const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuSecondsOf(c.pid)]));
         const r = await load({ url, connections, duration: d, path: paths, headers: host ? { host } : {}, expect: [200] });
         const cpu = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, ((cpuSecondsOf(c.pid) - before[k]) / r.total) * 1e6]));
@@ -186,7 +189,7 @@ export async function run(): Promise<BenchRow[]> {
     const rate = Math.max(100, Math.round(rps('off') / 2));
     const targets = Array.from({ length: PATHS }, (_, i) => `/page/${i}.html`);
     const fixed = (host: string) => async () => {
-      if (!(await untilQuiet([archive.pid, proxy.pid]))) note(`proxy: the archive or the proxy still busy after 60 s; fixed-rate arm ${host} starts anyway`);
+      await quiet(`fixed-rate arm ${host}`);
       return openLoad({ url: proxy.url, rate, duration: SECONDS, connections: CONNECTIONS, targets, host, expect: 200 });
     };
     note(`proxy: ${ROUNDS} rounds × 2 arms × ${SECONDS} s at ${rate} req/s (open loop)`);

@@ -4,7 +4,7 @@
  * within the spool's `memoryBytes`) is written by one worker thread with
  * the same system calls as a tee's own commit (proxy/spool/tee.ts): open a
  * file under `tmp/` (0600), write the record, fdatasync, close, rename it
- * into its queue's folder (made 0700 when missing). Only then does its
+ * into its queue's folder (proxy/spool/commit-worker.js). Only then does its
  * {@link CommitWriter.write} resolve: a committed capture survives a crash,
  * as before, and the spool file format is unchanged.
  *
@@ -18,49 +18,15 @@
  */
 import { Worker } from 'node:worker_threads';
 
-/** One capture to write: the record's bytes, its tmp path, its queue folder and its final path there. */
+/** One capture to write: the record's bytes, its tmp path and its final path in its queue's folder (made by the caller: `ArchiveQueue.ensureDir`). */
 export interface CommitJob {
   tmp: string;
-  dir: string;
   file: string;
   chunks: Buffer[];
 }
 
-/** The worker: for each batch, every job written and fdatasynced, then renamed; answers one error message (or null) per job, in order. */
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const fs = require('node:fs');
-const made = new Set();
-function writeAll(fd, bufs) {
-  for (const b of bufs) { let off = 0; while (off < b.length) off += fs.writeSync(fd, b, off, b.length - off); }
-}
-parentPort.on('message', (jobs) => {
-  const errs = jobs.map(() => null);
-  const fds = jobs.map((j, i) => {
-    try {
-      const fd = fs.openSync(j.tmp, 'w', 0o600);
-      try { writeAll(fd, j.chunks); } catch (e) { fs.closeSync(fd); throw e; }
-      return fd;
-    } catch (e) { errs[i] = e.message; return -1; }
-  });
-  fds.forEach((fd, i) => {
-    if (fd < 0) return;
-    try { fs.fdatasyncSync(fd); } catch (e) { errs[i] = e.message; }
-    try { fs.closeSync(fd); } catch (e) { errs[i] ??= e.message; }
-  });
-  jobs.forEach((j, i) => {
-    if (errs[i] === null) {
-      try {
-        if (!made.has(j.dir)) { fs.mkdirSync(j.dir, { recursive: true, mode: 0o700 }); made.add(j.dir); }
-        fs.renameSync(j.tmp, j.file);
-        return;
-      } catch (e) { errs[i] = e.message; }
-    }
-    try { fs.rmSync(j.tmp, { force: true }); } catch {}
-  });
-  parentPort.postMessage(errs);
-});
-`;
+/** The thread's module: plain JavaScript, so the thread needs no TypeScript loader (see its comment). */
+const WORKER = new URL('./commit-worker.js', import.meta.url);
 
 interface Waiting {
   job: CommitJob;
@@ -76,7 +42,7 @@ export class CommitWriter {
 
   /**
    * Writes `job.chunks` to `job.tmp`, fdatasyncs it and renames it to
-   * `job.file` (in `job.dir`, made if missing).
+   * `job.file` (its folder must exist).
    *
    * @returns resolves once the file is in place and synced
    * @throws (rejects with) the file system's error message; the tmp file is then removed
@@ -106,7 +72,7 @@ export class CommitWriter {
   }
 
   private start(): Worker {
-    const w = new Worker(WORKER_SOURCE, { eval: true });
+    const w = new Worker(WORKER, { execArgv: [] });
     w.on('message', (errs: (string | null)[]) => {
       const batch = this.inFlight ?? [];
       this.inFlight = undefined;

@@ -14,7 +14,7 @@
  * {@link ArchiveQueue.health}).
  */
 import { createReadStream } from 'node:fs';
-import { rm, unlink } from 'node:fs/promises';
+import { mkdir, rm, unlink } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { ScavengeCounter } from '#shared/gc.js';
@@ -54,8 +54,8 @@ export class ArchiveQueue {
   private downSince: number | undefined;
   /** Why the last PUT to this archive failed, while {@link down}. */
   private lastError: string | undefined;
-  /** The queue's folder exists (made once, not on every commit). */
-  dirReady: Promise<unknown> | undefined;
+  /** The queue's folder made (once, not on every commit); unset again when making it failed. */
+  private dirMade: Promise<void> | undefined;
 
   /** @param paused the sender starts only once {@link resume}d (the spool was opened paused) */
   constructor(
@@ -65,6 +65,21 @@ export class ArchiveQueue {
   ) {
     this.dir = path.join(spool.dir, name);
     this.delay = spool.retryMinMs;
+  }
+
+  /**
+   * Makes the queue's folder ({@link dir}, mode 0700) if it is missing: the
+   * one place a queue's folder is made, before a spool file is renamed into
+   * it. The first call makes it; later calls share that promise.
+   *
+   * @throws (rejects with) the file system's error; the next call tries again
+   */
+  ensureDir(): Promise<void> {
+    const made = (this.dirMade ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).then(() => undefined));
+    return made.catch((err: unknown) => {
+      if (this.dirMade === made) this.dirMade = undefined;
+      throw err;
+    });
   }
 
   /** Starts the sender of a queue made paused. */

@@ -10,7 +10,7 @@
  * "behind": with `slowDisk: 'wait'` the proxy then reads the response no
  * faster than the disk writes; with `drop` the tee gives up (`spool-slow`).
  */
-import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { metaLine, type SpoolMeta, spoolFileName } from './file.js';
 import type { ArchiveQueue } from './queue.js';
@@ -143,8 +143,7 @@ export class SpoolTee {
           await this.spool.moveToRejected(tmp, this.size);
           return { result: 'spooled', seq };
         }
-        queue.dirReady ??= mkdir(queue.dir, { recursive: true, mode: 0o700 });
-        await queue.dirReady.catch(() => mkdir(queue.dir, { recursive: true, mode: 0o700 }));
+        await queue.ensureDir();
         const file = path.join(queue.dir, spoolFileName(seq));
         await rename(this.tmp!, file);
         this.tmp = undefined;
@@ -173,7 +172,8 @@ export class SpoolTee {
     this.chunks = [];
     this.memBytes = 0;
     try {
-      await this.spool.writer.write({ tmp: this.spool.tmpPath(), dir: queue.dir, file, chunks });
+      await queue.ensureDir();
+      await this.spool.writer.write({ tmp: this.spool.tmpPath(), file, chunks });
     } catch (err) {
       this.dropped = `spool-error: ${(err as Error).message}`;
       await this.cleanup();

@@ -5,12 +5,14 @@
  * bytes and mode as a tee's own commit writes, nothing is left in `tmp/`;
  * commits that come in together go in sequence order, also when a capture
  * committed from a tmp file overtakes them; a disk error drops the capture
- * (`spool-error`), leaves no tmp file and frees its bytes.
+ * (`spool-error`), leaves no tmp file and frees its bytes; the writer
+ * thread's own failure (the rename) leaves no tmp file either.
  */
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { metaLine, type SpoolMeta, spoolFileName } from '../../proxy/spool/file.js';
+import { CommitWriter } from '../../proxy/spool/commit-writer.js';
 import { Spool } from '../../proxy/spool/spool.js';
 import { tempDir } from './helpers.js';
 
@@ -107,7 +109,7 @@ t.test('a disk error drops a capture committed whole: spool-error, no tmp file l
   const dir = await tempDir(t);
   const spool = await Spool.open(path.join(dir, 'spool'), { paused: true, memoryBytes: 4096 });
   t.teardown(() => spool.close());
-  // A file where the queue's folder should be: the rename into it fails.
+  // A file where the queue's folder should be: making the folder fails.
   await writeFile(path.join(spool.dir, '127.0.0.1_9'), 'not a folder');
   const queue = spool.queue('127.0.0.1', 9);
   const tee = spool.tee(meta(1));
@@ -124,4 +126,18 @@ t.test('a disk error drops a capture committed whole: spool-error, no tmp file l
   tee2.write(record(2));
   t.match(await tee2.commit(other), { result: 'spooled' });
   t.equal(spool.depth, 1);
+});
+
+t.test("the writer thread: a rename that fails rejects with the file system's message and leaves no tmp file", async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'tmp'));
+  const writer = new CommitWriter();
+  t.teardown(() => writer.close());
+  const good = writer.write({ tmp: path.join(dir, 'tmp', 'a'), file: path.join(dir, 'a'), chunks: [record(1), record(2)] });
+  const bad = writer.write({ tmp: path.join(dir, 'tmp', 'b'), file: path.join(dir, 'missing', 'b'), chunks: [record(3)] });
+  await good;
+  await t.rejects(bad, /ENOENT/);
+  t.same(await readFile(path.join(dir, 'a')), Buffer.concat([record(1), record(2)]), 'the good one in place, whole');
+  t.equal((await stat(path.join(dir, 'a'))).mode & 0o777, 0o600, 'mode 0600');
+  t.same(await readdir(path.join(dir, 'tmp')), [], 'no tmp file left');
 });
