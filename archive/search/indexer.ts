@@ -18,14 +18,37 @@
  * (archive/work/), which inflates the record, decodes its body (at most
  * 1 MiB of decoded text per memento) and parses it, with a deadline: all
  * of that costs time in proportion to the stored page.
+ *
+ * A catch-up (a walk step that found a full {@link STEP} of rows without
+ * text: after `reindex` or an import, a million of them) yields to
+ * readers: while GET or HEAD requests keep coming, it works for a memento,
+ * then pauses for three times as long ({@link CATCH_UP_SHARE}), so that it
+ * takes at most a quarter of the time from the answers; with no reader it
+ * runs at full speed. The texts of new captures (a step of a few rows) are
+ * never paced.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { MementoIndex } from '../store/index/memento-index.js';
 import type { MementoRow } from '../store/index/memento-row.js';
 import type { MementoText } from '../store/index/text-queries.js';
 import { type ExtractedText, extractFromRecord, type RecordBytes, TEXT_RECORD_BYTES } from './extract.js';
 
 /** Rows read per walk step. */
-const STEP = 100;
+export const STEP = 100;
+/** While readers are answered, the share of the time a catch-up walk may work (its pauses are the rest). */
+export const CATCH_UP_SHARE = 0.25;
+/** Longest pause of a catch-up walk between two mementos (ms). */
+export const MAX_PAUSE_MS = 1_000;
+
+/** What paces a catch-up walk (see the module comment); tests give their own clock and pause. */
+export interface WalkPace {
+  /** How many GET or HEAD requests the daemon has started so far (a counter that only grows). */
+  readsStarted: () => number;
+  /** A clock in ms (default: `performance.now`). */
+  now?: () => number;
+  /** Waits `ms` (default: a timer). */
+  pause?: (ms: number) => Promise<void>;
+}
 /** Most texts stored in one transaction. */
 export const BATCH_TEXTS = 16;
 /** Most characters (titles and texts) stored in one transaction. */
@@ -45,12 +68,14 @@ export class TextIndexer {
    * @param read reads the first `max` raw bytes of a memento's record (the store's `readRecordBytes`)
    * @param onError told of a memento whose record could not be read or parsed
    * @param extract where the text is extracted from the record's bytes (the daemon: its `text` work pool's thread, the bytes moved there; default: this thread)
+   * @param pace what paces a catch-up while readers are answered (absent: never paced)
    */
   constructor(
     private readonly index: MementoIndex,
     private readonly read: (row: MementoRow, max: number) => Promise<Uint8Array>,
     private readonly onError: (row: MementoRow, err: unknown) => void = () => undefined,
     private readonly extract: (input: RecordBytes) => Promise<ExtractedText> = extractFromRecord,
+    private readonly pace?: WalkPace,
   ) {}
 
   /** There may be mementos without text: walk them (now, or again when the running walk ends). */
@@ -82,13 +107,17 @@ export class TextIndexer {
 
   private async walk(): Promise<void> {
     const text = this.index.text!;
+    const yieldTo = this.yielder();
     for (;;) {
       const rows = await text.missing(this.after, STEP).catch(() => []);
       if (!rows.length || this.closed) return;
       let batch: MementoText[] = [];
       let chars = 0;
+      // A full step: more rows may wait, a catch-up, paced while readers come.
+      const catchingUp = rows.length >= STEP;
       for (const row of rows) {
         if (this.closed) break;
+        if (catchingUp) await yieldTo?.();
         this.after = row.id;
         try {
           const record = await this.read(row, TEXT_RECORD_BYTES);
@@ -108,6 +137,27 @@ export class TextIndexer {
       await this.store(batch, rows);
       if (this.closed) return;
     }
+  }
+
+  /**
+   * The pause before each memento of a catch-up step: if a read started
+   * since the last memento began, wait (1 / {@link CATCH_UP_SHARE} − 1)
+   * times the time that memento took (at most {@link MAX_PAUSE_MS}).
+   */
+  private yielder(): (() => Promise<void>) | undefined {
+    const pace = this.pace;
+    if (!pace) return undefined;
+    const now = pace.now ?? (() => performance.now());
+    const pause = pace.pause ?? ((ms: number) => sleep(ms).then(() => undefined));
+    let began: number | undefined;
+    let reads = pace.readsStarted();
+    return async () => {
+      const t = now();
+      const seen = pace.readsStarted();
+      if (began !== undefined && seen !== reads) await pause(Math.min(MAX_PAUSE_MS, (t - began) * (1 / CATCH_UP_SHARE - 1)));
+      reads = pace.readsStarted();
+      began = now();
+    };
   }
 
   /** Stores a batch of texts; when that fails, each of its mementos counts as failed (retried at the next start). */

@@ -14,6 +14,7 @@
  * type), `page` (from 1), `output` (`json`; `html` the default). Every bad
  * parameter is a 400 with one line.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toTimestamp14 } from '#shared/http-date.js';
 import { httpError } from '#shared/http-error.js';
@@ -89,12 +90,18 @@ const TEXT_DEADLINE_MS = 10_000;
 
 /** The search and history plugin (see the module comment). */
 export async function searchRoutes(app: FastifyInstance): Promise<void> {
+  // Reads started (GET and HEAD, the fast path's included): a catch-up walk yields to them.
+  let reads = 0;
+  app.server.on('request', (req: IncomingMessage) => {
+    if (req.method === 'GET' || req.method === 'HEAD') reads++;
+  });
   const indexer = new TextIndexer(
     app.store.index,
     (row, max) => app.store.readRecordBytes(row, max),
     (row, err) => app.log.warn({ id: row.id, err: err instanceof Error ? err.message : String(err) }, 'text not indexed'),
     // Inflate, decode and parse in the text pool's thread: the event loop only reads the record's raw bytes, moved there uncopied.
     (input) => app.work.text.run('text', input, TEXT_DEADLINE_MS, undefined, [input.record.buffer as ArrayBuffer]),
+    { readsStarted: () => reads },
   );
   app.decorate('textIndexer', indexer);
   app.store.onCommitted = () => indexer.nudge();
