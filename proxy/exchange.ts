@@ -66,6 +66,8 @@ interface Exchange {
   error?: string;
   /** The content server stayed silent for `upstream_timeout` (http-proxy aborts without saying why). */
   timedOut?: boolean;
+  /** Sent once more on a new connection ({@link mayResend}). */
+  resent?: boolean;
 }
 
 /** One request's log line: `msg` and `type` are `"request"`; `vhost` (absent: none served it) and `status` are counted. */
@@ -226,6 +228,23 @@ function onUpstreamTimeout(this: http.ClientRequest): void {
 }
 
 /**
+ * Whether a request whose send to the content server failed may be sent
+ * once more: a GET or HEAD without a body (safe and idempotent, RFC 9110
+ * §9.2.1–9.2.2), on a kept-alive connection the server closed or reset
+ * (`ECONNRESET`, `EPIPE`: the race of a keep-alive timeout, the server
+ * closing an idle connection just as the request left), before any answer
+ * and not already sent again; never after `upstream_timeout` or with the
+ * client gone. The retry Node's docs advise for `request.reusedSocket`.
+ */
+function mayResend(ex: Exchange, err: NodeJS.ErrnoException): boolean {
+  const req = ex.req;
+  if (ex.resent || ex.timedOut || ex.clientGone || ex.status !== undefined || ex.res.headersSent) return false;
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') return false;
+  return ex.proxyReq?.reusedSocket === true && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+}
+
+/**
  * Listens to http-proxy's events for web requests (`proxyReq`,
  * `proxyRes`) and returns the server's request listener, and the
  * `'error'` listener for web requests (the caller dispatches http-proxy's
@@ -260,6 +279,10 @@ export function exchangeHandler(ctx: ExchangeContext): {
     onError(err, req, res) {
       const ex = exchangeOf(req);
       if (ex?.clientGone) return void res.destroy(); // the proxy cut it: the client is gone
+      if (ex && mayResend(ex, err)) {
+        ex.resent = true;
+        return void ctx.proxy.web(req, res, { target: upstreamOf(ex.vhost) });
+      }
       if (ex) ex.error = `${err.code ?? ''} ${err.message}`.trim();
       if (res.headersSent) {
         ex?.capture?.abort('the content server failed mid-body');
