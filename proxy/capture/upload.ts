@@ -80,12 +80,23 @@ export class CaptureUpload {
     return upload;
   }
 
-  /** Sends a record held whole (`chunks`: heads, then the body as received) with `Content-Length`, in one write. */
+  /**
+   * Sends a record held whole (`chunks`: heads, then the body as received)
+   * with `Content-Length` (their sum), the chunks written in order on the
+   * corked request: one `writev` once a connection is the PUT's own, and no
+   * copy into one buffer (a PUT waiting for a connection holds its record;
+   * the copy doubled that, and its allocation cost ~55 µs a capture with a
+   * large backlog: bench/results.md, 2026-11-29 07:50–08:35).
+   */
   static held(vhost: Vhost, uriR: string, chunks: Buffer[], options: UploadOptions = {}): CaptureUpload {
-    const record = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    const upload = new CaptureUpload(vhost, uriR, { 'Content-Length': record.length }, options);
+    let length = 0;
+    for (const c of chunks) length += c.length;
+    const upload = new CaptureUpload(vhost, uriR, { 'Content-Length': length }, options);
     upload.ended = true;
-    upload.put.end(record);
+    const put = upload.put;
+    put.cork();
+    for (const c of chunks) put.write(c);
+    put.end();
     return upload;
   }
 

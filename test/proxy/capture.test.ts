@@ -126,6 +126,40 @@ t.test('a captured GET: one plain PUT with Content-Length and the exact capture 
   );
 });
 
+t.test('held captures that wait for a connection to the archive arrive whole: Content-Length, the record in order', async (t) => {
+  const upstream = await startUpstream(t, site);
+  const archive = await startFakeArchive(t);
+  // One connection to the archive: the PUTs of requests made at once wait for it, their records written before a socket is theirs.
+  const { proxy } = await startTestProxy(
+    t,
+    { 'a.yaml': vhostYaml({ server_name: 'localhost', upstream: upstream.url, ArchivePort: archive.port }) },
+    {},
+    { archiveConnections: 1 },
+  );
+  const host = `localhost:${proxy.address.port}`;
+  const n = 4;
+  const outcomes: CaptureOutcome[] = [];
+  const done = new Promise<void>((resolve) =>
+    proxy.events.on('capture', (o: CaptureOutcome) => {
+      if (outcomes.push(o) === n) resolve();
+    }),
+  );
+  const answers = await Promise.all(Array.from({ length: n }, (_, i) => get(proxy.url, `/chunked?n=${i}`, host)));
+  for (const r of answers) t.equal(r.body.toString(), '<p>hello, world</p>');
+  await done;
+  for (const o of outcomes) t.match(o, { outcome: 'stored', archiveStatus: 201, bodyBytes: 19 });
+  t.equal(archive.puts.length, n, 'one PUT per capture');
+  for (const put of archive.puts) {
+    t.ok(put.complete);
+    t.equal(put.headers['transfer-encoding'], undefined, 'held whole: not chunked');
+    t.equal(put.headers['content-length'], String(put.body.length), 'Content-Length: the whole record');
+    const i = /\/chunked\?n=(\d)/.exec(put.url)![1];
+    const text = put.body.toString('latin1');
+    t.match(text, new RegExp(`^GET /chunked\\?n=${i} HTTP/1\\.1\\r\\n`), 'the request first');
+    t.ok(text.endsWith('\r\n\r\n<p>hello, world</p>'), 'the response head, then the body as the client got it');
+  }
+});
+
 t.test('EnableIP Off: no X-Client-IP, and a spoofed one is dropped', async (t) => {
   const { archive, proxy, host } = await setup(t, { EnableIP: 'Off' });
   const stored = nextCapture(proxy);
