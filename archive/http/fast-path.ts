@@ -143,30 +143,12 @@ export class FastPath {
   }
 }
 
-/** The header lines of an answer as `writeHead` takes them, made once per head (a kept answer's head is the same object each time) and body length. */
-const lines = new WeakMap<Answer['headers'], { length: number; raw: string[] }>();
-
 /**
  * Writes an answer whose body is in memory (or none): its headers under
  * their registered names (field-names.ts), `Content-Length` (the answer's,
  * else the body's length), and the body except to HEAD (RFC 9110 §9.3.2).
- * The header lines are made once for a head and body length (a kept
- * answer's) and given to Node as they are from then on.
  */
 function send(res: ServerResponse, head: boolean, status: number, headers: Answer['headers'], body: Buffer | null): void {
-  const length = body ? body.length : -1;
-  let made = lines.get(headers);
-  if (made === undefined || made.length !== length) {
-    made = { length, raw: headerLines(headers, body) };
-    lines.set(headers, made);
-  }
-  res.writeHead(status, made.raw);
-  if (head || !body) res.end();
-  else res.end(body);
-}
-
-/** `headers` as `[name, value, …]` under their registered names, `Content-Length` last (the answer's, else the body's length). */
-function headerLines(headers: Answer['headers'], body: Buffer | null): string[] {
   const raw: string[] = [];
   for (const name of Object.keys(headers)) {
     const value = headers[name];
@@ -177,7 +159,9 @@ function headerLines(headers: Answer['headers'], body: Buffer | null): string[] 
   }
   const length = headers['content-length'] ?? (body ? String(body.length) : undefined);
   if (length !== undefined) raw.push('content-length', String(length));
-  return raw;
+  res.writeHead(status, raw);
+  if (head || !body) res.end();
+  else res.end(body);
 }
 
 /**
