@@ -15,6 +15,21 @@ import { isHtml, withBaseElement, withBaseElementBuffer } from '../replay/html-b
 import type { MementoForm } from './prefer.js';
 import type { BodyChanges } from '../replay/cache.js';
 
+let replayLoaded: Promise<typeof import('../replay/replay.js')> | undefined;
+
+/**
+ * The replay module (archive/replay/replay.ts), imported once. The
+ * rewriters (an HTML tokenizer, a CSS tokenizer, entity tables: some 15 MiB)
+ * load with the first replay, not with the daemon; the import is kept, as
+ * each `import()` resolves the specifier again (through tsx's resolve hook
+ * on the module loader's thread: some 0.4 ms of CPU a replay, bench/results.md
+ * 2026-11-29 08:05).
+ */
+function replayModule(): Promise<typeof import('../replay/replay.js')> {
+  replayLoaded ??= import('../replay/replay.js');
+  return replayLoaded;
+}
+
 /** Reads a memento's stored response record (again). */
 export type ReadRecord = (row: MementoRow) => Promise<StoredResponse>;
 
@@ -129,8 +144,7 @@ export async function planBody(
   };
   if (form === 'raw') return asStored;
   if (form === 'links') return linksBody(row, stored, enc, asStored, read, decode);
-  // The rewriters (an HTML tokenizer, a CSS tokenizer, entity tables: some 15 MiB) load with the first replay, not with the daemon.
-  const { replayBody } = await import('../replay/replay.js');
+  const { replayBody } = await replayModule();
   const page = { ...target, uriR: row.uri_r, mime: row.mime, contentType, contentEncoding: enc, clock: toTimestamp14(row.datetime) };
   const r = await replayBody(stored, page, decode, replay);
   return { ...asStored, body: r.body, bodyBuffer: r.bodyBuffer, length: r.length, changes: { content: r.changed, links: r.changed }, decoded: r.decoded };
