@@ -188,8 +188,6 @@ export async function startProxy(config: ProxyConfig, options: ProxyOptions = {}
       slowDisk: config.spoolSlowDisk,
       retryMaxMs: config.spoolRetryMaxMs,
       archiveTimeoutMs,
-      // Live PUTs unsettled per archive, waiting ones included, past which captures go straight to the spool.
-      maxLivePuts: 16 * (config.archiveConnections ?? 64),
       log,
       metrics,
       tokenFor: archiveTokenFor(vhosts),

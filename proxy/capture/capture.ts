@@ -63,7 +63,7 @@ export interface CaptureOutcome {
    *   before it started.
    */
   outcome: 'stored' | 'unchanged' | 'spooled' | 'rejected' | 'conflict' | 'dropped' | 'aborted' | 'refused';
-  /** What the live PUT did (`skipped`: not tried, the archive's queue was backing off or had `maxLivePuts` PUTs in flight; `cached`: not needed, see `unchanged`). */
+  /** What the live PUT did (`skipped`: not tried, the archive's queue was backing off; `cached`: not needed, see `unchanged`). */
   live: UploadOutcome['outcome'] | 'skipped' | 'cached';
   /** Status of the archive's answer to the live PUT, when there was one. */
   archiveStatus?: number;
@@ -195,12 +195,12 @@ export class Capture {
     return undefined;
   }
 
-  /** Starts the spool copy and the streamed PUT (unless the archive is backing off or has `maxLivePuts` in flight) with the heads and `body`, the body so far. */
+  /** Starts the spool copy and the streamed PUT (unless the archive is backing off) with the heads and `body`, the body so far. */
   private stream(body: Buffer[]): void {
     const head = this.recordHead();
     if (!head) return; // refused: nothing is sent nor spooled
     this.openTee([head, ...body]);
-    if (this.queue && !this.queue.mayGoLive()) return;
+    if (this.queue?.down) return;
     const live = CaptureUpload.streamed(this.vhost, this.uriR, head, this.options);
     for (const c of body) live.write(c);
     this.startLive(live);
@@ -221,7 +221,6 @@ export class Capture {
 
   private startLive(live: CaptureUpload): void {
     this.live = live;
-    this.queue?.countLive(live.settled);
     void live.settled.then((r) => {
       this.liveResult = r;
       this.decide();
@@ -260,7 +259,7 @@ export class Capture {
       else {
         const head = this.recordHead();
         if (head) this.heldBody = held;
-        if (head && (!this.queue || this.queue.mayGoLive())) this.startLive(CaptureUpload.held(this.vhost, this.uriR, [head, ...held], this.options));
+        if (head && !this.queue?.down) this.startLive(CaptureUpload.held(this.vhost, this.uriR, [head, ...held], this.options));
       }
     } else this.live?.end();
     this.decide();

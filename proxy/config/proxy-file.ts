@@ -122,7 +122,7 @@ export const PROXY_FILE_SCHEMA = {
       check: 'proxy-count',
       default: 64,
       description:
-        "most connections to each archive (`ArchiveHost:ArchivePort`) for live PUTs and re-sends, kept open between PUTs (keep-alive); a capture that finds them all busy waits for one (a streamed one's bytes count in the 8 MiB a live PUT may hold), at most `archive_timeout`, then it is spooled; with 16 times this many live PUTs to an archive unsettled (an archive slower than the site), a new capture skips its live PUT and is spooled at once, so the records held in memory stay bounded",
+        "most connections to each archive (`ArchiveHost:ArchivePort`) for live PUTs and re-sends, kept open between PUTs (keep-alive); a capture that finds them all busy waits for one (a streamed one's bytes count in the 8 MiB a live PUT may hold), at most `archive_timeout`, then it is spooled",
       errorMessage: 'must be a whole number greater than 0',
     },
     held_max_bytes: {

@@ -50,8 +50,6 @@ export class ArchiveQueue {
   private current: http.ClientRequest | undefined;
   /** True while the archive is failing: new captures skip the live PUT. */
   down = false;
-  /** Live PUTs to this archive not settled yet, those waiting for a connection included ({@link mayGoLive}). */
-  private livePuts = 0;
   /** When the archive started failing (ms since the epoch), while {@link down}. */
   private downSince: number | undefined;
   /** Why the last PUT to this archive failed, while {@link down}. */
@@ -82,23 +80,6 @@ export class ArchiveQueue {
       if (this.dirMade === made) this.dirMade = undefined;
       throw err;
     });
-  }
-
-  /**
-   * Whether a new capture may try its live PUT to this archive: not while
-   * it is {@link down}, nor while `maxLivePuts` live PUTs to it are
-   * unsettled (an archive slower than the site: the capture is spooled
-   * instead, so that the records held in memory stay bounded).
-   */
-  mayGoLive(): boolean {
-    return !this.down && this.livePuts < this.spool.maxLivePuts;
-  }
-
-  /** Counts a live PUT to this archive until `settled` resolves or rejects (see {@link mayGoLive}). */
-  countLive(settled: Promise<unknown>): void {
-    this.livePuts++;
-    const done = () => void this.livePuts--;
-    settled.then(done, done);
   }
 
   /** Starts the sender of a queue made paused. */

@@ -46,13 +46,6 @@ export interface SpoolOptions {
   tokenFor?: (meta: SpoolMeta) => string | undefined;
   /** The proxy's connections to the archives (proxy/archive-put.ts); without it, a new connection per re-send. */
   agent?: http.Agent;
-  /**
-   * Most live PUTs to one archive at once, those waiting for a connection
-   * included (default 1024; the proxy: 16 × `archive_connections`): past it a
-   * capture skips its live PUT and is spooled, so that an archive slower
-   * than the site cannot make the proxy hold records without bound.
-   */
-  maxLivePuts?: number;
 }
 
 /** See the module comment. One per spool. */
@@ -65,7 +58,6 @@ export class SpoolRoom {
   readonly archiveTimeoutMs: number;
   readonly memoryBytes: number;
   readonly maxPendingBytes: number;
-  readonly maxLivePuts: number;
   readonly slowDisk: 'wait' | 'drop';
   readonly log: Logger;
   readonly metrics: ProxyMetrics | undefined;
@@ -97,7 +89,6 @@ export class SpoolRoom {
     this.archiveTimeoutMs = o.archiveTimeoutMs ?? 60_000;
     this.memoryBytes = o.memoryBytes ?? 64 * 1024;
     this.maxPendingBytes = o.maxPendingBytes ?? 8 * 1024 * 1024;
-    this.maxLivePuts = o.maxLivePuts ?? 1024;
     this.slowDisk = o.slowDisk ?? 'wait';
     this.log = o.log ?? silentLogger;
     this.metrics = o.metrics;

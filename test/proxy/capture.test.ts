@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import type { CaptureOutcome } from '../../proxy/capture/capture.js';
 import type { RunningProxy } from '../../proxy/server.js';
-import { freePort, get, listen, type ReceivedPut, rawRequest, startFakeArchive, startTestProxy, startUpstream, vhostYaml, waitFor } from './helpers.js';
+import { freePort, get, listen, type ReceivedPut, rawRequest, startFakeArchive, startTestProxy, startUpstream, vhostYaml } from './helpers.js';
 
 const DATE = 'Tue, 20 Mar 2001 20:35:00 GMT';
 const GZIPPED = gzipSync(Buffer.from('<html><body>' + 'compressed '.repeat(500) + '</body></html>'));
@@ -438,43 +438,4 @@ t.test('the content server breaks off mid-body: the client connection and the PU
     ['/put/http://localhost/ok'],
     'the archive got a complete PUT for /ok only',
   );
-});
-
-t.test('an archive slower than the site: past maxLivePuts unsettled live PUTs, captures go to the spool, not to memory', async (t) => {
-  const upstream = await startUpstream(t, site);
-  // An archive that reads each PUT whole and answers only once released.
-  let released = false;
-  const waiting: http.ServerResponse[] = [];
-  const received: string[] = [];
-  const answer = (res: http.ServerResponse) => res.writeHead(201, { 'Content-Type': 'text/plain' }).end('stored\n');
-  const archive = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received.push(req.url!);
-      if (released) answer(res);
-      else waiting.push(res);
-    });
-  });
-  const archivePort = await listen(t, archive);
-  const { proxy } = await startTestProxy(
-    t,
-    { 'a.yaml': vhostYaml({ server_name: 'a.example', upstream: upstream.url, ArchivePort: archivePort }) },
-    { spool: { maxLivePuts: 2 } },
-  );
-  const tail = (putTarget: string) => putTarget.slice(putTarget.lastIndexOf('/'));
-  const outcomes = new Map<string, CaptureOutcome>();
-  proxy.events.on('capture', (o: CaptureOutcome) => outcomes.set(new URL(o.uriR).pathname, o));
-  for (const p of ['/1', '/2', '/3', '/4']) t.equal((await get(proxy.url, p, 'a.example')).status, 200, `${p}: the client is served`);
-  await waitFor('two captures spooled, two PUTs waiting', () => outcomes.has('/3') && outcomes.has('/4') && received.length >= 2);
-  t.match(outcomes.get('/3'), { outcome: 'spooled', live: 'skipped' }, 'the third capture skipped its live PUT: two were unsettled');
-  t.match(outcomes.get('/4'), { outcome: 'spooled', live: 'skipped' });
-  t.notOk(outcomes.has('/1') || outcomes.has('/2'), 'the first two still wait for the archive');
-  t.same(received.slice(0, 2).map(tail).sort(), ['/1', '/2'], 'the live PUTs were the first two');
-
-  released = true;
-  for (const res of waiting.splice(0)) answer(res);
-  await waitFor('all four at the archive', () => outcomes.has('/1') && outcomes.has('/2') && received.length >= 4);
-  t.match(outcomes.get('/1'), { outcome: 'stored', live: 'stored' });
-  t.match(outcomes.get('/2'), { outcome: 'stored', live: 'stored' });
-  t.same(received.map(tail).sort(), ['/1', '/2', '/3', '/4'], 'the spooled two re-sent from the spool');
 });
